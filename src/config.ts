@@ -1,0 +1,170 @@
+// Configuration: defaults -> TOML file -> SERVICE_* environment -> CLI flags, validated once into
+// one frozen object. A bad value throws ConfigError naming the key; main.ts turns that into an exit.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+
+export interface Config {
+  readonly server: { readonly host: string; readonly port: number };
+  readonly storage: { readonly dataDir: string };
+  readonly deployment: { readonly mode: 'self_hosted' | 'saas' };
+  readonly features: { readonly projectsEnabled: boolean; readonly registrationEnabled: boolean };
+  readonly limits: {
+    readonly maxBodyBytes: number;
+    readonly sqliteUploadMaxBytes: number;
+    readonly writeQueueMaxPoints: number;
+  };
+  readonly sources: { readonly sqliteRoot: string };
+  readonly log: { readonly level: LogLevel };
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+export class ConfigError extends Error {}
+
+type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum';
+interface KeyDef {
+  key: string; // TOML dotted key
+  env: string;
+  kind: Kind;
+  values?: readonly string[];
+  min?: number;
+}
+
+/** Every key the service reads; config.example.toml documents the same list. */
+export const CONFIG_KEYS: readonly KeyDef[] = [
+  { key: 'server.host', env: 'SERVICE_HOST', kind: 'string' },
+  { key: 'server.port', env: 'SERVICE_PORT', kind: 'port' },
+  { key: 'storage.data_dir', env: 'SERVICE_DATA_DIR', kind: 'string' },
+  { key: 'deployment.mode', env: 'SERVICE_DEPLOYMENT_MODE', kind: 'enum', values: ['self_hosted', 'saas'] },
+  { key: 'features.projects_enabled', env: 'SERVICE_PROJECTS_ENABLED', kind: 'bool' },
+  { key: 'features.registration_enabled', env: 'SERVICE_REGISTRATION_ENABLED', kind: 'bool' },
+  { key: 'limits.max_body_bytes', env: 'SERVICE_MAX_BODY_BYTES', kind: 'size', min: 1024 },
+  { key: 'limits.sqlite_upload_max_bytes', env: 'SERVICE_SQLITE_UPLOAD_MAX_BYTES', kind: 'size', min: 1024 },
+  { key: 'limits.write_queue_max_points', env: 'SERVICE_WRITE_QUEUE_MAX_POINTS', kind: 'size', min: 1 },
+  { key: 'sources.sqlite_root', env: 'SERVICE_SQLITE_ROOT', kind: 'string' },
+  { key: 'log.level', env: 'SERVICE_LOG_LEVEL', kind: 'enum', values: ['debug', 'info', 'warn', 'error', 'silent'] },
+];
+
+const DEFAULTS: Record<string, unknown> = {
+  'server.host': '127.0.0.1',
+  'server.port': 4000,
+  'storage.data_dir': './data',
+  'deployment.mode': 'self_hosted',
+  'features.projects_enabled': true,
+  'features.registration_enabled': true,
+  'limits.max_body_bytes': 1_048_576,
+  'limits.sqlite_upload_max_bytes': 104_857_600,
+  'limits.write_queue_max_points': 100_000,
+  'sources.sqlite_root': null, // <data_dir>/sources
+  'log.level': 'info',
+};
+
+export interface ConfigInput {
+  /** values from CLI flags, by TOML key */
+  flags?: Record<string, string>;
+  /** explicit --config file; otherwise ./config.toml when present */
+  configFile?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+const TRUE = new Set(['1', 'true', 'yes', 'on']);
+const FALSE = new Set(['0', 'false', 'no', 'off']);
+
+function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
+  const fail = (why: string): never => {
+    throw new ConfigError(`invalid value for ${def.key} (${origin}): ${why}`);
+  };
+  switch (def.kind) {
+    case 'string':
+      if (typeof raw !== 'string' || raw.trim() === '') fail('expected a non-empty string');
+      return raw;
+    case 'bool':
+      if (typeof raw === 'boolean') return raw;
+      if (typeof raw === 'string' && TRUE.has(raw.trim().toLowerCase())) return true;
+      if (typeof raw === 'string' && FALSE.has(raw.trim().toLowerCase())) return false;
+      return fail('expected true/false (1,true,yes,on / 0,false,no,off)');
+    case 'enum':
+      if (typeof raw !== 'string' || !def.values!.includes(raw)) fail(`expected one of ${def.values!.join(', ')}`);
+      return raw;
+    case 'port':
+    case 'size': {
+      const n = typeof raw === 'string' && /^\d+$/.test(raw.trim()) ? Number(raw) : raw;
+      if (typeof n !== 'number' && typeof n !== 'bigint') return fail('expected a whole number');
+      const v = Number(n);
+      if (!Number.isSafeInteger(v)) return fail('expected a whole number');
+      if (def.kind === 'port' && (v < 0 || v > 65535)) fail('expected a port number 0..65535');
+      if (def.kind === 'size' && v < (def.min ?? 0)) fail(`expected at least ${def.min}`);
+      return v;
+    }
+  }
+}
+
+function readToml(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+  }
+  let doc: Record<string, unknown>;
+  try {
+    doc = parseToml(text) as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError(`config file ${file} is not valid TOML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const flat: Record<string, unknown> = {};
+  for (const [section, table] of Object.entries(doc)) {
+    if (typeof table !== 'object' || table === null || Array.isArray(table)) {
+      throw new ConfigError(`unknown config key ${section} in ${file}`);
+    }
+    for (const [name, value] of Object.entries(table)) flat[`${section}.${name}`] = value;
+  }
+  const known = new Set(CONFIG_KEYS.map((d) => d.key));
+  for (const key of Object.keys(flat)) {
+    if (!known.has(key)) throw new ConfigError(`unknown config key ${key} in ${file}`);
+  }
+  return flat;
+}
+
+export function loadConfig(input: ConfigInput = {}): Config {
+  const cwd = input.cwd ?? process.cwd();
+  const env = input.env ?? process.env;
+  const values: Record<string, unknown> = { ...DEFAULTS };
+  const defaultFile = path.join(cwd, 'config.toml');
+  const file = input.configFile ? path.resolve(cwd, input.configFile) : existsSync(defaultFile) ? defaultFile : null;
+  const fromFile = file ? readToml(file) : {};
+  for (const def of CONFIG_KEYS) {
+    if (def.key in fromFile) values[def.key] = coerce(def, fromFile[def.key], `config file`);
+    const envValue = env[def.env];
+    if (envValue !== undefined && envValue !== '') values[def.key] = coerce(def, envValue, `env ${def.env}`);
+    const flag = input.flags?.[def.key];
+    if (flag !== undefined) values[def.key] = coerce(def, flag, 'flag');
+  }
+  const dataDir = path.resolve(cwd, values['storage.data_dir'] as string);
+  const sqliteRoot = values['sources.sqlite_root']
+    ? path.resolve(cwd, values['sources.sqlite_root'] as string)
+    : path.join(dataDir, 'sources');
+  return deepFreeze({
+    server: { host: values['server.host'] as string, port: values['server.port'] as number },
+    storage: { dataDir },
+    deployment: { mode: values['deployment.mode'] as Config['deployment']['mode'] },
+    features: {
+      projectsEnabled: values['features.projects_enabled'] as boolean,
+      registrationEnabled: values['features.registration_enabled'] as boolean,
+    },
+    limits: {
+      maxBodyBytes: values['limits.max_body_bytes'] as number,
+      sqliteUploadMaxBytes: values['limits.sqlite_upload_max_bytes'] as number,
+      writeQueueMaxPoints: values['limits.write_queue_max_points'] as number,
+    },
+    sources: { sqliteRoot },
+    log: { level: values['log.level'] as LogLevel },
+  });
+}
+
+function deepFreeze<T extends object>(obj: T): T {
+  for (const value of Object.values(obj)) if (typeof value === 'object' && value !== null) deepFreeze(value);
+  return Object.freeze(obj);
+}

@@ -1,0 +1,98 @@
+// One error type for the whole service and the one table that maps it to HTTP.
+// Handlers and domain code throw AppError; only toHttp() knows statuses and bodies.
+
+export type ErrorKind =
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'validation'
+  | 'query'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'header_too_large'
+  | 'internal';
+
+const STATUS: Record<ErrorKind, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation: 422,
+  query: 422,
+  rate_limited: 429,
+  unavailable: 503,
+  header_too_large: 431,
+  internal: 500,
+};
+
+export interface AppErrorOptions {
+  /** validation: field name -> messages */
+  fields?: Record<string, string[]>;
+  /** query: extra members of the error body (available_paths, allowed, ...) */
+  extra?: Record<string, unknown>;
+  /** 429/503: seconds for the Retry-After header */
+  retryAfter?: number;
+  /** HTTP headers to add (e.g. Allow on 405) */
+  headers?: Record<string, string>;
+}
+
+export class AppError extends Error {
+  readonly kind: ErrorKind;
+  readonly options: AppErrorOptions;
+  constructor(kind: ErrorKind, message: string, options: AppErrorOptions = {}) {
+    super(message);
+    this.name = 'AppError';
+    this.kind = kind;
+    this.options = options;
+  }
+  get status(): number {
+    return STATUS[this.kind];
+  }
+}
+
+export const badRequest = (detail: string) => new AppError('bad_request', detail);
+export const unauthorized = (detail = 'Bad token') => new AppError('unauthorized', detail);
+export const forbidden = (detail = 'Forbidden') => new AppError('forbidden', detail);
+export const notFound = () => new AppError('not_found', 'Not found');
+export const conflict = (detail: string) => new AppError('conflict', detail);
+export const payloadTooLarge = (detail: string) => new AppError('payload_too_large', detail);
+export const unsupportedMediaType = (detail: string) => new AppError('unsupported_media_type', detail);
+export const invalid = (fields: Record<string, string[]>) =>
+  new AppError('validation', 'Validation failed', { fields });
+export const invalidField = (field: string, message: string) => invalid({ [field]: [message] });
+export const queryError = (message: string, extra: Record<string, unknown> = {}) =>
+  new AppError('query', message, { extra });
+export const rateLimited = (detail: string, retryAfter: number) =>
+  new AppError('rate_limited', detail, { retryAfter });
+export const unavailable = (detail: string, retryAfter: number) =>
+  new AppError('unavailable', detail, { retryAfter });
+
+export interface HttpError {
+  status: number;
+  body: { errors: Record<string, unknown> };
+  headers: Record<string, string>;
+}
+
+/** The one mapping from an error to an HTTP answer. Unknown errors become a bare 500. */
+export function toHttp(err: unknown): HttpError {
+  if (!(err instanceof AppError)) {
+    return { status: 500, body: { errors: { detail: 'Internal server error' } }, headers: {} };
+  }
+  const headers: Record<string, string> = { ...(err.options.headers ?? {}) };
+  if (err.options.retryAfter !== undefined) headers['Retry-After'] = String(err.options.retryAfter);
+  let errors: Record<string, unknown>;
+  if (err.kind === 'validation') errors = { ...(err.options.fields ?? { detail: [err.message] }) };
+  else if (err.kind === 'query') errors = { status: 'error', error: err.message, ...(err.options.extra ?? {}) };
+  else if (err.kind === 'internal') errors = { detail: 'Internal server error' };
+  else errors = { detail: err.message };
+  return { status: err.status, body: { errors }, headers };
+}

@@ -1,0 +1,110 @@
+// Bearer-token authentication (SPEC section 3). Sets ctx.state.auth (and ctx.state.source for
+// source tokens). Token strings are hashed before lookup; junk never reaches the database.
+import type { Context, Next } from 'koa';
+import { badRequest, forbidden, unauthorized } from '../../errors';
+import { normalizeId } from '../../lib/ids';
+import { hashToken, tokenKind } from '../../lib/tokens';
+import type { Auth, SourceAuth, UserAuth } from '../../domain/types';
+import type { AccountsRepo } from '../../storage/accounts';
+import type { SourcesRepo } from '../../storage/sources';
+
+export interface AuthRepos {
+  accounts: AccountsRepo;
+  sources: SourcesRepo;
+}
+
+function bearer(ctx: Context): string | null {
+  const header = ctx.get('authorization');
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return m ? m[1]! : null;
+}
+
+/** Resolves the request's token to an Auth, or throws 401. */
+export function authenticate(ctx: Context, repos: AuthRepos): Auth {
+  const value = bearer(ctx);
+  const kind = value ? tokenKind(value) : null;
+  if (!value || !kind) throw unauthorized();
+  const hash = hashToken(value);
+  if (kind === 'user') {
+    const token = repos.accounts.userTokenByHash(hash);
+    if (!token) throw unauthorized();
+    const membership = repos.accounts.membershipByUser(token.user_id);
+    const auth: UserAuth = {
+      kind: 'user',
+      tokenId: token.id,
+      userId: token.user_id,
+      organizationId: membership?.organization_id ?? null,
+      role: membership?.role ?? null,
+    };
+    return auth;
+  }
+  const token = repos.sources.tokenByHash(hash);
+  if (!token) throw unauthorized();
+  const auth: SourceAuth = {
+    kind: 'source',
+    tokenId: token.id,
+    sourceId: token.source_id,
+    organizationId: token.organization_id,
+    userId: token.user_id,
+    read: token.can_read === 1,
+    write: token.can_write === 1,
+  };
+  return auth;
+}
+
+/** Checks X-Service-Source-Id against a source token: missing/malformed -> 400, other source -> 403. */
+export function checkSourceHeader(ctx: Context, auth: SourceAuth, required: boolean): void {
+  const raw = ctx.get('x-service-source-id');
+  if (raw === '') {
+    if (required) throw badRequest('Missing X-Service-Source-Id header');
+    return;
+  }
+  const id = normalizeId(raw.trim());
+  if (!id) throw badRequest('Invalid X-Service-Source-Id header');
+  if (id !== auth.sourceId) throw forbidden();
+}
+
+/** Bootstrap endpoints: a user API token only; a source token is 403. */
+export function requireUser(repos: AuthRepos) {
+  return async function userOnly(ctx: Context, next: Next): Promise<void> {
+    const auth = authenticate(ctx, repos);
+    if (auth.kind !== 'user') throw forbidden();
+    ctx.state.auth = auth;
+    await next();
+  };
+}
+
+/** Metrics endpoints: a source token with the permission, bound to the X-Service-Source-Id source. */
+export function requireSource(repos: AuthRepos, permission: 'read' | 'write') {
+  return async function sourceOnly(ctx: Context, next: Next): Promise<void> {
+    const auth = authenticate(ctx, repos);
+    if (auth.kind !== 'source') {
+      checkUserOnMetrics(ctx);
+      throw forbidden();
+    }
+    checkSourceHeader(ctx, auth, true);
+    if (!auth[permission]) throw forbidden();
+    const source = repos.sources.byId(auth.sourceId);
+    if (!source) throw unauthorized();
+    ctx.state.auth = auth;
+    ctx.state.source = source;
+    await next();
+  };
+}
+
+// A user token on a metrics endpoint is 403, but the header rules still come first (SPEC 3 order).
+function checkUserOnMetrics(ctx: Context): void {
+  const raw = ctx.get('x-service-source-id');
+  if (raw === '') throw badRequest('Missing X-Service-Source-Id header');
+  if (!normalizeId(raw.trim())) throw badRequest('Invalid X-Service-Source-Id header');
+}
+
+/** Dashboards: either token kind, scoped to its organization; the source header is optional. */
+export function requireOrganizationToken(repos: AuthRepos) {
+  return async function anyToken(ctx: Context, next: Next): Promise<void> {
+    const auth = authenticate(ctx, repos);
+    if (auth.kind === 'source') checkSourceHeader(ctx, auth, false);
+    ctx.state.auth = auth;
+    await next();
+  };
+}

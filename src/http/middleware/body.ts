@@ -1,0 +1,127 @@
+// Request bodies: JSON (plain or gzip) read with a hard byte limit applied AFTER inflating, so a
+// gzip bomb is cut off while it expands; multipart only where a route asks for it (uploads).
+import { createGunzip } from 'node:zlib';
+import type { Readable } from 'node:stream';
+import type { Context, Next } from 'koa';
+import { koaBody } from 'koa-body';
+import { AppError, badRequest, payloadTooLarge, unsupportedMediaType } from '../../errors';
+
+function isJsonType(ctx: Context): boolean {
+  const type = ctx.request.type; // media type without parameters, lower-cased
+  return type === '' || type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+function hasBody(ctx: Context): boolean {
+  const length = ctx.get('content-length');
+  if (length !== '') return Number(length) > 0;
+  return ctx.get('transfer-encoding') !== '';
+}
+
+function encodingOf(ctx: Context): 'identity' | 'gzip' {
+  const enc = ctx.get('content-encoding').trim().toLowerCase();
+  if (enc === '' || enc === 'identity') return 'identity';
+  if (enc === 'gzip' || enc === 'x-gzip') return 'gzip';
+  throw unsupportedMediaType(`Unsupported Content-Encoding: ${enc.slice(0, 40)} (use gzip or none)`);
+}
+
+/** Reads the whole body, inflating gzip, refusing past `limit` bytes of (inflated) content. */
+export function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
+  const encoding = encodingOf(ctx);
+  const declared = Number(ctx.get('content-length') || 0);
+  const tooLarge = () => payloadTooLarge(`Request body exceeds the limit of ${limit} bytes`);
+  if (encoding === 'identity' && declared > limit) return Promise.reject(tooLarge());
+  return new Promise<Buffer>((resolve, reject) => {
+    const source: Readable = ctx.req;
+    const stream: Readable = encoding === 'gzip' ? source.pipe(createGunzip()) : source;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (err: unknown, value?: Buffer) => {
+      if (done) return;
+      done = true;
+      stream.removeAllListeners('data');
+      if (err) {
+        if (stream !== source) stream.destroy();
+        source.resume(); // drain what the client still sends so the answer can go out
+        reject(err);
+      } else resolve(value!);
+    };
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) return finish(tooLarge());
+      chunks.push(chunk);
+    });
+    stream.on('end', () => finish(null, Buffer.concat(chunks, size)));
+    stream.on('error', (err: Error & { code?: string }) => {
+      if (stream !== source) return finish(badRequest('Request body is not valid gzip'));
+      finish(new AppError('bad_request', `Could not read request body: ${err.code ?? 'aborted'}`));
+    });
+    source.on('aborted', () => finish(badRequest('Request body was aborted')));
+  });
+}
+
+/** Parses a JSON body into ctx.state.body (undefined when there is none). */
+export function jsonBody(limit: number) {
+  return async function parseJson(ctx: Context, next: Next): Promise<void> {
+    if (hasBody(ctx)) {
+      if (!isJsonType(ctx)) throw unsupportedMediaType(`Unsupported Content-Type: ${ctx.request.type} (use application/json)`);
+      const raw = await readRawBody(ctx, limit);
+      ctx.state.body = parseJsonText(raw);
+    }
+    await next();
+  };
+}
+
+export function parseJsonText(raw: Buffer): unknown {
+  if (raw.length === 0) return undefined;
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw badRequest('Malformed JSON body');
+  }
+}
+
+/** JSON, or multipart/form-data with one file field at most `uploadLimit` bytes (saved to a temp file). */
+export function jsonOrMultipartBody(limit: number, uploadLimit: number, uploadDir: string) {
+  const json = jsonBody(limit);
+  const multipart = koaBody({
+    multipart: true,
+    json: false,
+    urlencoded: false,
+    text: false,
+    formidable: {
+      uploadDir,
+      maxFileSize: uploadLimit,
+      maxTotalFileSize: uploadLimit,
+      maxFiles: 1,
+      maxFields: 50,
+      maxFieldsSize: limit,
+      allowEmptyFiles: true,
+      minFileSize: 0,
+      keepExtensions: true,
+    },
+    onError: (err) => {
+      const e = err as Error & { httpCode?: number; code?: number };
+      if (e.httpCode === 413) throw payloadTooLarge(`Upload exceeds the limit of ${uploadLimit} bytes`);
+      throw badRequest('Malformed multipart body');
+    },
+  });
+  return async function parseJsonOrMultipart(ctx: Context, next: Next): Promise<void> {
+    if (ctx.request.type !== 'multipart/form-data') return json(ctx, next);
+    encodingOf(ctx);
+    await multipart(ctx, async () => {
+      ctx.state.body = { ...(ctx.request.body as Record<string, unknown>) };
+      ctx.state.files = ctx.request.files ?? {};
+      await next();
+    });
+  };
+}
+
+/** The body as a JSON object, or 400 (arrays, strings, null and empty bodies are not objects). */
+export function bodyObject(ctx: Context): Record<string, unknown> {
+  const body: unknown = ctx.state.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw badRequest('Request body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}

@@ -1,0 +1,39 @@
+// The outermost middleware: every thrown error becomes the SPEC body through errors.ts.
+// Unexpected errors are logged with the request id and answer a bare 500.
+import type { Context, Next } from 'koa';
+import { AppError, toHttp } from '../../errors';
+import type { Logger } from '../../lib/log';
+
+export function errorHandler(log: Logger) {
+  return async function handleErrors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+    } catch (err) {
+      const answer = toHttp(normalizeError(err));
+      if (answer.status >= 500 && !(err instanceof AppError && err.kind === 'unavailable')) {
+        log.error('request failed', {
+          request_id: ctx.state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          error: err instanceof Error ? err.stack ?? err.message : String(err),
+        });
+      }
+      ctx.status = answer.status;
+      ctx.set(answer.headers);
+      ctx.body = answer.body;
+    }
+  };
+}
+
+/** Errors thrown by Koa/body readers carry status/expose: map the client ones into AppError. */
+function normalizeError(err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  const e = err as { status?: number; expose?: boolean; message?: string; type?: string };
+  if (e && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    if (e.status === 413) return new AppError('payload_too_large', 'Request body too large');
+    if (e.status === 415) return new AppError('unsupported_media_type', e.message ?? 'Unsupported media type');
+    if (e.status === 404) return new AppError('not_found', 'Not found');
+    return new AppError('bad_request', e.expose && e.message ? e.message : 'Bad request');
+  }
+  return err;
+}

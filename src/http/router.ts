@@ -1,0 +1,82 @@
+// The whole /api/v1 route table, one line per route, in one function.
+import path from 'node:path';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { AppError, notFound } from '../errors';
+import type { Deps } from '../deps';
+import { jsonBody, jsonOrMultipartBody } from './middleware/body';
+import { requireOrganizationToken, requireSource, requireUser } from './middleware/auth';
+import { healthRoutes } from './routes/health';
+import { bootstrapRoutes } from './routes/bootstrap';
+import { metricsRoutes } from './routes/metrics';
+import { dashboardRoutes } from './routes/dashboards';
+import { dashboardGroupRoutes } from './routes/dashboard-groups';
+
+export function createRouter(deps: Deps): Router {
+  const { limits } = deps.config;
+  const json = jsonBody(limits.maxBodyBytes);
+  const upload = jsonOrMultipartBody(
+    limits.maxBodyBytes,
+    limits.sqliteUploadMaxBytes,
+    path.join(deps.config.sources.sqliteRoot, '.uploads'),
+  );
+  const user = requireUser(deps);
+  const reader = requireSource(deps, 'read');
+  const writer = requireSource(deps, 'write');
+  const anyToken = requireOrganizationToken(deps);
+
+  const health = healthRoutes(deps);
+  const boot = bootstrapRoutes(deps);
+  const metrics = metricsRoutes(deps);
+  const dash = dashboardRoutes(deps);
+  const groups = dashboardGroupRoutes(deps);
+
+  const r = new Router({ prefix: '/api/v1' });
+  r.get('/health', health.show);
+
+  r.post('/bootstrap/signup', json, boot.signup);
+  r.post('/bootstrap/login', json, boot.login);
+  r.get('/bootstrap/me', user, boot.me);
+  r.post('/bootstrap/organizations', user, json, boot.createOrganization);
+  r.get('/bootstrap/sources', user, boot.listSources);
+  r.post('/bootstrap/databases', user, upload, boot.createDatabase);
+  r.post('/bootstrap/databases/:id/setup', user, json, boot.setupDatabase);
+  r.post('/bootstrap/projects', user, json, boot.createProject);
+  r.post('/bootstrap/source-tokens', user, json, boot.createSourceToken);
+
+  r.get('/metrics', reader, metrics.series);
+  r.post('/metrics', writer, json, metrics.ingest);
+  r.post('/metrics/batch', writer, json, metrics.ingestBatch);
+  r.post('/metrics/query', reader, json, metrics.query);
+
+  r.get('/dashboards', anyToken, dash.list);
+  r.post('/dashboards', anyToken, json, dash.create);
+  r.get('/dashboards/:id', anyToken, dash.show);
+  r.put('/dashboards/:id', anyToken, json, dash.update);
+  r.patch('/dashboards/:id', anyToken, json, dash.update);
+  r.delete('/dashboards/:id', anyToken, dash.remove);
+
+  r.get('/dashboard-groups', anyToken, groups.list);
+  r.post('/dashboard-groups', anyToken, json, groups.create);
+  r.get('/dashboard-groups/:id', anyToken, groups.show);
+  r.put('/dashboard-groups/:id', anyToken, json, groups.update);
+  r.patch('/dashboard-groups/:id', anyToken, json, groups.update);
+  r.delete('/dashboard-groups/:id', anyToken, groups.remove);
+  return r;
+}
+
+/**
+ * Runs after the routes: a path that matched some route but not this method is 405 (with Allow;
+ * OPTIONS answers 204 with Allow), anything else is 404.
+ */
+export async function unmatchedRoute(ctx: Context): Promise<void> {
+  const layers = (ctx.matched ?? []) as Array<{ methods: string[] }>;
+  const allowed = [...new Set(layers.flatMap((layer) => layer.methods))];
+  if (allowed.length === 0) throw notFound();
+  if (ctx.method === 'OPTIONS') {
+    ctx.set('Allow', allowed.join(', '));
+    ctx.status = 204;
+    return;
+  }
+  throw new AppError('method_not_allowed', 'Method not allowed', { headers: { Allow: allowed.join(', ') } });
+}

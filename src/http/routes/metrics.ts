@@ -1,0 +1,17 @@
+import type { Context } from 'koa';
+import { AppError } from '../../errors';
+import type { Deps } from '../../deps';
+
+// Placeholder handlers until these endpoints land.
+const todo = async (_ctx: Context): Promise<void> => {
+  throw new AppError('internal', 'not implemented');
+};
+
+export function metricsRoutes(_deps: Deps) {
+  return {
+    series: todo,
+    ingest: todo,
+    ingestBatch: todo,
+    query: todo,
+  };
+}

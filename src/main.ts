@@ -1,0 +1,48 @@
+// The command line: parse argv, load config, start the server, handle signals.
+// The only module that touches process.* (exit codes, signals, stdout).
+import { loadConfig, ConfigError } from './config';
+import { parseArgs, UsageError, USAGE } from './cli';
+import { startServer } from './server';
+import { SERVER_VERSION } from './version';
+
+async function main(argv: string[]): Promise<void> {
+  let args;
+  try {
+    args = parseArgs(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`service: ${err.message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (args.command === 'help') return void process.stdout.write(`${USAGE}\n`);
+  if (args.command === 'version') return void process.stdout.write(`service ${SERVER_VERSION}\n`);
+
+  let config;
+  try {
+    config = loadConfig({ flags: args.flags, configFile: args.configFile });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`service: ${err.message}\n`);
+    process.exit(1);
+  }
+  const server = await startServer(config);
+  process.stdout.write(`listening on ${server.url}\n`);
+
+  const stop = (signal: string) => {
+    process.stderr.write(`service: ${signal} received, shutting down\n`);
+    server.close().then(
+      () => process.exit(0),
+      (err) => {
+        process.stderr.write(`service: shutdown failed: ${(err as Error).stack}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  process.stderr.write(`service: failed to start: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});

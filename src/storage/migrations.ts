@@ -1,0 +1,21 @@
+// Versioned schema migrations, tracked in PRAGMA user_version. Each entry runs once, in order,
+// inside one transaction. Never edit a migration that has shipped: append a new one.
+import type { Db } from './db';
+import { CORE_SCHEMA } from './schema/001_core';
+import { METRICS_SCHEMA } from './schema/002_metrics';
+
+const MIGRATIONS: readonly string[] = [CORE_SCHEMA, METRICS_SCHEMA];
+
+export function migrate(db: Db): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(`database schema version ${current} is newer than this build (${MIGRATIONS.length})`);
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+  return MIGRATIONS.length;
+}

@@ -1,0 +1,113 @@
+// Sources (projects and databases) and source tokens.
+import type { Db } from './db';
+import type { Driver, Source, SourceType } from '../domain/types';
+
+interface SourceRow {
+  id: string;
+  organization_id: string;
+  type: SourceType;
+  display_name: string;
+  driver: Driver | null;
+  time_zone: string;
+  beginning_of_week: number;
+  granularities: string;
+  default_timeframe: string;
+  default_granularity: string;
+  expire_after: number | null;
+  project_cluster_id: string | null;
+  config: string;
+  setup_status: string | null;
+  created_at: number;
+}
+
+export interface SourceTokenRow {
+  id: string;
+  source_id: string;
+  organization_id: string;
+  user_id: string;
+  name: string;
+  token_hash: string;
+  last5: string;
+  can_read: number;
+  can_write: number;
+  created_at: number;
+}
+
+function toSource(r: SourceRow): Source {
+  return {
+    id: r.id,
+    organizationId: r.organization_id,
+    type: r.type,
+    displayName: r.display_name,
+    driver: r.driver,
+    timeZone: r.time_zone,
+    beginningOfWeek: r.beginning_of_week,
+    granularities: r.granularities.split(','),
+    defaultTimeframe: r.default_timeframe,
+    defaultGranularity: r.default_granularity,
+    expireAfter: r.expire_after,
+    projectClusterId: r.project_cluster_id,
+    config: JSON.parse(r.config) as Record<string, unknown>,
+    setupStatus: r.setup_status,
+    createdAt: r.created_at,
+  };
+}
+
+export function createSourcesRepo(db: Db) {
+  const q = {
+    insert: db.prepare(
+      `INSERT INTO sources (id, organization_id, type, display_name, driver, time_zone, beginning_of_week, granularities,
+        default_timeframe, default_granularity, expire_after, project_cluster_id, config, setup_status, created_at)
+       VALUES (@id, @organization_id, @type, @display_name, @driver, @time_zone, @beginning_of_week, @granularities,
+        @default_timeframe, @default_granularity, @expire_after, @project_cluster_id, @config, @setup_status, @created_at)`,
+    ),
+    byId: db.prepare<[string], SourceRow>('SELECT * FROM sources WHERE id = ?'),
+    byOrganization: db.prepare<[string, string], SourceRow>(
+      'SELECT * FROM sources WHERE organization_id = ? AND type = ? ORDER BY created_at, id',
+    ),
+    setSetupStatus: db.prepare<[string, string]>('UPDATE sources SET setup_status = ? WHERE id = ?'),
+    insertToken: db.prepare(
+      `INSERT INTO source_tokens (id, source_id, organization_id, user_id, name, token_hash, last5, can_read, can_write, created_at)
+       VALUES (@id, @source_id, @organization_id, @user_id, @name, @token_hash, @last5, @can_read, @can_write, @created_at)`,
+    ),
+    tokenByHash: db.prepare<[string], SourceTokenRow>('SELECT * FROM source_tokens WHERE token_hash = ?'),
+  };
+  return {
+    insert(s: Source): void {
+      q.insert.run({
+        id: s.id,
+        organization_id: s.organizationId,
+        type: s.type,
+        display_name: s.displayName,
+        driver: s.driver,
+        time_zone: s.timeZone,
+        beginning_of_week: s.beginningOfWeek,
+        granularities: s.granularities.join(','),
+        default_timeframe: s.defaultTimeframe,
+        default_granularity: s.defaultGranularity,
+        expire_after: s.expireAfter,
+        project_cluster_id: s.projectClusterId,
+        config: JSON.stringify(s.config),
+        setup_status: s.setupStatus,
+        created_at: s.createdAt,
+      });
+    },
+    byId(id: string): Source | undefined {
+      const row = q.byId.get(id);
+      return row ? toSource(row) : undefined;
+    },
+    /** The source when it belongs to the organization; otherwise undefined (callers answer 404). */
+    inOrganization(id: string, organizationId: string): Source | undefined {
+      const source = this.byId(id);
+      return source && source.organizationId === organizationId ? source : undefined;
+    },
+    listByOrganization(organizationId: string, type: SourceType): Source[] {
+      return q.byOrganization.all(organizationId, type).map(toSource);
+    },
+    setSetupStatus: (id: string, status: string) => q.setSetupStatus.run(status, id),
+    insertToken: (t: SourceTokenRow) => q.insertToken.run(t),
+    tokenByHash: (hash: string) => q.tokenByHash.get(hash),
+  };
+}
+
+export type SourcesRepo = ReturnType<typeof createSourcesRepo>;

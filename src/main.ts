@@ -3,6 +3,7 @@
 import { loadConfig, ConfigError } from './config';
 import { parseArgs, UsageError, USAGE } from './cli';
 import { startServer } from './server';
+import { loadNativeAddons } from './sea/natives';
 import { SERVER_VERSION } from './version';
 
 async function main(argv: string[]): Promise<void> {
@@ -25,7 +26,8 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(`service: ${err.message}\n`);
     process.exit(1);
   }
-  const server = await startServer(config);
+  const natives = loadNativeAddons(config.storage.dataDir);
+  const server = await startServer(config, { nativeBinding: natives.betterSqlite3 });
   process.stdout.write(`listening on ${server.url}\n`);
 
   const stop = (signal: string) => {

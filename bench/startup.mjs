@@ -1,0 +1,91 @@
+// Start-up time: from spawning the process to the first 200 from GET /api/v1/health, N runs each,
+// for the single executable (fresh data directory, so it also extracts its native addons; and a
+// reused one) and for `npm start`'s command (node --import tsx src/main.ts).
+// Usage: node bench/startup.mjs [runs=10] [path/to/service=dist/service]
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const RUNS = Number(process.argv[2] ?? 10);
+const EXECUTABLE = path.resolve(process.argv[3] ?? path.join(ROOT, 'dist', 'service'));
+const TIMEOUT_MS = 20_000;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function healthy(port) {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
+    await res.arrayBuffer();
+    return res.status === 200;
+  } catch {
+    return false; // not listening yet
+  }
+}
+
+/** Milliseconds from spawn to the first 200 on /health; the process is stopped afterwards. */
+async function timeOneStart(command, args, dataDir) {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(command, [...args, '--port', String(port), '--data', dataDir], { cwd: ROOT, stdio: 'ignore' });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  try {
+    while (!(await healthy(port))) {
+      if (child.exitCode !== null) throw new Error(`${command} exited with ${child.exitCode} before healthy`);
+      if (performance.now() - started > TIMEOUT_MS) throw new Error(`${command} not healthy in ${TIMEOUT_MS} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    return performance.now() - started;
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+async function measure(label, command, args, { reuseData = false } = {}) {
+  const dirs = [];
+  const newDir = () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'service-startup-'));
+    dirs.push(dir);
+    return dir;
+  };
+  const shared = reuseData ? newDir() : null;
+  if (shared) await timeOneStart(command, args, shared); // first start extracts and creates the database
+  const times = [];
+  try {
+    for (let i = 0; i < RUNS; i++) times.push(await timeOneStart(command, args, shared ?? newDir()));
+  } finally {
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  }
+  times.sort((a, b) => a - b);
+  const median = RUNS % 2 ? times[(RUNS - 1) / 2] : (times[RUNS / 2 - 1] + times[RUNS / 2]) / 2;
+  const fmt = (ms) => `${ms.toFixed(0).padStart(5)} ms`;
+  console.log(`${label.padEnd(44)} min ${fmt(times[0])}  median ${fmt(median)}  max ${fmt(times.at(-1))}`);
+}
+
+async function main() {
+  console.log(`start-up to first 200 on /api/v1/health, ${RUNS} runs each (${os.cpus().length} cores)`);
+  if (fs.existsSync(EXECUTABLE)) {
+    await measure('executable, fresh data dir', EXECUTABLE, ['serve']);
+    await measure('executable, existing data dir', EXECUTABLE, ['serve'], { reuseData: true });
+  } else {
+    console.log(`(no ${path.relative(ROOT, EXECUTABLE)}: run npm run build to measure the executable)`);
+  }
+  await measure('node --import tsx src/main.ts, fresh data dir', process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve']);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

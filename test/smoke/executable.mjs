@@ -1,0 +1,185 @@
+// Smoke test of the single executable: copied alone into an empty folder, it must answer
+// `version` and `help`, serve the agent flow of the API (signup -> project -> source token -> track
+// -> read), stop cleanly on SIGTERM and find its data again after a restart.
+// Usage: node test/smoke/executable.mjs [path/to/service]   (default dist/service)
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import assert from 'node:assert/strict';
+
+const source = path.resolve(process.argv[2] ?? 'dist/service');
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'service-smoke-'));
+const binDir = path.join(root, 'bin');
+const dataDir = path.join(root, 'data');
+const service = path.join(binDir, 'service');
+const results = { passed: 0, failed: 0 };
+
+async function check(name, fn) {
+  try {
+    await fn();
+    results.passed++;
+    console.log(`ok - ${name}`);
+  } catch (err) {
+    results.failed++;
+    console.log(`not ok - ${name}\n  ${String(err?.stack ?? err).split('\n').join('\n  ')}`);
+    throw err;
+  }
+}
+
+/** Runs `service args...` to completion in the executable's own folder, with no node_modules near. */
+function runOnce(args) {
+  return spawnSync(service, args, { cwd: binDir, encoding: 'utf8', timeout: 10_000 });
+}
+
+/** Starts `service serve` and resolves once it logs `listening on http://HOST:PORT`. */
+function startServer() {
+  const child = spawn(service, ['serve', '--port', '0', '--data', dataDir], { cwd: binDir });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const listening = new Promise((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => reject(new Error(`no listening line in 10 s; stderr:\n${stderr}`)), 10_000);
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      const match = /listening on (http:\/\/\S+:\d+)/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    exited.then(({ code }) => reject(new Error(`exited with ${code} before listening; stderr:\n${stderr}`)));
+  });
+  return { child, exited, listening, stderr: () => stderr };
+}
+
+/** Runs fn(baseUrl) against a fresh server process, then stops it with SIGTERM (checked). */
+async function withServer(stopName, fn) {
+  const server = startServer();
+  let failed = false;
+  try {
+    await fn(await server.listening);
+  } catch (err) {
+    failed = true;
+    throw err;
+  } finally {
+    await check(stopName, () => stopServer(server)).catch(() => (failed = true));
+    if (failed) console.log(`# server stderr:\n${server.stderr().trimEnd().replace(/^/gm, '#   ')}`);
+  }
+}
+
+async function stopServer(server) {
+  server.child.kill('SIGTERM');
+  const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), 10_000, 'timeout').unref());
+  const outcome = await Promise.race([server.exited, timeout]);
+  if (outcome === 'timeout') server.child.kill('SIGKILL');
+  assert.deepEqual(outcome, { code: 0, signal: null }, 'SIGTERM must end the server with exit code 0');
+}
+
+async function call(base, method, url, { token, sourceId, body } = {}) {
+  const headers = { accept: 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (sourceId) headers['x-service-source-id'] = sourceId;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${url}`, { method, headers, body: body && JSON.stringify(body) });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.status, json };
+}
+
+const POINT = { key: 'smoke.requests', at: '2026-01-24T10:15:00Z', values: { count: 3, latency: { p50: 1.5 } } };
+const SERIES_URL =
+  '/api/v1/metrics?key=smoke.requests&from=2026-01-24T10:00:00Z&to=2026-01-24T11:00:00Z&granularity=1h';
+const EXPECTED_SERIES = {
+  at: ['2026-01-24T10:00:00Z', '2026-01-24T11:00:00Z'],
+  values: [{ count: 3, latency: { p50: 1.5 } }, {}],
+};
+const account = { email: 'smoke@example.com', password: 'correct horse battery', organization_name: 'Smoke Test' };
+
+async function firstRun(state) {
+  await withServer('SIGTERM exits 0', async (base) => {
+    await check('health answers 200', async () => {
+      const res = await call(base, 'GET', '/api/v1/health');
+      assert.equal(res.status, 200);
+      assert.equal(res.json.status, 'ok');
+    });
+    await check('signup with organization_name', async () => {
+      const res = await call(base, 'POST', '/api/v1/bootstrap/signup', { body: account });
+      assert.equal(res.status, 201, JSON.stringify(res.json));
+      assert.equal(res.json.data.organization.name, account.organization_name);
+      state.userToken = res.json.data.token.value;
+    });
+    await check('create a project', async () => {
+      const body = { name: 'Smoke', time_zone: 'UTC' };
+      const res = await call(base, 'POST', '/api/v1/bootstrap/projects', { token: state.userToken, body });
+      assert.equal(res.status, 201, JSON.stringify(res.json));
+      state.sourceId = res.json.data.source.id;
+    });
+    await check('mint a source token', async () => {
+      const body = { source_type: 'project', source_id: state.sourceId };
+      const res = await call(base, 'POST', '/api/v1/bootstrap/source-tokens', { token: state.userToken, body });
+      assert.equal(res.status, 201, JSON.stringify(res.json));
+      state.sourceToken = res.json.data.token.value;
+    });
+    await check('track one point', async () => {
+      const res = await call(base, 'POST', '/api/v1/metrics', { token: state.sourceToken, sourceId: state.sourceId, body: POINT });
+      assert.equal(res.status, 201, JSON.stringify(res.json));
+      assert.deepEqual(res.json, { data: { created: 'ok' } });
+    });
+    await readSeries(base, state, 'read the series back');
+  });
+}
+
+async function readSeries(base, state, name) {
+  await check(name, async () => {
+    const res = await call(base, 'GET', SERIES_URL, { token: state.sourceToken, sourceId: state.sourceId });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.deepEqual(res.json.data, EXPECTED_SERIES);
+  });
+}
+
+async function secondRun(state) {
+  await withServer('SIGTERM exits 0 again', async (base) => {
+    await readSeries(base, state, 'after a restart the point is still there');
+    await check('login verifies the stored password hash', async () => {
+      const res = await call(base, 'POST', '/api/v1/bootstrap/login', { body: { email: account.email, password: account.password } });
+      assert.equal(res.status, 201, JSON.stringify(res.json));
+    });
+    await check('native addons were extracted once (one folder each)', () => {
+      assert.equal(fs.readdirSync(path.join(dataDir, 'native')).length, 2);
+    });
+  });
+}
+
+async function main() {
+  fs.mkdirSync(binDir);
+  fs.copyFileSync(source, service);
+  fs.chmodSync(service, 0o755);
+  await check('`service version` prints the version', () => {
+    const res = runOnce(['version']);
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout, /^service \d+\.\d+\.\d+/);
+  });
+  await check('`service help` prints the usage', () => {
+    const res = runOnce(['help']);
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout, /Usage:/);
+  });
+  const state = {};
+  await firstRun(state);
+  await secondRun(state);
+}
+
+main()
+  .catch(() => {}) // the failing check has printed its error
+  .finally(() => {
+    fs.rmSync(root, { recursive: true, force: true });
+    console.log(`${results.passed} passed, ${results.failed} failed`);
+    process.exitCode = results.failed === 0 && results.passed > 0 ? 0 : 1;
+  });

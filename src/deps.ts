@@ -4,6 +4,7 @@ import type { Db } from './storage/db';
 import type { Logger } from './lib/log';
 import type { AccountsRepo } from './storage/accounts';
 import type { SourcesRepo } from './storage/sources';
+import type { DashboardsRepo } from './storage/dashboards';
 import type { LoginThrottle } from './domain/login-throttle';
 
 export interface Deps {
@@ -14,6 +15,7 @@ export interface Deps {
   now: () => number;
   accounts: AccountsRepo;
   sources: SourcesRepo;
+  dashboards: DashboardsRepo;
   loginThrottle: LoginThrottle;
   /** better-sqlite3 native binding when running as the single executable */
   nativeBinding?: unknown;

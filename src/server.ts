@@ -12,6 +12,7 @@ import { openDatabase } from './storage/db';
 import { migrate } from './storage/migrations';
 import { createAccountsRepo } from './storage/accounts';
 import { createSourcesRepo } from './storage/sources';
+import { createDashboardsRepo } from './storage/dashboards';
 import { createLoginThrottle } from './domain/login-throttle';
 
 export interface StartOptions {
@@ -61,6 +62,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     now: () => Date.now(),
     accounts: createAccountsRepo(db),
     sources: createSourcesRepo(db),
+    dashboards: createDashboardsRepo(db),
     loginThrottle: createLoginThrottle(),
     nativeBinding: options.nativeBinding,
   };

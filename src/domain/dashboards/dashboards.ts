@@ -1,0 +1,178 @@
+// Dashboard rules (SPEC 6): organization scope, visibility, locking, defaults and the checks that
+// need the database. Order of answers for a change: 404 (unknown or another organization's) ->
+// 409 (locked) -> 422 (every broken field at once).
+import { conflict, notFound } from '../../errors';
+import { newId, normalizeId } from '../../lib/ids';
+import type { DashboardsRepo } from '../../storage/dashboards';
+import type { Auth, Source } from '../types';
+import { ErrorBag } from './issues';
+import { normalizeSegments } from './segments';
+import { type SourceFields, type SourceLookup, selectSource } from './source-selection';
+import type { Dashboard } from './types';
+import { normalizePayload } from './widgets';
+
+export interface DashboardsContext {
+  dashboards: DashboardsRepo;
+  sources: SourceLookup & { byId(id: string): Source | undefined };
+  projectsEnabled: boolean;
+  now: () => number;
+}
+
+/** Fields a create or an update may carry, after their types were checked. */
+export interface DashboardInput extends SourceFields {
+  name?: string;
+  key?: string;
+  visibility?: boolean;
+  locked?: boolean;
+  position?: number;
+  default_timeframe?: string;
+  default_granularity?: string;
+  group_id?: string | null;
+  payload?: unknown;
+  segments?: unknown;
+}
+
+export const NO_ORGANIZATION = 'User has no organization';
+export const LOCKED = 'Dashboard is locked';
+
+/** Visible dashboards of the token's organization; none for a user without one. */
+export function listDashboards(ctx: DashboardsContext, auth: Auth): Dashboard[] {
+  return auth.organizationId ? ctx.dashboards.listVisible(auth.organizationId) : [];
+}
+
+/** Any dashboard of the organization, hidden ones included, or 404. */
+export function findDashboard(ctx: DashboardsContext, auth: Auth, rawId: string): Dashboard {
+  const id = normalizeId(rawId);
+  const found = id && auth.organizationId ? ctx.dashboards.byId(id, auth.organizationId) : undefined;
+  if (!found) throw notFound();
+  return found;
+}
+
+/** GET: hidden dashboards are 404 like unknown ones. */
+export function showDashboard(ctx: DashboardsContext, auth: Auth, rawId: string): Dashboard {
+  const dashboard = findDashboard(ctx, auth, rawId);
+  if (!dashboard.visibility) throw notFound();
+  return dashboard;
+}
+
+/** PUT/DELETE target: 404, then 409 unless the request unlocks it. */
+export function findChangeable(ctx: DashboardsContext, auth: Auth, rawId: string, unlocks: boolean): Dashboard {
+  const dashboard = findDashboard(ctx, auth, rawId);
+  if (dashboard.locked && !unlocks) throw conflict(LOCKED);
+  return dashboard;
+}
+
+export function createDashboard(ctx: DashboardsContext, auth: Auth, input: DashboardInput, bag: ErrorBag): Dashboard {
+  const organizationId = auth.organizationId;
+  if (!organizationId) throw conflict(NO_ORGANIZATION);
+  if (input.name === undefined) bag.add('name', 'is required');
+  if (input.key === undefined) bag.add('key', 'is required');
+  const source = selectSource(input, organizationId, ctx.sources, { projectsEnabled: ctx.projectsEnabled, currentSourceId: null }, bag);
+  if (source === undefined) bag.add('source', 'is required: send source {type, id}, source_type and source_id, or database_id');
+  const groupId = checkGroup(ctx, organizationId, input.group_id, bag);
+  const granularity = checkGranularity(input.default_granularity, source ?? null, bag);
+  const payload = input.payload === undefined ? {} : normalizePayload(input.payload, bag);
+  const segments = input.segments === undefined ? [] : normalizeSegments(input.segments, bag);
+  bag.throwIfAny();
+  const chosen = source!;
+  const now = ctx.now();
+  return ctx.dashboards.transaction(() => {
+    const dashboard: Dashboard = {
+      id: newId(),
+      organizationId,
+      userId: auth.userId,
+      ...sourceColumns(chosen),
+      groupId: groupId ?? null,
+      name: input.name!,
+      key: input.key!,
+      visibility: input.visibility ?? true,
+      locked: input.locked ?? false,
+      position: input.position ?? (ctx.dashboards.lastPosition(organizationId) ?? 0) + 1,
+      defaultTimeframe: input.default_timeframe ?? chosen.defaultTimeframe,
+      defaultGranularity: granularity ?? chosen.defaultGranularity,
+      payload,
+      segments,
+      insertedAt: now,
+      updatedAt: now,
+    };
+    ctx.dashboards.insert(dashboard);
+    return dashboard;
+  });
+}
+
+/** Applies a PUT to a dashboard found with findChangeable. Only the fields sent change. */
+export function updateDashboard(
+  ctx: DashboardsContext,
+  current: Dashboard,
+  input: DashboardInput,
+  bag: ErrorBag,
+): Dashboard {
+  const organizationId = current.organizationId;
+  const options = { projectsEnabled: ctx.projectsEnabled, currentSourceId: current.sourceId };
+  const selected = selectSource(input, organizationId, ctx.sources, options, bag);
+  const source = selected === undefined ? ctx.sources.byId(current.sourceId) ?? null : selected;
+  const groupId = checkGroup(ctx, organizationId, input.group_id, bag);
+  const granularity = checkGranularity(input.default_granularity, source, bag);
+  const payload = input.payload === undefined ? current.payload : normalizePayload(input.payload, bag);
+  const segments = input.segments === undefined ? current.segments : normalizeSegments(input.segments, bag);
+  bag.throwIfAny();
+  const next: Dashboard = {
+    ...current,
+    ...(source ? sourceColumns(source) : {}),
+    groupId: groupId === undefined ? current.groupId : groupId,
+    name: input.name ?? current.name,
+    key: input.key ?? current.key,
+    visibility: input.visibility ?? current.visibility,
+    locked: input.locked ?? current.locked,
+    position: input.position ?? current.position,
+    defaultTimeframe: input.default_timeframe ?? current.defaultTimeframe,
+    defaultGranularity: granularity ?? keptGranularity(current, source),
+    payload,
+    segments,
+    updatedAt: ctx.now(),
+  };
+  ctx.dashboards.update(next);
+  return next;
+}
+
+/** Deletes a dashboard found with findChangeable and returns it as it was. */
+export function removeDashboard(ctx: DashboardsContext, dashboard: Dashboard): Dashboard {
+  ctx.dashboards.remove(dashboard.id, dashboard.organizationId);
+  return dashboard;
+}
+
+function sourceColumns(source: Source): Pick<Dashboard, 'sourceType' | 'sourceId' | 'databaseId'> {
+  return {
+    sourceType: source.type,
+    sourceId: source.id,
+    databaseId: source.type === 'database' ? source.id : null,
+  };
+}
+
+/** `group_id`: undefined (not sent), null (ungroup) or a group of the organization. */
+function checkGroup(
+  ctx: DashboardsContext,
+  organizationId: string,
+  raw: string | null | undefined,
+  bag: ErrorBag,
+): string | null | undefined {
+  if (raw === undefined || raw === null) return raw;
+  const id = normalizeId(raw);
+  if (id && ctx.dashboards.groupById(id, organizationId)) return id;
+  bag.add('group_id', 'must be the id of a dashboard group of this organization, or null');
+  return undefined;
+}
+
+/** A granularity sent must be one the source allows (checked once the source is known). */
+function checkGranularity(raw: string | undefined, source: Source | null, bag: ErrorBag): string | undefined {
+  if (raw === undefined || !source) return raw;
+  if (source.granularities.includes(raw)) return raw;
+  bag.add('default_granularity', `must be one of the source's granularities: ${source.granularities.join(', ')}`);
+  return undefined;
+}
+
+// A new source that does not allow the current default granularity brings its own default.
+function keptGranularity(current: Dashboard, source: Source | null): string {
+  if (!source || source.granularities.includes(current.defaultGranularity)) return current.defaultGranularity;
+  return source.defaultGranularity;
+}

@@ -1,0 +1,36 @@
+// Dashboards and dashboard groups as the domain sees them. Times are epoch milliseconds.
+import type { SourceType } from '../types';
+
+export interface Dashboard {
+  id: string;
+  organizationId: string;
+  userId: string;
+  sourceType: SourceType;
+  sourceId: string;
+  /** the source id for database sources, else null */
+  databaseId: string | null;
+  groupId: string | null;
+  name: string;
+  key: string;
+  visibility: boolean;
+  locked: boolean;
+  position: number;
+  defaultTimeframe: string;
+  defaultGranularity: string;
+  payload: Record<string, unknown>;
+  segments: unknown[];
+  insertedAt: number;
+  updatedAt: number;
+}
+
+export interface DashboardGroup {
+  id: string;
+  organizationId: string;
+  name: string;
+  position: number;
+  insertedAt: number;
+  updatedAt: number;
+}
+
+/** Field name -> messages, the body of a 422 (SPEC section 2). */
+export type FieldErrors = Record<string, string[]>;

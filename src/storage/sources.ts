@@ -71,6 +71,9 @@ export function createSourcesRepo(db: Db) {
        VALUES (@id, @source_id, @organization_id, @user_id, @name, @token_hash, @last5, @can_read, @can_write, @created_at)`,
     ),
     tokenByHash: db.prepare<[string], SourceTokenRow>('SELECT * FROM source_tokens WHERE token_hash = ?'),
+    sqliteFileOrganizations: db.prepare<[string], { organization_id: string }>(
+      `SELECT DISTINCT organization_id FROM sources WHERE driver = 'sqlite' AND json_extract(config, '$.file_path') = ?`,
+    ),
   };
   return {
     insert(s: Source): void {
@@ -107,6 +110,9 @@ export function createSourcesRepo(db: Db) {
     setSetupStatus: (id: string, status: string) => q.setSetupStatus.run(status, id),
     insertToken: (t: SourceTokenRow) => q.insertToken.run(t),
     tokenByHash: (hash: string) => q.tokenByHash.get(hash),
+    /** Organizations that have a sqlite source on this file (config.file_path, an absolute path). */
+    sqliteFileOrganizations: (filePath: string): string[] =>
+      q.sqliteFileOrganizations.all(filePath).map((r) => r.organization_id),
   };
 }
 

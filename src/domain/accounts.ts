@@ -1,0 +1,114 @@
+// Users and their API tokens: signup, login and the "who am I" context (SPEC sections 3 and 4).
+import type { Deps } from '../deps';
+import { forbidden, invalid, invalidField, rateLimited, unauthorized } from '../errors';
+import { newId } from '../lib/ids';
+import { mintToken, USER_TOKEN_PREFIX } from '../lib/tokens';
+import { inTransaction } from '../storage/db';
+import type { MembershipRow, OrganizationRow, UserRow } from '../storage/accounts';
+import { insertOrganizationFor, slugify, TAKEN } from './organizations';
+import { hashPassword, verifyNothing, verifyPassword } from './passwords';
+
+export const DEFAULT_TOKEN_NAME = 'CLI token';
+
+export interface AccountContext {
+  user: UserRow;
+  organization: OrganizationRow | null;
+  membership: MembershipRow | null;
+}
+
+export interface Session extends AccountContext {
+  /** the token value, shown once */
+  token: { value: string; name: string };
+}
+
+export interface SignupInput {
+  email: string;
+  password: string;
+  name: string | null;
+  organizationName: string | null;
+  tokenName: string;
+}
+
+export interface LoginInput {
+  email: string;
+  password: string;
+  tokenName: string;
+}
+
+/** 403 unless the deployment lets anyone sign up. */
+export function assertRegistrationOpen(deps: Pick<Deps, 'config'>): void {
+  if (!deps.config.features.registrationEnabled) throw forbidden('Registration is disabled for this deployment');
+}
+
+function insertUserToken(deps: Pick<Deps, 'accounts' | 'now'>, userId: string, name: string): Session['token'] {
+  const minted = mintToken(USER_TOKEN_PREFIX);
+  deps.accounts.insertUserToken({
+    id: newId(),
+    user_id: userId,
+    name,
+    token_hash: minted.hash,
+    last5: minted.last5,
+    created_at: deps.now(),
+  });
+  return { value: minted.value, name };
+}
+
+function assertEmailFree(deps: Pick<Deps, 'accounts'>, email: string): void {
+  if (deps.accounts.userByEmail(email)) throw invalidField('email', TAKEN);
+}
+
+/** Creates the user, its first token and (with organizationName) its organization, all or nothing. */
+export async function signup(deps: Deps, input: SignupInput): Promise<Session> {
+  // Cheap checks first so a taken email or slug costs no hashing; repeated inside the transaction.
+  const taken: Record<string, string[]> = {};
+  if (deps.accounts.userByEmail(input.email)) taken.email = [TAKEN];
+  if (input.organizationName && deps.accounts.slugTaken(slugify(input.organizationName))) {
+    taken.organization_name = [TAKEN];
+  }
+  if (Object.keys(taken).length > 0) throw invalid(taken);
+  const passwordHash = await hashPassword(input.password);
+  return inTransaction(deps.db, () => {
+    assertEmailFree(deps, input.email);
+    const user: UserRow = {
+      id: newId(),
+      email: input.email,
+      name: input.name,
+      password_hash: passwordHash,
+      created_at: deps.now(),
+    };
+    deps.accounts.insertUser(user);
+    const org = input.organizationName
+      ? insertOrganizationFor(deps, user.id, input.organizationName, 'organization_name')
+      : null;
+    const token = insertUserToken(deps, user.id, input.tokenName);
+    return { user, token, organization: org?.organization ?? null, membership: org?.membership ?? null };
+  });
+}
+
+/**
+ * Verifies the credentials and mints a new token. Unknown email and wrong password are the same 401
+ * and cost the same time; failures per email feed the throttle, which answers 429 while it blocks.
+ */
+export async function login(deps: Deps, input: LoginInput): Promise<Session> {
+  const wait = deps.loginThrottle.retryAfter(input.email, deps.now());
+  if (wait > 0) throw rateLimited('Too many failed login attempts, retry later', wait);
+  const user = deps.accounts.userByEmail(input.email);
+  const ok = user ? await verifyPassword(user.password_hash, input.password) : await verifyNothing(input.password);
+  if (!user || !ok) {
+    deps.loginThrottle.recordFailure(input.email, deps.now());
+    throw unauthorized('Invalid email or password');
+  }
+  deps.loginThrottle.recordSuccess(input.email);
+  const token = inTransaction(deps.db, () => insertUserToken(deps, user.id, input.tokenName));
+  return { ...accountContext(deps, user.id), token };
+}
+
+/** The user with its organization and membership (null when it has none). */
+export function accountContext(deps: Pick<Deps, 'accounts'>, userId: string): AccountContext {
+  const user = deps.accounts.userById(userId);
+  // The token was just resolved to this user; a missing row means it was deleted meanwhile.
+  if (!user) throw unauthorized();
+  const membership = deps.accounts.membershipByUser(userId) ?? null;
+  const organization = membership ? deps.accounts.organizationById(membership.organization_id) ?? null : null;
+  return { user, organization, membership };
+}

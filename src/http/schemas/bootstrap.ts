@@ -1,0 +1,200 @@
+// Bootstrap request bodies (SPEC sections 2, 4 and 8), validated with valibot. Each field is one
+// rule with its own message, so a 422 names every broken field of the body at once. Signup and
+// login credentials are the exception: missing ones are a 400 (SPEC section 2).
+import * as v from 'valibot';
+import { badRequest, invalid } from '../../errors';
+import { normalizeId } from '../../lib/ids';
+import { DEFAULT_TOKEN_NAME, type LoginInput, type SignupInput } from '../../domain/accounts';
+import { DEFAULT_SOURCE_TOKEN_NAME, type SourceTokenInput } from '../../domain/source-tokens';
+import type { ProjectInput } from '../../domain/sources';
+import {
+  fail,
+  ok,
+  parseBeginningOfWeek,
+  parseExpireAfter,
+  parseGranularities,
+  parseGranularityText,
+  parseTimeframe,
+  parseTimeZone,
+  pickDefaultGranularity,
+  type Parsed,
+  type SourceSettings,
+} from '../../domain/source-settings';
+
+/** A valibot schema around a parser: its message becomes the field's 422 message. */
+export function rule<T>(parse: (input: unknown) => Parsed<T>) {
+  return v.pipe(
+    v.unknown(),
+    v.rawTransform<unknown, T>(({ dataset, addIssue, NEVER }) => {
+      const result = parse(dataset.value);
+      if (result.ok) return result.value;
+      addIssue({ message: result.message });
+      return NEVER;
+    }),
+  );
+}
+
+/** An optional field: absent and null both reach the parser as null (which picks the default). */
+export const optional = <T>(parse: (input: unknown) => Parsed<T>) => v.optional(rule(parse), null);
+
+/** A body object whose missing required keys are reported as `is required`. */
+export const body = <E extends v.ObjectEntries>(entries: E) => v.looseObject(entries, 'is required');
+
+/** The issues of a body, by top-level field name. */
+export function fieldErrors(issues: readonly v.BaseIssue<unknown>[]): Record<string, string[]> {
+  const fields: Record<string, string[]> = {};
+  for (const issue of issues) {
+    const key = issue.path?.[0]?.key;
+    const field = typeof key === 'string' ? key : 'base';
+    const list = (fields[field] ??= []);
+    if (!list.includes(issue.message)) list.push(issue.message);
+  }
+  return fields;
+}
+
+/** Parses an entity body or throws the 422 that names its fields. */
+export function parseEntity<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (!result.success) throw invalid(fieldErrors(result.issues));
+  return result.output;
+}
+
+export function text(input: unknown, max: number): Parsed<string> {
+  if (typeof input !== 'string') return fail('must be a string');
+  const trimmed = input.trim();
+  if (trimmed === '') return fail("can't be blank");
+  if (trimmed.length > max) return fail(`must be at most ${max} characters`);
+  return ok(trimmed);
+}
+
+export const requiredText = (max: number) =>
+  rule((x) => (x === undefined || x === null ? fail<string>('is required') : text(x, max)));
+
+export const optionalText = <D extends string | null>(max: number, fallback: D) =>
+  optional((x): Parsed<string | D> => (x === null ? ok(fallback) : text(x, max)));
+
+export function oneOf<T extends string>(values: readonly T[]) {
+  return (x: unknown): Parsed<T> => {
+    if (x === undefined || x === null) return fail('is required');
+    if (typeof x !== 'string' || !values.includes(x as T)) return fail(`must be one of: ${values.join(', ')}`);
+    return ok(x as T);
+  };
+}
+
+const flag = (fallback: boolean) => v.optional(v.boolean('must be a JSON boolean (true or false)'), fallback);
+
+// ---- signup and login ----
+
+const credential = v.nonNullish(v.string('must be a string'), 'is required');
+const credentials = body({ email: credential, password: credential });
+
+/** 400 when email or password is missing or not a string. */
+function requireCredentials(input: unknown): void {
+  const result = v.safeParse(credentials, input);
+  if (result.success) return;
+  const issue = result.issues[0];
+  const key = issue.path?.[0]?.key;
+  throw badRequest(`${typeof key === 'string' ? key : 'email'} ${issue.message}`);
+}
+
+function email(x: unknown): Parsed<string> {
+  const s = String(x);
+  if (s.length > 160) return fail('must be at most 160 characters');
+  return /^[^\s@]+@[^\s@]+$/.test(s) ? ok(s) : fail('is not a valid email address');
+}
+
+function password(x: unknown): Parsed<string> {
+  const length = [...String(x)].length;
+  if (length < 8) return fail('must be at least 8 characters');
+  if (length > 256) return fail('must be at most 256 characters');
+  return ok(String(x));
+}
+
+const signupSchema = body({
+  email: rule(email),
+  password: rule(password),
+  // A blank name means "no name"; a blank organization_name is refused (it would decide too much).
+  name: optional((x) => (typeof x === 'string' && x.trim() === '' ? ok(null) : x === null ? ok(null) : text(x, 255))),
+  organization_name: optionalText(255, null),
+  token_name: optionalText(255, DEFAULT_TOKEN_NAME),
+});
+
+export function parseSignup(input: unknown): SignupInput {
+  requireCredentials(input);
+  const b = parseEntity(signupSchema, input);
+  return {
+    email: b.email,
+    password: b.password,
+    name: b.name,
+    organizationName: b.organization_name,
+    tokenName: b.token_name,
+  };
+}
+
+const loginSchema = body({ token_name: optionalText(255, DEFAULT_TOKEN_NAME) });
+
+export function parseLogin(input: unknown): LoginInput {
+  requireCredentials(input);
+  const b = parseEntity(loginSchema, input);
+  const { email: e, password: p } = input as { email: string; password: string };
+  return { email: e, password: p, tokenName: b.token_name };
+}
+
+// ---- organizations, projects, source tokens ----
+
+export const parseOrganization = (input: unknown): { name: string } =>
+  parseEntity(body({ name: requiredText(255) }), input);
+
+/** The time settings shared by projects and databases, default_granularity checked against the list. */
+export const settingsEntries = {
+  time_zone: optional(parseTimeZone),
+  beginning_of_week: optional(parseBeginningOfWeek),
+  granularities: optional(parseGranularities),
+  default_granularity: optional(parseGranularityText),
+  default_timeframe: optional(parseTimeframe),
+};
+
+type SettingsOutput = v.InferOutput<ReturnType<typeof body<typeof settingsEntries>>>;
+
+/** Builds SourceSettings; a default_granularity outside the list is a 422. */
+export function toSettings(b: SettingsOutput): SourceSettings {
+  const picked = pickDefaultGranularity(b.granularities, b.default_granularity);
+  if (!picked.ok) throw invalid({ default_granularity: [picked.message] });
+  return {
+    timeZone: b.time_zone,
+    beginningOfWeek: b.beginning_of_week,
+    granularities: b.granularities,
+    defaultTimeframe: b.default_timeframe,
+    defaultGranularity: picked.value,
+  };
+}
+
+const uuidOrNull = (x: unknown): Parsed<string | null> =>
+  x === null ? ok(null) : normalizeId(x) !== null ? ok(normalizeId(x)) : fail('must be a UUID');
+
+const projectSchema = body({
+  name: requiredText(255),
+  ...settingsEntries,
+  expire_after: optional(parseExpireAfter),
+  project_cluster_id: optional(uuidOrNull),
+});
+
+export function parseProject(input: unknown): ProjectInput {
+  const b = parseEntity(projectSchema, input);
+  return { name: b.name, settings: toSettings(b), expireAfter: b.expire_after, projectClusterId: b.project_cluster_id };
+}
+
+const sourceTokenSchema = body({
+  source_type: rule(oneOf(['database', 'project'] as const)),
+  source_id: rule((x) =>
+    x === undefined || x === null ? fail<string>('is required') : normalizeId(x) !== null ? ok(normalizeId(x)!) : fail('must be a UUID'),
+  ),
+  name: optionalText(255, DEFAULT_SOURCE_TOKEN_NAME),
+  read: flag(true),
+  write: flag(true),
+});
+
+export function parseSourceToken(input: unknown): SourceTokenInput {
+  const b = parseEntity(sourceTokenSchema, input);
+  return { sourceType: b.source_type, sourceId: b.source_id, name: b.name, read: b.read, write: b.write };
+}

@@ -139,7 +139,7 @@ function seaBlob(main, natives) {
   };
   const configFile = path.join(SEA_DIR, 'sea-config.json');
   fs.writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
-  execFileSync(NODE_BIN, ['--experimental-sea-config', configFile], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(NODE_BIN, ['--experimental-sea-config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   return config.output;
 }
 
@@ -148,7 +148,14 @@ async function injectBlob(blob) {
   fs.mkdirSync(path.dirname(OUTPUT), { recursive: true });
   fs.rmSync(OUTPUT, { force: true });
   fs.copyFileSync(NODE_BIN, OUTPUT);
-  await inject(OUTPUT, 'NODE_SEA_BLOB', fs.readFileSync(blob), { sentinelFuse: SEA_FUSE });
+  // postject's ELF library warns about Node's note sections on every run; those warnings are noise.
+  const warn = console.warn;
+  console.warn = (...args) => /string offset for section name/.test(String(args[0])) || warn(...args);
+  try {
+    await inject(OUTPUT, 'NODE_SEA_BLOB', fs.readFileSync(blob), { sentinelFuse: SEA_FUSE });
+  } finally {
+    console.warn = warn;
+  }
   fs.chmodSync(OUTPUT, 0o755);
 }
 

@@ -32,7 +32,8 @@ export interface DashboardInput extends SourceFields {
   segments?: unknown;
 }
 
-export const NO_ORGANIZATION = 'User has no organization';
+// The same words as the bootstrap endpoints that need an organization.
+export const NO_ORGANIZATION = 'User has no organization: create one with POST /api/v1/bootstrap/organizations';
 export const LOCKED = 'Dashboard is locked';
 
 /** Visible dashboards of the token's organization; none for a user without one. */

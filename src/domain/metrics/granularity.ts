@@ -1,0 +1,140 @@
+// Granularities and time buckets (SPEC 5.1). Pure functions; time zones come from luxon.
+//
+// Flooring happens on the calendar's local wall clock: segments restart at each parent unit
+// (Ns in the minute, Nm in the hour, Nh in the day, Nd by day of year, Nw from the first week start
+// of the year with the days before it in a bucket from 1 January, Nmo from January, Nq in 3N-month
+// steps from January, Ny = floor(year / N) * N). Day and larger steps move by calendar date.
+//
+// Daylight saving time and other offset changes:
+// - s, m, h: a bucket starts at every instant whose local clock reads a segment boundary. On fall
+//   back the repeated hour is read twice, so 1h gives two buckets at 02:00 (+02:00, then +01:00):
+//   real elapsed hours, none missing or doubled. A boundary skipped by spring forward gives no
+//   bucket; if the jump passes a boundary in the middle of a segment (2h in New York: 00:00 ->
+//   02:00 is skipped), the bucket starts at the jump and is labelled with the time after it
+//   (03:00-04:00). A segment that the fall back re-enters without reading a boundary (5h: 00:00 to
+//   05:00) is one longer bucket (6 real hours). Zones with :30 or :45 offsets floor to local hour
+//   starts.
+// - d, w, mo, q, y: a bucket starts where the local clock first reaches its local midnight, and
+//   runs to the first reach of the next boundary: a 23- or 25-hour day is one bucket. Where midnight
+//   itself is skipped (e.g. America/Santiago), the day starts at the jump (01:00 local).
+// - Every bucket is a contiguous real-time interval [start, next start); floor is monotonic; ranges
+//   strictly increase. Output labels carry the zone's offset at the bucket's start instant.
+// - Time zones: IANA names luxon knows, letter case ignored as luxon and ICU do ('utc' = 'UTC');
+//   fixed offsets such as '+01:00' and abbreviations luxon rejects are refused.
+
+import { formatTimestamp } from '../../lib/time';
+import { BucketEngine } from './bucket-engine';
+import { nominalMaxMs } from './calendar';
+import { offsetMinutes, resolveZone } from './zone-clock';
+
+export type GranularityUnit = 's' | 'm' | 'h' | 'd' | 'w' | 'mo' | 'q' | 'y';
+export interface Granularity {
+  readonly text: string;
+  readonly n: number;
+  readonly unit: GranularityUnit;
+}
+/** IANA zone; beginningOfWeek 1 = Monday .. 7 = Sunday. */
+export interface Calendar {
+  readonly timeZone: string;
+  readonly beginningOfWeek: number;
+}
+
+/** Largest N accepted in a granularity ("100000s"); anything bigger is refused as absurd. */
+export const MAX_GRANULARITY_N = 100_000;
+const GRANULARITY = /^(\d{1,6})(s|m|h|d|w|mo|q|y)$/;
+const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+\-/]{0,63}$/;
+
+export function parseGranularity(text: unknown): Granularity | null {
+  if (typeof text !== 'string') return null;
+  const match = GRANULARITY.exec(text);
+  if (!match) return null;
+  const n = Number(match[1]);
+  if (n < 1 || n > MAX_GRANULARITY_N) return null;
+  return { text, n, unit: match[2] as GranularityUnit };
+}
+
+export function isValidTimeZone(zone: unknown): boolean {
+  return typeof zone === 'string' && ZONE_NAME.test(zone) && resolveZone(zone) !== null;
+}
+
+export function floorToBucket(atMs: number, g: Granularity, cal: Calendar): number {
+  return new BucketEngine(g, cal).floor(atMs);
+}
+
+/** Start of the bucket after the one holding `bucketStartMs`. */
+export function nextBucket(bucketStartMs: number, g: Granularity, cal: Calendar): number {
+  const engine = new BucketEngine(g, cal);
+  return engine.next(engine.floor(bucketStartMs));
+}
+
+/** Bucket starts from floor(from) through floor(to), both included; null when over maxBuckets. */
+export function bucketRange(
+  fromMs: number,
+  toMs: number,
+  g: Granularity,
+  cal: Calendar,
+  maxBuckets: number,
+): number[] | null {
+  const engine = new BucketEngine(g, cal);
+  const starts: number[] = [];
+  const last = engine.floor(toMs);
+  for (let start = engine.floor(fromMs); start <= last; start = engine.next(start)) {
+    if (starts.length >= maxBuckets) return null;
+    starts.push(start);
+  }
+  return starts;
+}
+
+/** Number of buckets bucketRange would return, or maxBuckets + 1 when that is more than maxBuckets. */
+export function countBuckets(
+  fromMs: number,
+  toMs: number,
+  g: Granularity,
+  cal: Calendar,
+  maxBuckets: number,
+): number {
+  if (!(toMs >= fromMs)) return 0;
+  if (lowerBoundOfCount(toMs - fromMs, g) > maxBuckets) return maxBuckets + 1;
+  const engine = new BucketEngine(g, cal);
+  const last = engine.floor(toMs);
+  let count = 0;
+  for (let start = engine.floor(fromMs); start <= last; start = engine.next(start)) {
+    if (++count > maxBuckets) return count;
+  }
+  return count;
+}
+
+/**
+ * Fewest buckets a span can hold: each bucket is at most its nominal length plus the backward
+ * jumps of the clock inside it; allow one day of jumps per week of span, and two more days.
+ */
+function lowerBoundOfCount(spanMs: number, g: Granularity): number {
+  const jumps = (spanMs / 7 + 2 * 86_400_000) * 1.01;
+  return Math.floor((spanMs - jumps) / nominalMaxMs(g));
+}
+
+/** RFC 3339 to the second with the zone's offset at that instant ('Z' for zero). */
+export function formatBucket(ms: number, timeZone: string): string {
+  const zone = resolveZone(timeZone);
+  if (!zone) throw new RangeError(`Unknown time zone: ${timeZone}`);
+  return formatTimestamp(ms, offsetMinutes(zone, ms));
+}
+
+/**
+ * floorToBucket for one granularity and calendar, for the ingest hot path. It remembers the last
+ * bucket [start, next), so clustered timestamps cost two comparisons, and its zone clock keeps the
+ * offsets it has looked up, so a miss costs arithmetic and map look-ups rather than luxon calls.
+ */
+export function createBucketer(g: Granularity, cal: Calendar): (atMs: number) => number {
+  const engine = new BucketEngine(g, cal);
+  let start = NaN;
+  let end = NaN;
+  return (atMs: number): number => {
+    if (atMs >= start && atMs < end) return start;
+    const floored = engine.floor(atMs);
+    if (Number.isNaN(floored)) return floored;
+    start = floored;
+    end = engine.next(floored);
+    return start;
+  };
+}

@@ -137,7 +137,8 @@ describe('dashboards CRUD', () => {
       unknown_field: 'ignored',
     });
     assert.equal(res.status, 200, res.text);
-    const u = res.body.data;
+    const u: Record<string, unknown> = res.body.data;
+    assert.equal(u.inserted_at, '2026-01-24T12:00:00Z');
     assert.deepEqual(u, {
       ...d,
       name: 'Renamed',
@@ -145,7 +146,6 @@ describe('dashboards CRUD', () => {
       segments: [],
       updated_at: '2026-01-25T08:30:15Z',
     });
-    assert.equal(u.inserted_at, '2026-01-24T12:00:00Z');
     const shown = await call('GET', `/api/v1/dashboards/${d.id}`);
     assert.deepEqual(shown.body.data, u, 'the change is stored');
     await call('DELETE', `/api/v1/dashboards/${d.id}`);

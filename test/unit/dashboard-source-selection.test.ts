@@ -35,7 +35,7 @@ const lookup = {
   inOrganization: (id: string, org: string) => all.find((s) => s.id === id && s.organizationId === org),
 };
 
-function select(fields: SourceFields, options = { projectsEnabled: true, currentSourceId: null as string | null }) {
+function select(fields: SourceFields, options = { projectsEnabled: true, keptProjectId: null as string | null }) {
   const bag = new ErrorBag();
   const chosen = selectSource(fields, ORG, lookup, options, bag);
   return { id: chosen ? chosen.id : chosen, errors: bag.fields };
@@ -76,14 +76,14 @@ describe('source selection', () => {
   });
 
   test('projects disabled: a project source is refused, except the one a dashboard already has', () => {
-    const disabled = { projectsEnabled: false, currentSourceId: null };
+    const disabled = { projectsEnabled: false, keptProjectId: null };
     assert.deepEqual(select({ source_type: 'project', source_id: PROJECT }, disabled).errors, {
       source_type: ['projects are disabled for this deployment'],
     });
     assert.deepEqual(select({ source: { type: 'project', id: PROJECT } }, disabled).errors, {
       source_type: ['projects are disabled for this deployment'],
     });
-    const kept = select({ source_type: 'project', source_id: PROJECT }, { projectsEnabled: false, currentSourceId: PROJECT });
+    const kept = select({ source_type: 'project', source_id: PROJECT }, { projectsEnabled: false, keptProjectId: PROJECT });
     assert.deepEqual(kept, { id: PROJECT, errors: {} });
     assert.deepEqual(select({ database_id: DB }, disabled), { id: DB, errors: {} });
   });

@@ -7,7 +7,7 @@ import type { DashboardsRepo } from '../../storage/dashboards';
 import type { Auth, Source } from '../types';
 import { ErrorBag } from './issues';
 import { normalizeSegments } from './segments';
-import { type SourceFields, type SourceLookup, selectSource } from './source-selection';
+import { SOURCE_FIELDS, type SourceFields, type SourceLookup, selectSource } from './source-selection';
 import type { Dashboard } from './types';
 import { normalizePayload } from './widgets';
 
@@ -66,10 +66,13 @@ export function findChangeable(ctx: DashboardsContext, auth: Auth, rawId: string
 export function createDashboard(ctx: DashboardsContext, auth: Auth, input: DashboardInput, bag: ErrorBag): Dashboard {
   const organizationId = auth.organizationId;
   if (!organizationId) throw conflict(NO_ORGANIZATION);
-  if (input.name === undefined) bag.add('name', 'is required');
-  if (input.key === undefined) bag.add('key', 'is required');
-  const source = selectSource(input, organizationId, ctx.sources, { projectsEnabled: ctx.projectsEnabled, currentSourceId: null }, bag);
-  if (source === undefined) bag.add('source', 'is required: send source {type, id}, source_type and source_id, or database_id');
+  // A field already reported (sent but broken) is not also "required".
+  if (input.name === undefined && !bag.has('name')) bag.add('name', 'is required');
+  if (input.key === undefined && !bag.has('key')) bag.add('key', 'is required');
+  const source = selectSource(input, organizationId, ctx.sources, { projectsEnabled: ctx.projectsEnabled, keptProjectId: null }, bag);
+  if (source === undefined && !SOURCE_FIELDS.some((field) => bag.has(field))) {
+    bag.add('source', 'is required: send source {type, id}, source_type and source_id, or database_id');
+  }
   const groupId = checkGroup(ctx, organizationId, input.group_id, bag);
   const granularity = checkGranularity(input.default_granularity, source ?? null, bag);
   const payload = input.payload === undefined ? {} : normalizePayload(input.payload, bag);
@@ -109,7 +112,8 @@ export function updateDashboard(
   bag: ErrorBag,
 ): Dashboard {
   const organizationId = current.organizationId;
-  const options = { projectsEnabled: ctx.projectsEnabled, currentSourceId: current.sourceId };
+  const keptProjectId = current.sourceType === 'project' ? current.sourceId : null;
+  const options = { projectsEnabled: ctx.projectsEnabled, keptProjectId };
   const selected = selectSource(input, organizationId, ctx.sources, options, bag);
   const source = selected === undefined ? ctx.sources.byId(current.sourceId) ?? null : selected;
   const groupId = checkGroup(ctx, organizationId, input.group_id, bag);

@@ -40,6 +40,13 @@ export class ErrorBag {
     for (const issue of issues) this.add(issueField(prefix, issue), issueMessage(issue));
   }
 
+  /** True when an error was recorded for `field` or anything inside it (`source` covers `source.id`). */
+  has(field: string): boolean {
+    return Object.keys(this.fields).some(
+      (name) => name === field || name.startsWith(`${field}.`) || name.startsWith(`${field}[`),
+    );
+  }
+
   get empty(): boolean {
     return Object.keys(this.fields).length === 0;
   }

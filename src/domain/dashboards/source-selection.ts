@@ -36,7 +36,7 @@ function collectChoices(fields: SourceFields, bag: ErrorBag): Choice[] {
     choices.push({ type, id, idField: 'source_id', form: 'source_type and source_id' });
   } else if (type !== undefined) {
     bag.add('source_id', 'is required with source_type');
-  } else if (id !== undefined) {
+  } else if (id !== undefined && !bag.has('source_type')) {
     bag.add('source_type', 'is required with source_id');
   }
   if (typeof fields.database_id === 'string') {
@@ -50,13 +50,17 @@ const sameSource = (a: Choice, b: Choice) =>
 
 /**
  * The source the fields name: undefined when they name none; null when they name one that cannot
- * be used (the reason is in `bag`). `currentSourceId` is the dashboard's source on an update.
+ * be used (the reason is in `bag`). `keptProjectId`: the project an updated dashboard already reads,
+ * which stays selectable when projects are disabled.
  */
+/** The fields that choose a source; an error in any of them stands for "a source was sent". */
+export const SOURCE_FIELDS = ['source', 'source_type', 'source_id', 'database_id'] as const;
+
 export function selectSource(
   fields: SourceFields,
   organizationId: string,
   sources: SourceLookup,
-  options: { projectsEnabled: boolean; currentSourceId: string | null },
+  options: { projectsEnabled: boolean; keptProjectId: string | null },
   bag: ErrorBag,
 ): Source | null | undefined {
   const choices = collectChoices(fields, bag);
@@ -68,7 +72,7 @@ export function selectSource(
     return null;
   }
   const id = normalizeId(choice.id);
-  if (choice.type === 'project' && !options.projectsEnabled && id !== options.currentSourceId) {
+  if (choice.type === 'project' && !options.projectsEnabled && id !== options.keptProjectId) {
     bag.add('source_type', 'projects are disabled for this deployment');
     return null;
   }

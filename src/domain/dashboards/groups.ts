@@ -27,7 +27,7 @@ export function findGroup(ctx: DashboardsContext, auth: Auth, rawId: string): Da
 export function createGroup(ctx: DashboardsContext, auth: Auth, input: GroupInput, bag: ErrorBag): DashboardGroup {
   const organizationId = auth.organizationId;
   if (!organizationId) throw conflict(NO_ORGANIZATION);
-  if (input.name === undefined) bag.add('name', 'is required');
+  if (input.name === undefined && !bag.has('name')) bag.add('name', 'is required');
   bag.throwIfAny();
   const now = ctx.now();
   return ctx.dashboards.transaction(() => {

@@ -1,0 +1,109 @@
+// The embedded metric store of project sources, inside the service's own database (tables from
+// migration 002). One row per bucket holding the bucket's nested values as the JSON text GET
+// serves, so a year of hourly buckets reads as 8,760 short rows with no parsing; writes read,
+// modify and rewrite each touched bucket once per group commit. docs/storage.md has the measured
+// comparison with one row per leaf.
+import type { Db } from '../storage/db';
+import { inTransaction } from '../storage/db';
+import { PathSplitter, applyBucketOps, parseTree } from '../domain/metrics/leaves';
+import type { KeyWrites, MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+
+const SERIES_CACHE_LIMIT = 100_000;
+const seriesName = (sourceId: string, key: string, granularity: string) => `${sourceId}\u0000${key}\u0000${granularity}`;
+
+function statements(db: Db) {
+  return {
+    findSeries: db.prepare<[string, string, string], number>(
+      'SELECT id FROM metric_series WHERE source_id = ? AND key = ? AND granularity = ?',
+    ).pluck(),
+    addSeries: db.prepare('INSERT INTO metric_series (source_id, key, granularity) VALUES (?, ?, ?)'),
+    getBucket: db.prepare<[number, number], string>(
+      'SELECT data FROM metric_buckets WHERE series_id = ? AND bucket = ?',
+    ).pluck(),
+    putBucket: db.prepare(
+      'INSERT INTO metric_buckets (series_id, bucket, data) VALUES (?, ?, ?) ' +
+        'ON CONFLICT (series_id, bucket) DO UPDATE SET data = excluded.data',
+    ),
+    readRange: db.prepare<[number, number, number], [number, string]>(
+      'SELECT bucket, data FROM metric_buckets WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket',
+    ).raw(true),
+  };
+}
+
+export function createEmbeddedStore(db: Db): MetricStore {
+  const sql = statements(db);
+  const splitter = new PathSplitter();
+  // Series ids known to be committed. Ids created inside a transaction join only after its commit,
+  // so a rolled-back insert never leaves a dangling id here.
+  const seriesIds = new Map<string, number>();
+
+  function lookupSeries(name: string, ref: SeriesRef): number | undefined {
+    const cached = seriesIds.get(name);
+    if (cached !== undefined) return cached;
+    const found = sql.findSeries.get(ref.sourceId, ref.key, ref.granularity);
+    if (found !== undefined) remember(name, found);
+    return found;
+  }
+
+  function remember(name: string, id: number): void {
+    if (seriesIds.size >= SERIES_CACHE_LIMIT) seriesIds.clear();
+    seriesIds.set(name, id);
+  }
+
+  function applySource(sourceId: string, keys: KeyWrites, created: Map<string, number>): void {
+    for (const [key, granularities] of keys) {
+      for (const [granularity, buckets] of granularities) {
+        const name = seriesName(sourceId, key, granularity);
+        let id = created.get(name) ?? lookupSeries(name, { sourceId, key, granularity });
+        if (id === undefined) {
+          id = Number(sql.addSeries.run(sourceId, key, granularity).lastInsertRowid);
+          created.set(name, id);
+        }
+        for (const [startMs, ops] of buckets) {
+          const bucket = Math.floor(startMs / 1000);
+          const tree = parseTree(sql.getBucket.get(id, bucket));
+          applyBucketOps(tree, ops, splitter);
+          sql.putBucket.run(id, bucket, JSON.stringify(tree));
+        }
+      }
+    }
+  }
+
+  return {
+    kind: 'embedded',
+
+    setup(): SetupResult {
+      return { status: 'ready', message: 'embedded store (tables created by the service migrations)' };
+    },
+
+    apply(writes: WriteSet): void {
+      const created = new Map<string, number>();
+      inTransaction(db, () => {
+        for (const [sourceId, keys] of writes.sources) applySource(sourceId, keys, created);
+      });
+      for (const [name, id] of created) remember(name, id);
+    },
+
+    read(ref: SeriesRef, bucketStartsMs: readonly number[]): string[] {
+      const out = new Array<string>(bucketStartsMs.length).fill('{}');
+      if (bucketStartsMs.length === 0) return out;
+      const id = lookupSeries(seriesName(ref.sourceId, ref.key, ref.granularity), ref);
+      if (id === undefined) return out;
+      const first = Math.floor(bucketStartsMs[0]! / 1000);
+      const last = Math.floor(bucketStartsMs[bucketStartsMs.length - 1]! / 1000);
+      // Rows and bucket starts are both ascending: walk them together.
+      let i = 0;
+      for (const [bucket, data] of sql.readRange.all(id, first, last)) {
+        const ms = bucket * 1000;
+        while (i < bucketStartsMs.length && bucketStartsMs[i]! < ms) i++;
+        if (i === bucketStartsMs.length) break;
+        if (bucketStartsMs[i] === ms) out[i] = data;
+      }
+      return out;
+    },
+
+    close(): void {
+      seriesIds.clear();
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// The one interface every metric store implements (the embedded store for projects, the
+// Trifle::Stats layouts for database sources), and the merged write set the write queue hands it.
+//
+// A write set is the group commit of many points: per source, metric key, granularity and bucket,
+// the pending operation of every leaf path. A store applies a whole write set in one transaction,
+// so a flush either commits every point merged into it or none.
+
+/** Pending operations of one bucket, by dot path. */
+export interface BucketOps {
+  /** amounts to add to the stored leaf (track) */
+  add: Map<string, number>;
+  /** values that replace the stored leaf (assert); tracks merged after an assert add to it here */
+  set: Map<string, number> | null;
+}
+
+/** Bucket start (epoch ms) -> operations. */
+export type SeriesWrites = Map<number, BucketOps>;
+
+/** Metric key -> granularity text -> buckets. */
+export type KeyWrites = Map<string, Map<string, SeriesWrites>>;
+
+/** Source id -> its writes. One write set per store per flush. */
+export interface WriteSet {
+  sources: Map<string, KeyWrites>;
+}
+
+/** One series of a source: the unit a read addresses. */
+export interface SeriesRef {
+  sourceId: string;
+  key: string;
+  /** granularity text, the series' name (`60m` and `1h` are different series) */
+  granularity: string;
+}
+
+export interface SetupResult {
+  status: 'ready';
+  message: string;
+}
+
+export interface MetricStore {
+  /** `embedded`, `sqlite`, ... (for logs and errors) */
+  readonly kind: string;
+  /** Creates the store's tables/indexes (idempotent). Throws an Error meant for the client. */
+  setup(): SetupResult;
+  /** Applies a whole write set in one transaction; on a throw nothing of it is stored. */
+  apply(writes: WriteSet): void;
+  /**
+   * The values of each bucket (ascending starts, epoch ms) as the JSON text of the nested map
+   * served to clients: `{}` for an empty bucket, numeric leaves only.
+   */
+  read(series: SeriesRef, bucketStartsMs: readonly number[]): string[];
+  close(): void;
+}
+
+export function emptyWriteSet(): WriteSet {
+  return { sources: new Map() };
+}

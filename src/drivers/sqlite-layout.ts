@@ -1,0 +1,93 @@
+// The Trifle::Stats 2.x sqlite layouts, per identifier mode (the libraries' `joined_identifier`):
+//   full       key = "<key>::<granularity>::<bucket start, epoch seconds>"; columns key, data
+//   partial    key = "<key>::<granularity>", at = bucket start; columns key, at, data
+//   separated  key, granularity, at = bucket start; columns key, granularity, at, data
+// `at` is UTC RFC 3339 to the second (`2025-01-01T10:00:00Z`); the libraries also read the
+// `.000000Z` spelling, and so does this driver. `data` is a JSON object of dot paths -> numbers.
+//
+// Writes keep rows flat: each leaf is set through a quoted single-member JSON path (`$."a.b"`).
+// A leaf that an older writer nested (`{"a":{"b":1}}`, what an unquoted `$.a.b` path produces) is
+// read as the starting value and moved to the flat spelling by the same statement.
+import type { IdentifierMode } from '../domain/sqlite-setup';
+
+export const SEPARATOR = '::';
+
+interface ModeSql {
+  /** identity columns, in the order identity() returns their values */
+  columns: string[];
+  identity(key: string, granularity: string, startMs: number): unknown[];
+  /** selects (at-or-key, data) rows of one series over a range; parameters from rangeParams */
+  range: string;
+  rangeParams(key: string, granularity: string, startsMs: readonly number[]): unknown[];
+}
+
+/** UTC RFC 3339 to the second, the `at` spelling the libraries write. */
+export function formatAt(ms: number): string {
+  return `${new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19)}Z`;
+}
+
+/** `at` bounds that include every spelling of the first and last bucket starts (text order). */
+function atBounds(startsMs: readonly number[]): [string, string] {
+  const first = formatAt(startsMs[0]!).slice(0, 19);
+  const last = formatAt(startsMs[startsMs.length - 1]!);
+  return [first, last];
+}
+
+export const MODES: Record<IdentifierMode, ModeSql> = {
+  full: {
+    columns: ['key'],
+    identity: (key, g, ms) => [`${key}${SEPARATOR}${g}${SEPARATOR}${Math.floor(ms / 1000)}`],
+    range: 'SELECT key, data FROM trifle_stats WHERE key IN (SELECT value FROM json_each(?))',
+    rangeParams: (key, g, starts) =>
+      [JSON.stringify(starts.map((ms) => `${key}${SEPARATOR}${g}${SEPARATOR}${Math.floor(ms / 1000)}`))],
+  },
+  partial: {
+    columns: ['key', 'at'],
+    identity: (key, g, ms) => [`${key}${SEPARATOR}${g}`, formatAt(ms)],
+    range: 'SELECT at, data FROM trifle_stats WHERE key = ? AND at >= ? AND at <= ?',
+    rangeParams: (key, g, starts) => [`${key}${SEPARATOR}${g}`, ...atBounds(starts)],
+  },
+  separated: {
+    columns: ['key', 'granularity', 'at'],
+    identity: (key, g, ms) => [key, g, formatAt(ms)],
+    range: 'SELECT at, data FROM trifle_stats WHERE key = ? AND granularity = ? AND at >= ? AND at <= ?',
+    rangeParams: (key, g, starts) => [key, g, ...atBounds(starts)],
+  },
+};
+
+/**
+ * Upserts of one leaf, with named parameters: @c0.. the identity columns, @leaf the dot path,
+ * @flat and @nested its two JSON path spellings, @value.
+ */
+export function leafStatements(mode: IdentifierMode): { add: string; set: string } {
+  const { columns } = MODES[mode];
+  const names = columns.map((_, i) => `@c${i}`).join(', ');
+  const insert =
+    `INSERT INTO trifle_stats (${columns.join(', ')}, data) VALUES (${names}, json_object(@leaf, @value)) ` +
+    `ON CONFLICT (${columns.join(', ')}) DO UPDATE SET data = `;
+  const start = "json_remove(COALESCE(data, '{}'), @nested)";
+  return {
+    add: `${insert}json_set(${start}, @flat, COALESCE(json_extract(data, @flat), json_extract(data, @nested), 0) + @value)`,
+    set: `${insert}json_set(${start}, @flat, @value)`,
+  };
+}
+
+/** `$."a.b"`: the whole dot path as one member. */
+export function flatPath(path: string): string {
+  return `$.${JSON.stringify(path)}`;
+}
+
+/** `$."a"."b"`: the dot path as nested members. */
+export function nestedPath(segments: readonly string[]): string {
+  return `$${segments.map((s) => `.${JSON.stringify(s)}`).join('')}`;
+}
+
+/** Integers bind as SQLite integers, so stored JSON keeps `1` rather than `1.0`. */
+export function bindNumber(value: number): number | bigint {
+  return Number.isSafeInteger(value) ? BigInt(value) : value;
+}
+
+/** The columns the layout of `mode` needs, in table order. */
+export function layoutColumns(mode: IdentifierMode): string[] {
+  return [...MODES[mode].columns, 'data'];
+}

@@ -1,0 +1,103 @@
+// The metrics engine: validation, merging, group commit and reads over the stores of all sources.
+// server.ts builds one per server (`deps.metrics`) and closes it on shutdown before the database.
+import type { Config } from '../../config';
+import { forbidden } from '../../errors';
+import type { Logger } from '../../lib/log';
+import type { Db } from '../../storage/db';
+import { createDriverRegistry } from '../../drivers';
+import { translateSqliteError } from '../../drivers/sqlite';
+import type { SetupResult } from '../../drivers/types';
+import type { Source } from '../types';
+import { parseBatch, parsePoint, type ValidPoint } from './ingest';
+import { PlanCache, mergePoints } from './merge';
+import type { SeriesData } from './query';
+import { type SeriesParams, type SeriesText, parseSeriesParams, parseSeriesValues, readSeriesText } from './series';
+import { createWriteQueue } from './write-queue';
+
+export interface MetricsEngineOptions {
+  db: Db;
+  config: Pick<Config, 'limits' | 'features'>;
+  log?: Logger;
+  /** better-sqlite3 native binding (single executable), used for sqlite source files */
+  nativeBinding?: unknown;
+}
+
+export interface MetricsEngine {
+  /** POST /api/v1/metrics: resolves once the point is committed. */
+  ingest(source: Source, body: unknown): Promise<void>;
+  /** POST /api/v1/metrics/batch: all points or none; resolves with the count once committed. */
+  ingestBatch(source: Source, body: unknown): Promise<number>;
+  /** GET /api/v1/metrics: `query` holds key (optional), from, to, granularity. */
+  series(source: Source, query: Record<string, unknown>): SeriesText;
+  /** The series of a query body (key required), parsed for the query maths. */
+  seriesData(source: Source, input: Record<string, unknown>): { params: SeriesParams; series: SeriesData };
+  /** Creates a database source's store layout (idempotent); throws an Error meant for the client. */
+  setup(source: Source): SetupResult;
+  /** Commits every pending write. */
+  flush(): Promise<void>;
+  /** Commits pending writes, refuses new ones and closes source files (not the service database). */
+  close(): Promise<void>;
+  readonly pendingPoints: number;
+}
+
+const INGEST_DISABLED = 'Metric ingestion is disabled: projects are disabled for this deployment';
+
+export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngine {
+  const { config } = options;
+  const drivers = createDriverRegistry({ db: options.db, nativeBinding: options.nativeBinding });
+  const plans = new PlanCache();
+  const queue = createWriteQueue({
+    maxPendingPoints: config.limits.writeQueueMaxPoints,
+    log: options.log,
+    translateError: translateSqliteError,
+  });
+
+  function write(source: Source, points: ValidPoint[]): Promise<void> {
+    const store = drivers.storeFor(source);
+    const plan = plans.get(source);
+    return queue.enqueue(store, points.length, (writes) => mergePoints(writes, plan, points));
+  }
+
+  function assertIngestEnabled(): void {
+    if (!config.features.projectsEnabled) throw forbidden(INGEST_DISABLED);
+  }
+
+  return {
+    async ingest(source, body) {
+      assertIngestEnabled();
+      await write(source, [parsePoint(body)]);
+    },
+
+    async ingestBatch(source, body) {
+      assertIngestEnabled();
+      const points = parseBatch(body);
+      await write(source, points);
+      return points.length;
+    },
+
+    series(source, query) {
+      const params = parseSeriesParams(source, query, { keyRequired: false });
+      return readSeriesText(drivers.storeFor(source), source, params);
+    },
+
+    seriesData(source, input) {
+      const params = parseSeriesParams(source, input, { keyRequired: true });
+      return { params, series: parseSeriesValues(readSeriesText(drivers.storeFor(source), source, params)) };
+    },
+
+    setup(source) {
+      return drivers.storeFor(source).setup();
+    },
+
+    flush: () => queue.flush(),
+
+    async close() {
+      await queue.close();
+      drivers.close();
+    },
+
+    get pendingPoints() {
+      return queue.pendingPoints;
+    },
+  };
+}

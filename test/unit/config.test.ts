@@ -1,0 +1,177 @@
+// Configuration: defaults -> TOML -> SERVICE_* env -> flags, and every bad value names its key.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CONFIG_KEYS, ConfigError, loadConfig } from '../../src/config';
+
+const dirs: string[] = [];
+function tempDir(toml?: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-config-'));
+  dirs.push(dir);
+  if (toml !== undefined) writeFileSync(path.join(dir, 'config.toml'), toml);
+  return dir;
+}
+
+function configError(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`);
+    return err.message;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+describe('config', () => {
+  after(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('defaults, with paths resolved against the working directory', () => {
+    const cwd = tempDir();
+    const config = loadConfig({ env: {}, cwd });
+    assert.deepEqual(config, {
+      server: { host: '127.0.0.1', port: 4000 },
+      storage: { dataDir: path.join(cwd, 'data') },
+      deployment: { mode: 'self_hosted' },
+      features: { projectsEnabled: true, registrationEnabled: true },
+      limits: { maxBodyBytes: 1_048_576, sqliteUploadMaxBytes: 104_857_600, writeQueueMaxPoints: 100_000 },
+      sources: { sqliteRoot: path.join(cwd, 'data', 'sources') },
+      log: { level: 'info' },
+    });
+  });
+
+  test('the config object is frozen all the way down', () => {
+    const config = loadConfig({ env: {}, cwd: tempDir() });
+    assert.ok(Object.isFrozen(config));
+    assert.ok(Object.isFrozen(config.server));
+    assert.throws(() => {
+      (config.server as { port: number }).port = 1;
+    }, TypeError);
+  });
+
+  test('./config.toml is read when present; every section and native TOML types', () => {
+    const cwd = tempDir(`
+[server]
+host = "0.0.0.0"
+port = 8080
+[storage]
+data_dir = "state"
+[deployment]
+mode = "saas"
+[features]
+projects_enabled = false
+registration_enabled = false
+[limits]
+max_body_bytes = 2048
+sqlite_upload_max_bytes = 4096
+write_queue_max_points = 10
+[sources]
+sqlite_root = "/srv/sqlite"
+[log]
+level = "warn"
+`);
+    const config = loadConfig({ env: {}, cwd });
+    assert.deepEqual(config.server, { host: '0.0.0.0', port: 8080 });
+    assert.equal(config.storage.dataDir, path.join(cwd, 'state'));
+    assert.equal(config.deployment.mode, 'saas');
+    assert.deepEqual(config.features, { projectsEnabled: false, registrationEnabled: false });
+    assert.deepEqual(config.limits, { maxBodyBytes: 2048, sqliteUploadMaxBytes: 4096, writeQueueMaxPoints: 10 });
+    assert.equal(config.sources.sqliteRoot, '/srv/sqlite');
+    assert.equal(config.log.level, 'warn');
+  });
+
+  test('--config names the file (relative to the working directory) instead of ./config.toml', () => {
+    const cwd = tempDir('[server]\nport = 1111\n');
+    writeFileSync(path.join(cwd, 'other.toml'), '[server]\nport = 2222\n');
+    assert.equal(loadConfig({ env: {}, cwd, configFile: 'other.toml' }).server.port, 2222);
+    assert.equal(loadConfig({ env: {}, cwd }).server.port, 1111);
+  });
+
+  test('precedence: defaults < TOML < environment < flags; an empty variable counts as unset', () => {
+    const cwd = tempDir('[server]\nport = 5000\nhost = "10.0.0.1"\n');
+    const env = { SERVICE_PORT: '6000' };
+    assert.equal(loadConfig({ env: {}, cwd }).server.port, 5000);
+    assert.equal(loadConfig({ env, cwd }).server.port, 6000);
+    assert.equal(loadConfig({ env, cwd, flags: { 'server.port': '7000' } }).server.port, 7000);
+    assert.equal(loadConfig({ env: { SERVICE_PORT: '' }, cwd }).server.port, 5000);
+    assert.equal(loadConfig({ env, cwd }).server.host, '10.0.0.1');
+    assert.equal(loadConfig({ env: { SERVICE_HOST: '::1' }, cwd }).server.host, '::1');
+    const data = loadConfig({ env: { SERVICE_DATA_DIR: 'env-data' }, cwd, flags: { 'storage.data_dir': 'flag-data' } });
+    assert.equal(data.storage.dataDir, path.join(cwd, 'flag-data'));
+    assert.equal(data.sources.sqliteRoot, path.join(cwd, 'flag-data', 'sources'));
+  });
+
+  test('port 0 is allowed (pick a free port)', () => {
+    assert.equal(loadConfig({ env: { SERVICE_PORT: '0' }, cwd: tempDir() }).server.port, 0);
+  });
+
+  test('SERVICE_* booleans: 1,true,yes,on / 0,false,no,off in any case', () => {
+    const cwd = tempDir();
+    for (const raw of ['1', 'true', 'yes', 'on', 'TRUE', ' On ', 'Yes']) {
+      assert.equal(loadConfig({ env: { SERVICE_PROJECTS_ENABLED: raw }, cwd }).features.projectsEnabled, true, raw);
+    }
+    for (const raw of ['0', 'false', 'no', 'off', 'FALSE', 'No', ' OFF']) {
+      assert.equal(loadConfig({ env: { SERVICE_REGISTRATION_ENABLED: raw }, cwd }).features.registrationEnabled, false, raw);
+    }
+  });
+
+  test('every bad value from the environment stops with a message naming the key and the variable', () => {
+    const bad: Record<string, string[]> = {
+      'server.host': ['   '],
+      'server.port': ['abc', '70000', '-1', '1.5', '65536'],
+      'storage.data_dir': [' '],
+      'deployment.mode': ['cloud', 'SAAS'],
+      'features.projects_enabled': ['maybe', '2'],
+      'features.registration_enabled': ['enabled'],
+      'limits.max_body_bytes': ['1023', 'big', '-5'],
+      'limits.sqlite_upload_max_bytes': ['10', '1e9'],
+      'limits.write_queue_max_points': ['0', 'many'],
+      'sources.sqlite_root': ['  '],
+      'log.level': ['verbose'],
+    };
+    const cwd = tempDir();
+    for (const def of CONFIG_KEYS) {
+      const values = bad[def.key];
+      assert.ok(values, `a bad value is listed for ${def.key}`);
+      for (const value of values) {
+        const message = configError(() => loadConfig({ env: { [def.env]: value }, cwd }));
+        assert.ok(message.includes(def.key), `${def.key}=${value}: ${message}`);
+        assert.ok(message.includes(def.env), `${def.env}=${value}: ${message}`);
+      }
+    }
+  });
+
+  test('bad values in TOML and flags name the key too', () => {
+    const cwd = tempDir('[server]\nport = "http"\n');
+    assert.match(configError(() => loadConfig({ env: {}, cwd })), /server\.port \(config file\)/);
+    const bool = tempDir('[features]\nprojects_enabled = "perhaps"\n');
+    assert.match(configError(() => loadConfig({ env: {}, cwd: bool })), /features\.projects_enabled/);
+    const host = tempDir('[server]\nhost = ""\n');
+    assert.match(configError(() => loadConfig({ env: {}, cwd: host })), /server\.host/);
+    const list = tempDir('[limits]\nmax_body_bytes = [1, 2]\n');
+    assert.match(configError(() => loadConfig({ env: {}, cwd: list })), /limits\.max_body_bytes/);
+    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir(), flags: { 'server.port': 'x' } })), /server\.port \(flag\)/);
+  });
+
+  test('unknown TOML keys, invalid TOML and a missing file are refused by name', () => {
+    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[server]\nhots = "x"\n') })), /unknown config key server\.hots/);
+    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[cache]\nsize = 1\n') })), /unknown config key cache\.size/);
+    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('port = 4000\n') })), /unknown config key port/);
+    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[server\nport = 1') })), /not valid TOML/);
+    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir(), configFile: 'missing.toml' })), /cannot read config file .*missing\.toml/);
+  });
+
+  test('config.example.toml loads and documents every key with its variable', () => {
+    const example = path.join(import.meta.dirname, '..', '..', 'config.example.toml');
+    const text = readFileSync(example, 'utf8');
+    loadConfig({ env: {}, cwd: tempDir(), configFile: example });
+    for (const def of CONFIG_KEYS) {
+      const name = def.key.split('.')[1]!;
+      assert.ok(text.includes(name), `${def.key} documented`);
+      assert.ok(text.includes(def.env), `${def.env} documented`);
+    }
+  });
+});

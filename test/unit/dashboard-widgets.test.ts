@@ -47,6 +47,13 @@ describe('payload and grid', () => {
     ]);
   });
 
+  test('object keys that could reach a prototype are dropped from widgets', () => {
+    const payload = JSON.parse('{"grid":[{"id":"a","type":"text","__proto__":{"p":1},"constructor":2,"prototype":3,"ui":4}]}');
+    const [widget] = check(payload).output.grid as Record<string, unknown>[];
+    assert.deepEqual(Object.keys(widget!), ['id', 'type', 'title', 'x', 'y', 'w', 'h', 'subtitle', 'alignment', 'ui']);
+    assert.equal(Object.getPrototypeOf(widget), Object.prototype);
+  });
+
   test('every type accepts its documented fields', () => {
     const grid = [
       kpi({ subtype: 'goal', goal_target: 100 }),

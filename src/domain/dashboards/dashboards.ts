@@ -80,27 +80,35 @@ export function createDashboard(ctx: DashboardsContext, auth: Auth, input: Dashb
   bag.throwIfAny();
   const chosen = source!;
   const now = ctx.now();
+  const dashboard: Dashboard = {
+    id: newId(),
+    organizationId,
+    userId: auth.userId,
+    ...sourceColumns(chosen),
+    groupId: groupId ?? null,
+    name: input.name!,
+    key: input.key!,
+    visibility: input.visibility ?? true,
+    locked: input.locked ?? false,
+    position: input.position ?? -1,
+    defaultTimeframe: input.default_timeframe ?? chosen.defaultTimeframe,
+    defaultGranularity: granularity ?? chosen.defaultGranularity,
+    payload,
+    segments,
+    insertedAt: now,
+    updatedAt: now,
+  };
+  return insertDashboard(ctx, dashboard, input.position === undefined);
+}
+
+/** Inserts; `atEnd` places it at last + 1 (hidden dashboards count) in the same transaction. */
+function insertDashboard(ctx: DashboardsContext, dashboard: Dashboard, atEnd: boolean): Dashboard {
   return ctx.dashboards.transaction(() => {
-    const dashboard: Dashboard = {
-      id: newId(),
-      organizationId,
-      userId: auth.userId,
-      ...sourceColumns(chosen),
-      groupId: groupId ?? null,
-      name: input.name!,
-      key: input.key!,
-      visibility: input.visibility ?? true,
-      locked: input.locked ?? false,
-      position: input.position ?? (ctx.dashboards.lastPosition(organizationId) ?? 0) + 1,
-      defaultTimeframe: input.default_timeframe ?? chosen.defaultTimeframe,
-      defaultGranularity: granularity ?? chosen.defaultGranularity,
-      payload,
-      segments,
-      insertedAt: now,
-      updatedAt: now,
-    };
-    ctx.dashboards.insert(dashboard);
-    return dashboard;
+    const placed = atEnd
+      ? { ...dashboard, position: (ctx.dashboards.lastPosition(dashboard.organizationId) ?? 0) + 1 }
+      : dashboard;
+    ctx.dashboards.insert(placed);
+    return placed;
   });
 }
 

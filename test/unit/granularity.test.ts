@@ -280,6 +280,7 @@ describe('bucketRange and countBuckets', () => {
 
   test('from after to gives no buckets', () => {
     assert.deepEqual(bucketRange(day('12:00:00'), day('10:00:00'), gran('1h'), UTC, 10), []);
+    assert.deepEqual(bucketRange(day('10:45:00'), day('10:15:00'), gran('1h'), UTC, 10), []);
     assert.equal(countBuckets(day('12:00:00'), day('10:00:00'), gran('1h'), UTC, 10), 0);
   });
 });

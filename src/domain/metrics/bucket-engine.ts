@@ -19,7 +19,7 @@ const OFFSET_MARGIN_MS = 16 * HOUR_MS;
 const MAX_STEPS = 8;
 
 export class BucketEngine {
-  readonly clock: ZoneClock;
+  private readonly clock: ZoneClock;
   private readonly g: Granularity;
   private readonly beginningOfWeek: number;
   private readonly subDay: boolean;
@@ -48,12 +48,13 @@ export class BucketEngine {
     return this.subDay ? this.nextSubDay(start) : this.nextDayOrLarger(start);
   }
 
-  /** Wall-clock boundary at or before the local time of `t` (offset given). */
-  wallFloor(wall: number): number {
+  /** Segment boundary at or before a local wall-clock time. */
+  private wallFloor(wall: number): number {
     return floorWall(wall, this.g, this.beginningOfWeek);
   }
 
-  wallNext(boundary: number): number {
+  /** Segment boundary after a boundary, on the wall clock. */
+  private wallNext(boundary: number): number {
     return nextBoundaryWall(boundary, this.g, this.beginningOfWeek);
   }
 

@@ -1,31 +1,33 @@
-// Granularities and time buckets (SPEC 5.1). Pure functions; time zones come from luxon.
+// Granularities and time buckets (SPEC 5.1). Pure functions.
 //
 // Flooring happens on the calendar's local wall clock: segments restart at each parent unit
 // (Ns in the minute, Nm in the hour, Nh in the day, Nd by day of year, Nw from the first week start
 // of the year with the days before it in a bucket from 1 January, Nmo from January, Nq in 3N-month
-// steps from January, Ny = floor(year / N) * N). Day and larger steps move by calendar date.
+// steps from January, Ny = floor(year / N) * N). Calendar steps are done on local dates (never as
+// 86,400 s); the zone's UTC offset at each instant comes from luxon (zone-clock.ts).
 //
-// Daylight saving time and other offset changes:
+// Daylight saving time and other offset changes (DST decisions):
 // - s, m, h: a bucket starts at every instant whose local clock reads a segment boundary. On fall
 //   back the repeated hour is read twice, so 1h gives two buckets at 02:00 (+02:00, then +01:00):
 //   real elapsed hours, none missing or doubled. A boundary skipped by spring forward gives no
 //   bucket; if the jump passes a boundary in the middle of a segment (2h in New York: 00:00 ->
 //   02:00 is skipped), the bucket starts at the jump and is labelled with the time after it
 //   (03:00-04:00). A segment that the fall back re-enters without reading a boundary (5h: 00:00 to
-//   05:00) is one longer bucket (6 real hours). Zones with :30 or :45 offsets floor to local hour
-//   starts.
-// - d, w, mo, q, y: a bucket starts where the local clock first reaches its local midnight, and
-//   runs to the first reach of the next boundary: a 23- or 25-hour day is one bucket. Where midnight
-//   itself is skipped (e.g. America/Santiago), the day starts at the jump (01:00 local).
-// - Every bucket is a contiguous real-time interval [start, next start); floor is monotonic; ranges
-//   strictly increase. Output labels carry the zone's offset at the bucket's start instant.
-// - Time zones: IANA names luxon knows, letter case ignored as luxon and ICU do ('utc' = 'UTC');
-//   fixed offsets such as '+01:00' and abbreviations luxon rejects are refused.
+//   05:00) stays one longer bucket (6 real hours). :30 and :45 zones floor to local hour starts.
+// - d, w, mo, q, y: a bucket starts where the local clock first reaches its boundary (local
+//   midnight of its first day) and runs to the first reach of the next one: a 23- or 25-hour day is
+//   one bucket, also when clocks go back at midnight (Asia/Beirut: the repeated 23:00 hour stays in
+//   the day already open). Where midnight itself is skipped (America/Santiago), the day starts at
+//   the jump, labelled 01:00.
+// - Every bucket is a contiguous real-time interval [start, next start): floor is monotonic and
+//   ranges strictly increase. Labels carry the zone's offset at the bucket's start instant.
+// - Time zones: IANA names luxon knows; letter case is ignored as luxon and ICU do ('utc' = 'UTC').
+//   Fixed offsets ('+01:00') and luxon's non-IANA spellings ('local', 'UTC+1') are refused.
 
 import { formatTimestamp } from '../../lib/time';
 import { BucketEngine } from './bucket-engine';
 import { nominalMaxMs } from './calendar';
-import { offsetMinutes, resolveZone } from './zone-clock';
+import { isIanaZone, offsetMinutes, resolveZone } from './zone-clock';
 
 export type GranularityUnit = 's' | 'm' | 'h' | 'd' | 'w' | 'mo' | 'q' | 'y';
 export interface Granularity {
@@ -40,7 +42,7 @@ export interface Calendar {
 }
 
 /** Largest N accepted in a granularity ("100000s"); anything bigger is refused as absurd. */
-export const MAX_GRANULARITY_N = 100_000;
+const MAX_GRANULARITY_N = 100_000;
 const GRANULARITY = /^(\d{1,6})(s|m|h|d|w|mo|q|y)$/;
 const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+\-/]{0,63}$/;
 
@@ -54,7 +56,7 @@ export function parseGranularity(text: unknown): Granularity | null {
 }
 
 export function isValidTimeZone(zone: unknown): boolean {
-  return typeof zone === 'string' && ZONE_NAME.test(zone) && resolveZone(zone) !== null;
+  return typeof zone === 'string' && ZONE_NAME.test(zone) && isIanaZone(zone);
 }
 
 export function floorToBucket(atMs: number, g: Granularity, cal: Calendar): number {
@@ -67,7 +69,10 @@ export function nextBucket(bucketStartMs: number, g: Granularity, cal: Calendar)
   return engine.next(engine.floor(bucketStartMs));
 }
 
-/** Bucket starts from floor(from) through floor(to), both included; null when over maxBuckets. */
+/**
+ * Bucket starts from floor(from) through floor(to), both included, oldest first; [] when from is
+ * after to; null when there are more than maxBuckets (found without walking past the limit).
+ */
 export function bucketRange(
   fromMs: number,
   toMs: number,
@@ -77,6 +82,7 @@ export function bucketRange(
 ): number[] | null {
   const engine = new BucketEngine(g, cal);
   const starts: number[] = [];
+  if (!(toMs >= fromMs)) return starts;
   const last = engine.floor(toMs);
   for (let start = engine.floor(fromMs); start <= last; start = engine.next(start)) {
     if (starts.length >= maxBuckets) return null;

@@ -14,15 +14,20 @@ import { DAY_MS, MINUTE_MS, SECOND_MS } from './calendar';
 
 const MAX_CACHED_DAYS = 8_192;
 
+/** Whether luxon knows `name` as an IANA zone; luxon's other spellings ('local', 'UTC+1') are not. */
+export function isIanaZone(name: string): boolean {
+  return IANAZone.isValidZone(name); // not cached by luxon: unknown names leave nothing behind
+}
+
 /**
- * Resolves an IANA zone name through luxon, or null when luxon does not know it. Only IANA names:
- * luxon's other spellings ('local', 'system', 'UTC+1') are refused. UTC comes back as luxon's fixed
- * zone so the clock can skip look-ups.
+ * Resolves an already validated IANA zone name through luxon's zone cache (cheap after the first
+ * call), or null when it is not one. UTC comes back as luxon's fixed zone, so the clock skips look-ups.
  */
 export function resolveZone(timeZone: string): Zone | null {
-  if (!IANAZone.isValidZone(timeZone)) return null;
+  const zone = IANAZone.create(timeZone);
+  if (!zone.isValid) return null;
   const normalized = Info.normalizeZone(timeZone);
-  return normalized.isUniversal ? normalized : IANAZone.create(timeZone);
+  return normalized.isUniversal ? normalized : zone;
 }
 
 /** Offset in whole minutes at `ms`; 0 outside the range the zone data covers. */

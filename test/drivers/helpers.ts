@@ -1,0 +1,103 @@
+// Shared by the driver suites: stores on temp dirs and a compact way to write write sets.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabase, type Db } from '../../src/storage/db';
+import { migrate } from '../../src/storage/migrations';
+import { createEmbeddedStore } from '../../src/drivers/embedded';
+import { createSqliteStore } from '../../src/drivers/sqlite';
+import type { IdentifierMode } from '../../src/domain/sqlite-setup';
+import { emptyWriteSet, type BucketOps, type MetricStore, type WriteSet } from '../../src/drivers/types';
+
+export interface StoreFixture {
+  name: string;
+  store: MetricStore;
+  dir: string;
+  /** sqlite stores: the source file */
+  file?: string;
+  /** embedded: the service database */
+  db?: Db;
+  dispose(): void;
+}
+
+export type Factory = { name: string; create(): StoreFixture };
+
+function tempDir(): string {
+  return mkdtempSync(path.join(os.tmpdir(), 'driver-test-'));
+}
+
+export const embeddedFactory: Factory = {
+  name: 'embedded',
+  create() {
+    const dir = tempDir();
+    const db = openDatabase(path.join(dir, 'service.db'));
+    migrate(db);
+    const store = createEmbeddedStore(db);
+    return {
+      name: 'embedded',
+      store,
+      dir,
+      db,
+      dispose() {
+        store.close();
+        db.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+export function sqliteFactory(mode: IdentifierMode): Factory {
+  return {
+    name: `sqlite (${mode})`,
+    create() {
+      const dir = tempDir();
+      const file = path.join(dir, 'sources', 'stats.sqlite');
+      const store = createSqliteStore({ file, mode });
+      return {
+        name: `sqlite (${mode})`,
+        store,
+        dir,
+        file,
+        dispose() {
+          store.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  };
+}
+
+export interface Op {
+  key: string;
+  granularity: string;
+  at: number;
+  add?: Record<string, number>;
+  set?: Record<string, number>;
+  sourceId?: string;
+}
+
+/** A write set from a flat list of bucket operations (source `s1` unless given). */
+export function writeSet(ops: Op[]): WriteSet {
+  const writes = emptyWriteSet();
+  for (const op of ops) {
+    const sourceId = op.sourceId ?? 's1';
+    let keys = writes.sources.get(sourceId);
+    if (!keys) writes.sources.set(sourceId, (keys = new Map()));
+    let grans = keys.get(op.key);
+    if (!grans) keys.set(op.key, (grans = new Map()));
+    let buckets = grans.get(op.granularity);
+    if (!buckets) grans.set(op.granularity, (buckets = new Map()));
+    const bucket: BucketOps = {
+      add: new Map(Object.entries(op.add ?? {})),
+      set: op.set ? new Map(Object.entries(op.set)) : null,
+    };
+    buckets.set(op.at, bucket);
+  }
+  return writes;
+}
+
+/** Reads one series and parses each bucket. */
+export function readParsed(store: MetricStore, key: string, granularity: string, starts: number[], sourceId = 's1'): unknown[] {
+  return store.read({ sourceId, key, granularity }, starts).map((text) => JSON.parse(text));
+}

@@ -1,0 +1,114 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { emptyWriteSet, type BucketOps, type WriteSet } from '../../src/drivers/types';
+import { parsePoint } from '../../src/domain/metrics/ingest';
+import { PathSplitter, applyBucketOps, nestLeaves, type Tree } from '../../src/domain/metrics/leaves';
+import { PlanCache, SYSTEM_KEY, mergePoints, planFor } from '../../src/domain/metrics/merge';
+
+const source = {
+  id: 'src-1',
+  timeZone: 'UTC',
+  beginningOfWeek: 1,
+  granularities: ['1m', '1h', '1d'],
+};
+const plan = planFor(source);
+const T = Date.UTC(2025, 2, 4, 10, 20, 30);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function point(body: Record<string, unknown>) {
+  return parsePoint({ key: 'orders', at: iso(T), ...body });
+}
+
+function opsOf(writes: WriteSet, key: string, granularity: string, bucket: number): BucketOps {
+  const ops = writes.sources.get(source.id)?.get(key)?.get(granularity)?.get(bucket);
+  assert.ok(ops, `no ops for ${key} ${granularity} ${iso(bucket)}`);
+  return ops;
+}
+
+/** The bucket's stored values after applying its ops to `stored`. */
+function after(ops: BucketOps, stored: Tree = {}): Tree {
+  applyBucketOps(stored, ops, new PathSplitter());
+  return stored;
+}
+
+describe('mergePoints', () => {
+  test('one bucket per granularity, floored; each point bumps the system key', () => {
+    const writes = emptyWriteSet();
+    mergePoints(writes, plan, [point({ values: { count: 1, amount: { net: 2.5 } } })]);
+    const minute = Date.UTC(2025, 2, 4, 10, 20);
+    const hour = Date.UTC(2025, 2, 4, 10);
+    const day = Date.UTC(2025, 2, 4);
+    for (const [g, bucket] of [['1m', minute], ['1h', hour], ['1d', day]] as const) {
+      assert.deepEqual(after(opsOf(writes, 'orders', g, bucket)), { count: 1, amount: { net: 2.5 } });
+      assert.deepEqual(after(opsOf(writes, SYSTEM_KEY, g, bucket)), { count: 1, keys: { orders: 1 } });
+    }
+  });
+
+  test('tracks add up across points and requests; buckets stay apart', () => {
+    const writes = emptyWriteSet();
+    mergePoints(writes, plan, [point({ values: { n: 1 } }), point({ values: { n: 2 } })]);
+    mergePoints(writes, plan, [point({ at: iso(T + 60_000), values: { n: 4 } })]);
+    assert.deepEqual(after(opsOf(writes, 'orders', '1m', Date.UTC(2025, 2, 4, 10, 20))), { n: 3 });
+    assert.deepEqual(after(opsOf(writes, 'orders', '1m', Date.UTC(2025, 2, 4, 10, 21))), { n: 4 });
+    assert.deepEqual(after(opsOf(writes, 'orders', '1h', Date.UTC(2025, 2, 4, 10))), { n: 7 });
+    assert.deepEqual(after(opsOf(writes, SYSTEM_KEY, '1h', Date.UTC(2025, 2, 4, 10))), { count: 3, keys: { orders: 3 } });
+  });
+
+  test('assert then track: the track adds to the asserted value; other stored leaves stay', () => {
+    const writes = emptyWriteSet();
+    mergePoints(writes, plan, [
+      point({ values: { level: 5 }, operation: 'assert' }),
+      point({ values: { level: 2, other: 1 } }),
+    ]);
+    const ops = opsOf(writes, 'orders', '1h', Date.UTC(2025, 2, 4, 10));
+    assert.deepEqual(after(ops, { level: 100, kept: 9 }), { level: 7, kept: 9, other: 1 });
+  });
+
+  test('track then assert: the assert replaces, earlier tracks included', () => {
+    const writes = emptyWriteSet();
+    mergePoints(writes, plan, [point({ values: { level: 2 } }), point({ values: { level: 5 }, operation: 'assert' })]);
+    assert.deepEqual(after(opsOf(writes, 'orders', '1h', Date.UTC(2025, 2, 4, 10)), { level: 100 }), { level: 5 });
+  });
+
+  test('untracked: values under the metric key, bookkeeping under keys.__untracked__', () => {
+    const writes = emptyWriteSet();
+    mergePoints(writes, plan, [point({ key: 'user.42', values: { n: 1 }, untracked: true }), point({ key: 'a.b', values: { n: 1 } })]);
+    const hour = Date.UTC(2025, 2, 4, 10);
+    assert.deepEqual(after(opsOf(writes, 'user.42', '1h', hour)), { n: 1 });
+    assert.deepEqual(after(opsOf(writes, SYSTEM_KEY, '1h', hour)), { count: 2, keys: { __untracked__: 1, a: { b: 1 } } });
+  });
+
+  test('granularities of another zone floor on its wall clock', () => {
+    const berlin = planFor({ ...source, id: 'src-2', timeZone: 'Europe/Berlin', granularities: ['1d'] });
+    const writes = emptyWriteSet();
+    mergePoints(writes, berlin, [point({ at: '2025-03-04T23:30:00Z', values: { n: 1 } })]);
+    const days = [...writes.sources.get('src-2')!.get('orders')!.get('1d')!.keys()];
+    assert.deepEqual(days.map(iso), ['2025-03-04T23:00:00.000Z']); // 5 March, 00:00 +01:00
+  });
+
+  test('PlanCache reuses a plan until the source settings change', () => {
+    const cache = new PlanCache();
+    assert.equal(cache.get(source), cache.get({ ...source }));
+    assert.notEqual(cache.get(source), cache.get({ ...source, timeZone: 'Europe/Berlin' }));
+  });
+});
+
+describe('stored values', () => {
+  const splitter = new PathSplitter();
+  test('a later map replaces a leaf and a later leaf replaces a map', () => {
+    const writes = emptyWriteSet();
+    mergePoints(writes, plan, [point({ values: { a: { b: 2 } } })]);
+    assert.deepEqual(after(opsOf(writes, 'orders', '1h', Date.UTC(2025, 2, 4, 10)), { a: 1 }), { a: { b: 2 } });
+    assert.deepEqual(nestLeaves([['x.y', 1], ['x', 2]], splitter), { x: 2 });
+  });
+
+  test('a segment named __proto__ is stored as data, never as a prototype', () => {
+    const tree = nestLeaves([['__proto__.polluted', 1]], splitter);
+    assert.equal(JSON.stringify(tree), '{"__proto__":{"polluted":1}}');
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    const stored = JSON.parse('{"__proto__":{"polluted":1}}') as Tree;
+    applyBucketOps(stored, { add: new Map([['__proto__.polluted', 2]]), set: null }, splitter);
+    assert.equal(JSON.stringify(stored), '{"__proto__":{"polluted":3}}');
+    assert.equal(Object.getPrototypeOf(stored), Object.prototype);
+  });
+});

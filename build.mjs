@@ -75,6 +75,7 @@ function betterSqlite3Addon() {
       fs.readFileSync(path.join(source, 'package.json')),
       fs.readFileSync(path.join(NODE_DIR, 'package.json')),
       fs.readFileSync(path.join(source, 'binding.gyp')),
+      HEADER_PATCH,
     ].join('\n'),
   ).slice(0, 16);
   const dir = path.join(BUILD, 'better-sqlite3-node24', key);
@@ -84,23 +85,50 @@ function betterSqlite3Addon() {
     return addon;
   }
   step(`natives: compiling better-sqlite3 for Node ${nodeVersion()} (about a minute)`);
-  const work = `${dir}.partial`;
+  const work = path.join(BUILD, `better-sqlite3-node24-${key}.partial`);
   fs.rmSync(work, { recursive: true, force: true });
   for (const entry of ['package.json', 'binding.gyp', 'src', 'deps', 'lib']) {
     fs.cpSync(path.join(source, entry), path.join(work, entry), { recursive: true });
   }
   const env = { ...process.env };
   delete env.npm_config_nodedir; // --nodedir below names the headers to build against
-  const args = [nodeGyp(), 'rebuild', '--release', `--nodedir=${NODE_DIR}`, '--jobs=max'];
+  const headers = patchedNodeHeaders();
+  const args = [nodeGyp(), 'rebuild', '--release', `--nodedir=${headers}`, '--jobs=max'];
   try {
     execFileSync(process.execPath, args, { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     process.stderr.write(`${err.stdout ?? ''}${err.stderr ?? ''}`);
     throw new Error('compiling better-sqlite3 failed (needs python3, make and a C++ compiler)');
+  } finally {
+    fs.rmSync(headers, { recursive: true, force: true });
   }
-  fs.rmSync(dir, { recursive: true, force: true });
+  if (fs.readFileSync(path.join(work, 'build', 'Release', 'better_sqlite3.node')).includes('RemoveEnvironmentCleanupHook')) {
+    throw new Error('better-sqlite3 still removes ObjectWrap cleanup hooks: it would abort in garbage collection');
+  }
+  fs.rmSync(path.dirname(dir), { recursive: true, force: true }); // builds for older inputs
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
   fs.renameSync(work, dir);
   return addon;
+}
+
+// Since Node 24.19 the header-only node::ObjectWrap adds an environment cleanup hook in its
+// constructor and removes it in its destructor. better-sqlite3 12 derives Statement and Database
+// from it, and V8 runs those destructors from garbage-collection callbacks with no context entered,
+// where removing the hook fails a CHECK and aborts the process (nodejs/node#65446; seen here as
+// `Assertion failed: (env) != nullptr` in about 3 of 10 starts). The addon is built against a copy
+// of the headers without those two calls, which is the ObjectWrap of Node 24.18 and earlier.
+const HEADER_PATCH = 'node_object_wrap.h without cleanup hooks';
+
+function patchedNodeHeaders() {
+  const dir = path.join(BUILD, 'node24-headers');
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.cpSync(path.join(NODE_DIR, 'include'), path.join(dir, 'include'), { recursive: true });
+  const header = path.join(dir, 'include', 'node', 'node_object_wrap.h');
+  const text = fs.readFileSync(header, 'utf8');
+  const patched = text.replace(/\n\s*AddCleanupHook\(\);/, '').replace(/\n\s*RemoveCleanupHook\(\);/, '');
+  if (patched === text) step('natives: node_object_wrap.h has no cleanup hooks to remove; headers used as they are');
+  fs.writeFileSync(header, patched);
+  return dir;
 }
 
 /** node-gyp as shipped inside npm (the one `npm install` uses). */

@@ -3,7 +3,7 @@
 // from a file, so on start each addon is written once to <dataDir>/native/<hash>/<name> (the data
 // directory, because temp folders are often mounted noexec) and loaded with process.dlopen.
 // Outside the executable (npm start, tests) loadNativeAddons returns {} and the packages load normally.
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Asset keys, shared with build.mjs. */
@@ -33,16 +33,27 @@ export function loadNativeAddons(dataDir: string): NativeAddons {
   const sea = seaModule();
   if (!sea) return {};
   const hashes = JSON.parse(sea.getAsset(NATIVE_MANIFEST_ASSET, 'utf8')) as Record<string, string>;
+  const nativeDir = path.join(path.resolve(dataDir), 'native');
+  const folders = new Set<string>();
   for (const [name, asset] of Object.entries(NATIVE_ASSETS) as [NativeName, string][]) {
-    if (loaded[name] !== undefined) continue;
     const hash = hashes[asset];
     if (!hash) throw new Error(`native addon ${asset} missing from the executable's manifest`);
-    const file = extractOnce(sea, asset, path.join(path.resolve(dataDir), 'native', hash.slice(0, 16)));
+    folders.add(hash.slice(0, 16));
+    if (loaded[name] !== undefined) continue;
+    const file = extractOnce(sea, asset, path.join(nativeDir, hash.slice(0, 16)));
     const mod = { exports: {} as unknown };
     process.dlopen(mod, file);
     loaded[name] = mod.exports;
   }
+  removeOtherVersions(nativeDir, folders);
   return { ...loaded };
+}
+
+/** Addons left by earlier versions of the executable are never loaded again. */
+function removeOtherVersions(nativeDir: string, keep: Set<string>): void {
+  for (const entry of readdirSync(nativeDir)) {
+    if (!keep.has(entry)) rmSync(path.join(nativeDir, entry), { recursive: true, force: true });
+  }
 }
 
 /** The addon loaded by loadNativeAddons, or undefined before that (or outside the executable). */

@@ -3,8 +3,11 @@
 const RFC3339 =
   /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
 }
 
 /**
@@ -31,7 +34,10 @@ export function parseTimestamp(input: unknown): number | null {
     if (oh > 23 || om > 59) return null;
     offsetMinutes = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
   }
-  const utc = Date.UTC(year, month - 1, day, hour, minute, second);
+  // Date.UTC maps years 0..99 to 1900..1999; setUTCFullYear does not.
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
+  date.setUTCFullYear(year);
+  const utc = date.getTime();
   return utc + Math.floor(fraction * 1000) - offsetMinutes * 60_000;
 }
 
@@ -43,7 +49,8 @@ const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
  */
 export function formatTimestamp(ms: number, offsetMinutes = 0): string {
   const d = new Date(Math.floor(ms / 1000) * 1000 + offsetMinutes * 60_000);
-  const date = `${d.getUTCFullYear()}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}`;
+  const year = String(d.getUTCFullYear()).padStart(4, '0');
+  const date = `${year}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}`;
   const time = `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}`;
   if (offsetMinutes === 0) return `${date}T${time}Z`;
   const sign = offsetMinutes < 0 ? '-' : '+';

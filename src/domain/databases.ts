@@ -103,7 +103,9 @@ export function setupDatabase(deps: Deps, auth: UserAuth, rawId: string): SetupR
   if (source.driver !== 'sqlite') throw invalidField('setup', `driver ${source.driver} is not yet supported`);
   let message: string;
   try {
-    const file = resolveSqlitePath(String(source.config.file_path), sqliteRoots(deps));
+    const stored = source.config.file_path;
+    if (typeof stored !== 'string') throw new Error('the source has no file_path');
+    const file = resolveSqlitePath(stored, sqliteRoots(deps));
     if (!file.ok) throw new Error(`file_path ${file.message}`);
     const mode = (source.config.identifier_mode ?? 'full') as IdentifierMode;
     message = setupSqliteStore(file.value, mode, deps.nativeBinding);

@@ -1,13 +1,7 @@
-// Bootstrap projects, source listing and source tokens; projects-disabled mode; organization isolation.
+// Bootstrap projects, source listing and source tokens.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../src/config';
-import { startServer, type RunningServer } from '../../src/server';
-import { createLogger } from '../../src/lib/log';
 import { request, signupWithOrganization, startTestServer, uniqueEmail, type Agent, type TestServer } from '../helpers/server';
 
 const PROJECTS = '/api/v1/bootstrap/projects';
@@ -231,120 +225,5 @@ describe('bootstrap sources listing and source tokens', () => {
     }
     const lone = await mint({ source_type: 'project', source_id: projectId }, await noOrgToken(server));
     assert.equal(lone.status, 404);
-  });
-});
-
-describe('organization isolation', () => {
-  let server: TestServer;
-  let a: Agent;
-  let b: Agent;
-  let aDatabase: string;
-  let aProject: string;
-  before(async () => {
-    server = await startTestServer();
-    a = await signupWithOrganization(server, 'Alpha');
-    b = await signupWithOrganization(server, 'Beta');
-    aProject = (await request(server, 'POST', PROJECTS, { name: 'A project' }, { token: a.userToken })).body.data.source.id;
-    const db = await request(server, 'POST', DATABASES, { display_name: 'A db', driver: 'sqlite', file_path: 'alpha.sqlite' }, { token: a.userToken });
-    aDatabase = db.body.data.source.id;
-    await request(server, 'POST', PROJECTS, { name: 'B project' }, { token: b.userToken });
-  });
-  after(() => server.stop());
-
-  test("listing shows only the organization's own sources", async () => {
-    const listA = (await request(server, 'GET', SOURCES, undefined, { token: a.userToken })).body.data;
-    const listB = (await request(server, 'GET', SOURCES, undefined, { token: b.userToken })).body.data;
-    assert.deepEqual(listA.projects.map((s: { display_name: string }) => s.display_name), ['A project']);
-    assert.deepEqual(listA.databases.map((s: { id: string }) => s.id), [aDatabase]);
-    assert.deepEqual(listB.projects.map((s: { display_name: string }) => s.display_name), ['B project']);
-    assert.deepEqual(listB.databases, []);
-  });
-
-  test("another organization's database cannot be set up (404) and gets no token (404)", async () => {
-    const setup = await request(server, 'POST', `${DATABASES}/${aDatabase}/setup`, undefined, { token: b.userToken });
-    assert.equal(setup.status, 404);
-    assert.deepEqual(setup.body, { errors: { detail: 'Not found' } });
-    for (const body of [
-      { source_type: 'database', source_id: aDatabase },
-      { source_type: 'project', source_id: aProject },
-    ]) {
-      const res = await request(server, 'POST', TOKENS, body, { token: b.userToken });
-      assert.equal(res.status, 404);
-    }
-    const status = server.deps.db.prepare('SELECT setup_status FROM sources WHERE id = ?').get(aDatabase) as { setup_status: string };
-    assert.equal(status.setup_status, 'pending');
-  });
-
-  test("another organization's sqlite file cannot be claimed by file_path", async () => {
-    const res = await request(server, 'POST', DATABASES, { display_name: 'steal', driver: 'sqlite', file_path: './alpha.sqlite' }, { token: b.userToken });
-    assert.equal(res.status, 422);
-    assert.deepEqual(res.body, { errors: { file_path: ['is already used by a source of another organization'] } });
-    const own = await request(server, 'POST', DATABASES, { display_name: 'again', driver: 'sqlite', file_path: 'alpha.sqlite' }, { token: a.userToken });
-    assert.equal(own.status, 201);
-  });
-});
-
-describe('projects disabled (SPEC section 7)', () => {
-  let dataDir: string;
-  let server: RunningServer;
-  let agent: Agent;
-  let projectId: string;
-  let databaseId: string;
-
-  const boot = (projectsEnabled: boolean) =>
-    startServer(
-      loadConfig({
-        env: { SERVICE_DATA_DIR: dataDir, SERVICE_PORT: '0', SERVICE_PROJECTS_ENABLED: String(projectsEnabled) },
-        cwd: dataDir,
-      }),
-      { log: createLogger('silent') },
-    );
-
-  before(async () => {
-    // Sources created while projects were enabled, then the same data served with them disabled.
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
-    const first = await boot(true);
-    agent = await signupWithOrganization(first);
-    projectId = (await request(first, 'POST', PROJECTS, { name: 'Old' }, { token: agent.userToken })).body.data.source.id;
-    const db = await request(first, 'POST', DATABASES, { display_name: 'D', driver: 'sqlite', file_path: 'd.sqlite' }, { token: agent.userToken });
-    databaseId = db.body.data.source.id;
-    await first.close();
-    server = await boot(false);
-  });
-  after(async () => {
-    await server.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  test('POST /projects is 403 with the feature message, before any body check', async () => {
-    for (const body of [{ name: 'P' }, ['junk']]) {
-      const res = await request(server, 'POST', PROJECTS, body, { token: agent.userToken });
-      assert.equal(res.status, 403);
-      assert.deepEqual(res.body, { errors: { detail: 'Projects are disabled for this deployment' } });
-    }
-  });
-
-  test('GET /sources lists no projects, databases still', async () => {
-    const res = await request(server, 'GET', SOURCES, undefined, { token: agent.userToken });
-    assert.deepEqual(res.body.data.projects, []);
-    assert.deepEqual(res.body.data.databases.map((s: { id: string }) => s.id), [databaseId]);
-  });
-
-  test('source tokens: project is 422 on source_type, database works', async () => {
-    const res = await request(server, 'POST', TOKENS, { source_type: 'project', source_id: projectId }, { token: agent.userToken });
-    assert.equal(res.status, 422);
-    assert.deepEqual(res.body, { errors: { source_type: ['projects are disabled for this deployment'] } });
-    const ok = await request(server, 'POST', TOKENS, { source_type: 'database', source_id: databaseId }, { token: agent.userToken });
-    assert.equal(ok.status, 201);
-  });
-
-  test('the recommended agent flow still works with a database source', async () => {
-    const other = await signupWithOrganization(server);
-    const db = await request(server, 'POST', DATABASES, { display_name: 'Flow', driver: 'sqlite', file_path: 'flow.sqlite' }, { token: other.userToken });
-    assert.equal(db.status, 201);
-    const setup = await request(server, 'POST', `${DATABASES}/${db.body.data.source.id}/setup`, undefined, { token: other.userToken });
-    assert.equal(setup.status, 200);
-    const token = await request(server, 'POST', TOKENS, { source_type: 'database', source_id: db.body.data.source.id }, { token: other.userToken });
-    assert.equal(token.status, 201);
   });
 });

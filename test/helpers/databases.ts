@@ -1,0 +1,53 @@
+// Helpers for database-source tests: SQLite files to upload, multipart requests, and reads of what
+// the service stored (config and setup status) or created (table columns).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { TestServer } from './server';
+
+export const DATABASES = '/api/v1/bootstrap/databases';
+export const setupPath = (id: string) => `${DATABASES}/${id}/setup`;
+
+export function sqliteBytes(build?: (db: Database.Database) => void): Buffer {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-upload-'));
+  const file = path.join(dir, 'src.sqlite');
+  const db = new Database(file);
+  db.exec('CREATE TABLE something (x)');
+  build?.(db);
+  db.close();
+  const bytes = readFileSync(file);
+  rmSync(dir, { recursive: true, force: true });
+  return bytes;
+}
+
+export async function upload(
+  server: { url: string },
+  token: string,
+  fields: Record<string, string | string[]>,
+  file?: { name: string; bytes: Uint8Array; field?: string },
+) {
+  const form = new FormData();
+  for (const [key, value] of Object.entries(fields)) {
+    for (const v of Array.isArray(value) ? value : [value]) form.append(key, v);
+  }
+  if (file) form.append(file.field ?? 'sqlite_file', new Blob([file.bytes]), file.name);
+  const res = await fetch(`${server.url}${DATABASES}`, { method: 'POST', body: form, headers: { authorization: `Bearer ${token}` } });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
+}
+
+export function columnsOf(file: string, table: string): string[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return (db.prepare(`SELECT name FROM pragma_table_info('${table}') ORDER BY cid`).all() as { name: string }[]).map((c) => c.name);
+  } finally {
+    db.close();
+  }
+}
+
+export const configOf = (server: TestServer, id: string) =>
+  JSON.parse((server.deps.db.prepare('SELECT config FROM sources WHERE id = ?').get(id) as { config: string }).config);
+export const statusOf = (server: TestServer, id: string) =>
+  (server.deps.db.prepare('SELECT setup_status FROM sources WHERE id = ?').get(id) as { setup_status: string }).setup_status;
+

@@ -43,7 +43,7 @@ function keyLength(key: string): number {
 }
 
 /** The 400-level checks: the fields every point must carry in a readable form. */
-function readableErrors(body: Record<string, unknown>): FieldError[] {
+function readableErrors(body: Record<string, unknown>, atMs: number | null): FieldError[] {
   const errors: FieldError[] = [];
   const { key, at, values } = body;
   if (key === undefined) errors.push({ field: 'key', message: 'is required' });
@@ -51,7 +51,7 @@ function readableErrors(body: Record<string, unknown>): FieldError[] {
     errors.push({ field: 'key', message: `must be a string of 1 to ${MAX_KEY_LENGTH} characters` });
   }
   if (at === undefined) errors.push({ field: 'at', message: 'is required' });
-  else if (parseTimestamp(at) === null) {
+  else if (atMs === null) {
     errors.push({ field: 'at', message: 'must be an RFC 3339 timestamp with a time zone offset' });
   }
   if (values === undefined) errors.push({ field: 'values', message: 'is required' });
@@ -113,7 +113,8 @@ function ruleErrors(body: Record<string, unknown>, leaves: Leaves): FieldError[]
 
 function checkPoint(body: unknown): ValidPoint | PointErrors {
   if (!isObject(body)) return { unreadable: true, errors: [{ field: '', message: 'must be a JSON object' }] };
-  const unreadable = readableErrors(body);
+  const atMs = parseTimestamp(body.at);
+  const unreadable = readableErrors(body, atMs);
   if (unreadable.length > 0) return { unreadable: true, errors: unreadable };
   const leaves: Leaves = { paths: [], values: [], dotted: false, error: null };
   walkLeaves(body.values as Record<string, unknown>, '', 1, leaves);
@@ -122,7 +123,7 @@ function checkPoint(body: unknown): ValidPoint | PointErrors {
   if (leaves.dotted) dedupe(leaves);
   return {
     key: body.key as string,
-    atMs: parseTimestamp(body.at)!,
+    atMs: atMs!,
     assert: body.operation === 'assert',
     untracked: body.untracked === true,
     paths: leaves.paths,

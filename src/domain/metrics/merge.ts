@@ -3,8 +3,10 @@
 // the system key's bookkeeping to the same buckets: `count` 1 and `keys.<metric key>` 1
 // (`keys.__untracked__` for untracked points; their values still go under the metric key).
 //
-// Merging keeps arrival order: `track` adds (to an asserted value too), `assert` replaces.
+// Merging keeps the effect of arrival order: `track` adds (to an asserted value too), `assert`
+// replaces.
 import type { BucketOps, KeyWrites, SeriesWrites, WriteSet } from '../../drivers/types';
+import { nominalMaxMs } from './calendar';
 import { createBucketer, parseGranularity, type Calendar } from './granularity';
 import type { ValidPoint } from './ingest';
 
@@ -20,6 +22,8 @@ export interface GranularityPlan {
 export interface SourcePlan {
   sourceId: string;
   granularities: GranularityPlan[];
+  /** index of the granularity with the shortest buckets */
+  finest: number;
 }
 
 export interface PlanInput extends Calendar {
@@ -29,11 +33,18 @@ export interface PlanInput extends Calendar {
 
 export function planFor(source: PlanInput): SourcePlan {
   const granularities: GranularityPlan[] = [];
+  let finest = 0;
+  let shortest = Infinity;
   for (const text of new Set(source.granularities)) {
     const g = parseGranularity(text);
-    if (g) granularities.push({ text, bucketer: createBucketer(g, source) });
+    if (!g) continue;
+    if (nominalMaxMs(g) < shortest) {
+      shortest = nominalMaxMs(g);
+      finest = granularities.length;
+    }
+    granularities.push({ text, bucketer: createBucketer(g, source) });
   }
-  return { sourceId: source.id, granularities };
+  return { sourceId: source.id, granularities, finest };
 }
 
 /** Plans cached per source and settings; a full cache is simply emptied (plans are cheap to rebuild). */
@@ -70,34 +81,134 @@ function granularityMap(keys: KeyWrites, key: string): Map<string, SeriesWrites>
   return map;
 }
 
-function bucketOps(series: Map<string, SeriesWrites>, granularity: string, bucket: number): BucketOps {
-  let buckets = series.get(granularity);
-  if (!buckets) series.set(granularity, (buckets = new Map()));
-  let ops = buckets.get(bucket);
-  if (!ops) buckets.set(bucket, (ops = { add: new Map(), set: null }));
-  return ops;
+/**
+ * The buckets of one key, one slot per planned granularity, remembering the last bucket used:
+ * points of a batch mostly share a key and, for all but the finest granularities, a bucket.
+ */
+class KeySlots {
+  private readonly series: SeriesWrites[];
+  private readonly lastBucket: number[];
+  private readonly lastOps: Array<BucketOps | null>;
+
+  constructor(keys: KeyWrites, plan: SourcePlan, key: string) {
+    const byGranularity = granularityMap(keys, key);
+    this.series = plan.granularities.map((g) => {
+      let buckets = byGranularity.get(g.text);
+      if (!buckets) byGranularity.set(g.text, (buckets = new Map()));
+      return buckets;
+    });
+    this.lastBucket = plan.granularities.map(() => Number.NaN);
+    this.lastOps = plan.granularities.map(() => null);
+  }
+
+  ops(slot: number, bucket: number): BucketOps {
+    if (this.lastBucket[slot] === bucket) return this.lastOps[slot]!;
+    const buckets = this.series[slot]!;
+    let ops = buckets.get(bucket);
+    if (!ops) buckets.set(bucket, (ops = { add: new Map(), set: null }));
+    this.lastBucket[slot] = bucket;
+    this.lastOps[slot] = ops;
+    return ops;
+  }
+}
+
+/** Tracks of one key that fell into the same bucket of every granularity, summed. */
+interface TrackGroup {
+  buckets: number[];
+  leaves: Map<string, number>;
+  tracked: number;
+  untracked: number;
+}
+
+function sameBuckets(a: readonly number[], b: readonly number[]): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Merges points in order. Tracks commute, so tracks sharing every bucket are first summed in a
+ * group and spread over the granularities once per group; an assert first spreads the groups
+ * gathered so far, which keeps every assert between the tracks before and after it.
+ */
+class Merger {
+  private readonly keys: KeyWrites;
+  private readonly slots = new Map<string, KeySlots>();
+  private readonly system: KeySlots;
+  private readonly groups = new Map<string, Map<number, TrackGroup>>();
+
+  constructor(writes: WriteSet, private readonly plan: SourcePlan) {
+    let keys = writes.sources.get(plan.sourceId);
+    if (!keys) writes.sources.set(plan.sourceId, (keys = new Map()));
+    this.keys = keys;
+    this.system = this.slotsOf(SYSTEM_KEY);
+  }
+
+  add(point: ValidPoint): void {
+    const buckets = this.plan.granularities.map((g) => g.bucketer(point.atMs));
+    if (point.assert) {
+      this.spreadGroups();
+      this.spread(point.key, buckets, point.paths, point.values, setLeaf, point.untracked ? 0 : 1, point.untracked ? 1 : 0);
+      return;
+    }
+    let byBucket = this.groups.get(point.key);
+    if (!byBucket) this.groups.set(point.key, (byBucket = new Map()));
+    const finest = buckets[this.plan.finest]!;
+    let group = byBucket.get(finest);
+    if (!group) byBucket.set(finest, (group = { buckets, leaves: new Map(), tracked: 0, untracked: 0 }));
+    else if (!sameBuckets(group.buckets, buckets)) {
+      this.spread(point.key, buckets, point.paths, point.values, addLeaf, point.untracked ? 0 : 1, point.untracked ? 1 : 0);
+      return;
+    }
+    for (let i = 0; i < point.paths.length; i++) {
+      const path = point.paths[i]!;
+      group.leaves.set(path, (group.leaves.get(path) ?? 0) + point.values[i]!);
+    }
+    if (point.untracked) group.untracked++;
+    else group.tracked++;
+  }
+
+  spreadGroups(): void {
+    for (const [key, byBucket] of this.groups) {
+      for (const g of byBucket.values()) this.spread(key, g.buckets, [...g.leaves.keys()], [...g.leaves.values()], addLeaf, g.tracked, g.untracked);
+    }
+    this.groups.clear();
+  }
+
+  private slotsOf(key: string): KeySlots {
+    let slots = this.slots.get(key);
+    if (!slots) this.slots.set(key, (slots = new KeySlots(this.keys, this.plan, key)));
+    return slots;
+  }
+
+  /** Writes leaves into every granularity's bucket, with the system key's bookkeeping. */
+  private spread(
+    key: string,
+    buckets: readonly number[],
+    paths: readonly string[],
+    values: readonly number[],
+    write: (ops: BucketOps, path: string, value: number) => void,
+    tracked: number,
+    untracked: number,
+  ): void {
+    const metric = this.slotsOf(key);
+    for (let slot = 0; slot < buckets.length; slot++) {
+      const bucket = buckets[slot]!;
+      if (!Number.isFinite(bucket)) continue;
+      const ops = metric.ops(slot, bucket);
+      for (let i = 0; i < paths.length; i++) write(ops, paths[i]!, values[i]!);
+      const sys = this.system.ops(slot, bucket);
+      addLeaf(sys, 'count', tracked + untracked);
+      if (tracked > 0) addLeaf(sys, `keys.${key}`, tracked);
+      if (untracked > 0) addLeaf(sys, `keys.${UNTRACKED_KEY}`, untracked);
+    }
+  }
 }
 
 /** Merges points of one source into `writes`, in order. */
 export function mergePoints(writes: WriteSet, plan: SourcePlan, points: readonly ValidPoint[]): void {
-  let keys = writes.sources.get(plan.sourceId);
-  if (!keys) writes.sources.set(plan.sourceId, (keys = new Map()));
-  const system = granularityMap(keys, SYSTEM_KEY);
-  for (const point of points) {
-    const metric = granularityMap(keys, point.key);
-    const tracking = `keys.${point.untracked ? UNTRACKED_KEY : point.key}`;
-    const { paths, values } = point;
-    for (const g of plan.granularities) {
-      const bucket = g.bucketer(point.atMs);
-      if (!Number.isFinite(bucket)) continue;
-      const ops = bucketOps(metric, g.text, bucket);
-      if (point.assert) for (let i = 0; i < paths.length; i++) setLeaf(ops, paths[i]!, values[i]!);
-      else for (let i = 0; i < paths.length; i++) addLeaf(ops, paths[i]!, values[i]!);
-      const sys = bucketOps(system, g.text, bucket);
-      addLeaf(sys, 'count', 1);
-      addLeaf(sys, tracking, 1);
-    }
-  }
+  const merger = new Merger(writes, plan);
+  for (const point of points) merger.add(point);
+  merger.spreadGroups();
 }
 
 /** Number of leaf operations in a write set (for logs and benchmarks). */

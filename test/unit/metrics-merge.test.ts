@@ -70,6 +70,38 @@ describe('mergePoints', () => {
     assert.deepEqual(after(opsOf(writes, 'orders', '1h', Date.UTC(2025, 2, 4, 10)), { level: 100 }), { level: 5 });
   });
 
+  test('asserts and tracks interleaved across buckets keep their order in the shared bucket', () => {
+    const writes = emptyWriteSet();
+    const at = (minute: number) => iso(Date.UTC(2025, 2, 4, 10, minute, 30));
+    mergePoints(writes, plan, [
+      point({ at: at(20), values: { level: 5 }, operation: 'assert' }),
+      point({ at: at(21), values: { level: 1 } }),
+      point({ at: at(20), values: { level: 3 }, operation: 'assert' }),
+      point({ at: at(22), values: { level: 2 } }),
+    ]);
+    const minute = (m: number) => opsOf(writes, 'orders', '1m', Date.UTC(2025, 2, 4, 10, m));
+    assert.deepEqual(after(opsOf(writes, 'orders', '1h', Date.UTC(2025, 2, 4, 10)), { level: 100 }), { level: 5 });
+    assert.deepEqual(after(minute(20), { level: 100 }), { level: 3 });
+    assert.deepEqual(after(minute(21), { level: 100 }), { level: 101 });
+    assert.deepEqual(after(minute(22), { level: 100 }), { level: 102 });
+    assert.deepEqual(after(opsOf(writes, SYSTEM_KEY, '1h', Date.UTC(2025, 2, 4, 10))), { count: 4, keys: { orders: 4 } });
+  });
+
+  test('granularities that do not nest: one bucket of the finest, two of the other', () => {
+    const odd = planFor({ ...source, id: 'src-3', granularities: ['7m', '5m'] });
+    const writes = emptyWriteSet();
+    const at = (m: number, s: number) => iso(Date.UTC(2025, 2, 4, 10, m, s));
+    mergePoints(writes, odd, [
+      parsePoint({ key: 'k', at: at(5, 30), values: { n: 1 } }),
+      parsePoint({ key: 'k', at: at(7, 30), values: { n: 10 } }),
+      parsePoint({ key: 'k', at: at(6, 0), values: { n: 100 } }),
+    ]);
+    const buckets = (g: string) =>
+      [...writes.sources.get('src-3')!.get('k')!.get(g)!].map(([b, ops]) => [iso(b).slice(11, 16), after(ops)]);
+    assert.deepEqual(buckets('5m'), [['10:05', { n: 111 }]]);
+    assert.deepEqual(buckets('7m').sort(), [['10:00', { n: 101 }], ['10:07', { n: 10 }]]);
+  });
+
   test('untracked: values under the metric key, bookkeeping under keys.__untracked__', () => {
     const writes = emptyWriteSet();
     mergePoints(writes, plan, [point({ key: 'user.42', values: { n: 1 }, untracked: true }), point({ key: 'a.b', values: { n: 1 } })]);

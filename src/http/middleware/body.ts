@@ -102,7 +102,7 @@ export function jsonOrMultipartBody(limit: number, uploadLimit: number, uploadDi
     },
     onError: (err) => {
       const e = err as Error & { httpCode?: number; code?: number };
-      if (e.httpCode === 413) throw payloadTooLarge(`Upload exceeds the limit of ${uploadLimit} bytes`);
+      if (e.httpCode === 413) throw payloadTooLarge(`Upload exceeds the limit: one file of at most ${uploadLimit} bytes`);
       throw badRequest('Malformed multipart body');
     },
   });

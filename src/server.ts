@@ -14,6 +14,7 @@ import { createAccountsRepo } from './storage/accounts';
 import { createSourcesRepo } from './storage/sources';
 import { createDashboardsRepo } from './storage/dashboards';
 import { createLoginThrottle } from './domain/login-throttle';
+import { createMetricsEngine } from './domain/metrics/engine';
 
 export interface StartOptions {
   log?: Logger;
@@ -64,6 +65,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     sources: createSourcesRepo(db),
     dashboards: createDashboardsRepo(db),
     loginThrottle: createLoginThrottle(),
+    metrics: createMetricsEngine({ db, config, log, nativeBinding: options.nativeBinding }),
     nativeBinding: options.nativeBinding,
   };
   const app = createApp(deps);
@@ -86,6 +88,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await deps.metrics.close(); // commits pending writes, closes source files
       db.close();
     })());
   return { url: `http://${host}:${port}`, port, deps, close };

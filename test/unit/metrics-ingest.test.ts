@@ -30,8 +30,8 @@ function answer(fn: () => unknown): { status: number; errors: Record<string, unk
 
 describe('parsePoint: 400 when the point cannot be read', () => {
   const cases: Array<[string, unknown, string]> = [
-    ['body an array', [ok], 'Body'],
-    ['body null', null, 'Body'],
+    ['body an array', [ok], 'Request body must be a JSON object'],
+    ['body null', null, 'Request body must be a JSON object'],
     ['key missing', { at: AT, values: { a: 1 } }, 'key is required'],
     ['key a number', { key: 5, at: AT, values: { a: 1 } }, 'key must be'],
     ['key empty', { key: '', at: AT, values: { a: 1 } }, 'key must be'],

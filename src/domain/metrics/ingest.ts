@@ -150,14 +150,14 @@ export function parsePoint(body: unknown): ValidPoint {
   if (isValid(result)) return result;
   if (result.unreadable) {
     const first = result.errors[0]!;
-    throw badRequest(first.field === '' ? `Body ${first.message}` : `${first.field} ${first.message}`);
+    throw badRequest(first.field === '' ? `Request body ${first.message}` : `${first.field} ${first.message}`);
   }
   throw invalid(fieldMap(result.errors, ''));
 }
 
 /** `{points: [...]}` of POST /api/v1/metrics/batch: all valid, or 422 naming the first bad index. */
 export function parseBatch(body: unknown): ValidPoint[] {
-  if (!isObject(body)) throw badRequest('Body must be a JSON object');
+  if (!isObject(body)) throw badRequest('Request body must be a JSON object');
   const { points } = body;
   if (points === undefined) throw badRequest('points is required');
   if (!Array.isArray(points)) throw badRequest('points must be an array');

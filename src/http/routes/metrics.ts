@@ -1,17 +1,70 @@
+// /api/v1/metrics: the auth middleware has checked the source token, its permission and the
+// X-Service-Source-Id header, and put the token's source on ctx.state.source.
 import type { Context } from 'koa';
-import { AppError } from '../../errors';
+import { badRequest } from '../../errors';
 import type { Deps } from '../../deps';
+import type { Source } from '../../domain/types';
+import { parseMode, runQuery } from '../../domain/metrics/query';
+import { bodyObject } from '../middleware/body';
+import { presentCreated, presentSeriesJson } from '../present/metrics';
 
-// Placeholder handlers until these endpoints land.
-const todo = async (_ctx: Context): Promise<void> => {
-  throw new AppError('internal', 'not implemented');
-};
+const sourceOf = (ctx: Context): Source => ctx.state.source as Source;
 
-export function metricsRoutes(_deps: Deps) {
+/** `mode` (alias `format`) and `value_path` of a query body: missing or malformed -> 400. */
+function queryFields(body: Record<string, unknown>) {
+  const rawMode = body.mode ?? body.format;
+  const mode = parseMode(rawMode);
+  if (!mode) {
+    throw badRequest(
+      rawMode === undefined || rawMode === null
+        ? 'mode is required (aggregate, timeline or category)'
+        : 'mode must be aggregate, timeline or category',
+    );
+  }
+  const valuePath = body.value_path;
+  if (valuePath === undefined || valuePath === null) throw badRequest('value_path is required');
+  if (typeof valuePath !== 'string' || valuePath.trim() === '') throw badRequest('value_path must be a non-empty string');
+  return { mode, valuePath };
+}
+
+export function metricsRoutes(deps: Deps) {
   return {
-    series: todo,
-    ingest: todo,
-    ingestBatch: todo,
-    query: todo,
+    async series(ctx: Context): Promise<void> {
+      const series = deps.metrics.series(sourceOf(ctx), ctx.query);
+      ctx.type = 'application/json';
+      ctx.body = presentSeriesJson(series);
+    },
+
+    async ingest(ctx: Context): Promise<void> {
+      await deps.metrics.ingest(sourceOf(ctx), ctx.state.body);
+      ctx.status = 201;
+      ctx.body = presentCreated('ok');
+    },
+
+    async ingestBatch(ctx: Context): Promise<void> {
+      const created = await deps.metrics.ingestBatch(sourceOf(ctx), ctx.state.body);
+      ctx.status = 201;
+      ctx.body = presentCreated(created);
+    },
+
+    async query(ctx: Context): Promise<void> {
+      const body = bodyObject(ctx);
+      const { mode, valuePath } = queryFields(body);
+      const { params, series } = deps.metrics.seriesData(sourceOf(ctx), body);
+      const result = runQuery(
+        {
+          key: params.key,
+          fromMs: params.fromMs,
+          toMs: params.toMs,
+          granularity: params.granularity.text,
+          mode,
+          valuePath,
+          aggregator: body.aggregator,
+          slices: body.slices,
+        },
+        series,
+      );
+      ctx.body = { data: result };
+    },
   };
 }

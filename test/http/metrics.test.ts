@@ -1,0 +1,142 @@
+// /api/v1/metrics through HTTP: ingest (single, batch, gzip), series reads, the query endpoint and
+// a sqlite database source, on a real server.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
+import {
+  type ProjectAgent,
+  type TestServer,
+  createProjectWithToken,
+  request,
+  startTestServer,
+} from '../helpers/server';
+
+describe('metrics over HTTP', () => {
+  let server: TestServer;
+  let agent: ProjectAgent;
+  const as = () => ({ token: agent.sourceToken, sourceId: agent.sourceId });
+  const post = (path: string, body: unknown) => request(server, 'POST', `/api/v1/metrics${path}`, body, as());
+  const get = (query: Record<string, string>) =>
+    request(server, 'GET', `/api/v1/metrics?${new URLSearchParams(query)}`, undefined, as());
+  const hours = { from: '2026-01-24T10:00:00Z', to: '2026-01-24T12:00:00Z', granularity: '1h' };
+
+  before(async () => {
+    server = await startTestServer();
+    agent = await createProjectWithToken(server, { time_zone: 'Europe/Paris', granularities: '1m,1h,1d' });
+  });
+  after(() => server.stop());
+
+  test('a point is 201 once stored; GET returns one nested map per bucket in the source zone', async () => {
+    const res = await post('', { key: 'orders', at: '2026-01-24T11:05:00Z', values: { count: 1, amount: { net: 9.5 } } });
+    assert.equal(res.status, 201);
+    assert.deepEqual(res.body, { data: { created: 'ok' } });
+    const series = await get({ ...hours, key: 'orders' });
+    assert.equal(series.status, 200);
+    assert.deepEqual(series.body, {
+      data: {
+        at: ['2026-01-24T11:00:00+01:00', '2026-01-24T12:00:00+01:00', '2026-01-24T13:00:00+01:00'],
+        values: [{}, { count: 1, amount: { net: 9.5 } }, {}],
+      },
+    });
+  });
+
+  test('without key, GET reads the system key', async () => {
+    await post('', { key: 'sys.check', at: '2026-01-25T08:00:00Z', values: { n: 1 } });
+    await post('', { key: 'hidden', at: '2026-01-25T08:00:00Z', values: { n: 1 }, untracked: true });
+    const res = await get({ from: '2026-01-25T08:00:00Z', to: '2026-01-25T08:00:00Z', granularity: '1h' });
+    assert.deepEqual(res.body.data.values, [{ count: 2, keys: { sys: { check: 1 }, __untracked__: 1 } }]);
+    const hidden = await get({ key: 'hidden', from: '2026-01-25T08:00:00Z', to: '2026-01-25T08:00:00Z', granularity: '1h' });
+    assert.deepEqual(hidden.body.data.values, [{ n: 1 }]);
+  });
+
+  test('assert sets leaves and keeps the others; gzip bodies are read', async () => {
+    await post('', { key: 'level', at: '2026-01-24T10:10:00Z', values: { a: 5, b: 1 } });
+    const gz = gzipSync(JSON.stringify({ key: 'level', at: '2026-01-24T10:20:00Z', values: { a: 2 }, operation: 'assert' }));
+    const res = await request(server, 'POST', '/api/v1/metrics', undefined, {
+      ...as(),
+      raw: gz,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual((await get({ ...hours, key: 'level' })).body.data.values[0], { a: 2, b: 1 });
+  });
+
+  test('invalid points: 400 when unreadable, 422 naming the field', async () => {
+    assert.equal((await post('', [1])).status, 400);
+    const noAt = await post('', { key: 'k', values: { n: 1 } });
+    assert.deepEqual([noAt.status, noAt.body], [400, { errors: { detail: 'at is required' } }]);
+    const leaf = await post('', { key: 'k', at: '2026-01-24T10:00:00Z', values: { a: { b: 'x' } } });
+    assert.deepEqual([leaf.status, leaf.body], [422, { errors: { values: ['leaf a.b must be a finite number'] } }]);
+  });
+
+  test('batch: 201 with the count, or 422 naming the index and nothing stored', async () => {
+    const point = { key: 'batched', at: '2026-01-24T10:30:00Z', values: { n: 1 } };
+    const bad = await post('/batch', { points: [point, point, { ...point, values: {} }] });
+    assert.equal(bad.status, 422);
+    assert.deepEqual(Object.keys(bad.body.errors), ['points[2].values']);
+    assert.deepEqual((await get({ ...hours, key: 'batched' })).body.data.values[0], {});
+    const ok = await post('/batch', { points: [point, point, point] });
+    assert.deepEqual([ok.status, ok.body], [201, { data: { created: 3 } }]);
+    assert.deepEqual((await get({ ...hours, key: 'batched' })).body.data.values[0], { n: 3 });
+  });
+
+  test('GET parameters: 400 naming the parameter', async () => {
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ ...hours, key: ' ' }, /key/],
+      [{ to: hours.to, granularity: '1h' }, /from is required/],
+      [{ ...hours, granularity: 'weekly' }, /granularity/],
+      [{ ...hours, granularity: '1w' }, /not allowed/],
+      [{ ...hours, from: hours.to, to: hours.from }, /from must not be after to/],
+    ];
+    for (const [query, detail] of cases) {
+      const res = await get(query);
+      assert.equal(res.status, 400, JSON.stringify(query));
+      assert.match(res.body.errors.detail, detail);
+    }
+  });
+
+  test('query: aggregate over the read series; 400 and 422 per SPEC 5.4', async () => {
+    for (const at of ['2026-01-26T10:00:00Z', '2026-01-26T10:01:00Z', '2026-01-26T11:00:00Z']) {
+      await post('', { key: 'sales', at, values: { total: 2 } });
+    }
+    const body = { key: 'sales', from: '2026-01-26T10:00:00Z', to: '2026-01-26T11:00:00Z', granularity: '1h', value_path: 'total' };
+    const sum = await request(server, 'POST', '/api/v1/metrics/query', { ...body, mode: 'aggregate', aggregator: 'sum' }, as());
+    assert.equal(sum.status, 200, sum.text);
+    assert.equal(sum.body.data.value, 6);
+    assert.deepEqual(sum.body.data.table.rows.map((r: unknown[]) => r[1]), [4, 2]);
+    const noMode = await request(server, 'POST', '/api/v1/metrics/query', body, as());
+    assert.deepEqual([noMode.status, noMode.body.errors.detail], [400, 'mode is required (aggregate, timeline or category)']);
+    const noPath = await request(server, 'POST', '/api/v1/metrics/query', { ...body, value_path: undefined, format: 'timeline' }, as());
+    assert.equal(noPath.status, 400);
+    const noAggregator = await request(server, 'POST', '/api/v1/metrics/query', { ...body, mode: 'aggregate' }, as());
+    assert.equal(noAggregator.status, 422);
+    assert.equal(noAggregator.body.errors.status, 'error');
+  });
+});
+
+describe('metrics of a sqlite database source over HTTP', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.stop());
+
+  test('create, set up, write and read back through the Trifle layout', async () => {
+    const agent = await createProjectWithToken(server);
+    const user = { token: agent.userToken };
+    const created = await request(server, 'POST', '/api/v1/bootstrap/databases', {
+      display_name: 'App stats', driver: 'sqlite', file_path: 'app/stats.sqlite', identifier_mode: 'partial',
+    }, user);
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.data.source.id as string;
+    const token = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'database', source_id: id }, user);
+    const as = { token: token.body.data.token.value as string, sourceId: id };
+    const point = { key: 'signups', at: '2026-01-24T10:00:00Z', values: { n: 1 } };
+    const early = await request(server, 'POST', '/api/v1/metrics', point, as);
+    assert.equal(early.status, 409, 'writes wait for setup');
+    assert.equal((await request(server, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, undefined, user)).status, 200);
+    assert.equal((await request(server, 'POST', '/api/v1/metrics', point, as)).status, 201);
+    const read = await request(server, 'GET', '/api/v1/metrics?key=signups&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h', undefined, as);
+    assert.deepEqual(read.body, { data: { at: ['2026-01-24T10:00:00Z'], values: [{ n: 1 }] } });
+  });
+});

@@ -54,6 +54,17 @@ describe('mergePoints', () => {
     assert.deepEqual(after(opsOf(writes, SYSTEM_KEY, '1h', Date.UTC(2025, 2, 4, 10))), { count: 3, keys: { orders: 3 } });
   });
 
+  test('points of one bucket with different leaves sum per leaf', () => {
+    const writes = emptyWriteSet();
+    mergePoints(writes, plan, [
+      point({ values: { a: 1, b: 1 } }),
+      point({ values: { b: 2, c: 3 } }),
+      point({ values: { a: 1, b: 1 } }),
+      point({ values: { b: 1, a: 1 } }),
+    ]);
+    assert.deepEqual(after(opsOf(writes, 'orders', '1m', Date.UTC(2025, 2, 4, 10, 20))), { a: 3, b: 5, c: 3 });
+  });
+
   test('assert then track: the track adds to the asserted value; other stored leaves stay', () => {
     const writes = emptyWriteSet();
     mergePoints(writes, plan, [

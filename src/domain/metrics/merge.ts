@@ -113,11 +113,37 @@ class KeySlots {
 }
 
 /** Tracks of one key that fell into the same bucket of every granularity, summed. */
-interface TrackGroup {
-  buckets: number[];
-  leaves: Map<string, number>;
-  tracked: number;
-  untracked: number;
+class TrackGroup {
+  /** the leaf paths of the first point; points with the same paths (the usual case) sum by index */
+  private readonly paths: readonly string[];
+  private readonly sums: number[];
+  private other: Map<string, number> | null = null;
+  tracked = 0;
+  untracked = 0;
+
+  constructor(readonly buckets: readonly number[], first: ValidPoint) {
+    this.paths = first.paths;
+    this.sums = first.paths.map(() => 0);
+  }
+
+  add(point: ValidPoint): void {
+    if (point.untracked) this.untracked++;
+    else this.tracked++;
+    const { paths, values } = point;
+    if (paths.length === this.paths.length && paths.every((p, i) => p === this.paths[i])) {
+      for (let i = 0; i < values.length; i++) this.sums[i]! += values[i]!;
+      return;
+    }
+    const other = (this.other ??= new Map());
+    for (let i = 0; i < paths.length; i++) other.set(paths[i]!, (other.get(paths[i]!) ?? 0) + values[i]!);
+  }
+
+  leaves(): [string[], number[]] {
+    if (!this.other) return [[...this.paths], this.sums];
+    const merged = new Map(this.other);
+    this.paths.forEach((p, i) => merged.set(p, (merged.get(p) ?? 0) + this.sums[i]!));
+    return [[...merged.keys()], [...merged.values()]];
+  }
 }
 
 function sameBuckets(a: readonly number[], b: readonly number[]): boolean {
@@ -135,43 +161,59 @@ class Merger {
   private readonly slots = new Map<string, KeySlots>();
   private readonly system: KeySlots;
   private readonly groups = new Map<string, Map<number, TrackGroup>>();
+  /** the group of the previous track, for the next point of the same key and finest bucket */
+  private last: { key: string; finest: number; group: TrackGroup } | null = null;
+  /** bucket starts of the point being merged, one per granularity (reused) */
+  private readonly scratch: number[];
 
   constructor(writes: WriteSet, private readonly plan: SourcePlan) {
     let keys = writes.sources.get(plan.sourceId);
     if (!keys) writes.sources.set(plan.sourceId, (keys = new Map()));
     this.keys = keys;
     this.system = this.slotsOf(SYSTEM_KEY);
+    this.scratch = plan.granularities.map(() => Number.NaN);
   }
 
   add(point: ValidPoint): void {
-    const buckets = this.plan.granularities.map((g) => g.bucketer(point.atMs));
+    const buckets = this.scratch;
+    const granularities = this.plan.granularities;
+    for (let i = 0; i < granularities.length; i++) buckets[i] = granularities[i]!.bucketer(point.atMs);
+    const tracked = point.untracked ? 0 : 1;
     if (point.assert) {
       this.spreadGroups();
-      this.spread(point.key, buckets, point.paths, point.values, setLeaf, point.untracked ? 0 : 1, point.untracked ? 1 : 0);
+      this.spread(point.key, buckets, point.paths, point.values, setLeaf, tracked, 1 - tracked);
       return;
     }
-    let byBucket = this.groups.get(point.key);
-    if (!byBucket) this.groups.set(point.key, (byBucket = new Map()));
-    const finest = buckets[this.plan.finest]!;
-    let group = byBucket.get(finest);
-    if (!group) byBucket.set(finest, (group = { buckets, leaves: new Map(), tracked: 0, untracked: 0 }));
-    else if (!sameBuckets(group.buckets, buckets)) {
-      this.spread(point.key, buckets, point.paths, point.values, addLeaf, point.untracked ? 0 : 1, point.untracked ? 1 : 0);
-      return;
-    }
-    for (let i = 0; i < point.paths.length; i++) {
-      const path = point.paths[i]!;
-      group.leaves.set(path, (group.leaves.get(path) ?? 0) + point.values[i]!);
-    }
-    if (point.untracked) group.untracked++;
-    else group.tracked++;
+    const group = this.groupFor(point, buckets);
+    if (group) group.add(point);
+    else this.spread(point.key, buckets, point.paths, point.values, addLeaf, tracked, 1 - tracked);
   }
 
   spreadGroups(): void {
     for (const [key, byBucket] of this.groups) {
-      for (const g of byBucket.values()) this.spread(key, g.buckets, [...g.leaves.keys()], [...g.leaves.values()], addLeaf, g.tracked, g.untracked);
+      for (const group of byBucket.values()) {
+        const [paths, values] = group.leaves();
+        this.spread(key, group.buckets, paths, values, addLeaf, group.tracked, group.untracked);
+      }
     }
     this.groups.clear();
+    this.last = null;
+  }
+
+  /** The group of these buckets, or null when another point claimed its finest bucket with others. */
+  private groupFor(point: ValidPoint, buckets: readonly number[]): TrackGroup | null {
+    const key = point.key;
+    const finest = buckets[this.plan.finest]!;
+    let group: TrackGroup | undefined;
+    if (this.last && this.last.key === key && this.last.finest === finest) group = this.last.group;
+    else {
+      let byBucket = this.groups.get(key);
+      if (!byBucket) this.groups.set(key, (byBucket = new Map()));
+      group = byBucket.get(finest);
+      if (!group) byBucket.set(finest, (group = new TrackGroup(buckets.slice(), point)));
+      this.last = { key, finest, group };
+    }
+    return sameBuckets(group.buckets, buckets) ? group : null;
   }
 
   private slotsOf(key: string): KeySlots {

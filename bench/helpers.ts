@@ -1,0 +1,88 @@
+// Shared by the HTTP benchmarks: the service (or a bare Koa baseline) as a child process, so the
+// load generator in this process does not share its event loop.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createProjectWithToken } from '../test/helpers/server';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+export interface ChildServer {
+  url: string;
+  pid: number;
+  dataDir: string;
+  /** SIGTERM (graceful: pending writes committed) and wait for the exit */
+  stop(): Promise<void>;
+}
+
+export async function spawnServer(script: string, args: string[] = [], env: Record<string, string> = {}): Promise<ChildServer> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, ...args.map((a) => a.replace('$DATA', dataDir))], {
+    cwd: ROOT,
+    env: { ...process.env, SERVICE_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`${script} exited early (${code}): ${out}`)));
+  });
+  child.removeAllListeners('exit');
+  return {
+    url,
+    pid: child.pid!,
+    dataDir,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** `service serve` on a fresh data dir, port 0. */
+export function spawnService(env: Record<string, string> = {}): Promise<ChildServer> {
+  return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', '$DATA'], env);
+}
+
+/** A project with the given settings and a source token: the headers for the metrics endpoints. */
+export async function projectHeaders(server: { url: string }, project: Record<string, unknown> = {}): Promise<Record<string, string>> {
+  const agent = await createProjectWithToken(server, project);
+  return {
+    authorization: `Bearer ${agent.sourceToken}`,
+    'x-service-source-id': agent.sourceId,
+    'content-type': 'application/json',
+  };
+}
+
+/** Resident set size of a process in bytes (Linux /proc). */
+export function rssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : Number.NaN;
+}
+
+/** Deterministic pseudo-random numbers in [0, 1). */
+export function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 4_294_967_296;
+  };
+}
+
+/** A batch body: 1,000 points x 3 leaves spread over the hour starting at `hourMs`. */
+export function batchBody(hourMs: number, random: () => number, key = 'bench.orders'): string {
+  const points = Array.from({ length: 1000 }, (_, i) => ({
+    key,
+    at: new Date(hourMs + Math.floor(random() * 3_600_000)).toISOString(),
+    values: { count: 1, amount: { net: (i % 50) + 0.5, tax: i % 7 } },
+  }));
+  return JSON.stringify({ points });
+}
+
+export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });

@@ -1,0 +1,48 @@
+// Read latency through HTTP, the service in a child process.
+// Run: node --import tsx bench/reads.ts
+//
+// One key with 10 leaves in every hourly bucket of a year (8,760 buckets, written through the batch
+// endpoint), then sequential requests on one connection: GET /api/v1/metrics for the whole year at
+// 1h, and POST /api/v1/metrics/query (aggregate sum of one leaf, 12 slices) over the same range.
+// Prints p50/p99 and the ratio to the 30 ms p50 target of the GET.
+import autocannon, { type Result } from 'autocannon';
+import { fmt, projectHeaders, spawnService } from './helpers';
+
+const YEAR = Date.UTC(2025, 0, 1);
+const HOURS = 8760;
+const KEY = 'bench.reads';
+const RANGE = { key: KEY, from: '2025-01-01T00:00:00Z', to: '2025-12-31T23:00:00Z', granularity: '1h' };
+
+async function load(url: string, headers: Record<string, string>): Promise<void> {
+  for (let start = 0; start < HOURS; start += 1000) {
+    const points = [];
+    for (let h = start; h < Math.min(start + 1000, HOURS); h++) {
+      const values = Object.fromEntries(Array.from({ length: 10 }, (_, l) => [`leaf${l}`, h + l]));
+      points.push({ key: KEY, at: new Date(YEAR + h * 3_600_000 + 1_800_000).toISOString(), values: { metrics: values } });
+    }
+    const res = await fetch(`${url}/api/v1/metrics/batch`, { method: 'POST', headers, body: JSON.stringify({ points }) });
+    if (res.status !== 201) throw new Error(`load failed: ${res.status} ${await res.text()}`);
+  }
+}
+
+function report(name: string, r: Result, target?: number): void {
+  const ratio = target ? ` (target p50 <= ${target} ms: x${(r.latency.p50 / target).toFixed(2)})` : '';
+  console.log(`${name}: p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, ${fmt(r['2xx'])} requests, non-2xx ${r.non2xx}${ratio}`);
+}
+
+const service = await spawnService();
+try {
+  const headers = await projectHeaders(service);
+  await load(service.url, headers);
+  const getUrl = `${service.url}/api/v1/metrics?${new URLSearchParams(RANGE)}`;
+  const check = (await (await fetch(getUrl, { headers })).json()) as { data: { at: string[]; values: Array<{ metrics?: object }> } };
+  const filled = check.data.values.filter((v) => v.metrics && Object.keys(v.metrics).length === 10).length;
+  console.log(`GET body: ${check.data.at.length} buckets, ${filled} with 10 leaves`);
+  const get = await autocannon({ url: getUrl, headers, connections: 1, amount: 60 });
+  report('GET /api/v1/metrics, 8,760 x 10 leaves', get, 30);
+  const query = JSON.stringify({ ...RANGE, mode: 'aggregate', aggregator: 'sum', value_path: 'metrics.leaf3', slices: 12 });
+  const agg = await autocannon({ url: `${service.url}/api/v1/metrics/query`, method: 'POST', headers, body: query, connections: 1, amount: 60 });
+  report('POST /api/v1/metrics/query aggregate, same range', agg);
+} finally {
+  await service.stop();
+}

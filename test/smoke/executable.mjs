@@ -177,7 +177,11 @@ async function main() {
 }
 
 main()
-  .catch(() => {}) // the failing check has printed its error
+  .catch((err) => {
+    if (results.failed > 0) return; // the failing check has printed its error
+    results.failed++;
+    console.log(`not ok - smoke test setup\n  ${err?.stack ?? err}`);
+  })
   .finally(() => {
     fs.rmSync(root, { recursive: true, force: true });
     console.log(`${results.passed} passed, ${results.failed} failed`);

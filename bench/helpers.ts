@@ -1,5 +1,7 @@
 // Shared by the HTTP benchmarks: the service (or a bare Koa baseline) as a child process, so the
 // load generator in this process does not share its event loop.
+// BENCH_NODE_ARGS adds node flags to the children, e.g. to profile the service under a benchmark:
+//   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=prof' node --import tsx bench/ingest.ts
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,7 +20,9 @@ export interface ChildServer {
 
 export async function spawnServer(script: string, args: string[] = [], env: Record<string, string> = {}): Promise<ChildServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, ...args.map((a) => a.replace('$DATA', dataDir))], {
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const scriptArgs = args.map((a) => a.replace('$DATA', dataDir));
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...scriptArgs], {
     cwd: ROOT,
     env: { ...process.env, SERVICE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

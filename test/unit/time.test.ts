@@ -46,3 +46,34 @@ test('formatTimestamp writes Z for zero offset and ±HH:MM otherwise, to the sec
   assert.equal(formatTimestamp(ms, -330), '2026-01-24T04:30:00-05:30');
   assert.equal(formatTimestamp(Date.UTC(2026, 0, 1, 0, 0, 0), 345), '2026-01-01T05:45:00+05:45');
 });
+
+test('parseTimestamp reads fractions of 1 to 9 digits, truncated to the millisecond', () => {
+  const base = Date.UTC(2026, 0, 24, 10);
+  assert.equal(parseTimestamp('2026-01-24T10:00:00.5Z'), base + 500);
+  assert.equal(parseTimestamp('2026-01-24T10:00:00.05Z'), base + 50);
+  assert.equal(parseTimestamp('2026-01-24T10:00:00.0009Z'), base);
+  assert.equal(parseTimestamp('2026-01-24T10:00:00.999999999Z'), base + 999);
+  assert.equal(parseTimestamp('2026-01-24T10:00:00.1234567890Z'), null); // 10 digits
+  assert.equal(parseTimestamp('2026-01-24T10:00:00.Z'), null);
+});
+
+test('parseTimestamp accepts t, z and a space as RFC 3339 allows, and nothing around the timestamp', () => {
+  const expected = Date.UTC(2026, 0, 24, 10);
+  assert.equal(parseTimestamp('2026-01-24t10:00:00z'), expected);
+  assert.equal(parseTimestamp('2026-01-24 10:00:00Z'), expected);
+  for (const bad of ['2026-01-24T10:00:00Z ', '2026-01-24T10:00:00+01:00x', '2026-01-24T10:00:00+0100', '+2026-01-24T10:00:00Z', '2026-01-24T1a:00:00Z']) {
+    assert.equal(parseTimestamp(bad), null, bad);
+  }
+});
+
+test('parseTimestamp agrees with Date.UTC on the first and last days of months across the calendar', () => {
+  for (const year of [100, 1582, 1600, 1899, 1900, 1969, 1970, 1999, 2000, 2024, 2100, 2400, 9999]) {
+    for (let month = 1; month <= 12; month++) {
+      const last = new Date(Date.UTC(year, month, 0)).getUTCDate();
+      for (const day of [1, last]) {
+        const text = `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}T23:59:59-01:30`;
+        assert.equal(parseTimestamp(text), Date.UTC(year, month - 1, day, 23, 59, 59) + 90 * 60_000, text);
+      }
+    }
+  }
+});

@@ -1,4 +1,11 @@
 // Sources (projects and databases) and source tokens.
+//
+// Every metrics request authenticates with a source token and needs its source, so both are
+// cached in memory (bounded, keyed by token hash and source id; no token value is ever held).
+// Token rows are never updated or deleted, and of a source only setup_status changes, through
+// setSetupStatus here, which drops the cached copy. A revocation or source edit added later must
+// drop its entries the same way.
+import { BoundedCache } from '../lib/bounded-cache';
 import type { Db } from './db';
 import type { Driver, Source, SourceType } from '../domain/types';
 
@@ -53,7 +60,18 @@ function toSource(r: SourceRow): Source {
   };
 }
 
-export function createSourcesRepo(db: Db) {
+export const SOURCE_CACHE_LIMIT = 10_000;
+
+/** A cached source is shared by concurrent requests: frozen, so no caller can change it for the others. */
+function frozenSource(source: Source): Source {
+  Object.freeze(source.granularities);
+  Object.freeze(source.config);
+  return Object.freeze(source);
+}
+
+export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
+  const tokens = new BoundedCache<string, SourceTokenRow>(cacheLimit);
+  const sources = new BoundedCache<string, Source>(cacheLimit);
   const q = {
     insert: db.prepare(
       `INSERT INTO sources (id, organization_id, type, display_name, driver, time_zone, beginning_of_week, granularities,
@@ -107,9 +125,24 @@ export function createSourcesRepo(db: Db) {
     listByOrganization(organizationId: string, type: SourceType): Source[] {
       return q.byOrganization.all(organizationId, type).map(toSource);
     },
-    setSetupStatus: (id: string, status: string) => q.setSetupStatus.run(status, id),
+    /** Like byId, from the cache: a frozen object, shared with other callers. */
+    cachedById(id: string): Source | undefined {
+      return sources.getOrLoad(id, (key) => {
+        const row = q.byId.get(key);
+        return row ? frozenSource(toSource(row)) : undefined;
+      });
+    },
+    setSetupStatus(id: string, status: string): void {
+      q.setSetupStatus.run(status, id);
+      sources.delete(id);
+    },
     insertToken: (t: SourceTokenRow) => q.insertToken.run(t),
-    tokenByHash: (hash: string) => q.tokenByHash.get(hash),
+    /** The token row of a SHA-256 token hash (cached: the row never changes). */
+    tokenByHash: (hash: string): SourceTokenRow | undefined =>
+      tokens.getOrLoad(hash, (key) => {
+        const row = q.tokenByHash.get(key);
+        return row ? Object.freeze(row) : undefined;
+      }),
     /** Organizations that have a sqlite source on this file (config.file_path, an absolute path). */
     sqliteFileOrganizations: (filePath: string): string[] =>
       q.sqliteFileOrganizations.all(filePath).map((r) => r.organization_id),

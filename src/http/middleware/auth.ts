@@ -84,7 +84,7 @@ export function requireSource(repos: AuthRepos, permission: 'read' | 'write') {
     }
     checkSourceHeader(ctx, auth, true);
     if (!auth[permission]) throw forbidden();
-    const source = repos.sources.byId(auth.sourceId);
+    const source = repos.sources.cachedById(auth.sourceId);
     if (!source) throw unauthorized();
     ctx.state.auth = auth;
     ctx.state.source = source;

@@ -11,6 +11,13 @@ export const DAY_MS = 86_400_000;
 
 const mod = (a: number, b: number) => ((a % b) + b) % b;
 
+/**
+ * The multiple of `step` at or below `value`. Division and floor rather than `%`: on millisecond
+ * values beyond 32 bits `%` is a slow floating-point remainder, and this runs per ingested point.
+ * Exact for integers below 2^53.
+ */
+const floorTo = (value: number, step: number) => Math.floor(value / step) * step;
+
 /** Day number (days since 1970-01-01) of a proleptic Gregorian date; months may overflow. */
 export function dayNumber(year: number, month: number, day: number): number {
   // setUTCFullYear, unlike Date.UTC, does not map years 0..99 to 1900..1999.
@@ -35,7 +42,7 @@ export const isSubDay = (g: Granularity) => g.unit === 's' || g.unit === 'm' || 
 
 /** Floors inside a parent period: segments of `step` restart at every multiple of `parent`. */
 function floorWithin(wall: number, parent: number, step: number): number {
-  const parentStart = wall - mod(wall, parent);
+  const parentStart = floorTo(wall, parent);
   return parentStart + Math.floor((wall - parentStart) / step) * step;
 }
 
@@ -103,11 +110,11 @@ function advanceDay(day: number, g: Granularity): number {
 export function nextBoundaryWall(boundary: number, g: Granularity, beginningOfWeek: number): number {
   switch (g.unit) {
     case 's':
-      return Math.min(boundary + g.n * SECOND_MS, boundary - mod(boundary, MINUTE_MS) + MINUTE_MS);
+      return Math.min(boundary + g.n * SECOND_MS, floorTo(boundary, MINUTE_MS) + MINUTE_MS);
     case 'm':
-      return Math.min(boundary + g.n * MINUTE_MS, boundary - mod(boundary, HOUR_MS) + HOUR_MS);
+      return Math.min(boundary + g.n * MINUTE_MS, floorTo(boundary, HOUR_MS) + HOUR_MS);
     case 'h':
-      return Math.min(boundary + g.n * HOUR_MS, boundary - mod(boundary, DAY_MS) + DAY_MS);
+      return Math.min(boundary + g.n * HOUR_MS, floorTo(boundary, DAY_MS) + DAY_MS);
     default: {
       const next = advanceDay(Math.floor(boundary / DAY_MS), g);
       return floorDay(next, g, beginningOfWeek) * DAY_MS;

@@ -3,13 +3,22 @@
 // serves, so a year of hourly buckets reads as 8,760 short rows with no parsing; writes read,
 // modify and rewrite each touched bucket once per group commit. docs/storage.md has the measured
 // comparison with one row per leaf.
+import type { Statement } from 'better-sqlite3';
 import type { Db } from '../storage/db';
-import { inTransaction } from '../storage/db';
 import { PathSplitter, applyBucketOps, parseTree } from '../domain/metrics/leaves';
 import type { KeyWrites, MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 
 const SERIES_CACHE_LIMIT = 100_000;
 const seriesName = (sourceId: string, key: string, granularity: string) => `${sourceId}\u0000${key}\u0000${granularity}`;
+
+/** Rows per multi-row upsert: one statement per 32 bucket rows costs about half of 32 single ones. */
+const UPSERT_ROWS = 32;
+
+function upsertSql(rows: number): string {
+  const values = new Array<string>(rows).fill('(?, ?, ?)').join(', ');
+  return `INSERT INTO metric_buckets (series_id, bucket, data) VALUES ${values} ` +
+    'ON CONFLICT (series_id, bucket) DO UPDATE SET data = excluded.data';
+}
 
 function statements(db: Db) {
   return {
@@ -20,18 +29,46 @@ function statements(db: Db) {
     getBucket: db.prepare<[number, number], string>(
       'SELECT data FROM metric_buckets WHERE series_id = ? AND bucket = ?',
     ).pluck(),
-    putBucket: db.prepare(
-      'INSERT INTO metric_buckets (series_id, bucket, data) VALUES (?, ?, ?) ' +
-        'ON CONFLICT (series_id, bucket) DO UPDATE SET data = excluded.data',
-    ),
     readRange: db.prepare<[number, number, number], [number, string]>(
       'SELECT bucket, data FROM metric_buckets WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket',
     ).raw(true),
   };
 }
 
+/**
+ * Bucket rows of one transaction, written UPSERT_ROWS at a time. A write set holds each
+ * (series, bucket) once, so no row of a statement conflicts with another of the same statement.
+ */
+class BucketUpserts {
+  /** statements by row count, prepared on first use (at most UPSERT_ROWS of them) */
+  private readonly bySize = new Map<number, Statement<unknown[]>>();
+  private readonly params: unknown[] = [];
+
+  constructor(private readonly db: Db) {}
+
+  /** Drops rows left by a transaction that failed before its last flush. */
+  begin(): void {
+    this.params.length = 0;
+  }
+
+  add(seriesId: number, bucket: number, data: string): void {
+    this.params.push(seriesId, bucket, data);
+    if (this.params.length === UPSERT_ROWS * 3) this.flush();
+  }
+
+  flush(): void {
+    const rows = this.params.length / 3;
+    if (rows === 0) return;
+    let statement = this.bySize.get(rows);
+    if (!statement) this.bySize.set(rows, (statement = this.db.prepare<unknown[]>(upsertSql(rows))));
+    statement.run(this.params);
+    this.params.length = 0;
+  }
+}
+
 export function createEmbeddedStore(db: Db): MetricStore {
   const sql = statements(db);
+  const upserts = new BucketUpserts(db);
   const splitter = new PathSplitter();
   // Series ids known to be committed. Ids created inside a transaction join only after its commit,
   // so a rolled-back insert never leaves a dangling id here.
@@ -63,11 +100,18 @@ export function createEmbeddedStore(db: Db): MetricStore {
           const bucket = Math.floor(startMs / 1000);
           const tree = parseTree(sql.getBucket.get(id, bucket));
           applyBucketOps(tree, ops, splitter);
-          sql.putBucket.run(id, bucket, JSON.stringify(tree));
+          upserts.add(id, bucket, JSON.stringify(tree));
         }
       }
     }
   }
+
+  // Built once: better-sqlite3 wraps the function anew on every db.transaction() call.
+  const applyAll = db.transaction((writes: WriteSet, created: Map<string, number>) => {
+    upserts.begin();
+    for (const [sourceId, keys] of writes.sources) applySource(sourceId, keys, created);
+    upserts.flush();
+  });
 
   return {
     kind: 'embedded',
@@ -78,9 +122,7 @@ export function createEmbeddedStore(db: Db): MetricStore {
 
     apply(writes: WriteSet): void {
       const created = new Map<string, number>();
-      inTransaction(db, () => {
-        for (const [sourceId, keys] of writes.sources) applySource(sourceId, keys, created);
-      });
+      applyAll.immediate(writes, created);
       for (const [name, id] of created) remember(name, id);
     },
 

@@ -6,6 +6,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../storage/db';
 import { PathSplitter, applyBucketOps, parseTree } from '../domain/metrics/leaves';
+import { BucketTreeCache, type BucketCacheLimits } from './bucket-cache';
 import type { KeyWrites, MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 
 const SERIES_CACHE_LIMIT = 100_000;
@@ -29,6 +30,7 @@ function statements(db: Db) {
     getBucket: db.prepare<[number, number], string>(
       'SELECT data FROM metric_buckets WHERE series_id = ? AND bucket = ?',
     ).pluck(),
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     readRange: db.prepare<[number, number, number], [number, string]>(
       'SELECT bucket, data FROM metric_buckets WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket',
     ).raw(true),
@@ -66,9 +68,16 @@ class BucketUpserts {
   }
 }
 
-export function createEmbeddedStore(db: Db): MetricStore {
+/**
+ * The embedded store of a database handle. It assumes it is the only writer of metric_buckets on
+ * that handle (the driver registry keeps one per server); writes through other connections are
+ * noticed by `PRAGMA data_version`.
+ */
+export function createEmbeddedStore(db: Db, cacheLimits?: BucketCacheLimits): MetricStore {
   const sql = statements(db);
   const upserts = new BucketUpserts(db);
+  const trees = new BucketTreeCache(cacheLimits);
+  let dataVersion = Number.NaN;
   const splitter = new PathSplitter();
   // Series ids known to be committed. Ids created inside a transaction join only after its commit,
   // so a rolled-back insert never leaves a dangling id here.
@@ -98,9 +107,11 @@ export function createEmbeddedStore(db: Db): MetricStore {
         }
         for (const [startMs, ops] of buckets) {
           const bucket = Math.floor(startMs / 1000);
-          const tree = parseTree(sql.getBucket.get(id, bucket));
+          const tree = trees.get(id, bucket) ?? parseTree(sql.getBucket.get(id, bucket));
           applyBucketOps(tree, ops, splitter);
-          upserts.add(id, bucket, JSON.stringify(tree));
+          const text = JSON.stringify(tree);
+          upserts.add(id, bucket, text);
+          trees.set(id, bucket, tree, text.length);
         }
       }
     }
@@ -108,6 +119,9 @@ export function createEmbeddedStore(db: Db): MetricStore {
 
   // Built once: better-sqlite3 wraps the function anew on every db.transaction() call.
   const applyAll = db.transaction((writes: WriteSet, created: Map<string, number>) => {
+    const version = sql.dataVersion.get();
+    if (version !== dataVersion) trees.clear(); // another connection committed: cached trees may be stale
+    dataVersion = version!;
     upserts.begin();
     for (const [sourceId, keys] of writes.sources) applySource(sourceId, keys, created);
     upserts.flush();
@@ -122,7 +136,12 @@ export function createEmbeddedStore(db: Db): MetricStore {
 
     apply(writes: WriteSet): void {
       const created = new Map<string, number>();
-      applyAll.immediate(writes, created);
+      try {
+        applyAll.immediate(writes, created);
+      } catch (err) {
+        trees.clear(); // they may hold changes of the rolled-back transaction
+        throw err;
+      }
       for (const [name, id] of created) remember(name, id);
     },
 
@@ -146,6 +165,7 @@ export function createEmbeddedStore(db: Db): MetricStore {
 
     close(): void {
       seriesIds.clear();
+      trees.clear();
     },
   };
 }

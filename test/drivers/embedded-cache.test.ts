@@ -1,0 +1,80 @@
+// The embedded store's cache of written buckets: bounded, and never the source of a stale value
+// (failed transactions, writes through another connection, tiny limits).
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { BucketTreeCache } from '../../src/drivers/bucket-cache';
+import { createEmbeddedStore } from '../../src/drivers/embedded';
+import type { MetricStore } from '../../src/drivers/types';
+import { type StoreFixture, embeddedFactory, readParsed, writeSet } from './helpers';
+
+const H = 3_600_000;
+const T0 = Date.UTC(2025, 2, 4, 10);
+
+describe('BucketTreeCache', () => {
+  test('holds at most its entries, emptied past the bound', () => {
+    const cache = new BucketTreeCache({ entries: 3, textLength: 1_000 });
+    for (let b = 0; b < 3; b++) cache.set(1, b, { n: b }, 7);
+    assert.equal(cache.size, 3);
+    assert.deepEqual(cache.get(1, 2), { n: 2 });
+    cache.set(1, 2, { n: 20 }, 8); // replacing an entry does not grow the cache
+    assert.equal(cache.size, 3);
+    assert.deepEqual(cache.get(1, 2), { n: 20 });
+    cache.set(2, 0, { n: 0 }, 7);
+    assert.equal(cache.size, 0);
+    assert.equal(cache.get(1, 0), undefined);
+  });
+
+  test('is bounded by the text length of its trees, replacements counted at their new length', () => {
+    const cache = new BucketTreeCache({ entries: 100, textLength: 100 });
+    cache.set(1, 1, { a: 1 }, 60);
+    cache.set(1, 1, { a: 2 }, 30); // 30 held, not 90
+    cache.set(1, 2, { b: 1 }, 60);
+    assert.equal(cache.size, 2);
+    cache.set(1, 3, { c: 1 }, 11);
+    assert.equal(cache.size, 0);
+  });
+});
+
+describe('embedded store with its bucket cache', () => {
+  let fx: StoreFixture;
+  beforeEach(() => {
+    fx = embeddedFactory.create();
+  });
+  afterEach(() => fx.dispose());
+
+  const add = (store: MetricStore, at: number, n: number) =>
+    store.apply(writeSet([{ key: 'k', granularity: '1h', at, add: { n } }]));
+
+  test('after a failed transaction, writes continue from the committed value', () => {
+    add(fx.store, T0, 1);
+    const failing = writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 10 } }]);
+    failing.sources.get('s1')!.get('k')!.get('1h')!.get(T0)!.set = new Map([['m', 1]]);
+    failing.sources.get('s1')!.set('broken', null as never); // applying it throws after T0 changed
+    assert.throws(() => fx.store.apply(failing));
+    add(fx.store, T0, 2);
+    assert.deepEqual(readParsed(fx.store, 'k', '1h', [T0]), [{ n: 3 }]);
+  });
+
+  test('a write through another connection is seen by the next write', () => {
+    add(fx.store, T0, 1);
+    const other = new Database(path.join(fx.dir, 'service.db'));
+    try {
+      other.prepare("UPDATE metric_buckets SET data = '{\"n\":100}'").run();
+    } finally {
+      other.close();
+    }
+    add(fx.store, T0, 1);
+    assert.deepEqual(readParsed(fx.store, 'k', '1h', [T0]), [{ n: 101 }]);
+  });
+
+  test('with a tiny cache, repeated writes over many buckets still sum exactly', () => {
+    const store = createEmbeddedStore(fx.db!, { entries: 2, textLength: 20 });
+    const hours = Array.from({ length: 7 }, (_, i) => T0 + i * H);
+    for (let round = 1; round <= 5; round++) {
+      store.apply(writeSet(hours.map((at, i) => ({ key: 'k', granularity: '1h', at, add: { n: i + round } }))));
+    }
+    assert.deepEqual(readParsed(store, 'k', '1h', hours), hours.map((_, i) => ({ n: 5 * i + 15 })));
+  });
+});

@@ -24,39 +24,55 @@ function encodingOf(ctx: Context): 'identity' | 'gzip' {
   throw unsupportedMediaType(`Unsupported Content-Encoding: ${enc.slice(0, 40)} (use gzip or none)`);
 }
 
+function tooLarge(limit: number): AppError {
+  return payloadTooLarge(`Request body exceeds the limit of ${limit} bytes`);
+}
+
+/** One body being read. Plain functions over this state rather than per-request named closures. */
+interface BodyRead {
+  source: Readable;
+  stream: Readable;
+  chunks: Buffer[];
+  size: number;
+  done: boolean;
+  resolve(body: Buffer): void;
+  reject(err: unknown): void;
+}
+
+function finishRead(read: BodyRead, err: unknown): void {
+  if (read.done) return;
+  read.done = true;
+  const { source, stream } = read;
+  stream.removeAllListeners('data');
+  if (err) {
+    if (stream !== source) stream.destroy();
+    source.resume(); // drain what the client still sends so the answer can go out
+    read.reject(err);
+  } else read.resolve(Buffer.concat(read.chunks, read.size));
+}
+
+function onChunk(read: BodyRead, chunk: Buffer, limit: number): void {
+  read.size += chunk.length;
+  if (read.size > limit) return finishRead(read, tooLarge(limit));
+  read.chunks.push(chunk);
+}
+
 /** Reads the whole body, inflating gzip, refusing past `limit` bytes of (inflated) content. */
 export function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
   const encoding = encodingOf(ctx);
   const declared = Number(ctx.get('content-length') || 0);
-  const tooLarge = () => payloadTooLarge(`Request body exceeds the limit of ${limit} bytes`);
-  if (encoding === 'identity' && declared > limit) return Promise.reject(tooLarge());
+  if (encoding === 'identity' && declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise<Buffer>((resolve, reject) => {
     const source: Readable = ctx.req;
     const stream: Readable = encoding === 'gzip' ? source.pipe(createGunzip()) : source;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (err: unknown, value?: Buffer) => {
-      if (done) return;
-      done = true;
-      stream.removeAllListeners('data');
-      if (err) {
-        if (stream !== source) stream.destroy();
-        source.resume(); // drain what the client still sends so the answer can go out
-        reject(err);
-      } else resolve(value!);
-    };
-    stream.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) return finish(tooLarge());
-      chunks.push(chunk);
-    });
-    stream.on('end', () => finish(null, Buffer.concat(chunks, size)));
+    const read: BodyRead = { source, stream, chunks: [], size: 0, done: false, resolve, reject };
+    stream.on('data', (chunk: Buffer) => onChunk(read, chunk, limit));
+    stream.on('end', () => finishRead(read, null));
     stream.on('error', (err: Error & { code?: string }) => {
-      if (stream !== source) return finish(badRequest('Request body is not valid gzip'));
-      finish(new AppError('bad_request', `Could not read request body: ${err.code ?? 'aborted'}`));
+      if (stream !== source) return finishRead(read, badRequest('Request body is not valid gzip'));
+      finishRead(read, new AppError('bad_request', `Could not read request body: ${err.code ?? 'aborted'}`));
     });
-    source.on('aborted', () => finish(badRequest('Request body was aborted')));
+    source.on('aborted', () => finishRead(read, badRequest('Request body was aborted')));
   });
 }
 

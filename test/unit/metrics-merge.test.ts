@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { emptyWriteSet, type BucketOps, type WriteSet } from '../../src/drivers/types';
 import { parsePoint } from '../../src/domain/metrics/ingest';
 import { PathSplitter, applyBucketOps, nestLeaves, type Tree } from '../../src/domain/metrics/leaves';
-import { PlanCache, SYSTEM_KEY, mergePoints, planFor } from '../../src/domain/metrics/merge';
+import { MergerCache, PlanCache, SYSTEM_KEY, mergePoints, planFor } from '../../src/domain/metrics/merge';
 
 const source = {
   id: 'src-1',
@@ -133,6 +133,55 @@ describe('mergePoints', () => {
     const cache = new PlanCache();
     assert.equal(cache.get(source), cache.get({ ...source }));
     assert.notEqual(cache.get(source), cache.get({ ...source, timeZone: 'Europe/Berlin' }));
+  });
+
+  test('PlanCache finds a frozen source by identity, and only a frozen one', () => {
+    const cache = new PlanCache();
+    const frozen = Object.freeze({ ...source, granularities: Object.freeze([...source.granularities]) });
+    assert.equal(cache.get(frozen), cache.get({ ...source }));
+    const open = { ...source, granularities: [...source.granularities] };
+    const first = cache.get(open);
+    open.granularities.push('1y'); // an unfrozen source may change: its settings decide again
+    assert.notEqual(cache.get(open), first);
+    assert.deepEqual(cache.get(open).granularities.map((g) => g.text), ['1m', '1h', '1d', '1y']);
+  });
+});
+
+/** Write sets as comparable nested arrays (maps in insertion order). */
+function dump(writes: WriteSet): unknown {
+  const walk = (value: unknown): unknown =>
+    value instanceof Map ? [...value].map(([k, v]) => [k, walk(v)]) : value && typeof value === 'object'
+      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)])) : value;
+  return walk(writes.sources);
+}
+
+describe('MergerCache', () => {
+  const requests = () => [
+    [point({ values: { n: 1, amount: { net: 2 } } }), point({ at: iso(T + 60_000), values: { n: 2 } })],
+    [point({ key: 'other', values: { n: 5 } })],
+    [point({ values: { n: 7 }, operation: 'assert' }), point({ values: { n: 1 } })],
+    [point({ key: 'user.1', values: { n: 1 }, untracked: true }), point({ at: iso(T + 3_600_000), values: { n: 3 } })],
+    [point({ values: { amount: { net: 4 } } })],
+  ];
+
+  test('merging request after request into one write set equals merging each on its own', () => {
+    const cached = emptyWriteSet();
+    const mergers = new MergerCache();
+    for (const points of requests()) mergers.merge(cached, plan, points);
+    const separate = emptyWriteSet();
+    for (const points of requests()) mergePoints(separate, plan, points);
+    assert.deepEqual(dump(cached), dump(separate));
+    assert.deepEqual(after(opsOf(cached, 'orders', '1h', Date.UTC(2025, 2, 4, 10)), { n: 100 }), { n: 8, amount: { net: 6 } });
+  });
+
+  test('a new write set starts from nothing', () => {
+    const mergers = new MergerCache();
+    const first = emptyWriteSet();
+    mergers.merge(first, plan, [point({ values: { n: 1 } })]);
+    const second = emptyWriteSet();
+    mergers.merge(second, plan, [point({ values: { n: 2 } })]);
+    assert.deepEqual(after(opsOf(second, 'orders', '1m', Date.UTC(2025, 2, 4, 10, 20))), { n: 2 });
+    assert.deepEqual(after(opsOf(second, SYSTEM_KEY, '1m', Date.UTC(2025, 2, 4, 10, 20))), { count: 1, keys: { orders: 1 } });
   });
 });
 

@@ -6,63 +6,13 @@
 // Merging keeps the effect of arrival order: `track` adds (to an asserted value too), `assert`
 // replaces.
 import type { BucketOps, KeyWrites, SeriesWrites, WriteSet } from '../../drivers/types';
-import { nominalMaxMs } from './calendar';
-import { createBucketer, parseGranularity, type Calendar } from './granularity';
 import type { ValidPoint } from './ingest';
+import type { SourcePlan } from './plan';
+
+export { PlanCache, planFor, type GranularityPlan, type PlanInput, type SourcePlan } from './plan';
 
 export const SYSTEM_KEY = '__system__key__';
 export const UNTRACKED_KEY = '__untracked__';
-
-export interface GranularityPlan {
-  text: string;
-  bucketer: (atMs: number) => number;
-}
-
-/** What merging needs of a source: its id and a bucketer per allowed granularity. */
-export interface SourcePlan {
-  sourceId: string;
-  granularities: GranularityPlan[];
-  /** index of the granularity with the shortest buckets */
-  finest: number;
-}
-
-export interface PlanInput extends Calendar {
-  id: string;
-  granularities: readonly string[];
-}
-
-export function planFor(source: PlanInput): SourcePlan {
-  const granularities: GranularityPlan[] = [];
-  let finest = 0;
-  let shortest = Infinity;
-  for (const text of new Set(source.granularities)) {
-    const g = parseGranularity(text);
-    if (!g) continue;
-    if (nominalMaxMs(g) < shortest) {
-      shortest = nominalMaxMs(g);
-      finest = granularities.length;
-    }
-    granularities.push({ text, bucketer: createBucketer(g, source) });
-  }
-  return { sourceId: source.id, granularities, finest };
-}
-
-/** Plans cached per source and settings; a full cache is simply emptied (plans are cheap to rebuild). */
-export class PlanCache {
-  private readonly plans = new Map<string, SourcePlan>();
-  constructor(private readonly limit = 1000) {}
-
-  get(source: PlanInput): SourcePlan {
-    const id = `${source.id}|${source.timeZone}|${source.beginningOfWeek}|${source.granularities.join(',')}`;
-    let plan = this.plans.get(id);
-    if (!plan) {
-      if (this.plans.size >= this.limit) this.plans.clear();
-      plan = planFor(source);
-      this.plans.set(id, plan);
-    }
-    return plan;
-  }
-}
 
 export function addLeaf(ops: BucketOps, path: string, amount: number): void {
   const set = ops.set;
@@ -86,11 +36,14 @@ function granularityMap(keys: KeyWrites, key: string): Map<string, SeriesWrites>
  * points of a batch mostly share a key and, for all but the finest granularities, a bucket.
  */
 class KeySlots {
+  /** the key's leaf in the system key: `keys.<key>` */
+  readonly systemPath: string;
   private readonly series: SeriesWrites[];
   private readonly lastBucket: number[];
   private readonly lastOps: Array<BucketOps | null>;
 
   constructor(keys: KeyWrites, plan: SourcePlan, key: string) {
+    this.systemPath = `keys.${key}`;
     const byGranularity = granularityMap(keys, key);
     this.series = plan.granularities.map((g) => {
       let buckets = byGranularity.get(g.text);
@@ -240,7 +193,7 @@ class Merger {
       for (let i = 0; i < paths.length; i++) write(ops, paths[i]!, values[i]!);
       const sys = this.system.ops(slot, bucket);
       addLeaf(sys, 'count', tracked + untracked);
-      if (tracked > 0) addLeaf(sys, `keys.${key}`, tracked);
+      if (tracked > 0) addLeaf(sys, metric.systemPath, tracked);
       if (untracked > 0) addLeaf(sys, `keys.${UNTRACKED_KEY}`, untracked);
     }
   }
@@ -248,9 +201,30 @@ class Merger {
 
 /** Merges points of one source into `writes`, in order. */
 export function mergePoints(writes: WriteSet, plan: SourcePlan, points: readonly ValidPoint[]): void {
-  const merger = new Merger(writes, plan);
+  mergeWith(new Merger(writes, plan), points);
+}
+
+function mergeWith(merger: Merger, points: readonly ValidPoint[]): void {
   for (const point of points) merger.add(point);
   merger.spreadGroups();
+}
+
+/**
+ * mergePoints for many requests into the same pending write sets: one merger per write set and
+ * plan, so the requests of one group commit share its bucket look-ups (for single points, setting
+ * up a merger cost more than merging). Write sets that are committed or dropped are forgotten
+ * with them.
+ */
+export class MergerCache {
+  private readonly mergers = new WeakMap<WriteSet, Map<SourcePlan, Merger>>();
+
+  merge(writes: WriteSet, plan: SourcePlan, points: readonly ValidPoint[]): void {
+    let byPlan = this.mergers.get(writes);
+    if (!byPlan) this.mergers.set(writes, (byPlan = new Map()));
+    let merger = byPlan.get(plan);
+    if (!merger) byPlan.set(plan, (merger = new Merger(writes, plan)));
+    mergeWith(merger, points);
+  }
 }
 
 /** Number of leaf operations in a write set (for logs and benchmarks). */

@@ -3,14 +3,13 @@ import Koa from 'koa';
 import type { Deps } from './deps';
 import { errorHandler } from './http/middleware/errors';
 import { requestLog } from './http/middleware/request-log';
-import { createRouter, unmatchedRoute } from './http/router';
+import { createRoutes, unmatchedRoute } from './http/router';
 
 export function createApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
-  const router = createRouter(deps);
   app.use(requestLog(deps.log));
   app.use(errorHandler(deps.log));
-  app.use(router.routes());
+  app.use(createRoutes(deps));
   app.use(unmatchedRoute);
   // Errors are rendered by errorHandler; Koa's own handler would only print them again.
   app.silent = true;

@@ -1,7 +1,7 @@
 // The whole /api/v1 route table, one line per route, in one function.
 import path from 'node:path';
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import { AppError, notFound } from '../errors';
 import type { Deps } from '../deps';
 import { jsonBody, jsonOrMultipartBody } from './middleware/body';
@@ -12,7 +12,33 @@ import { metricsRoutes } from './routes/metrics';
 import { dashboardRoutes } from './routes/dashboards';
 import { dashboardGroupRoutes } from './routes/dashboard-groups';
 
-export function createRouter(deps: Deps): Router {
+type Handler = (ctx: Context, next: Next) => unknown;
+
+/** Runs handlers in order, each one's `next` calling the one after it (a fixed koa-compose). */
+function chain(handlers: readonly Handler[]): Handler {
+  return handlers.reduceRight<Handler>(
+    (downstream, handler) => (ctx, next) => handler(ctx, () => downstream(ctx, next) as Promise<void>),
+    (ctx, next) => next(),
+  );
+}
+
+/**
+ * The ingest endpoints are the hot path: a request with exactly their method and path runs their
+ * chain directly, skipping the router's per-request work (testing every route, composing the
+ * matched chain), about 7% of a single-point ingest. Every other request, other spellings of
+ * these paths included, goes through the router, which routes these paths to the same chains.
+ */
+function withHotRoutes(router: Router, hot: Record<string, readonly Handler[]>): Middleware {
+  const routes = router.routes() as unknown as Handler; // its context type adds the router's fields
+  const chains = new Map(Object.entries(hot).map(([route, handlers]) => [route, chain(handlers)]));
+  return function route(ctx, next) {
+    const hotChain = chains.get(`${ctx.method} ${ctx.path}`);
+    return (hotChain ?? routes)(ctx, next) as Promise<void>;
+  };
+}
+
+/** The /api/v1 routes as one middleware. */
+export function createRoutes(deps: Deps): Middleware {
   const { limits } = deps.config;
   const json = jsonBody(limits.maxBodyBytes);
   const upload = jsonOrMultipartBody(
@@ -45,8 +71,10 @@ export function createRouter(deps: Deps): Router {
   r.post('/bootstrap/source-tokens', user, json, boot.createSourceToken);
 
   r.get('/metrics', reader, metrics.series);
-  r.post('/metrics', writer, json, metrics.ingest);
-  r.post('/metrics/batch', writer, json, metrics.ingestBatch);
+  const ingest = [writer, json, metrics.ingest] as const;
+  const ingestBatch = [writer, json, metrics.ingestBatch] as const;
+  r.post('/metrics', ...ingest);
+  r.post('/metrics/batch', ...ingestBatch);
   r.post('/metrics/query', reader, json, metrics.query);
 
   r.get('/dashboards', anyToken, dash.list);
@@ -62,7 +90,7 @@ export function createRouter(deps: Deps): Router {
   r.put('/dashboard-groups/:id', anyToken, json, groups.update);
   r.patch('/dashboard-groups/:id', anyToken, json, groups.update);
   r.delete('/dashboard-groups/:id', anyToken, groups.remove);
-  return r;
+  return withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch });
 }
 
 /**

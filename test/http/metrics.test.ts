@@ -80,6 +80,23 @@ describe('metrics over HTTP', () => {
     assert.deepEqual((await get({ ...hours, key: 'batched' })).body.data.values[0], { n: 3 });
   });
 
+  test('the ingest paths answer alike in every spelling the router accepts, and with a query string', async () => {
+    const point = { key: 'spelled', at: '2026-01-24T10:30:00Z', values: { n: 1 } };
+    for (const path of ['/api/v1/metrics', '/api/v1/metrics/', '/API/V1/Metrics', '/api/v1/metrics?x=1']) {
+      const res = await request(server, 'POST', path, point, as());
+      assert.deepEqual([res.status, res.body], [201, { data: { created: 'ok' } }], path);
+    }
+    for (const path of ['/api/v1/metrics/batch', '/api/v1/metrics/batch/', '/api/v1/Metrics/Batch']) {
+      const res = await request(server, 'POST', path, { points: [point] }, as());
+      assert.deepEqual([res.status, res.body], [201, { data: { created: 1 } }], path);
+    }
+    assert.deepEqual((await get({ ...hours, key: 'spelled' })).body.data.values[0], { n: 7 });
+    const noToken = await request(server, 'POST', '/api/v1/metrics', point);
+    assert.equal(noToken.status, 401);
+    const put = await request(server, 'PUT', '/api/v1/metrics', point, as());
+    assert.equal(put.status, 405);
+  });
+
   test('GET parameters: 400 naming the parameter', async () => {
     const cases: Array<[Record<string, string>, RegExp]> = [
       [{ ...hours, key: ' ' }, /key/],

@@ -64,16 +64,26 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   }
 
   return {
-    async ingest(source, body) {
-      assertIngestEnabled();
-      await write(source, [parsePoint(body)]);
+    // Not async functions: neither the body nor its points stay referenced while the commit is
+    // awaited (a suspended async function would keep its arguments); throws become rejections.
+    ingest(source, body) {
+      try {
+        assertIngestEnabled();
+        return write(source, [parsePoint(body)]);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
 
-    async ingestBatch(source, body) {
-      assertIngestEnabled();
-      const points = parseBatch(body);
-      await write(source, points);
-      return points.length;
+    ingestBatch(source, body) {
+      try {
+        assertIngestEnabled();
+        const points = parseBatch(body);
+        const count = points.length;
+        return write(source, points).then(() => count);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
 
     series(source, query) {

@@ -5,7 +5,7 @@ import { badRequest } from '../../errors';
 import type { Deps } from '../../deps';
 import type { Source } from '../../domain/types';
 import { parseMode, runQuery } from '../../domain/metrics/query';
-import { bodyObject } from '../middleware/body';
+import { bodyObject, takeBody } from '../middleware/body';
 import { presentCreated, presentSeriesJson } from '../present/metrics';
 
 const sourceOf = (ctx: Context): Source => ctx.state.source as Source;
@@ -36,13 +36,13 @@ export function metricsRoutes(deps: Deps) {
     },
 
     async ingest(ctx: Context): Promise<void> {
-      await deps.metrics.ingest(sourceOf(ctx), ctx.state.body);
+      await deps.metrics.ingest(sourceOf(ctx), takeBody(ctx));
       ctx.status = 201;
       ctx.body = presentCreated('ok');
     },
 
     async ingestBatch(ctx: Context): Promise<void> {
-      const created = await deps.metrics.ingestBatch(sourceOf(ctx), ctx.state.body);
+      const created = await deps.metrics.ingestBatch(sourceOf(ctx), takeBody(ctx));
       ctx.status = 201;
       ctx.body = presentCreated(created);
     },

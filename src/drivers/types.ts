@@ -22,6 +22,11 @@ export type KeyWrites = Map<string, Map<string, SeriesWrites>>;
 /** Source id -> its writes. One write set per store per flush. */
 export interface WriteSet {
   sources: Map<string, KeyWrites>;
+  /**
+   * Merge state shared by the requests merged into this set, by source plan (merge.ts); stores
+   * ignore it. Held here rather than in a WeakMap so that it dies young with the set.
+   */
+  merging?: Map<object, object>;
 }
 
 /** One series of a source: the unit a read addresses. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { emptyWriteSet, type BucketOps, type WriteSet } from '../../src/drivers/types';
 import { parsePoint } from '../../src/domain/metrics/ingest';
 import { PathSplitter, applyBucketOps, nestLeaves, type Tree } from '../../src/domain/metrics/leaves';
-import { MergerCache, PlanCache, SYSTEM_KEY, mergePoints, planFor } from '../../src/domain/metrics/merge';
+import { PlanCache, SYSTEM_KEY, mergeIntoPending, mergePoints, planFor } from '../../src/domain/metrics/merge';
 
 const source = {
   id: 'src-1',
@@ -152,10 +152,10 @@ function dump(writes: WriteSet): unknown {
   const walk = (value: unknown): unknown =>
     value instanceof Map ? [...value].map(([k, v]) => [k, walk(v)]) : value && typeof value === 'object'
       ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)])) : value;
-  return walk(writes.sources);
+  return walk(writes.sources); // the merge state aside
 }
 
-describe('MergerCache', () => {
+describe('mergeIntoPending', () => {
   const requests = () => [
     [point({ values: { n: 1, amount: { net: 2 } } }), point({ at: iso(T + 60_000), values: { n: 2 } })],
     [point({ key: 'other', values: { n: 5 } })],
@@ -166,8 +166,7 @@ describe('MergerCache', () => {
 
   test('merging request after request into one write set equals merging each on its own', () => {
     const cached = emptyWriteSet();
-    const mergers = new MergerCache();
-    for (const points of requests()) mergers.merge(cached, plan, points);
+    for (const points of requests()) mergeIntoPending(cached, plan, points);
     const separate = emptyWriteSet();
     for (const points of requests()) mergePoints(separate, plan, points);
     assert.deepEqual(dump(cached), dump(separate));
@@ -175,11 +174,10 @@ describe('MergerCache', () => {
   });
 
   test('a new write set starts from nothing', () => {
-    const mergers = new MergerCache();
     const first = emptyWriteSet();
-    mergers.merge(first, plan, [point({ values: { n: 1 } })]);
+    mergeIntoPending(first, plan, [point({ values: { n: 1 } })]);
     const second = emptyWriteSet();
-    mergers.merge(second, plan, [point({ values: { n: 2 } })]);
+    mergeIntoPending(second, plan, [point({ values: { n: 2 } })]);
     assert.deepEqual(after(opsOf(second, 'orders', '1m', Date.UTC(2025, 2, 4, 10, 20))), { n: 2 });
     assert.deepEqual(after(opsOf(second, SYSTEM_KEY, '1m', Date.UTC(2025, 2, 4, 10, 20))), { count: 1, keys: { orders: 1 } });
   });

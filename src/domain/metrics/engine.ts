@@ -9,7 +9,7 @@ import { translateSqliteError } from '../../drivers/sqlite';
 import type { SetupResult } from '../../drivers/types';
 import type { Source } from '../types';
 import { parseBatch, parsePoint, type ValidPoint } from './ingest';
-import { MergerCache, PlanCache } from './merge';
+import { PlanCache, mergeIntoPending } from './merge';
 import type { SeriesData } from './query';
 import { type SeriesParams, type SeriesText, parseSeriesParams, parseSeriesValues, readSeriesText } from './series';
 import { createWriteQueue } from './write-queue';
@@ -46,7 +46,6 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const { config } = options;
   const drivers = createDriverRegistry({ db: options.db, nativeBinding: options.nativeBinding });
   const plans = new PlanCache();
-  const mergers = new MergerCache();
   const queue = createWriteQueue({
     maxPendingPoints: config.limits.writeQueueMaxPoints,
     log: options.log,
@@ -56,7 +55,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   function write(source: Source, points: ValidPoint[]): Promise<void> {
     const store = drivers.storeFor(source);
     const plan = plans.get(source);
-    return queue.enqueue(store, points.length, (writes) => mergers.merge(writes, plan, points));
+    return queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points));
   }
 
   function assertIngestEnabled(): void {

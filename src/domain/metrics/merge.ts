@@ -65,6 +65,12 @@ class KeySlots {
   }
 }
 
+function samePaths(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** Tracks of one key that fell into the same bucket of every granularity, summed. */
 class TrackGroup {
   /** the leaf paths of the first point; points with the same paths (the usual case) sum by index */
@@ -83,7 +89,7 @@ class TrackGroup {
     if (point.untracked) this.untracked++;
     else this.tracked++;
     const { paths, values } = point;
-    if (paths.length === this.paths.length && paths.every((p, i) => p === this.paths[i])) {
+    if (paths === this.paths || samePaths(paths, this.paths)) {
       for (let i = 0; i < values.length; i++) this.sums[i]! += values[i]!;
       return;
     }
@@ -210,32 +216,13 @@ function mergeWith(merger: Merger, points: readonly ValidPoint[]): void {
 }
 
 /**
- * mergePoints for many requests into the same pending write sets: one merger per write set and
- * plan, so the requests of one group commit share its bucket look-ups (for single points, setting
- * up a merger cost more than merging). Write sets that are committed or dropped are forgotten
- * with them.
+ * mergePoints for the requests of one group commit: they share one merger per pending write set
+ * and plan, and with it its bucket look-ups (for single points, setting up a merger cost more than
+ * merging). The merger lives on the write set and goes with it.
  */
-export class MergerCache {
-  private readonly mergers = new WeakMap<WriteSet, Map<SourcePlan, Merger>>();
-
-  merge(writes: WriteSet, plan: SourcePlan, points: readonly ValidPoint[]): void {
-    let byPlan = this.mergers.get(writes);
-    if (!byPlan) this.mergers.set(writes, (byPlan = new Map()));
-    let merger = byPlan.get(plan);
-    if (!merger) byPlan.set(plan, (merger = new Merger(writes, plan)));
-    mergeWith(merger, points);
-  }
-}
-
-/** Number of leaf operations in a write set (for logs and benchmarks). */
-export function countOps(writes: WriteSet): number {
-  let n = 0;
-  for (const keys of writes.sources.values()) {
-    for (const series of keys.values()) {
-      for (const buckets of series.values()) {
-        for (const ops of buckets.values()) n += ops.add.size + (ops.set?.size ?? 0);
-      }
-    }
-  }
-  return n;
+export function mergeIntoPending(writes: WriteSet, plan: SourcePlan, points: readonly ValidPoint[]): void {
+  const mergers = (writes.merging ??= new Map());
+  let merger = mergers.get(plan) as Merger | undefined;
+  if (!merger) mergers.set(plan, (merger = new Merger(writes, plan)));
+  mergeWith(merger, points);
 }

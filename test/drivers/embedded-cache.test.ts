@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BucketTreeCache } from '../../src/drivers/bucket-cache';
+import { BucketTreeCache, REFRESH_MISSES } from '../../src/drivers/bucket-cache';
 import { createEmbeddedStore } from '../../src/drivers/embedded';
 import type { MetricStore } from '../../src/drivers/types';
 import { type StoreFixture, embeddedFactory, readParsed, writeSet } from './helpers';
@@ -13,17 +13,22 @@ const H = 3_600_000;
 const T0 = Date.UTC(2025, 2, 4, 10);
 
 describe('BucketTreeCache', () => {
-  test('holds at most its entries, emptied past the bound', () => {
+  test('once full it keeps what it holds and takes no new bucket, until REFRESH_MISSES x its size of misses', () => {
     const cache = new BucketTreeCache({ entries: 3, textLength: 1_000 });
     for (let b = 0; b < 3; b++) cache.set(1, b, { n: b }, 7);
-    assert.equal(cache.size, 3);
-    assert.deepEqual(cache.get(1, 2), { n: 2 });
-    cache.set(1, 2, { n: 20 }, 8); // replacing an entry does not grow the cache
-    assert.equal(cache.size, 3);
+    cache.set(1, 2, { n: 20 }, 8); // a held bucket is still updated
     assert.deepEqual(cache.get(1, 2), { n: 20 });
-    cache.set(2, 0, { n: 0 }, 7);
+    const misses = REFRESH_MISSES * 3;
+    for (let miss = 1; miss <= misses; miss++) {
+      cache.set(2, miss, { n: miss }, 7);
+      assert.equal(cache.size, 3);
+      assert.equal(cache.get(2, miss), undefined);
+      assert.deepEqual(cache.get(1, 0), { n: 0 });
+    }
+    cache.set(2, misses + 1, {}, 7); // one miss more: emptied, to refill with the buckets now written
     assert.equal(cache.size, 0);
-    assert.equal(cache.get(1, 0), undefined);
+    cache.set(2, misses + 2, { n: 1 }, 7);
+    assert.deepEqual([cache.size, cache.get(2, misses + 2)], [1, { n: 1 }]);
   });
 
   test('is bounded by the text length of its trees, replacements counted at their new length', () => {
@@ -32,7 +37,10 @@ describe('BucketTreeCache', () => {
     cache.set(1, 1, { a: 2 }, 30); // 30 held, not 90
     cache.set(1, 2, { b: 1 }, 60);
     assert.equal(cache.size, 2);
-    cache.set(1, 3, { c: 1 }, 11);
+    cache.set(1, 3, { c: 1 }, 11); // 101 > 100
+    assert.equal(cache.size, 0);
+    cache.set(1, 1, { a: 3 }, 10);
+    cache.set(1, 1, { a: 4 }, 101); // an update past the bound empties it too
     assert.equal(cache.size, 0);
   });
 });

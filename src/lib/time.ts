@@ -93,15 +93,33 @@ export function parseTimestamp(input: unknown): number | null {
 
 const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
 
+/** The proleptic Gregorian date of a day number (days since 1970-01-01); inverse of daysFromCivil. */
+function civilFromDays(days: number): { year: number; month: number; day: number } {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const dayOfEra = z - era * 146_097;
+  const leapDays = Math.floor(dayOfEra / 1460) - Math.floor(dayOfEra / 36_524) + Math.floor(dayOfEra / 146_096);
+  const yearOfEra = Math.floor((dayOfEra - leapDays) / 365);
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const mp = Math.floor((5 * dayOfYear + 2) / 153);
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const day = dayOfYear - Math.floor((153 * mp + 2) / 5) + 1;
+  return { year: yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day };
+}
+
 /**
  * Formats epoch milliseconds as RFC 3339 to the second at the given offset from UTC (minutes):
- * `Z` when the offset is zero, else `+HH:MM`.
+ * `Z` when the offset is zero, else `+HH:MM`. Arithmetic rather than a Date: a year of hourly
+ * buckets formats 8,760 of these per read.
  */
 export function formatTimestamp(ms: number, offsetMinutes = 0): string {
-  const d = new Date(Math.floor(ms / 1000) * 1000 + offsetMinutes * 60_000);
-  const year = String(d.getUTCFullYear()).padStart(4, '0');
-  const date = `${year}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}`;
-  const time = `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}`;
+  const seconds = Math.floor(ms / 1000) + offsetMinutes * 60;
+  const days = Math.floor(seconds / 86_400);
+  const secondOfDay = seconds - days * 86_400;
+  const { year, month, day } = civilFromDays(days);
+  const date = `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}`;
+  const hour = Math.floor(secondOfDay / 3600);
+  const time = `${pad2(hour)}:${pad2(Math.floor(secondOfDay / 60) % 60)}:${pad2(secondOfDay % 60)}`;
   if (offsetMinutes === 0) return `${date}T${time}Z`;
   const sign = offsetMinutes < 0 ? '-' : '+';
   const abs = Math.abs(offsetMinutes);

@@ -6,6 +6,7 @@ import {
   createBucketer,
   floorToBucket,
   formatBucket,
+  formatBuckets,
   nextBucket,
 } from '../../src/domain/metrics/granularity';
 import { cal, floorOf, gran, ms, nextOf, rangeOf, seededRandom } from './granularity.helpers';
@@ -265,4 +266,22 @@ describe('randomised agreement (seeded)', () => {
       }
     }
   });
+});
+
+test('formatBuckets labels each instant as formatBucket does, across offset changes', () => {
+  const cases: Array<[string, number, number, number]> = [
+    ['Europe/Berlin', Date.UTC(2024, 2, 30, 22), 15 * 60_000, 24 * 4 * 3], // spring forward
+    ['America/New_York', Date.UTC(2024, 10, 2, 20), 30 * 60_000, 48 * 2], // fall back
+    ['Australia/Lord_Howe', Date.UTC(2024, 3, 6, 10), 10 * 60_000, 6 * 12], // 30-minute shift
+    ['America/Santiago', Date.UTC(1950, 0, 1), 86_400_000 * 29 + 3_600_000, 400], // decades of rules
+    ['UTC', Date.UTC(2025, 0, 1), 3_600_000, 8760],
+  ];
+  for (const [zone, start, step, count] of cases) {
+    const list = Array.from({ length: count }, (_, i) => start + i * step);
+    assert.deepEqual(formatBuckets(list, zone), list.map((ms) => formatBucket(ms, zone)), zone);
+  }
+  assert.deepEqual(formatBuckets([Date.UTC(2024, 2, 31, 0, 59, 59), Date.UTC(2024, 2, 31, 1)], 'Europe/Berlin'), [
+    '2024-03-31T01:59:59+01:00',
+    '2024-03-31T03:00:00+02:00',
+  ]);
 });

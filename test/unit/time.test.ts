@@ -77,3 +77,14 @@ test('parseTimestamp agrees with Date.UTC on the first and last days of months a
     }
   }
 });
+
+test('formatTimestamp agrees with toISOString across the calendar, and applies offsets across days', () => {
+  for (const year of [0, 1, 99, 100, 1582, 1899, 1969, 1970, 2000, 2024, 2100, 9999]) {
+    for (const [month, day] of [[0, 1], [1, 28], [1, 29], [11, 31]] as const) {
+      const ms = new Date(0).setUTCFullYear(year, month, day) + 86_399_999;
+      assert.equal(formatTimestamp(ms), `${new Date(ms).toISOString().slice(0, 19)}Z`, String(ms));
+    }
+  }
+  assert.equal(formatTimestamp(Date.UTC(2024, 1, 28, 23, 30), 60), '2024-02-29T00:30:00+01:00');
+  assert.equal(formatTimestamp(Date.UTC(2025, 0, 1, 0, 30), -60), '2024-12-31T23:30:00-01:00');
+});

@@ -26,8 +26,8 @@
 
 import { formatTimestamp } from '../../lib/time';
 import { BucketEngine } from './bucket-engine';
-import { nominalMaxMs } from './calendar';
-import { isIanaZone, offsetMinutes, resolveZone } from './zone-clock';
+import { MINUTE_MS, nominalMaxMs } from './calendar';
+import { ZoneClock, isIanaZone, offsetMinutes, resolveZone } from './zone-clock';
 
 export type GranularityUnit = 's' | 'm' | 'h' | 'd' | 'w' | 'mo' | 'q' | 'y';
 export interface Granularity {
@@ -124,6 +124,16 @@ export function formatBucket(ms: number, timeZone: string): string {
   const zone = resolveZone(timeZone);
   if (!zone) throw new RangeError(`Unknown time zone: ${timeZone}`);
   return formatTimestamp(ms, offsetMinutes(zone, ms));
+}
+
+/**
+ * formatBucket for many instants. The offsets come from one zone clock, which asks luxon once per
+ * UTC day (and at offset changes) instead of once per label: a year of hourly labels in a zone
+ * with daylight saving time took about 100 ms through luxon alone.
+ */
+export function formatBuckets(list: readonly number[], timeZone: string): string[] {
+  const clock = new ZoneClock(timeZone);
+  return list.map((ms) => formatTimestamp(ms, Math.round(clock.offsetAt(ms) / MINUTE_MS)));
 }
 
 /**

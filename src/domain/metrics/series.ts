@@ -5,7 +5,7 @@ import { badRequest } from '../../errors';
 import { parseTimestamp } from '../../lib/time';
 import type { MetricStore } from '../../drivers/types';
 import type { Source } from '../types';
-import { bucketRange, formatBucket, parseGranularity, type Granularity } from './granularity';
+import { bucketRange, formatBuckets, parseGranularity, type Granularity } from './granularity';
 import { MAX_KEY_LENGTH } from './ingest';
 import { SYSTEM_KEY } from './merge';
 import type { SeriesData } from './query';
@@ -94,7 +94,7 @@ export function readSeriesText(store: MetricStore, source: Source, params: Serie
     { sourceId: source.id, key: params.key, granularity: params.granularity.text },
     params.bucketsMs,
   );
-  const at = params.bucketsMs.map((ms) => formatBucket(ms, source.timeZone));
+  const at = formatBuckets(params.bucketsMs, source.timeZone);
   return { at, values };
 }
 

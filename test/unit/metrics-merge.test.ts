@@ -202,3 +202,34 @@ describe('stored values', () => {
     assert.equal(Object.getPrototypeOf(stored), Object.prototype);
   });
 });
+
+describe('merging in groups', () => {
+  /** Every bucket of a write set with its ops applied to an empty tree. */
+  function applied(writes: WriteSet): Record<string, Tree> {
+    const out: Record<string, Tree> = {};
+    for (const [key, grans] of writes.sources.get(source.id) ?? []) {
+      for (const [gran, buckets] of grans) {
+        for (const [bucket, ops] of buckets) out[`${key} ${gran} ${iso(bucket)}`] = after(ops);
+      }
+    }
+    return out;
+  }
+
+  test('equals spreading every point on its own, for a random mix of keys, times, shapes and asserts', () => {
+    let seed = 7;
+    const random = (n: number) => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) % n);
+    const shapes = [(v: number) => ({ n: v, amount: { net: v * 2 } }), (v: number) => ({ n: v }), (v: number) => ({ m: { x: v } })];
+    const points = Array.from({ length: 600 }, () => point({
+      key: ['orders', 'visits', 'user.1'][random(3)],
+      at: iso(Date.UTC(2025, 2, 4, 10) + random(4) * 3_600_000 + random(90) * 60_000),
+      values: shapes[random(3)]!(random(100)),
+      untracked: random(5) === 0,
+      ...(random(40) === 0 ? { operation: 'assert' } : {}),
+    }));
+    const grouped = emptyWriteSet();
+    mergePoints(grouped, plan, points);
+    const oneByOne = emptyWriteSet();
+    for (const p of points) mergePoints(oneByOne, plan, [p]);
+    assert.deepEqual(applied(grouped), applied(oneByOne));
+  });
+});

@@ -8,11 +8,15 @@
 import type { BucketOps, KeyWrites, SeriesWrites, WriteSet } from '../../drivers/types';
 import type { ValidPoint } from './ingest';
 import type { SourcePlan } from './plan';
+import { SlotRun, TrackGroup, sameBuckets } from './track-groups';
 
 export { PlanCache, planFor, type GranularityPlan, type PlanInput, type SourcePlan } from './plan';
 
 export const SYSTEM_KEY = '__system__key__';
 export const UNTRACKED_KEY = '__untracked__';
+const UNTRACKED_PATH = `keys.${UNTRACKED_KEY}`;
+
+type LeafWrite = (ops: BucketOps, path: string, value: number) => void;
 
 export function addLeaf(ops: BucketOps, path: string, amount: number): void {
   const set = ops.set;
@@ -65,51 +69,6 @@ class KeySlots {
   }
 }
 
-function samePaths(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/** Tracks of one key that fell into the same bucket of every granularity, summed. */
-class TrackGroup {
-  /** the leaf paths of the first point; points with the same paths (the usual case) sum by index */
-  private readonly paths: readonly string[];
-  private readonly sums: number[];
-  private other: Map<string, number> | null = null;
-  tracked = 0;
-  untracked = 0;
-
-  constructor(readonly buckets: readonly number[], first: ValidPoint) {
-    this.paths = first.paths;
-    this.sums = first.paths.map(() => 0);
-  }
-
-  add(point: ValidPoint): void {
-    if (point.untracked) this.untracked++;
-    else this.tracked++;
-    const { paths, values } = point;
-    if (paths === this.paths || samePaths(paths, this.paths)) {
-      for (let i = 0; i < values.length; i++) this.sums[i]! += values[i]!;
-      return;
-    }
-    const other = (this.other ??= new Map());
-    for (let i = 0; i < paths.length; i++) other.set(paths[i]!, (other.get(paths[i]!) ?? 0) + values[i]!);
-  }
-
-  leaves(): [string[], number[]] {
-    if (!this.other) return [[...this.paths], this.sums];
-    const merged = new Map(this.other);
-    this.paths.forEach((p, i) => merged.set(p, (merged.get(p) ?? 0) + this.sums[i]!));
-    return [[...merged.keys()], [...merged.values()]];
-  }
-}
-
-function sameBuckets(a: readonly number[], b: readonly number[]): boolean {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /**
  * Merges points in order. Tracks commute, so tracks sharing every bucket are first summed in a
  * group and spread over the granularities once per group; an assert first spreads the groups
@@ -124,6 +83,8 @@ class Merger {
   private last: { key: string; finest: number; group: TrackGroup } | null = null;
   /** bucket starts of the point being merged, one per granularity (reused) */
   private readonly scratch: number[];
+  /** one run per granularity while groups are spread (reused) */
+  private readonly runs: SlotRun[];
 
   constructor(writes: WriteSet, private readonly plan: SourcePlan) {
     let keys = writes.sources.get(plan.sourceId);
@@ -131,6 +92,7 @@ class Merger {
     this.keys = keys;
     this.system = this.slotsOf(SYSTEM_KEY);
     this.scratch = plan.granularities.map(() => Number.NaN);
+    this.runs = plan.granularities.map(() => new SlotRun());
   }
 
   add(point: ValidPoint): void {
@@ -149,14 +111,35 @@ class Merger {
   }
 
   spreadGroups(): void {
-    for (const [key, byBucket] of this.groups) {
-      for (const group of byBucket.values()) {
-        const [paths, values] = group.leaves();
-        this.spread(key, group.buckets, paths, values, addLeaf, group.tracked, group.untracked);
-      }
-    }
+    for (const [key, byBucket] of this.groups) this.spreadKeyGroups(key, byBucket.values());
     this.groups.clear();
     this.last = null;
+  }
+
+  /** Spreads the groups of one key, summing consecutive groups per granularity bucket first. */
+  private spreadKeyGroups(key: string, groups: Iterable<TrackGroup>): void {
+    const metric = this.slotsOf(key);
+    const runs = this.runs;
+    for (const group of groups) {
+      const [paths, values] = group.leaves();
+      for (let slot = 0; slot < runs.length; slot++) {
+        const bucket = group.buckets[slot]!;
+        if (!Number.isFinite(bucket)) continue;
+        const run = runs[slot]!;
+        if (run.matches(bucket, paths)) run.add(values, group.tracked, group.untracked);
+        else {
+          this.writeRun(metric, slot, run);
+          run.start(bucket, paths, values, group.tracked, group.untracked);
+        }
+      }
+    }
+    for (let slot = 0; slot < runs.length; slot++) this.writeRun(metric, slot, runs[slot]!);
+  }
+
+  private writeRun(metric: KeySlots, slot: number, run: SlotRun): void {
+    if (!run.open) return;
+    this.writeSlot(metric, slot, run.bucket, run.paths, run.sums, addLeaf, run.tracked, run.untracked);
+    run.close();
   }
 
   /** The group of these buckets, or null when another point claimed its finest bucket with others. */
@@ -187,21 +170,34 @@ class Merger {
     buckets: readonly number[],
     paths: readonly string[],
     values: readonly number[],
-    write: (ops: BucketOps, path: string, value: number) => void,
+    write: LeafWrite,
     tracked: number,
     untracked: number,
   ): void {
     const metric = this.slotsOf(key);
     for (let slot = 0; slot < buckets.length; slot++) {
       const bucket = buckets[slot]!;
-      if (!Number.isFinite(bucket)) continue;
-      const ops = metric.ops(slot, bucket);
-      for (let i = 0; i < paths.length; i++) write(ops, paths[i]!, values[i]!);
-      const sys = this.system.ops(slot, bucket);
-      addLeaf(sys, 'count', tracked + untracked);
-      if (tracked > 0) addLeaf(sys, metric.systemPath, tracked);
-      if (untracked > 0) addLeaf(sys, `keys.${UNTRACKED_KEY}`, untracked);
+      if (Number.isFinite(bucket)) this.writeSlot(metric, slot, bucket, paths, values, write, tracked, untracked);
     }
+  }
+
+  /** Writes leaves into one granularity's bucket, with the system key's bookkeeping. */
+  private writeSlot(
+    metric: KeySlots,
+    slot: number,
+    bucket: number,
+    paths: readonly string[],
+    values: readonly number[],
+    write: LeafWrite,
+    tracked: number,
+    untracked: number,
+  ): void {
+    const ops = metric.ops(slot, bucket);
+    for (let i = 0; i < paths.length; i++) write(ops, paths[i]!, values[i]!);
+    const sys = this.system.ops(slot, bucket);
+    addLeaf(sys, 'count', tracked + untracked);
+    if (tracked > 0) addLeaf(sys, metric.systemPath, tracked);
+    if (untracked > 0) addLeaf(sys, UNTRACKED_PATH, untracked);
   }
 }
 

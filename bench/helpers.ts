@@ -3,7 +3,7 @@
 // BENCH_NODE_ARGS adds node flags to the children, e.g. to profile the service under a benchmark:
 //   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=prof' node --import tsx bench/ingest.ts
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createProjectWithToken } from '../test/helpers/server';
@@ -16,6 +16,8 @@ export interface ChildServer {
   dataDir: string;
   /** SIGTERM (graceful: pending writes committed) and wait for the exit */
   stop(): Promise<void>;
+  /** deletes the data directory (after stop) */
+  remove(): void;
 }
 
 export async function spawnServer(script: string, args: string[] = [], env: Record<string, string> = {}): Promise<ChildServer> {
@@ -46,6 +48,7 @@ export async function spawnServer(script: string, args: string[] = [], env: Reco
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
+    remove: () => rmSync(dataDir, { recursive: true, force: true }),
   };
 }
 

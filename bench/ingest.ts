@@ -22,9 +22,11 @@ async function singlePoints(): Promise<void> {
   const headers = await projectHeaders(service);
   const ours = await autocannon({ url: `${service.url}/api/v1/metrics`, method: 'POST', headers, body: SINGLE, connections: 32, duration: SECONDS });
   await service.stop();
+  service.remove();
   const bare = await spawnServer('bench/bare-koa.ts');
   const base = await autocannon({ url: `${bare.url}/api/v1/metrics`, method: 'POST', headers, body: SINGLE, connections: 32, duration: SECONDS });
   await bare.stop();
+  bare.remove();
   console.log(line('single point, service ', ours));
   console.log(line('single point, bare Koa', base));
   console.log(`ratio service / bare Koa: ${((ours['2xx'] / ours.duration) / (base['2xx'] / base.duration)).toFixed(2)}`);
@@ -38,6 +40,7 @@ async function batches(): Promise<void> {
   const requests = Array.from({ length: 24 }, (_, h) => ({ body: batchBody(start + h * 3_600_000, random) }));
   const r = await autocannon({ url: `${service.url}/api/v1/metrics/batch`, method: 'POST', headers, requests, connections: 8, duration: SECONDS });
   await service.stop();
+  service.remove();
   const leafValues = (r['2xx'] * 3000) / r.duration;
   console.log(line('batch of 1,000 points x 3 leaves', r));
   console.log(

@@ -53,6 +53,7 @@ await service.stop();
 
 const sorted = [...samples].sort((a, b) => a - b);
 const disk = diskPerLeaf(service.dataDir);
+service.remove();
 console.log(`ingest: ${fmt(result['2xx'])} batches (${fmt(result['2xx'] * 1000)} points) in ${result.duration.toFixed(0)} s, non-2xx ${result.non2xx}`);
 console.log(
   `RSS: idle ${fmt(idle / MB, 1)} MB; under load p50 ${fmt(sorted[Math.floor(sorted.length / 2)]! / MB, 1)} MB, ` +

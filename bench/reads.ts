@@ -45,4 +45,5 @@ try {
   report('POST /api/v1/metrics/query aggregate, same range', agg);
 } finally {
   await service.stop();
+  service.remove();
 }

@@ -3,13 +3,17 @@
 //
 // 1. Single points of 3 nested leaves, 32 connections: the service (auth, validation, group commit,
 //    fsync-free WAL commit before each 201) against a bare Koa handler that parses the same body and
-//    answers 201. Both get the same requests (headers included) from the same client settings.
+//    answers 201. Both get the same requests (headers included) from the same client settings, in
+//    alternating slices (BENCH_SLICES, default 4, per side) so that a drift in the speed of the
+//    machine during the run weighs on both alike, after one second of warm-up each (not counted);
+//    the ratio compares their totals.
 // 2. Batches of 1,000 points x 3 leaves spread over one hour, default 7 granularities, 8
 //    connections: leaf values per second (points x leaves), against the 1,000,000/s target.
 import autocannon, { type Result } from 'autocannon';
 import { batchBody, fmt, projectHeaders, seeded, spawnServer, spawnService } from './helpers';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const SLICES = Number(process.env.BENCH_SLICES ?? 4);
 const SINGLE = JSON.stringify({ key: 'bench.single', at: '2026-01-24T10:00:00Z', values: { count: 1, amount: { net: 2.5, tax: 0.5 } } });
 
 function line(name: string, r: Result): string {
@@ -17,19 +21,51 @@ function line(name: string, r: Result): string {
   return `${name}: ${fmt(perSecond)} req/s (2xx), latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`;
 }
 
+/** Totals of several runs against one server: requests per second overall, latency per slice. */
+interface Slices {
+  ok: number;
+  seconds: number;
+  non2xx: number;
+  errors: number;
+  p50: number[];
+  p99: number[];
+}
+
+function addSlice(into: Slices, r: Result): void {
+  into.ok += r['2xx'];
+  into.seconds += r.duration;
+  into.non2xx += r.non2xx;
+  into.errors += r.errors;
+  into.p50.push(r.latency.p50);
+  into.p99.push(r.latency.p99);
+}
+
+function sliceLine(name: string, s: Slices): string {
+  const median = [...s.p50].sort((a, b) => a - b)[Math.floor(s.p50.length / 2)];
+  return `${name}: ${fmt(s.ok / s.seconds)} req/s (2xx), latency p50 ${median} ms (median slice), ` +
+    `p99 ${Math.max(...s.p99)} ms (worst slice), non-2xx ${s.non2xx}, errors ${s.errors}`;
+}
+
 async function singlePoints(): Promise<void> {
   const service = await spawnService();
-  const headers = await projectHeaders(service);
-  const ours = await autocannon({ url: `${service.url}/api/v1/metrics`, method: 'POST', headers, body: SINGLE, connections: 32, duration: SECONDS });
-  await service.stop();
-  service.remove();
   const bare = await spawnServer('bench/bare-koa.ts');
-  const base = await autocannon({ url: `${bare.url}/api/v1/metrics`, method: 'POST', headers, body: SINGLE, connections: 32, duration: SECONDS });
-  await bare.stop();
+  const headers = await projectHeaders(service);
+  const load = (url: string, seconds = SECONDS / SLICES) =>
+    autocannon({ url: `${url}/api/v1/metrics`, method: 'POST', headers, body: SINGLE, connections: 32, duration: seconds });
+  await load(service.url, 1);
+  await load(bare.url, 1);
+  const ours: Slices = { ok: 0, seconds: 0, non2xx: 0, errors: 0, p50: [], p99: [] };
+  const base: Slices = { ok: 0, seconds: 0, non2xx: 0, errors: 0, p50: [], p99: [] };
+  for (let slice = 0; slice < SLICES; slice++) {
+    addSlice(ours, await load(service.url));
+    addSlice(base, await load(bare.url));
+  }
+  await Promise.all([service.stop(), bare.stop()]);
+  service.remove();
   bare.remove();
-  console.log(line('single point, service ', ours));
-  console.log(line('single point, bare Koa', base));
-  console.log(`ratio service / bare Koa: ${((ours['2xx'] / ours.duration) / (base['2xx'] / base.duration)).toFixed(2)}`);
+  console.log(sliceLine('single point, service ', ours));
+  console.log(sliceLine('single point, bare Koa', base));
+  console.log(`ratio service / bare Koa: ${((ours.ok / ours.seconds) / (base.ok / base.seconds)).toFixed(2)}`);
 }
 
 async function batches(): Promise<void> {

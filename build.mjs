@@ -33,6 +33,7 @@ const step = (label) => console.log(`build: ${label}`);
 async function bundle() {
   const version = readJson(path.join(ROOT, 'package.json')).version;
   const outfile = path.join(SEA_DIR, 'service.cjs');
+  const workerCode = await bundleBatchWorker();
   await esbuild.build({
     entryPoints: [path.join(ROOT, 'src', 'main.ts')],
     outfile,
@@ -45,10 +46,38 @@ async function bundle() {
     define: { __SERVICE_VERSION__: JSON.stringify(version) },
     // The package resolves its binding from node_modules on import; the stand-in calls the extracted addon.
     alias: { '@node-rs/argon2': path.join(ROOT, 'src', 'sea', 'argon2.ts') },
-    plugins: [nativeGuard],
+    plugins: [nativeGuard, embedBatchWorker(workerCode)],
   });
   return outfile;
 }
+
+/** The batch parser's worker thread (src/domain/metrics/batch-worker.ts) as one script, in memory. */
+async function bundleBatchWorker() {
+  const result = await esbuild.build({
+    entryPoints: [path.join(ROOT, 'src', 'domain', 'metrics', 'batch-worker.ts')],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  return result.outputFiles[0].text;
+}
+
+// Under tsx the worker's code imports batch-worker.ts by its path; the executable has no source
+// files, so batch-worker-code.ts is replaced by a module returning the bundled worker's text.
+const embedBatchWorker = (code) => ({
+  name: 'embed-batch-worker',
+  setup(build) {
+    build.onResolve({ filter: /\/batch-worker-code$/ }, () => ({ path: 'batch-worker-code', namespace: 'embed-batch-worker' }));
+    build.onLoad({ filter: /.*/, namespace: 'embed-batch-worker' }, () => ({
+      contents: `export function batchWorkerCode() { return ${JSON.stringify(code)}; }`,
+      loader: 'js',
+    }));
+  },
+});
 
 // better-sqlite3 finds its addon through the `bindings` package only when no nativeBinding is given;
 // in the executable one always is, so `bindings` becomes a stub that says so. Any other `.node`

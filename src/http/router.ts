@@ -4,7 +4,7 @@ import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { AppError, notFound } from '../errors';
 import type { Deps } from '../deps';
-import { jsonBody, jsonOrMultipartBody } from './middleware/body';
+import { jsonBody, jsonOrMultipartBody, rawJsonBody } from './middleware/body';
 import { requireOrganizationToken, requireSource, requireUser } from './middleware/auth';
 import { healthRoutes } from './routes/health';
 import { bootstrapRoutes } from './routes/bootstrap';
@@ -41,6 +41,7 @@ function withHotRoutes(router: Router, hot: Record<string, readonly Handler[]>):
 export function createRoutes(deps: Deps): Middleware {
   const { limits } = deps.config;
   const json = jsonBody(limits.maxBodyBytes);
+  const rawJson = rawJsonBody(limits.maxBodyBytes);
   const upload = jsonOrMultipartBody(
     limits.maxBodyBytes,
     limits.sqliteUploadMaxBytes,
@@ -72,7 +73,7 @@ export function createRoutes(deps: Deps): Middleware {
 
   r.get('/metrics', reader, metrics.series);
   const ingest = [writer, json, metrics.ingest] as const;
-  const ingestBatch = [writer, json, metrics.ingestBatch] as const;
+  const ingestBatch = [writer, rawJson, metrics.ingestBatch] as const;
   r.post('/metrics', ...ingest);
   r.post('/metrics/batch', ...ingestBatch);
   r.post('/metrics/query', reader, json, metrics.query);

@@ -80,6 +80,40 @@ describe('metrics over HTTP', () => {
     assert.deepEqual((await get({ ...hours, key: 'batched' })).body.data.values[0], { n: 3 });
   });
 
+  test('large batches (parsed off the event loop): sums read back, a bad point refuses all, gzip too', async () => {
+    // 3,000 points over two hours (each about 100 bytes: well past the worker's 32 KB threshold)
+    const points = Array.from({ length: 3_000 }, (_, i) => ({
+      key: 'big.batch',
+      at: new Date(Date.UTC(2026, 0, 24, 10) + i * 2_400).toISOString(),
+      values: { count: 1, amount: { net: i % 10, tax: 0.5 } },
+      ...(i === 2_999 ? { operation: 'assert', values: { count: 100 } } : {}),
+    }));
+    const read = () => get({ ...hours, key: 'big.batch' }).then((r) => r.body.data.values);
+    const bad = await post('/batch', { points: [...points.slice(0, 2_500), { ...points[0], at: 'noon' }, ...points.slice(2_500)] });
+    assert.deepEqual([bad.status, bad.body], [422, { errors: { 'points[2500].at': ['must be an RFC 3339 timestamp with a time zone offset'] } }]);
+    const invalidPoint = await post('/batch', { points: [...points.slice(0, 2_000), { ...points[0], values: { n: true } }] });
+    assert.deepEqual([invalidPoint.status, invalidPoint.body], [422, { errors: { 'points[2000].values': ['leaf n must be a finite number'] } }]);
+    assert.deepEqual(await read(), [{}, {}, {}]);
+
+    const ok = await post('/batch', { points });
+    assert.deepEqual([ok.status, ok.body], [201, { data: { created: 3_000 } }]);
+    // 10:00-11:00 holds points 0..1499 (2.4 s apart); 11:00-12:00 holds 1500..2999, the last an assert
+    const net = (from: number, to: number) => points.slice(from, to).reduce((s, _p, i) => s + ((from + i) % 10), 0);
+    assert.deepEqual(await read(), [
+      { count: 1_500, amount: { net: net(0, 1_500), tax: 750 } },
+      { count: 100, amount: { net: net(1_500, 2_999), tax: 749.5 } },
+      {},
+    ]);
+
+    const zipped = await request(server, 'POST', '/api/v1/metrics/batch', undefined, {
+      ...as(),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      raw: gzipSync(JSON.stringify({ points: points.slice(0, 1_500) })),
+    });
+    assert.deepEqual([zipped.status, zipped.body], [201, { data: { created: 1_500 } }]);
+    assert.equal((await read())[0].count, 3_000);
+  });
+
   test('the ingest paths answer alike in every spelling the router accepts, and with a query string', async () => {
     const point = { key: 'spelled', at: '2026-01-24T10:30:00Z', values: { n: 1 } };
     for (const path of ['/api/v1/metrics', '/api/v1/metrics/', '/API/V1/Metrics', '/api/v1/metrics?x=1']) {

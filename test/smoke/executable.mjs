@@ -59,7 +59,7 @@ async function withServer(stopName, fn) {
   const server = startServer();
   let failed = false;
   try {
-    await fn(await server.listening);
+    await fn(await server.listening, server.child.pid);
   } catch (err) {
     failed = true;
     throw err;
@@ -103,7 +103,7 @@ const EXPECTED_SERIES = {
 const account = { email: 'smoke@example.com', password: 'correct horse battery', organization_name: 'Smoke Test' };
 
 async function firstRun(state) {
-  await withServer('SIGTERM exits 0', async (base) => {
+  await withServer('SIGTERM exits 0', async (base, pid) => {
     await check('health answers 200', async () => {
       const res = await call(base, 'GET', '/api/v1/health');
       assert.equal(res.status, 200);
@@ -133,6 +133,21 @@ async function firstRun(state) {
       assert.deepEqual(res.json, { data: { created: 'ok' } });
     });
     await readSeries(base, state, 'read the series back');
+    await check('a batch of 1,000 points is stored, parsed in the batch-parser thread', async () => {
+      const points = Array.from({ length: 1_000 }, (_, i) => ({
+        key: 'smoke.batch',
+        at: new Date(Date.UTC(2026, 0, 24, 10) + i * 1_000).toISOString(),
+        values: { n: 1, size: { bytes: i } },
+      }));
+      const auth = { token: state.sourceToken, sourceId: state.sourceId };
+      const res = await call(base, 'POST', '/api/v1/metrics/batch', { ...auth, body: { points } });
+      assert.deepEqual([res.status, res.json], [201, { data: { created: 1_000 } }]);
+      const url = '/api/v1/metrics?key=smoke.batch&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h';
+      const read = await call(base, 'GET', url, auth);
+      assert.deepEqual(read.json.data.values, [{ n: 1_000, size: { bytes: 499_500 } }]);
+      const threads = fs.readdirSync(`/proc/${pid}/task`).map((t) => fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
+      assert.ok(threads.includes('batch-parser'), `threads: ${threads.join(', ')}`);
+    });
   });
 }
 

@@ -9,6 +9,7 @@ import { translateSqliteError } from '../../drivers/sqlite';
 import type { SetupResult } from '../../drivers/types';
 import type { Source } from '../types';
 import { parseBatch, parsePoint, type ValidPoint } from './ingest';
+import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './batch-parser';
 import { PlanCache, mergeIntoPending } from './merge';
 import type { SeriesData } from './query';
 import { type SeriesParams, type SeriesText, parseSeriesParams, parseSeriesValues, readSeriesText } from './series';
@@ -18,6 +19,8 @@ export interface MetricsEngineOptions {
   db: Db;
   config: Pick<Config, 'limits' | 'features'>;
   log?: Logger;
+  /** where batch bodies are parsed (default: large ones in a worker thread) */
+  batchParser?: BatchParserOptions;
   /** better-sqlite3 native binding (single executable), used for sqlite source files */
   nativeBinding?: unknown;
 }
@@ -27,6 +30,8 @@ export interface MetricsEngine {
   ingest(source: Source, body: unknown): Promise<void>;
   /** POST /api/v1/metrics/batch: all points or none; resolves with the count once committed. */
   ingestBatch(source: Source, body: unknown): Promise<number>;
+  /** The same from the body's bytes: a large body is parsed off the event loop (batch-parser.ts). */
+  ingestBatchBytes(source: Source, raw: Buffer | undefined): Promise<number>;
   /** GET /api/v1/metrics: `query` holds key (optional), from, to, granularity. */
   series(source: Source, query: Record<string, unknown>): SeriesText;
   /** The series of a query body (key required), parsed for the query maths. */
@@ -51,6 +56,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     log: options.log,
     translateError: translateSqliteError,
   });
+
+  const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
 
   function write(source: Source, points: ValidPoint[]): Promise<void> {
     const store = drivers.storeFor(source);
@@ -85,6 +92,18 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
       }
     },
 
+    ingestBatchBytes(source, raw) {
+      try {
+        assertIngestEnabled();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return batchParser.parse(raw).then((points) => {
+        const count = points.length;
+        return write(source, points).then(() => count);
+      });
+    },
+
     series(source, query) {
       const params = parseSeriesParams(source, query, { keyRequired: false });
       return readSeriesText(drivers.storeFor(source), source, params);
@@ -102,6 +121,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     flush: () => queue.flush(),
 
     async close() {
+      await batchParser.close();
       await queue.close();
       drivers.close();
     },

@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { AppError, badRequest, payloadTooLarge, unsupportedMediaType } from '../../errors';
+import { parseJsonText } from '../../lib/json';
 
 function isJsonType(ctx: Context): boolean {
   const type = ctx.request.type; // media type without parameters, lower-cased
@@ -87,13 +88,18 @@ export function jsonBody(limit: number) {
   };
 }
 
-export function parseJsonText(raw: Buffer): unknown {
-  if (raw.length === 0) return undefined;
-  try {
-    return JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw badRequest('Malformed JSON body');
-  }
+/**
+ * Keeps a JSON body as bytes in ctx.state.rawBody (undefined when there is none), for a handler
+ * that parses it elsewhere (the batch endpoint parses large bodies off the event loop).
+ */
+export function rawJsonBody(limit: number) {
+  return async function readJsonBytes(ctx: Context, next: Next): Promise<void> {
+    if (hasBody(ctx)) {
+      if (!isJsonType(ctx)) throw unsupportedMediaType(`Unsupported Content-Type: ${ctx.request.type} (use application/json)`);
+      ctx.state.rawBody = await readRawBody(ctx, limit);
+    }
+    await next();
+  };
 }
 
 /** JSON, or multipart/form-data with one file field at most `uploadLimit` bytes (saved to a temp file). */
@@ -149,4 +155,11 @@ export function bodyObject(ctx: Context): Record<string, unknown> {
     throw badRequest('Request body must be a JSON object');
   }
   return body as Record<string, unknown>;
+}
+
+/** The bytes rawJsonBody kept, taken off the context (see takeBody). */
+export function takeRawBody(ctx: Context): Buffer | undefined {
+  const raw = ctx.state.rawBody as Buffer | undefined;
+  ctx.state.rawBody = undefined;
+  return raw;
 }

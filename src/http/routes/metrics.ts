@@ -5,7 +5,7 @@ import { badRequest } from '../../errors';
 import type { Deps } from '../../deps';
 import type { Source } from '../../domain/types';
 import { parseMode, runQuery } from '../../domain/metrics/query';
-import { bodyObject, takeBody } from '../middleware/body';
+import { bodyObject, takeBody, takeRawBody } from '../middleware/body';
 import { presentCreated, presentSeriesJson } from '../present/metrics';
 
 const sourceOf = (ctx: Context): Source => ctx.state.source as Source;
@@ -42,7 +42,7 @@ export function metricsRoutes(deps: Deps) {
     },
 
     async ingestBatch(ctx: Context): Promise<void> {
-      const created = await deps.metrics.ingestBatch(sourceOf(ctx), takeBody(ctx));
+      const created = await deps.metrics.ingestBatchBytes(sourceOf(ctx), takeRawBody(ctx));
       ctx.status = 201;
       ctx.body = presentCreated(created);
     },

@@ -73,6 +73,13 @@ export function rssBytes(pid: number): number {
   return m ? Number(m[1]) * 1024 : Number.NaN;
 }
 
+/** CPU seconds (user + system, all threads) a process has used so far (Linux /proc). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from the 3rd (state) on
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
 /** Deterministic pseudo-random numbers in [0, 1). */
 export function seeded(seed: number): () => number {
   let state = seed >>> 0;

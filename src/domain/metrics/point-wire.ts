@@ -4,6 +4,7 @@
 // same path list the same `paths` array, which the merge step compares by identity first.
 import { AppError, type AppErrorOptions, type ErrorKind } from '../../errors';
 import type { ValidPoint } from './ingest';
+import { samePaths } from './track-groups';
 
 export interface WirePoints {
   keys: string[];
@@ -41,13 +42,14 @@ export function encodePoints(points: readonly ValidPoint[]): WirePoints {
     const p = points[i]!;
     let k = keyIndex.get(p.key);
     if (k === undefined) keyIndex.set(p.key, (k = keys.push(p.key) - 1));
-    if (p.paths !== lastPaths) {
+    // consecutive points mostly spell the same leaves: compare with the last list before hashing
+    if (p.paths !== lastPaths && (lastPaths === null || !samePaths(p.paths, lastPaths))) {
       const sig = signature(p.paths);
       let l = listIndex.get(sig);
       if (l === undefined) listIndex.set(sig, (l = pathLists.push(p.paths.slice()) - 1));
-      lastPaths = p.paths;
       lastList = l;
     }
+    lastPaths = p.paths;
     const m = i * FIELDS;
     meta[m] = k;
     meta[m + 1] = p.atMs;

@@ -2,6 +2,8 @@
 // load generator in this process does not share its event loop.
 // BENCH_NODE_ARGS adds node flags to the children, e.g. to profile the service under a benchmark:
 //   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=prof' node --import tsx bench/ingest.ts
+// BENCH_SERVICE=dist/service runs the single executable (npm run build) instead of `src/main.ts`
+// through tsx, which itself takes about 35 MB of memory in the service's process.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -20,11 +22,20 @@ export interface ChildServer {
   remove(): void;
 }
 
-export async function spawnServer(script: string, args: string[] = [], env: Record<string, string> = {}): Promise<ChildServer> {
+/** A TypeScript server script (through tsx) or, with `executable`, that program, on a fresh data dir. */
+export async function spawnServer(
+  script: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+  executable?: string,
+): Promise<ChildServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
   const scriptArgs = args.map((a) => a.replace('$DATA', dataDir));
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...scriptArgs], {
+  const [command, commandArgs] = executable
+    ? [path.resolve(ROOT, executable), scriptArgs]
+    : [process.execPath, [...nodeArgs, '--import', 'tsx', script, ...scriptArgs]];
+  const child: ChildProcess = spawn(command, commandArgs, {
     cwd: ROOT,
     env: { ...process.env, SERVICE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -52,9 +63,14 @@ export async function spawnServer(script: string, args: string[] = [], env: Reco
   };
 }
 
-/** `service serve` on a fresh data dir, port 0. */
+/** `service serve` on a fresh data dir, port 0 (the executable named by BENCH_SERVICE, if set). */
 export function spawnService(env: Record<string, string> = {}): Promise<ChildServer> {
-  return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', '$DATA'], env);
+  return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', '$DATA'], env, process.env.BENCH_SERVICE || undefined);
+}
+
+/** What spawnService runs, for the benchmarks' first line. */
+export function serviceLabel(): string {
+  return process.env.BENCH_SERVICE ? `service: ${process.env.BENCH_SERVICE} (single executable)` : 'service: src/main.ts through tsx (npm start)';
 }
 
 /** A project with the given settings and a source token: the headers for the metrics endpoints. */

@@ -12,7 +12,9 @@
 // 2. Batches of 1,000 points x 3 leaves spread over one hour, default 7 granularities, 8
 //    connections: leaf values per second (points x leaves), against the 1,000,000/s target.
 import autocannon, { type Result } from 'autocannon';
-import { batchBody, cpuSeconds, fmt, projectHeaders, seeded, spawnServer, spawnService } from './helpers';
+import { batchBody, cpuSeconds, fmt, projectHeaders, seeded, serviceLabel, spawnServer, spawnService } from './helpers';
+
+console.log(serviceLabel());
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SLICES = Number(process.env.BENCH_SLICES ?? 4);

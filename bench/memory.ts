@@ -8,7 +8,9 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
-import { batchBody, fmt, projectHeaders, rssBytes, seeded, spawnService } from './helpers';
+import { batchBody, fmt, projectHeaders, rssBytes, seeded, serviceLabel, spawnService } from './helpers';
+
+console.log(serviceLabel());
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const MB = 1024 * 1024;
@@ -60,6 +62,7 @@ console.log(
     `max ${fmt(sorted[sorted.length - 1]! / MB, 1)} MB, last ${fmt(samples[samples.length - 1]! / MB, 1)} MB; ` +
     `max / idle x${(sorted[sorted.length - 1]! / idle).toFixed(2)}`,
 );
+console.log(`RSS every 5 s (MB): ${samples.filter((_, i) => i % 5 === 4).map((b) => fmt(b / MB)).join(' ')}`);
 console.log(
   `disk: ${fmt(disk.bytes / MB, 1)} MB for ${fmt(disk.leaves)} stored leaves in ${fmt(disk.buckets)} buckets: ` +
     `${fmt(disk.bytes / disk.leaves, 1)} bytes per leaf`,

@@ -6,7 +6,9 @@
 // 1h, and POST /api/v1/metrics/query (aggregate sum of one leaf, 12 slices) over the same range.
 // Prints p50/p99 and the ratio to the 30 ms p50 target of the GET.
 import autocannon, { type Result } from 'autocannon';
-import { fmt, projectHeaders, spawnService } from './helpers';
+import { fmt, projectHeaders, serviceLabel, spawnService } from './helpers';
+
+console.log(serviceLabel());
 
 const YEAR = Date.UTC(2025, 0, 1);
 const HOURS = 8760;

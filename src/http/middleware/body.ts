@@ -77,13 +77,18 @@ export function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
   });
 }
 
+/** The bytes of a JSON body, or undefined when there is none; 415 for another media type. */
+async function readJsonBytes(ctx: Context, limit: number): Promise<Buffer | undefined> {
+  if (!hasBody(ctx)) return undefined;
+  if (!isJsonType(ctx)) throw unsupportedMediaType(`Unsupported Content-Type: ${ctx.request.type} (use application/json)`);
+  return readRawBody(ctx, limit);
+}
+
 /** Parses a JSON body into ctx.state.body (undefined when there is none). */
 export function jsonBody(limit: number) {
   return async function parseJson(ctx: Context, next: Next): Promise<void> {
-    if (hasBody(ctx)) {
-      if (!isJsonType(ctx)) throw unsupportedMediaType(`Unsupported Content-Type: ${ctx.request.type} (use application/json)`);
-      ctx.state.body = parseJsonText(await readRawBody(ctx, limit)); // the bytes are not kept past here
-    }
+    const raw = await readJsonBytes(ctx, limit);
+    if (raw !== undefined) ctx.state.body = parseJsonText(raw); // the bytes are not kept past here
     await next();
   };
 }
@@ -93,11 +98,8 @@ export function jsonBody(limit: number) {
  * that parses it elsewhere (the batch endpoint parses large bodies off the event loop).
  */
 export function rawJsonBody(limit: number) {
-  return async function readJsonBytes(ctx: Context, next: Next): Promise<void> {
-    if (hasBody(ctx)) {
-      if (!isJsonType(ctx)) throw unsupportedMediaType(`Unsupported Content-Type: ${ctx.request.type} (use application/json)`);
-      ctx.state.rawBody = await readRawBody(ctx, limit);
-    }
+  return async function keepJsonBytes(ctx: Context, next: Next): Promise<void> {
+    ctx.state.rawBody = await readJsonBytes(ctx, limit);
     await next();
   };
 }

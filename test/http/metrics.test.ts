@@ -80,6 +80,25 @@ describe('metrics over HTTP', () => {
     assert.deepEqual((await get({ ...hours, key: 'batched' })).body.data.values[0], { n: 3 });
   });
 
+  test('batch bodies that cannot be read: 400, 413, 415 with the SPEC body, nothing stored', async () => {
+    const send = (raw: string | Uint8Array, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+      request(server, 'POST', '/api/v1/metrics/batch', undefined, { ...as(), headers, raw });
+    const big = JSON.stringify({ points: [{ key: 'unread', at: '2026-01-24T10:30:00Z', values: { n: 1 } }] }).padEnd(1_048_577, ' ');
+    const cases: Array<[string, Promise<{ status: number; body: any }>, number, string]> = [
+      ['no body', send(''), 400, 'Request body must be a JSON object'],
+      ['malformed small', send('{"points": ['), 400, 'Malformed JSON body'],
+      ['malformed large', send(`{"points": [${'{"key":"unread","at":"2026-01-24T10:30:00Z","values":{"n":1}},'.repeat(1_000)}`), 400, 'Malformed JSON body'],
+      ['not gzip', send('{"points": []}', { 'content-type': 'application/json', 'content-encoding': 'gzip' }), 400, 'Request body is not valid gzip'],
+      ['too large', send(big), 413, 'Request body exceeds the limit of 1048576 bytes'],
+      ['text/plain', send('{"points": []}', { 'content-type': 'text/plain' }), 415, 'Unsupported Content-Type: text/plain (use application/json)'],
+    ];
+    for (const [name, reply, status, detail] of cases) {
+      const res = await reply;
+      assert.deepEqual([res.status, res.body], [status, { errors: { detail } }], name);
+    }
+    assert.deepEqual((await get({ ...hours, key: 'unread' })).body.data.values, [{}, {}, {}]);
+  });
+
   test('large batches (parsed off the event loop): sums read back, a bad point refuses all, gzip too', async () => {
     // 3,000 points over two hours (each about 100 bytes: well past the worker's 32 KB threshold)
     const points = Array.from({ length: 3_000 }, (_, i) => ({

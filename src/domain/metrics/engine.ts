@@ -65,6 +65,12 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     return queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points));
   }
 
+  /** Writes a batch's points; resolves with their count once committed. */
+  function writeBatch(source: Source, points: ValidPoint[]): Promise<number> {
+    const count = points.length;
+    return write(source, points).then(() => count);
+  }
+
   function assertIngestEnabled(): void {
     if (!config.features.projectsEnabled) throw forbidden(INGEST_DISABLED);
   }
@@ -84,9 +90,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     ingestBatch(source, body) {
       try {
         assertIngestEnabled();
-        const points = parseBatch(body);
-        const count = points.length;
-        return write(source, points).then(() => count);
+        return writeBatch(source, parseBatch(body));
       } catch (err) {
         return Promise.reject(err);
       }
@@ -98,10 +102,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
       } catch (err) {
         return Promise.reject(err);
       }
-      return batchParser.parse(raw).then((points) => {
-        const count = points.length;
-        return write(source, points).then(() => count);
-      });
+      return batchParser.parse(raw).then((points) => writeBatch(source, points));
     },
 
     series(source, query) {

@@ -10,7 +10,7 @@ import type { Driver, Source, UserAuth } from './types';
 import type { SourceSettings } from './source-settings';
 import { newSource, requireOrganization } from './sources';
 import { checkSqliteUpload, resolveSqlitePath, type SqliteRoots, type UploadedFile } from './sqlite-paths';
-import { setupSqliteStore, type IdentifierMode } from './sqlite-setup';
+import type { IdentifierMode } from '../drivers/sqlite-setup';
 
 export interface DatabaseInput {
   displayName: string;
@@ -97,18 +97,22 @@ function databaseInOrganization(deps: Deps, auth: UserAuth, rawId: string): Sour
   return source;
 }
 
-/** POST /bootstrap/databases/:id/setup: creates the store's layout; 422 with the driver's message. */
-export function setupDatabase(deps: Deps, auth: UserAuth, rawId: string): SetupResult {
+/**
+ * POST /bootstrap/databases/:id/setup: creates the store's layout through the source's store
+ * (the driver registry picks it); any failure is 422 with the driver's message.
+ */
+export async function setupDatabase(deps: Deps, auth: UserAuth, rawId: string): Promise<SetupResult> {
   const source = databaseInOrganization(deps, auth, rawId);
-  if (source.driver !== 'sqlite') throw invalidField('setup', `driver ${source.driver} is not yet supported`);
   let message: string;
   try {
-    const stored = source.config.file_path;
-    if (typeof stored !== 'string') throw new Error('the source has no file_path');
-    const file = resolveSqlitePath(stored, sqliteRoots(deps));
-    if (!file.ok) throw new Error(`file_path ${file.message}`);
-    const mode = (source.config.identifier_mode ?? 'full') as IdentifierMode;
-    message = setupSqliteStore(file.value, mode, deps.nativeBinding);
+    if (source.driver === 'sqlite') {
+      // The filesystem may have changed since the source was created: check the path again.
+      const stored = source.config.file_path;
+      if (typeof stored !== 'string') throw new Error('the source has no file_path');
+      const file = resolveSqlitePath(stored, sqliteRoots(deps));
+      if (!file.ok) throw new Error(`file_path ${file.message}`);
+    }
+    message = (await deps.metrics.setup(source)).message;
   } catch (err) {
     deps.sources.setSetupStatus(source.id, 'failed');
     throw invalidField('setup', err instanceof Error ? err.message : String(err));

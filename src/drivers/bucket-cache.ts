@@ -9,7 +9,7 @@
 // refill (the working set has moved on). Past the text bound it is emptied at once.
 // The store empties it too when a transaction fails (trees may hold its uncommitted changes) and
 // when another connection has committed to the database since its last transaction.
-import type { Tree } from '../domain/metrics/leaves';
+import type { Tree } from '../model/leaves';
 
 export interface BucketCacheLimits {
   entries: number;

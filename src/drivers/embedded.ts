@@ -5,7 +5,7 @@
 // comparison with one row per leaf.
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../storage/db';
-import { PathSplitter, applyBucketOps, parseTree } from '../domain/metrics/leaves';
+import { PathSplitter, applyBucketOps, parseTree } from '../model/leaves';
 import { BucketTreeCache, type BucketCacheLimits } from './bucket-cache';
 import type { KeyWrites, MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 
@@ -130,11 +130,11 @@ export function createEmbeddedStore(db: Db, cacheLimits?: BucketCacheLimits): Me
   return {
     kind: 'embedded',
 
-    setup(): SetupResult {
+    async setup(): Promise<SetupResult> {
       return { status: 'ready', message: 'embedded store (tables created by the service migrations)' };
     },
 
-    apply(writes: WriteSet): void {
+    async apply(writes: WriteSet): Promise<void> {
       const created = new Map<string, number>();
       try {
         applyAll.immediate(writes, created);
@@ -145,7 +145,7 @@ export function createEmbeddedStore(db: Db, cacheLimits?: BucketCacheLimits): Me
       for (const [name, id] of created) remember(name, id);
     },
 
-    read(ref: SeriesRef, bucketStartsMs: readonly number[]): string[] {
+    async read(ref: SeriesRef, bucketStartsMs: readonly number[]): Promise<string[]> {
       const out = new Array<string>(bucketStartsMs.length).fill('{}');
       if (bucketStartsMs.length === 0) return out;
       const id = lookupSeries(seriesName(ref.sourceId, ref.key, ref.granularity), ref);
@@ -163,7 +163,7 @@ export function createEmbeddedStore(db: Db, cacheLimits?: BucketCacheLimits): Me
       return out;
     },
 
-    close(): void {
+    async close(): Promise<void> {
       seriesIds.clear();
       trees.clear();
     },

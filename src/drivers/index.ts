@@ -1,10 +1,11 @@
-// Which store holds a source's metrics: the embedded store (one, in service.db) for projects, a
-// Trifle::Stats sqlite file for sqlite database sources. Open sqlite handles are cached per source
-// and closed on shutdown. Other drivers are recorded by bootstrap but have no store yet.
+// The registry: the one place that picks a source's metric store. Projects share the embedded
+// store (in service.db); a database source gets the store of its driver, opened on first use and
+// cached per source until its settings change or the registry closes. Adding a driver is one line
+// in STORE_FACTORIES.
 import { conflict } from '../errors';
 import type { Db } from '../storage/db';
-import type { Source } from '../domain/types';
-import { IDENTIFIER_MODES, type IdentifierMode } from '../domain/sqlite-setup';
+import type { Source } from '../model/source';
+import { IDENTIFIER_MODES, type IdentifierMode } from './sqlite-setup';
 import { createEmbeddedStore } from './embedded';
 import { createSqliteStore } from './sqlite';
 import type { MetricStore } from './types';
@@ -16,19 +17,10 @@ export interface DriverContext {
   nativeBinding?: unknown;
 }
 
-export interface DriverRegistry {
-  /** The store of a source; throws 409 for drivers without a store. */
-  storeFor(source: Source): MetricStore;
-  close(): void;
-}
+/** Opens the store of a database source from its recorded settings (no I/O needed to construct). */
+export type StoreFactory = (source: Source, ctx: DriverContext) => MetricStore;
 
-interface CachedSqlite {
-  file: string;
-  mode: IdentifierMode;
-  store: MetricStore;
-}
-
-function identifierMode(source: Source): IdentifierMode {
+export function identifierMode(source: Source): IdentifierMode {
   const mode = source.config.identifier_mode;
   return IDENTIFIER_MODES.find((m) => m === mode) ?? 'full';
 }
@@ -39,40 +31,49 @@ function sqliteFile(source: Source): string {
   return file;
 }
 
-export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
-  const embedded = createEmbeddedStore(ctx.db);
-  const sqlite = new Map<string, CachedSqlite>();
+const STORE_FACTORIES: Partial<Record<string, StoreFactory>> = {
+  sqlite: (source, ctx) =>
+    createSqliteStore({ file: sqliteFile(source), mode: identifierMode(source), nativeBinding: ctx.nativeBinding }),
+};
 
-  function sqliteStore(source: Source): MetricStore {
-    const file = sqliteFile(source);
-    const mode = identifierMode(source);
-    const cached = sqlite.get(source.id);
-    if (cached && cached.file === file && cached.mode === mode) return cached.store;
-    cached?.store.close();
-    const store = createSqliteStore({ file, mode, nativeBinding: ctx.nativeBinding });
-    sqlite.set(source.id, { file, mode, store });
-    return store;
-  }
-
-  return {
-    storeFor(source: Source): MetricStore {
-      if (source.type === 'project') return embedded;
-      if (source.driver === 'sqlite') return sqliteStore(source);
-      throw conflict(`driver ${source.driver ?? 'unknown'} is not yet supported`);
-    },
-    close(): void {
-      for (const { store } of sqlite.values()) store.close();
-      sqlite.clear();
-      embedded.close();
-    },
-  };
+export interface DriverRegistry {
+  /** The store of a source; throws 409 for a driver without a store. */
+  storeFor(source: Source): MetricStore;
+  close(): Promise<void>;
 }
 
-/** The store of one source, for callers without a registry (one-off tools and tests). */
-export function openDriverForSource(source: Source, ctx: DriverContext): MetricStore {
-  if (source.type === 'project') return createEmbeddedStore(ctx.db);
-  if (source.driver === 'sqlite') {
-    return createSqliteStore({ file: sqliteFile(source), mode: identifierMode(source), nativeBinding: ctx.nativeBinding });
-  }
-  throw conflict(`driver ${source.driver ?? 'unknown'} is not yet supported`);
+interface Cached {
+  /** the settings the store was opened with: a change reopens it */
+  fingerprint: string;
+  store: MetricStore;
+}
+
+function openStore(source: Source, ctx: DriverContext): MetricStore {
+  const factory = source.driver ? STORE_FACTORIES[source.driver] : undefined;
+  if (!factory) throw conflict(`driver ${source.driver ?? 'unknown'} is not yet supported`);
+  return factory(source, ctx);
+}
+
+export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
+  const embedded = createEmbeddedStore(ctx.db);
+  const stores = new Map<string, Cached>();
+
+  return {
+    storeFor(source) {
+      if (source.type === 'project') return embedded;
+      const fingerprint = `${source.driver}\u0000${JSON.stringify(source.config)}`;
+      const cached = stores.get(source.id);
+      if (cached && cached.fingerprint === fingerprint) return cached.store;
+      const store = openStore(source, ctx);
+      if (cached) void cached.store.close().catch(() => undefined);
+      stores.set(source.id, { fingerprint, store });
+      return store;
+    },
+    async close() {
+      const open = [...stores.values()].map(({ store }) => store.close().catch(() => undefined));
+      stores.clear();
+      await Promise.all(open);
+      await embedded.close();
+    },
+  };
 }

@@ -8,7 +8,7 @@
 // Writes keep rows flat: each leaf is set through a quoted single-member JSON path (`$."a.b"`).
 // A leaf that an older writer nested (`{"a":{"b":1}}`, what an unquoted `$.a.b` path produces) is
 // read as the starting value and moved to the flat spelling by the same statement.
-import type { IdentifierMode } from '../domain/sqlite-setup';
+import type { IdentifierMode } from './sqlite-setup';
 
 export const SEPARATOR = '::';
 

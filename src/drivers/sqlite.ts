@@ -7,9 +7,9 @@ import { existsSync } from 'node:fs';
 import type { Statement } from 'better-sqlite3';
 import { AppError, conflict } from '../errors';
 import { type Db, inTransaction, openDatabase } from '../storage/db';
-import { type IdentifierMode, setupSqliteStore } from '../domain/sqlite-setup';
-import { PathSplitter, nestLeaves, parseTree } from '../domain/metrics/leaves';
-import { flattenLeaves } from '../domain/metrics/paths';
+import { type IdentifierMode, setupSqliteStore } from './sqlite-setup';
+import { PathSplitter, nestLeaves, parseTree } from '../model/leaves';
+import { flattenLeaves } from '../model/paths';
 import { parseTimestamp } from '../lib/time';
 import type { BucketOps, MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 import { MODES, bindNumber, flatPath, layoutColumns, leafStatements, nestedPath } from './sqlite-layout';
@@ -108,12 +108,12 @@ export function createSqliteStore(options: SqliteStoreOptions): MetricStore {
   return {
     kind: 'sqlite',
 
-    setup(): SetupResult {
-      close();
+    async setup(): Promise<SetupResult> {
+      closeHandle();
       return { status: 'ready', message: setupSqliteStore(file, mode, options.nativeBinding) };
     },
 
-    apply(writes: WriteSet): void {
+    async apply(writes: WriteSet): Promise<void> {
       const h = open();
       if (!h) throw conflict('The database source is not set up: run its setup first');
       const identity = MODES[mode].identity;
@@ -132,7 +132,7 @@ export function createSqliteStore(options: SqliteStoreOptions): MetricStore {
       }
     },
 
-    read(ref: SeriesRef, starts: readonly number[]): string[] {
+    async read(ref: SeriesRef, starts: readonly number[]): Promise<string[]> {
       const out = new Array<string>(starts.length).fill('{}');
       const h = starts.length > 0 ? open() : null;
       if (!h) return out;
@@ -151,10 +151,12 @@ export function createSqliteStore(options: SqliteStoreOptions): MetricStore {
       return out;
     },
 
-    close,
+    async close(): Promise<void> {
+      closeHandle();
+    },
   };
 
-  function close(): void {
+  function closeHandle(): void {
     handle?.db.close();
     handle = null;
   }

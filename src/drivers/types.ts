@@ -1,33 +1,15 @@
-// The one interface every metric store implements (the embedded store for projects, the
-// Trifle::Stats layouts for database sources), and the merged write set the write queue hands it.
+// The one interface every metric store implements: the embedded store of projects and the
+// Trifle::Stats layouts of database sources (sqlite, postgres, mysql, redis, mongo). Every method
+// is asynchronous and may fail: a network store can be unreachable or slow, and its errors reach
+// the client through src/errors.ts (503 with Retry-After on metrics calls, 422 on setup).
 //
-// A write set is the group commit of many points: per source, metric key, granularity and bucket,
-// the pending operation of every leaf path. A store applies a whole write set in one transaction,
-// so a flush either commits every point merged into it or none.
+// Stores know nothing of the domain: they take a write set (src/model/write-set.ts), already
+// merged per bucket, and answer reads by bucket start. Modelled on Litestream's ReplicaClient:
+// small, every method async, one contract suite (test/drivers/) for all of them.
+import type { WriteSet } from '../model/write-set';
 
-/** Pending operations of one bucket, by dot path. */
-export interface BucketOps {
-  /** amounts to add to the stored leaf (track) */
-  add: Map<string, number>;
-  /** values that replace the stored leaf (assert); tracks merged after an assert add to it here */
-  set: Map<string, number> | null;
-}
-
-/** Bucket start (epoch ms) -> operations. */
-export type SeriesWrites = Map<number, BucketOps>;
-
-/** Metric key -> granularity text -> buckets. */
-export type KeyWrites = Map<string, Map<string, SeriesWrites>>;
-
-/** Source id -> its writes. One write set per store per flush. */
-export interface WriteSet {
-  sources: Map<string, KeyWrites>;
-  /**
-   * Merge state shared by the requests merged into this set, by source plan (merge.ts); stores
-   * ignore it. Held here rather than in a WeakMap so that it dies young with the set.
-   */
-  merging?: Map<object, object>;
-}
+export type { BucketOps, KeyWrites, SeriesWrites, WriteSet } from '../model/write-set';
+export { emptyWriteSet } from '../model/write-set';
 
 /** One series of a source: the unit a read addresses. */
 export interface SeriesRef {
@@ -43,20 +25,17 @@ export interface SetupResult {
 }
 
 export interface MetricStore {
-  /** `embedded`, `sqlite`, ... (for logs and errors) */
+  /** `embedded`, `sqlite`, `postgres`, ... (for logs and errors) */
   readonly kind: string;
-  /** Creates the store's tables/indexes (idempotent). Throws an Error meant for the client. */
-  setup(): SetupResult;
-  /** Applies a whole write set in one transaction; on a throw nothing of it is stored. */
-  apply(writes: WriteSet): void;
+  /** Creates the store's tables/indexes (idempotent). Rejects with an Error meant for the client. */
+  setup(): Promise<SetupResult>;
+  /** Applies a whole write set in one transaction; on a rejection nothing of it is stored. */
+  apply(writes: WriteSet): Promise<void>;
   /**
    * The values of each bucket (ascending starts, epoch ms) as the JSON text of the nested map
    * served to clients: `{}` for an empty bucket, numeric leaves only.
    */
-  read(series: SeriesRef, bucketStartsMs: readonly number[]): string[];
-  close(): void;
-}
-
-export function emptyWriteSet(): WriteSet {
-  return { sources: new Map() };
+  read(series: SeriesRef, bucketStartsMs: readonly number[]): Promise<string[]>;
+  /** Releases connections and file handles; the store may be opened again by the registry. */
+  close(): Promise<void>;
 }

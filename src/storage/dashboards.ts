@@ -2,7 +2,7 @@
 // organization, so a caller can never reach another organization's rows by id.
 import type { Db } from './db';
 import type { Dashboard, DashboardGroup } from '../domain/dashboards/types';
-import type { SourceType } from '../domain/types';
+import type { SourceType } from '../model/source';
 
 interface DashboardRow {
   id: string;

@@ -7,7 +7,7 @@
 // drop its entries the same way.
 import { BoundedCache } from '../lib/bounded-cache';
 import type { Db } from './db';
-import type { Driver, Source, SourceType } from '../domain/types';
+import type { Driver, Source, SourceType } from '../model/source';
 
 interface SourceRow {
   id: string;

@@ -13,7 +13,7 @@ const H = 3_600_000;
 const T0 = Date.UTC(2025, 2, 4, 10);
 
 describe('BucketTreeCache', () => {
-  test('once full it keeps what it holds and takes no new bucket, until REFRESH_MISSES x its size of misses', () => {
+  test('once full it keeps what it holds and takes no new bucket, until REFRESH_MISSES x its size of misses', async () => {
     const cache = new BucketTreeCache({ entries: 3, textLength: 1_000 });
     for (let b = 0; b < 3; b++) cache.set(1, b, { n: b }, 7);
     cache.set(1, 2, { n: 20 }, 8); // a held bucket is still updated
@@ -31,7 +31,7 @@ describe('BucketTreeCache', () => {
     assert.deepEqual([cache.size, cache.get(2, misses + 2)], [1, { n: 1 }]);
   });
 
-  test('is bounded by the text length of its trees, replacements counted at their new length', () => {
+  test('is bounded by the text length of its trees, replacements counted at their new length', async () => {
     const cache = new BucketTreeCache({ entries: 100, textLength: 100 });
     cache.set(1, 1, { a: 1 }, 60);
     cache.set(1, 1, { a: 2 }, 30); // 30 held, not 90
@@ -47,42 +47,42 @@ describe('BucketTreeCache', () => {
 
 describe('embedded store with its bucket cache', () => {
   let fx: StoreFixture;
-  beforeEach(() => {
+  beforeEach(async () => {
     fx = embeddedFactory.create();
   });
-  afterEach(() => fx.dispose());
+  afterEach(async () => fx.dispose());
 
   const add = (store: MetricStore, at: number, n: number) =>
     store.apply(writeSet([{ key: 'k', granularity: '1h', at, add: { n } }]));
 
-  test('after a failed transaction, writes continue from the committed value', () => {
-    add(fx.store, T0, 1);
+  test('after a failed transaction, writes continue from the committed value', async () => {
+    await add(fx.store, T0, 1);
     const failing = writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 10 } }]);
     failing.sources.get('s1')!.get('k')!.get('1h')!.get(T0)!.set = new Map([['m', 1]]);
     failing.sources.get('s1')!.set('broken', null as never); // applying it throws after T0 changed
-    assert.throws(() => fx.store.apply(failing));
-    add(fx.store, T0, 2);
-    assert.deepEqual(readParsed(fx.store, 'k', '1h', [T0]), [{ n: 3 }]);
+    await assert.rejects(() => fx.store.apply(failing));
+    await add(fx.store, T0, 2);
+    assert.deepEqual(await readParsed(fx.store, 'k', '1h', [T0]), [{ n: 3 }]);
   });
 
-  test('a write through another connection is seen by the next write', () => {
-    add(fx.store, T0, 1);
+  test('a write through another connection is seen by the next write', async () => {
+    await add(fx.store, T0, 1);
     const other = new Database(path.join(fx.dir, 'service.db'));
     try {
       other.prepare("UPDATE metric_buckets SET data = '{\"n\":100}'").run();
     } finally {
       other.close();
     }
-    add(fx.store, T0, 1);
-    assert.deepEqual(readParsed(fx.store, 'k', '1h', [T0]), [{ n: 101 }]);
+    await add(fx.store, T0, 1);
+    assert.deepEqual(await readParsed(fx.store, 'k', '1h', [T0]), [{ n: 101 }]);
   });
 
-  test('with a tiny cache, repeated writes over many buckets still sum exactly', () => {
+  test('with a tiny cache, repeated writes over many buckets still sum exactly', async () => {
     const store = createEmbeddedStore(fx.db!, { entries: 2, textLength: 20 });
     const hours = Array.from({ length: 7 }, (_, i) => T0 + i * H);
     for (let round = 1; round <= 5; round++) {
-      store.apply(writeSet(hours.map((at, i) => ({ key: 'k', granularity: '1h', at, add: { n: i + round } }))));
+      await store.apply(writeSet(hours.map((at, i) => ({ key: 'k', granularity: '1h', at, add: { n: i + round } }))));
     }
-    assert.deepEqual(readParsed(store, 'k', '1h', hours), hours.map((_, i) => ({ n: 5 * i + 15 })));
+    assert.deepEqual(await readParsed(store, 'k', '1h', hours), hours.map((_, i) => ({ n: 5 * i + 15 })));
   });
 });

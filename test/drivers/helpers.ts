@@ -6,7 +6,7 @@ import { openDatabase, type Db } from '../../src/storage/db';
 import { migrate } from '../../src/storage/migrations';
 import { createEmbeddedStore } from '../../src/drivers/embedded';
 import { createSqliteStore } from '../../src/drivers/sqlite';
-import type { IdentifierMode } from '../../src/domain/sqlite-setup';
+import type { IdentifierMode } from '../../src/drivers/sqlite-setup';
 import { emptyWriteSet, type BucketOps, type MetricStore, type WriteSet } from '../../src/drivers/types';
 
 export interface StoreFixture {
@@ -98,6 +98,6 @@ export function writeSet(ops: Op[]): WriteSet {
 }
 
 /** Reads one series and parses each bucket. */
-export function readParsed(store: MetricStore, key: string, granularity: string, starts: number[], sourceId = 's1'): unknown[] {
-  return store.read({ sourceId, key, granularity }, starts).map((text) => JSON.parse(text));
+export async function readParsed(store: MetricStore, key: string, granularity: string, starts: number[], sourceId = 's1'): Promise<unknown[]> {
+  return (await store.read({ sourceId, key, granularity }, starts)).map((text) => JSON.parse(text));
 }

@@ -19,9 +19,9 @@ function rawDb(file: string): Database.Database {
 
 describe('reading stores the Trifle::Stats libraries wrote', () => {
   let fx: StoreFixture;
-  afterEach(() => fx.dispose());
+  afterEach(async () => fx.dispose());
 
-  test('full: "<key>::<granularity>::<epoch seconds>", flat and nested rows', () => {
+  test('full: "<key>::<granularity>::<epoch seconds>", flat and nested rows', async () => {
     assert.equal(T0 / 1000, 1741082400);
     fx = sqliteFactory('full').create();
     const db = rawDb(fx.file!);
@@ -33,15 +33,15 @@ describe('reading stores the Trifle::Stats libraries wrote', () => {
     insert.run('__system__key__::1h::1741082400', '{"count":3,"keys.orders":3}');
     insert.run('orders::1d::1741046400', '{"count":99}');
     db.close();
-    assert.deepEqual(readParsed(fx.store, 'orders', '1h', [T0, T1, T1 + 3_600_000]), [
+    assert.deepEqual(await readParsed(fx.store, 'orders', '1h', [T0, T1, T1 + 3_600_000]), [
       { count: 3, amount: { net: 2.5, tax: 0.5 } },
       { count: 1, amount: { net: 1 } },
       {},
     ]);
-    assert.deepEqual(readParsed(fx.store, '__system__key__', '1h', [T0]), [{ count: 3, keys: { orders: 3 } }]);
+    assert.deepEqual(await readParsed(fx.store, '__system__key__', '1h', [T0]), [{ count: 3, keys: { orders: 3 } }]);
   });
 
-  test('partial: "<key>::<granularity>" and at, in both spellings the libraries read', () => {
+  test('partial: "<key>::<granularity>" and at, in both spellings the libraries read', async () => {
     fx = sqliteFactory('partial').create();
     const db = rawDb(fx.file!);
     db.exec('CREATE TABLE trifle_stats (key varchar(255) NOT NULL, at datetime NOT NULL, data json, PRIMARY KEY (key, at));');
@@ -51,10 +51,10 @@ describe('reading stores the Trifle::Stats libraries wrote', () => {
     insert.run('orders::1h', '2025-03-04T12:00:00Z', '{"count":7}'); // outside the range asked
     insert.run('orders::1d', '2025-03-04T00:00:00Z', '{"count":14}');
     db.close();
-    assert.deepEqual(readParsed(fx.store, 'orders', '1h', [T0, T1]), [{ count: 2 }, { count: 5 }]);
+    assert.deepEqual(await readParsed(fx.store, 'orders', '1h', [T0, T1]), [{ count: 2 }, { count: 5 }]);
   });
 
-  test('separated: key, granularity and at columns', () => {
+  test('separated: key, granularity and at columns', async () => {
     fx = sqliteFactory('separated').create();
     const db = rawDb(fx.file!);
     db.exec(
@@ -65,23 +65,23 @@ describe('reading stores the Trifle::Stats libraries wrote', () => {
     insert.run('orders', '1d', '2025-03-04T00:00:00Z', '{"count":14}');
     insert.run('orders', '1h', '2025-03-04T10:00:00Z', 'not json'); // a broken row reads as empty
     db.close();
-    assert.deepEqual(readParsed(fx.store, 'orders', '1h', [T0, T1]), [{}, { country: { US: 4, UK: 1 } }]);
+    assert.deepEqual(await readParsed(fx.store, 'orders', '1h', [T0, T1]), [{}, { country: { US: 4, UK: 1 } }]);
   });
 
-  test('a table created by the Go library (key TEXT PRIMARY KEY) takes writes too', () => {
+  test('a table created by the Go library (key TEXT PRIMARY KEY) takes writes too', async () => {
     fx = sqliteFactory('full').create();
     const db = rawDb(fx.file!);
     db.exec("CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT NOT NULL DEFAULT '{}');");
     db.close();
-    fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 1 } }]));
-    fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 1 } }]));
-    assert.deepEqual(readParsed(fx.store, 'k', '1h', [T0]), [{ n: 2 }]);
+    await fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 1 } }]));
+    await fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 1 } }]));
+    assert.deepEqual(await readParsed(fx.store, 'k', '1h', [T0]), [{ n: 2 }]);
   });
 });
 
 describe('rows this driver writes', () => {
   let fx: StoreFixture;
-  afterEach(() => fx.dispose());
+  afterEach(async () => fx.dispose());
 
   function rows(sql: string): unknown[] {
     const db = new Database(fx.file!, { readonly: true });
@@ -92,66 +92,66 @@ describe('rows this driver writes', () => {
     }
   }
 
-  test('full: the libraries\' key and flat data', () => {
+  test('full: the libraries\' key and flat data', async () => {
     fx = sqliteFactory('full').create();
-    fx.store.setup();
-    fx.store.apply(writeSet([{ key: 'orders', granularity: '1h', at: T0, add: { count: 1, 'amount.net': 2.5 } }]));
+    await fx.store.setup();
+    await fx.store.apply(writeSet([{ key: 'orders', granularity: '1h', at: T0, add: { count: 1, 'amount.net': 2.5 } }]));
     assert.deepEqual(rows('SELECT key, data FROM trifle_stats'), [['orders::1h::1741082400', '{"count":1,"amount.net":2.5}']]);
   });
 
-  test('partial and separated: at as UTC RFC 3339 to the second', () => {
+  test('partial and separated: at as UTC RFC 3339 to the second', async () => {
     fx = sqliteFactory('partial').create();
-    fx.store.setup();
-    fx.store.apply(writeSet([{ key: 'orders', granularity: '1h', at: T0, set: { level: 3 } }]));
+    await fx.store.setup();
+    await fx.store.apply(writeSet([{ key: 'orders', granularity: '1h', at: T0, set: { level: 3 } }]));
     assert.deepEqual(rows('SELECT key, at, data FROM trifle_stats'), [['orders::1h', '2025-03-04T10:00:00Z', '{"level":3}']]);
     fx.dispose();
     fx = sqliteFactory('separated').create();
-    fx.store.setup();
-    fx.store.apply(writeSet([{ key: 'orders', granularity: '1h', at: T0, add: { n: 1 } }]));
+    await fx.store.setup();
+    await fx.store.apply(writeSet([{ key: 'orders', granularity: '1h', at: T0, add: { n: 1 } }]));
     assert.deepEqual(rows('SELECT key, granularity, at, data FROM trifle_stats'), [['orders', '1h', '2025-03-04T10:00:00Z', '{"n":1}']]);
   });
 
-  test('a nested leaf written by an older client is the starting value, and the row becomes flat', () => {
+  test('a nested leaf written by an older client is the starting value, and the row becomes flat', async () => {
     fx = sqliteFactory('full').create();
-    fx.store.setup();
+    await fx.store.setup();
     const db = rawDb(fx.file!);
     db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run('k::1h::1741082400', '{"amount":{"net":1,"tax":1}}');
     db.close();
-    fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { 'amount.net': 2 } }]));
+    await fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { 'amount.net': 2 } }]));
     assert.deepEqual(JSON.parse((rows('SELECT data FROM trifle_stats')[0] as [string])[0]), {
       amount: { tax: 1 },
       'amount.net': 3,
     });
-    assert.deepEqual(readParsed(fx.store, 'k', '1h', [T0]), [{ amount: { tax: 1, net: 3 } }]);
+    assert.deepEqual(await readParsed(fx.store, 'k', '1h', [T0]), [{ amount: { tax: 1, net: 3 } }]);
   });
 });
 
 describe('sqlite store before setup and with a foreign layout', () => {
   let fx: StoreFixture;
-  beforeEach(() => (fx = sqliteFactory('full').create()));
-  afterEach(() => fx.dispose());
+  beforeEach(async () => (fx = sqliteFactory('full').create()));
+  afterEach(async () => fx.dispose());
 
   const is409 = (err: unknown) => err instanceof AppError && err.status === 409;
 
-  test('no file yet: reads are empty, writes are refused with 409, and no file is created', () => {
-    assert.deepEqual(readParsed(fx.store, 'k', '1h', [T0]), [{}]);
-    assert.throws(() => fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 1 } }])), is409);
+  test('no file yet: reads are empty, writes are refused with 409, and no file is created', async () => {
+    assert.deepEqual(await readParsed(fx.store, 'k', '1h', [T0]), [{}]);
+    await assert.rejects(() => fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 1 } }])), is409);
     assert.equal(existsSync(fx.file!), false);
-    fx.store.setup();
-    fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 1 } }]));
-    assert.deepEqual(readParsed(fx.store, 'k', '1h', [T0]), [{ n: 1 }]);
+    await fx.store.setup();
+    await fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 1 } }]));
+    assert.deepEqual(await readParsed(fx.store, 'k', '1h', [T0]), [{ n: 1 }]);
   });
 
-  test('a table of another identifier mode: 409 naming the layout', () => {
+  test('a table of another identifier mode: 409 naming the layout', async () => {
     const db = rawDb(fx.file!);
     db.exec('CREATE TABLE trifle_stats (key varchar(255) NOT NULL, at datetime NOT NULL, data json, PRIMARY KEY (key, at));');
     db.close();
     const store = createSqliteStore({ file: fx.file!, mode: 'full' });
     try {
-      assert.throws(() => store.read({ sourceId: 's', key: 'k', granularity: '1h' }, [T0]), (err: unknown) =>
+      await assert.rejects(() => store.read({ sourceId: 's', key: 'k', granularity: '1h' }, [T0]), (err: unknown) =>
         is409(err) && /not the full identifier layout/.test((err as Error).message));
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

@@ -32,7 +32,7 @@ describe('database sources of other drivers', () => {
     const setup = await request(server, 'POST', setupPath(pg.body.data.source.id), undefined, { token: agent.userToken });
     assert.equal(setup.status, 422);
     assert.deepEqual(setup.body, { errors: { setup: ['driver postgres is not yet supported'] } });
-    assert.equal(statusOf(server, pg.body.data.source.id), 'pending');
+    assert.equal(statusOf(server, pg.body.data.source.id), 'failed');
     const listed = await request(server, 'GET', '/api/v1/bootstrap/sources', undefined, { token: agent.userToken });
     const token = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'database', source_id: pg.body.data.source.id }, { token: agent.userToken });
     for (const text of [pg.text, listed.text, token.text, setup.text]) {

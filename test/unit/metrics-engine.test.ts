@@ -52,7 +52,7 @@ describe('metrics engine', () => {
       },
     });
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'engine-test-'));
     db = openDatabase(path.join(dir, 'service.db'));
     migrate(db);
@@ -68,17 +68,17 @@ describe('metrics engine', () => {
 
   test('a point reads back in its bucket, and in the system key', async () => {
     await engine.ingest(project, { key: 'orders', at: '2025-03-04T11:15:00Z', values: { count: 1, amount: { net: 9.5 } } });
-    const series = engine.series(project, { ...range, key: 'orders' });
+    const series = await engine.series(project, { ...range, key: 'orders' });
     assert.deepEqual(series.at, ['2025-03-04T10:00:00Z', '2025-03-04T11:00:00Z', '2025-03-04T12:00:00Z']);
     assert.deepEqual(series.values.map((v) => JSON.parse(v)), [{}, { count: 1, amount: { net: 9.5 } }, {}]);
-    const system = engine.series(project, range);
+    const system = await engine.series(project, range);
     assert.deepEqual(JSON.parse(system.values[1]!), { count: 1, keys: { orders: 1 } });
   });
 
   test('bucket times carry the source zone offset', async () => {
     const berlin = source({ id: 'b3f1c7a2-0000-4000-8000-000000000002', timeZone: 'Europe/Berlin' });
     await engine.ingest(berlin, { key: 'k', at: '2025-03-04T23:30:00Z', values: { n: 1 } });
-    const day = engine.series(berlin, { key: 'k', from: '2025-03-05T00:00:00+01:00', to: '2025-03-05T00:00:00+01:00', granularity: '1d' });
+    const day = await engine.series(berlin, { key: 'k', from: '2025-03-05T00:00:00+01:00', to: '2025-03-05T00:00:00+01:00', granularity: '1d' });
     assert.deepEqual(day.at, ['2025-03-05T00:00:00+01:00']);
     assert.deepEqual(JSON.parse(day.values[0]!), { n: 1 });
   });
@@ -87,10 +87,10 @@ describe('metrics engine', () => {
     const at = '2025-03-04T11:15:00Z';
     await Promise.all(Array.from({ length: 200 }, () => engine.ingest(project, { key: 'hits', at, values: { count: 1 } })));
     for (const granularity of project.granularities) {
-      const read = (key?: string) =>
-        JSON.parse(engine.series(project, { key, from: at, to: at, granularity }).values[0]!) as Record<string, unknown>;
-      assert.deepEqual(read('hits'), { count: 200 }, granularity);
-      assert.deepEqual(read(), { count: 200, keys: { hits: 200 } }, granularity);
+      const read = async (key?: string) =>
+        JSON.parse((await engine.series(project, { key, from: at, to: at, granularity })).values[0]!) as Record<string, unknown>;
+      assert.deepEqual(await read('hits'), { count: 200 }, granularity);
+      assert.deepEqual(await read(), { count: 200, keys: { hits: 200 } }, granularity);
     }
   });
 
@@ -98,10 +98,10 @@ describe('metrics engine', () => {
     const good = { key: 'b', at: '2025-03-04T10:00:00Z', values: { n: 1 } };
     await assert.rejects(engine.ingestBatch(project, { points: [good, { ...good, values: { n: 'x' } }] }), status(422));
     assert.equal(await engine.ingestBatch(project, { points: [good, good, { ...good, operation: 'assert', values: { m: 4 } }] }), 3);
-    assert.deepEqual(JSON.parse(engine.series(project, { ...range, key: 'b' }).values[0]!), { n: 2, m: 4 });
+    assert.deepEqual(JSON.parse((await engine.series(project, { ...range, key: 'b' })).values[0]!), { n: 2, m: 4 });
   });
 
-  test('GET parameters: 400 naming what is wrong', () => {
+  test('GET parameters: 400 naming what is wrong', async () => {
     const bad: Array<[Record<string, unknown>, RegExp]> = [
       [{ ...range, key: '  ' }, /key must not be blank/],
       [{ ...range, key: ['a', 'b'] }, /key must be given once/],
@@ -113,13 +113,13 @@ describe('metrics engine', () => {
       [{ ...range, from: range.to, to: range.from }, /from must not be after to/],
       [{ from: '2000-01-01T00:00:00Z', to: '2025-01-01T00:00:00Z', granularity: '1m' }, /more than 100000 buckets/],
     ];
-    for (const [query, detail] of bad) assert.throws(() => engine.series(project, query), status(400, detail));
+    for (const [query, detail] of bad) await assert.rejects(() => engine.series(project, query), status(400, detail));
   });
 
   test('the query path needs a key and parses values', async () => {
-    assert.throws(() => engine.seriesData(project, range), status(400, /key is required/));
+    await assert.rejects(() => engine.seriesData(project, range), status(400, /key is required/));
     await engine.ingest(project, { key: 'q', at: '2025-03-04T10:30:00Z', values: { a: { b: 2 } } });
-    const { params, series } = engine.seriesData(project, { ...range, key: 'q' });
+    const { params, series } = await engine.seriesData(project, { ...range, key: 'q' });
     assert.equal(params.granularity.text, '1h');
     assert.deepEqual(series.values, [{ a: { b: 2 } }, {}, {}]);
   });
@@ -131,7 +131,7 @@ describe('metrics engine', () => {
     const point = { key: 'k', at: '2025-03-04T10:00:00Z', values: { n: 1 } };
     await assert.rejects(engine.ingest(project, point), status(403, /projects are disabled/));
     await assert.rejects(engine.ingestBatch(project, { points: [point] }), status(403));
-    assert.deepEqual(JSON.parse(engine.series(project, { ...range, key: 'k' }).values[0]!), { n: 1 });
+    assert.deepEqual(JSON.parse((await engine.series(project, { ...range, key: 'k' })).values[0]!), { n: 1 });
   });
 
   test('a full write queue answers 503 and keeps what it holds', async () => {
@@ -142,7 +142,7 @@ describe('metrics engine', () => {
     await assert.rejects(engine.ingest(project, point), status(503, /Write queue is full/));
     await first;
     await engine.ingest(project, point);
-    assert.deepEqual(JSON.parse(engine.series(project, { ...range, key: 'k' }).values[0]!), { n: 4 });
+    assert.deepEqual(JSON.parse((await engine.series(project, { ...range, key: 'k' })).values[0]!), { n: 4 });
   });
 
   test('close commits what is pending', async () => {
@@ -150,21 +150,21 @@ describe('metrics engine', () => {
     await engine.close();
     await pending;
     engine = start();
-    assert.deepEqual(JSON.parse(engine.series(project, { ...range, key: 'late' }).values[0]!), { n: 1 });
+    assert.deepEqual(JSON.parse((await engine.series(project, { ...range, key: 'late' })).values[0]!), { n: 1 });
   });
 
   test('sqlite database sources: setup, write and read through the Trifle layout', async () => {
     const file = path.join(dir, 'sources', 'app.sqlite');
     const database = source({ type: 'database', driver: 'sqlite', config: { file_path: file, identifier_mode: 'separated' } });
-    assert.equal(engine.setup(database).status, 'ready');
+    assert.equal((await engine.setup(database)).status, 'ready');
     await engine.ingest(database, { key: 'signups', at: '2025-03-04T11:59:59Z', values: { n: 2 } });
-    assert.deepEqual(JSON.parse(engine.series(database, { ...range, key: 'signups' }).values[1]!), { n: 2 });
-    assert.deepEqual(JSON.parse(engine.series(database, range).values[1]!), { count: 1, keys: { signups: 1 } });
+    assert.deepEqual(JSON.parse((await engine.series(database, { ...range, key: 'signups' })).values[1]!), { n: 2 });
+    assert.deepEqual(JSON.parse((await engine.series(database, range)).values[1]!), { count: 1, keys: { signups: 1 } });
   });
 
   test('drivers without a store: 409 naming the driver', async () => {
     const postgres = source({ type: 'database', driver: 'postgres' });
-    assert.throws(() => engine.series(postgres, range), status(409, /driver postgres is not yet supported/));
+    await assert.rejects(() => engine.series(postgres, range), status(409, /driver postgres is not yet supported/));
     await assert.rejects(engine.ingest(postgres, { key: 'k', at: range.from, values: { n: 1 } }), status(409));
   });
 });

@@ -9,14 +9,14 @@ function fakeStore(kind = 'fake', fail?: (tags: string[]) => boolean) {
   const applied: string[][] = [];
   const store: MetricStore = {
     kind,
-    setup: () => ({ status: 'ready', message: '' }),
-    apply(writes: WriteSet) {
+    setup: async () => ({ status: 'ready', message: '' }),
+    async apply(writes: WriteSet) {
       const tags = [...(writes.sources.get('tags')?.keys() ?? [])];
       if (fail?.(tags)) throw new Error(`disk full while writing ${tags.join(',')}`);
       applied.push(tags);
     },
-    read: (_s, starts) => starts.map(() => '{}'),
-    close() {},
+    read: async (_s, starts) => starts.map(() => '{}'),
+    async close() {},
   };
   return { store, applied };
 }
@@ -160,5 +160,38 @@ describe('write queue', () => {
     assert.equal(await settled(b), 'resolved');
     assert.deepEqual(applied, [['a'], ['b']]);
     assert.throws(() => queue.enqueue(store, 1, tag('c')), (err: unknown) => err instanceof AppError && err.status === 503);
+  });
+
+  test('a slow store has one commit in flight; writes arriving meanwhile commit next, in order', async () => {
+    const applied: string[][] = [];
+    const gates: Array<() => void> = [];
+    const store: MetricStore = {
+      kind: 'slow',
+      setup: async () => ({ status: 'ready', message: '' }),
+      async apply(writes: WriteSet) {
+        const tags = [...(writes.sources.get('tags')?.keys() ?? [])];
+        await new Promise<void>((resolve) => gates.push(resolve));
+        applied.push(tags);
+      },
+      read: async (_s, starts) => starts.map(() => '{}'),
+      async close() {},
+    };
+    const clock = manualDefer();
+    const queue = createWriteQueue({ maxPendingPoints: 100, defer: clock.defer });
+    const a = queue.enqueue(store, 1, tag('a'));
+    clock.run();
+    const b = queue.enqueue(store, 1, tag('b'));
+    const c = queue.enqueue(store, 1, tag('c'));
+    clock.run(); // 'a' is still in flight: b and c wait for it
+    assert.equal(gates.length, 1);
+    assert.equal(queue.pendingPoints, 3);
+    gates.shift()!();
+    assert.equal(await settled(a), 'resolved');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(gates.length, 1, 'b and c start as one commit once a settles');
+    gates.shift()!();
+    assert.deepEqual([await settled(b), await settled(c)], ['resolved', 'resolved']);
+    assert.deepEqual(applied, [['a'], ['b', 'c']]);
+    assert.equal(queue.pendingPoints, 0);
   });
 });

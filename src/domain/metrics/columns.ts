@@ -3,7 +3,7 @@
 // stays proportional to the data read. Path strings are built once per distinct path, not per
 // bucket: a trie mirrors the nesting met so far, so each leaf costs one Map lookup.
 
-import { MAX_PATH_DEPTH, isMap } from './paths';
+import { MAX_PATH_DEPTH, isMap } from '../../model/paths';
 
 /**
  * The values of one leaf path, sparse: the first `size` entries of `index` are ascending bucket

@@ -33,11 +33,11 @@ export interface MetricsEngine {
   /** The same from the body's bytes: a large body is parsed off the event loop (batch-parser.ts). */
   ingestBatchBytes(source: Source, raw: Buffer | undefined): Promise<number>;
   /** GET /api/v1/metrics: `query` holds key (optional), from, to, granularity. */
-  series(source: Source, query: Record<string, unknown>): SeriesText;
+  series(source: Source, query: Record<string, unknown>): Promise<SeriesText>;
   /** The series of a query body (key required), parsed for the query maths. */
-  seriesData(source: Source, input: Record<string, unknown>): { params: SeriesParams; series: SeriesData };
-  /** Creates a database source's store layout (idempotent); throws an Error meant for the client. */
-  setup(source: Source): SetupResult;
+  seriesData(source: Source, input: Record<string, unknown>): Promise<{ params: SeriesParams; series: SeriesData }>;
+  /** Creates a database source's store layout (idempotent); rejects with an Error meant for the client. */
+  setup(source: Source): Promise<SetupResult>;
   /** Commits every pending write. */
   flush(): Promise<void>;
   /** Commits pending writes, refuses new ones and closes source files (not the service database). */
@@ -105,17 +105,17 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
       return batchParser.parse(raw).then((points) => writeBatch(source, points));
     },
 
-    series(source, query) {
+    async series(source, query) {
       const params = parseSeriesParams(source, query, { keyRequired: false });
       return readSeriesText(drivers.storeFor(source), source, params);
     },
 
-    seriesData(source, input) {
+    async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
-      return { params, series: parseSeriesValues(readSeriesText(drivers.storeFor(source), source, params)) };
+      return { params, series: parseSeriesValues(await readSeriesText(drivers.storeFor(source), source, params)) };
     },
 
-    setup(source) {
+    async setup(source) {
       return drivers.storeFor(source).setup();
     },
 
@@ -124,7 +124,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     async close() {
       await batchParser.close();
       await queue.close();
-      drivers.close();
+      await drivers.close();
     },
 
     get pendingPoints() {

@@ -21,7 +21,7 @@ import {
   planSlices,
   scanSeries,
 } from './columns';
-import { pathSelector } from './paths';
+import { pathSelector } from '../../model/paths';
 import {
   type Aggregator,
   type QueryMode,
@@ -31,7 +31,7 @@ import {
   parseSlices,
 } from './query-input';
 
-export { flattenLeaves } from './paths';
+export { flattenLeaves } from '../../model/paths';
 export { parseMode, type Aggregator, type QueryMode } from './query-input';
 
 export interface QueryRequest {

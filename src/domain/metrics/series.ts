@@ -89,8 +89,8 @@ export function parseSeriesParams(
   return { key, granularity, fromMs, toMs, bucketsMs };
 }
 
-export function readSeriesText(store: MetricStore, source: Source, params: SeriesParams): SeriesText {
-  const values = store.read(
+export async function readSeriesText(store: MetricStore, source: Source, params: SeriesParams): Promise<SeriesText> {
+  const values = await store.read(
     { sourceId: source.id, key: params.key, granularity: params.granularity.text },
     params.bucketsMs,
   );

@@ -4,6 +4,12 @@
 // after the transaction holding its points commits (or fails: then exactly the requests merged
 // into that transaction are rejected). The queue is bounded by pending points: over the limit,
 // enqueue throws 503 with Retry-After before taking anything, so memory cannot grow without bound.
+//
+// Store commits are asynchronous (a network store answers later). Each store has at most one
+// commit in flight: writes arriving meanwhile gather in its next set, which is committed when the
+// previous one settles, so one store's writes apply in arrival order (an assert is never
+// overtaken by an earlier track) and a slow store batches more instead of opening more
+// transactions. Points count as pending until their commit settles.
 import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
 import { emptyWriteSet, type MetricStore, type WriteSet } from '../../drivers/types';
@@ -45,39 +51,67 @@ interface Pending {
   waiters: Waiter[];
 }
 
+interface StoreState {
+  /** points gathering for the next commit */
+  next: Pending | null;
+  /** the commit in flight, if any */
+  running: Promise<void> | null;
+}
+
 export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
   const flushAt = options.flushAtPoints ?? 20_000;
   const defer = options.defer ?? ((fn: () => void) => void setImmediate(fn));
   const translate = options.translateError ?? ((err: unknown) => err);
-  const pending = new Map<MetricStore, Pending>();
+  const stores = new Map<MetricStore, StoreState>();
   let pendingPoints = 0;
   let scheduled = false;
   let closed = false;
 
-  function commit(store: MetricStore, batch: Pending): void {
-    pendingPoints -= batch.points;
+  function stateOf(store: MetricStore): StoreState {
+    let state = stores.get(store);
+    if (!state) stores.set(store, (state = { next: null, running: null }));
+    return state;
+  }
+
+  async function commit(store: MetricStore, batch: Pending): Promise<void> {
     try {
-      store.apply(batch.writes);
+      await store.apply(batch.writes);
     } catch (err) {
       options.log?.warn('metric write failed', { store: store.kind, points: batch.points, error: String(err) });
       const failure = translate(err);
       for (const w of batch.waiters) w.reject(failure);
       return;
+    } finally {
+      pendingPoints -= batch.points;
     }
     for (const w of batch.waiters) w.resolve();
   }
 
-  function flushAll(): void {
-    scheduled = false;
-    const batches = [...pending];
-    pending.clear();
-    for (const [store, batch] of batches) commit(store, batch);
+  /** Starts the store's gathered set unless a commit is in flight; chains the next one after it. */
+  function start(store: MetricStore, state: StoreState): void {
+    if (state.running || !state.next) return;
+    const batch = state.next;
+    state.next = null;
+    state.running = commit(store, batch).then(() => {
+      state.running = null;
+      if (state.next) start(store, state);
+      else if (stores.get(store) === state) stores.delete(store);
+    });
   }
 
-  function pendingFor(store: MetricStore): Pending {
-    let entry = pending.get(store);
-    if (!entry) pending.set(store, (entry = { writes: emptyWriteSet(), points: 0, waiters: [] }));
-    return entry;
+  function flushAll(): void {
+    scheduled = false;
+    for (const [store, state] of stores) start(store, state);
+  }
+
+  /** Resolves once nothing is pending or in flight (commits chained meanwhile included). */
+  async function settle(): Promise<void> {
+    flushAll();
+    for (;;) {
+      const running = [...stores.values()].map((s) => s.running).filter((r): r is Promise<void> => r !== null);
+      if (running.length === 0) return;
+      await Promise.all(running);
+    }
   }
 
   return {
@@ -87,12 +121,13 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
       if (pendingPoints > 0 && pendingPoints + pointCount > options.maxPendingPoints) {
         throw unavailable('Write queue is full, retry later', 1);
       }
-      const entry = pendingFor(store);
+      const state = stateOf(store);
+      const entry = (state.next ??= { writes: emptyWriteSet(), points: 0, waiters: [] });
       try {
         merge(entry.writes);
       } catch (err) {
         // The pending set may hold part of this request: drop it and fail the requests merged into it.
-        pending.delete(store);
+        state.next = null;
         pendingPoints -= entry.points;
         for (const w of entry.waiters) w.reject(err);
         throw err;
@@ -101,8 +136,7 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
       pendingPoints += pointCount;
       const done = new Promise<void>((resolve, reject) => entry.waiters.push({ resolve, reject }));
       if (entry.points >= flushAt) {
-        pending.delete(store);
-        commit(store, entry);
+        start(store, state);
       } else if (!scheduled) {
         scheduled = true;
         defer(flushAll);
@@ -110,13 +144,11 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
       return done;
     },
 
-    async flush() {
-      flushAll();
-    },
+    flush: settle,
 
     async close() {
       closed = true;
-      flushAll();
+      await settle();
     },
 
     get pendingPoints() {

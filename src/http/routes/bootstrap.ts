@@ -80,7 +80,7 @@ export function bootstrapRoutes(deps: Deps) {
 
     async setupDatabase(ctx: Context): Promise<void> {
       if (ctx.state.body !== undefined) bodyObject(ctx); // no fields, but junk is still a 400
-      const result = setupDatabase(deps, userAuth(ctx), String(ctx.params.id));
+      const result = await setupDatabase(deps, userAuth(ctx), String(ctx.params.id));
       ctx.body = { data: { source: presentSource(result.source), setup: result.setup } };
     },
 

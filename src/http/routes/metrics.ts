@@ -30,7 +30,7 @@ function queryFields(body: Record<string, unknown>) {
 export function metricsRoutes(deps: Deps) {
   return {
     async series(ctx: Context): Promise<void> {
-      const series = deps.metrics.series(sourceOf(ctx), ctx.query);
+      const series = await deps.metrics.series(sourceOf(ctx), ctx.query);
       ctx.type = 'application/json';
       ctx.body = presentSeriesJson(series);
     },
@@ -50,7 +50,7 @@ export function metricsRoutes(deps: Deps) {
     async query(ctx: Context): Promise<void> {
       const body = bodyObject(ctx);
       const { mode, valuePath } = queryFields(body);
-      const { params, series } = deps.metrics.seriesData(sourceOf(ctx), body);
+      const { params, series } = await deps.metrics.seriesData(sourceOf(ctx), body);
       const result = runQuery(
         {
           key: params.key,

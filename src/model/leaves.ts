@@ -8,7 +8,7 @@
 //
 // Segments are written as own properties, so a segment named `__proto__` is stored as data and
 // never reaches an object's prototype.
-import type { BucketOps } from '../../drivers/types';
+import type { BucketOps } from './write-set';
 
 export type Tree = Record<string, unknown>;
 

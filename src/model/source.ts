@@ -1,0 +1,49 @@
+// Sources and credentials: shapes shared by every layer (storage, drivers, domain, HTTP).
+
+export type SourceType = 'project' | 'database';
+export type Driver = 'sqlite' | 'postgres' | 'mysql' | 'redis' | 'mongo';
+export const DRIVERS: readonly Driver[] = ['sqlite', 'postgres', 'mysql', 'redis', 'mongo'];
+
+export interface Source {
+  id: string;
+  organizationId: string;
+  type: SourceType;
+  displayName: string;
+  /** database sources only */
+  driver: Driver | null;
+  timeZone: string;
+  /** 1 = Monday .. 7 = Sunday */
+  beginningOfWeek: number;
+  granularities: string[];
+  defaultTimeframe: string;
+  defaultGranularity: string;
+  /** seconds; null keeps data forever */
+  expireAfter: number | null;
+  projectClusterId: string | null;
+  /** driver fields (database sources), credentials included: never presented */
+  config: Record<string, unknown>;
+  /** database sources: 'pending' | 'ready' | 'failed' */
+  setupStatus: string | null;
+  createdAt: number;
+}
+
+export interface UserAuth {
+  kind: 'user';
+  tokenId: string;
+  userId: string;
+  organizationId: string | null;
+  role: string | null;
+}
+
+export interface SourceAuth {
+  kind: 'source';
+  tokenId: string;
+  sourceId: string;
+  organizationId: string;
+  /** the user who minted the token */
+  userId: string;
+  read: boolean;
+  write: boolean;
+}
+
+export type Auth = UserAuth | SourceAuth;

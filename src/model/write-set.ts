@@ -1,0 +1,31 @@
+// The merged write set the write queue hands a store: the group commit of many points, per source,
+// metric key, granularity and bucket, the pending operation of every leaf path. A store applies a
+// whole write set in one transaction, so a flush either commits every point merged into it or none.
+
+/** Pending operations of one bucket, by dot path. */
+export interface BucketOps {
+  /** amounts to add to the stored leaf (track) */
+  add: Map<string, number>;
+  /** values that replace the stored leaf (assert); tracks merged after an assert add to it here */
+  set: Map<string, number> | null;
+}
+
+/** Bucket start (epoch ms) -> operations. */
+export type SeriesWrites = Map<number, BucketOps>;
+
+/** Metric key -> granularity text -> buckets. */
+export type KeyWrites = Map<string, Map<string, SeriesWrites>>;
+
+/** Source id -> its writes. One write set per store per flush. */
+export interface WriteSet {
+  sources: Map<string, KeyWrites>;
+  /**
+   * Merge state shared by the requests merged into this set, by source plan (merge.ts); stores
+   * ignore it. Held here rather than in a WeakMap so that it dies young with the set.
+   */
+  merging?: Map<object, object>;
+}
+
+export function emptyWriteSet(): WriteSet {
+  return { sources: new Map() };
+}

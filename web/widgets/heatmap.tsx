@@ -49,7 +49,7 @@ function Cells({ grid, ctx }: { grid: HeatmapGrid; ctx: WidgetContext }) {
     <svg class="heatmap__cells" viewBox={`0 0 ${w} ${h}`} preserveAspectRatio="none" role="img" aria-label={`Heatmap, ${h} rows by ${w} columns, max ${formatExact(grid.max)}`}>
       {grid.cells.map((row, y) =>
         row.map((v, x) => (
-          <rect key={`${x}.${y}`} x={x + 0.04} y={y + 0.04} width={0.92} height={0.92} rx={0.08} style={{ fill: cellFill(intensity(v, grid.max)) }} data-value={v}>
+          <rect key={`${x}.${y}`} x={x + 0.04} y={y + 0.04} width={0.92} height={0.92} rx={0.03} style={{ fill: cellFill(intensity(v, grid.max)) }} data-value={v}>
             <title>{`${grid.yLabels[y]} · ${label(x)}: ${formatExact(v)}`}</title>
           </rect>
         )),

@@ -38,9 +38,11 @@ export function buildOptions(el: HTMLElement, spec: ChartSpec, size: { width: nu
     ...size,
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), spec.ctx.timeZone),
     legend: { show: false },
-    padding: [8, 8, 0, 0],
+    padding: [8, 18, 0, 0], // room for the last time label, centred on the right edge
     cursor: {
-      sync: { key: spec.ctx.cursorSyncKey },
+      // Only the cursor moves across charts: a drag (mousedown/up) stays in its chart, so one
+      // drag makes one onZoom call, not one per synced chart.
+      sync: { key: spec.ctx.cursorSyncKey, setSeries: false, filters: { pub: (type) => type !== 'mousedown' && type !== 'mouseup' && type !== 'dblclick' } },
       drag: { x: true, y: false, setScale: false },
       points: { size: spec.type === 'bar' ? 0 : 6 },
     },

@@ -14,12 +14,15 @@ import { browserSkipReason, launchBrowser } from './browser';
 import { createProjectWithToken, request, startTestServer, type TestServer } from '../helpers/server';
 import * as F from './widget-harness/fixture';
 
+// What the harness page (web/widgets/harness/entry.tsx) puts on window; this file has no DOM types.
+declare const window: { renderWidgets(config: unknown): void; zoomCalls: Array<[number, number]> };
+
 const skip = browserSkipReason();
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 async function buildHarness(dir: string): Promise<string> {
   await esbuild.build({
-    entryPoints: [path.join(HERE, 'widget-harness', 'entry.tsx')],
+    entryPoints: [path.join(HERE, '..', '..', 'web', 'widgets', 'harness', 'entry.tsx')],
     outfile: path.join(dir, 'harness.js'),
     bundle: true,
     format: 'iife', // a classic script: file:// pages may not load modules
@@ -55,7 +58,7 @@ describe('widgets in Chromium', { skip }, () => {
   const state = (id: string) => page.getAttribute(`[data-widget-id="${id}"]`, 'data-state');
   const attr = (selector: string, name: string) => page.getAttribute(selector, name);
   const draw = async (extra: Record<string, unknown> = {}) => {
-    await page.evaluate((c) => window.renderWidgets(c as never), { ...config, ...extra });
+    await page.evaluate((c) => window.renderWidgets(c), { ...config, ...extra });
     if (!extra.loading && !extra.error) await page.waitForSelector('[data-widget-id="ts-line"] canvas', { timeout: 5000 });
   };
 

@@ -1,8 +1,8 @@
-// Test-only page: renders any list of widgets with WidgetView from series data the test injects
+// Test-only page (test/browser/widgets.test.ts bundles it; the interface never imports it): renders any list of widgets with WidgetView from series data the test injects
 // (window.renderWidgets), and records the zoom requests a chart makes (window.zoomCalls).
 import { render } from 'preact';
-import { WidgetView } from '../../../web/widgets/index';
-import type { SeriesData, WidgetConfig, WidgetContext } from '../../../web/widgets/types';
+import { WidgetView } from '../index';
+import type { SeriesData, WidgetConfig, WidgetContext } from '../types';
 import './harness.css';
 
 interface RawSeries {

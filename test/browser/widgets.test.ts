@@ -211,12 +211,22 @@ describe('widgets in Chromium', { skip }, () => {
     assert.equal(await state('ts-line'), 'ready');
   });
 
+  test('on a phone every widget takes the full width and charts follow their new size', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await draw({ theme: 'light' });
+    const width = await page.locator('[data-widget-id="ts-line"] canvas').evaluate((c) => c.getBoundingClientRect().width);
+    assert.ok(width > 300 && width < 390, `chart width ${width}`);
+    await page.screenshot({ path: path.join(process.env.WIDGET_SCREENSHOTS ?? dir, 'widgets-phone.png'), fullPage: false });
+    await page.setViewportSize({ width: 1280, height: 2200 });
+  });
+
   test('screenshots in light and dark', async () => {
     const out = process.env.WIDGET_SCREENSHOTS ?? dir;
     for (const theme of ['light', 'dark'] as const) {
       await draw({ theme });
       await page.waitForTimeout(100);
       await page.screenshot({ path: path.join(out, `widgets-${theme}.png`), fullPage: true });
+      await page.screenshot({ path: path.join(out, `widgets-${theme}-top.png`), clip: { x: 0, y: 0, width: 1280, height: 720 } });
     }
   });
 });

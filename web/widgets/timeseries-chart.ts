@@ -51,7 +51,8 @@ export function buildOptions(el: HTMLElement, spec: ChartSpec, size: { width: nu
       y: { range: (_u, min, max) => yRange(spec, min, max) },
     },
     axes: [
-      { ...axis, values: (_u, splits, _ax, _space, incr) => splits.map((s) => formatTick(s * 1000, incr * 1000, spec.ctx.timeZone)) },
+      // 28 px tall and ticks at least 64 px apart: labels like "25 Jan" never touch.
+      { ...axis, size: 28, space: 64, values: (_u, splits, _ax, _space, incr) => splits.map((s) => formatTick(s * 1000, incr * 1000, spec.ctx.timeZone)) },
       { ...axis, size: 52, label: spec.yLabel || undefined, labelFont: FONT, labelSize: spec.yLabel ? 16 : 0, values: (_u, splits) => splits.map((v) => formatCompact(v) + suffix) },
     ],
     series: [{}, ...spec.columns.shown.map((entry, i) => seriesOptions(el, spec, i, entry.name))],

@@ -93,7 +93,8 @@ describe('widgets in Chromium', { skip }, () => {
 
   test('every widget with data is ready; a path without data shows the empty state naming it', async () => {
     for (const w of F.widgets()) {
-      assert.equal(await state(w.id), w.id === 'kpi-empty' ? 'empty' : 'ready', w.id);
+      const expected = w.id === 'kpi-empty' ? 'empty' : w.id === 'bad-type' ? 'error' : 'ready';
+      assert.equal(await state(w.id), expected, w.id);
     }
     const empty = await page.textContent('[data-widget-id="kpi-empty"]');
     assert.match(empty!, /No data in this range/);
@@ -198,6 +199,12 @@ describe('widgets in Chromium', { skip }, () => {
     assert.equal(await page.$$eval('[data-widget-id="heat-time"] rect', (rs) => rs.length), 48);
     for (const id of ['ts-bar', 'ts-dots', 'ts-norm']) assert.ok(await page.$(`[data-widget-id="${id}"] canvas`), id);
     assert.equal(await page.$('[data-widget-id="ts-dots"] .legend'), null);
+  });
+
+  test('a broken expression row is named under the rows that still draw; an unknown type is an error', async () => {
+    assert.match((await page.textContent('[data-widget-id="bad-expr"] .widget__warning'))!, /Row b \(a \+ zz\): Unknown variable zz/);
+    assert.equal(await page.$$eval('[data-widget-id="bad-expr"] tbody tr', (rows) => rows.length), 1);
+    assert.match((await page.textContent('[data-widget-id="bad-type"]'))!, /Unknown widget type "gauge"/);
   });
 
   test('loading and error states', async () => {

@@ -89,6 +89,12 @@ describe('heatmap grids', () => {
     assert.deepEqual([grid.yLabels, grid.cells, grid.max, grid.timeAxis], [['api', 'web'], [[1, 0], [4, 2]], 4, true]);
   });
 
+  test('a time grid keeps the largest rows past its limit, in their order', () => {
+    const entries = [entry('a', [1, 1]), entry('b', [9, 9]), entry('c', [0, 1]), entry('d', [5, 0])];
+    const grid = timeGrid(entries, [1000, 2000], 2);
+    assert.deepEqual([grid.yLabels, grid.total], [['b', 'd'], 4]);
+  });
+
   test('intensity is a square-root scale clamped to 0..1', () => {
     assert.equal(intensity(0, 10), 0);
     assert.equal(intensity(10, 10), 1);

@@ -15,7 +15,8 @@ export function drawable({ rows, resolved }: WidgetData, hasData: (e: Entry) => 
   const paths = rowPaths(rows);
   const error = rowsError(resolved);
   const entries = visibleEntries(resolved).filter(hasData);
-  if (entries.length) return { state: 'ready', entries, message: null, paths };
+  // A broken expression beside rows that draw: draw them, and say what is wrong underneath.
+  if (entries.length) return { state: 'ready', entries, message: error, paths };
   if (error) return { state: 'error', entries, message: error, paths };
   return { state: 'empty', entries, message: null, paths: paths.length ? paths : rows.map((r) => r.expression).filter(Boolean) };
 }

@@ -9,7 +9,7 @@ export type WidgetState = 'loading' | 'ready' | 'empty' | 'error';
 interface FrameProps {
   widget: WidgetConfig;
   state: WidgetState;
-  /** error: what failed; empty: unused */
+  /** error: what failed; ready: a warning shown under the content (a broken expression row) */
   message?: string | null;
   /** empty: the paths that had no data */
   paths?: string[];
@@ -64,5 +64,10 @@ function body(state: WidgetState, message: string | null | undefined, paths: str
       </div>
     );
   }
-  return children;
+  return (
+    <>
+      {children}
+      {message && <p class="widget__warning" role="note" title={message}>⚠ {message}</p>}
+    </>
+  );
 }

@@ -15,20 +15,22 @@ import type { WidgetContext, WidgetViewProps } from './types';
 function gridOf(widget: Record<string, unknown>, ctx: WidgetContext) {
   const totals = widgetTotals(widget, ctx.series);
   const shown = visibleEntries(totals.resolved).filter((e) => (e.values[0] ?? 0) !== 0);
-  if (isMatrix(shown)) return { data: totals, grid: matrixGrid(shown) };
+  if (isMatrix(shown)) return { data: totals, grid: matrixGrid(shown), total: shown.length };
   const timeline = widgetTimeline(widget, ctx.series);
-  return { data: timeline, grid: timeGrid(visibleEntries(timeline.resolved).filter((e) => e.values.some((v) => v)), ctx.series.at) };
+  const grid = timeGrid(visibleEntries(timeline.resolved).filter((e) => e.values.some((v) => v)), ctx.series.at);
+  return { data: timeline, grid, total: grid.total };
 }
 
 const cellFill = (t: number) =>
   t <= 0 ? 'var(--heat-empty, transparent)' : `color-mix(in srgb, var(--series-1, #0072b2) ${Math.round(12 + t * 88)}%, var(--panel, #fff))`;
 
 export function HeatmapWidget({ widget, ctx }: WidgetViewProps) {
-  const { data, grid } = useMemo(() => gridOf(widget, ctx), [widget, ctx]);
+  const { data, grid, total } = useMemo(() => gridOf(widget, ctx), [widget, ctx]);
   const ready = grid.yLabels.length > 0 && grid.max > 0;
   const { state, message, paths } = drawable(data);
   return (
-    <Frame widget={widget} state={ready ? 'ready' : state === 'ready' ? 'empty' : state} message={message} paths={paths}>
+    <Frame widget={widget} state={ready ? 'ready' : state === 'ready' ? 'empty' : state} message={message} paths={paths}
+      meta={grid.timeAxis && total > grid.yLabels.length ? `top ${grid.yLabels.length} of ${total}` : undefined}>
       <div class="heatmap">
         <div class="heatmap__y">{grid.yLabels.map((y) => <span key={y} title={y}>{y}</span>)}</div>
         <Cells grid={grid} ctx={ctx} />

@@ -25,7 +25,7 @@ export function KpiWidget({ widget, ctx }: WidgetViewProps) {
           {formatCompact(figures.value)}
         </div>
         {widget.subtype === 'split' && <SplitLine figures={figures} showDiff={flag(widget.diff)} />}
-        {widget.subtype === 'goal' && <GoalBar figures={figures} invert={flag(widget.goal_invert)} />}
+        {widget.subtype === 'goal' && <GoalBar figures={figures} invert={flag(widget.goal_invert)} bar={flag(widget.goal_progress, true)} />}
         {flag(widget.timeseries) && widget.subtype !== 'goal' && figures.entry && (
           <Sparkline values={figures.entry.values} color={seriesColorVar(0, figures.entry.color)} />
         )}
@@ -50,7 +50,8 @@ function SplitLine({ figures, showDiff }: { figures: KpiFigures; showDiff: boole
   );
 }
 
-function GoalBar({ figures, invert }: { figures: KpiFigures; invert: boolean }) {
+// Trifle App draws the bar only with `goal_progress`; a payload without the field gets the bar.
+function GoalBar({ figures, invert, bar }: { figures: KpiFigures; invert: boolean; bar: boolean }) {
   if (figures.target === null || figures.target === undefined) return <div class="kpi__goal kpi__goal--unset">no goal_target set</div>;
   const ratio = figures.progress ?? 0;
   const met = invert ? ratio <= 1 : ratio >= 1;
@@ -61,9 +62,11 @@ function GoalBar({ figures, invert }: { figures: KpiFigures; invert: boolean }) 
         <span>{pct} % of {formatCompact(figures.target)}</span>
         <span class="kpi__goal-target" title={formatExact(figures.target)}>goal {invert ? '≤' : ''} {formatCompact(figures.target)}</span>
       </div>
-      <div class="kpi__bar" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.min(100, Math.max(0, pct))}>
-        <span style={{ width: `${Math.min(100, Math.max(0, ratio * 100))}%` }} />
-      </div>
+      {bar && (
+        <div class="kpi__bar" role="progressbar" aria-label="Progress to the goal" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.min(100, Math.max(0, pct))}>
+          <span style={{ width: `${Math.min(100, Math.max(0, ratio * 100))}%` }} />
+        </div>
+      )}
     </div>
   );
 }

@@ -53,7 +53,8 @@ function Chart({ widget, ctx, entries, hidden }: ChartProps) {
       chart.destroy();
     };
   }, [spec, ctx.theme]);
-  return <div class="ts__plot" ref={box} data-series-count={spec.columns.shown.length} />;
+  const label = `${spec.type} chart of ${spec.columns.shown.map((e) => e.name).join(', ') || 'no series'}; drag across it to zoom the dashboard`;
+  return <div class="ts__plot" ref={box} role="img" aria-label={label} data-series-count={spec.columns.shown.length} />;
 }
 
 const measure = (el: HTMLElement) => ({ width: Math.max(120, el.clientWidth), height: Math.max(80, el.clientHeight) });

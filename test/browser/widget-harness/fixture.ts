@@ -90,5 +90,8 @@ export function widgets(): W[] {
         { id: 'grp-text', type: 'text', title: 'Inside a group', subtitle: 'children share the data', x: 4, y: 0, w: 8, h: 2 },
       ],
     }),
+    // Payloads the server refuses today but a renderer must survive (older or hand-made data).
+    at0('bad-expr', 'table', 0, 24, 6, 2, { title: 'Half broken', series: [{ kind: 'path', path: 'count' }, { kind: 'expression', expression: 'a + zz' }] }),
+    at0('bad-type', 'gauge', 6, 24, 6, 2, { title: 'Unknown type' }),
   ];
 }

@@ -231,6 +231,9 @@ describe('widgets in Chromium', { skip }, () => {
     const out = process.env.WIDGET_SCREENSHOTS ?? dir;
     for (const theme of ['light', 'dark'] as const) {
       await draw({ theme });
+      // The cursor over one chart shows its read-out and moves the other charts' cursors too.
+      const box = (await page.locator('[data-widget-id="ts-line"] .u-over').boundingBox())!;
+      await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
       await page.waitForTimeout(100);
       await page.screenshot({ path: path.join(out, `widgets-${theme}.png`), fullPage: true });
       await page.screenshot({ path: path.join(out, `widgets-${theme}-top.png`), clip: { x: 0, y: 0, width: 1280, height: 720 } });

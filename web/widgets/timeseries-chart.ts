@@ -44,6 +44,7 @@ export function buildOptions(el: HTMLElement, spec: ChartSpec, size: { width: nu
       // drag makes one onZoom call, not one per synced chart.
       sync: { key: spec.ctx.cursorSyncKey, setSeries: false, filters: { pub: (type) => type !== 'mousedown' && type !== 'mouseup' && type !== 'dblclick' } },
       drag: { x: true, y: false, setScale: false },
+      y: false, // a horizontal line means nothing on the synced charts
       points: { size: spec.type === 'bar' ? 0 : 6 },
     },
     scales: {
@@ -148,9 +149,11 @@ function zoomToSelection(u: uPlot, ctx: WidgetContext): void {
   if (width > 0) u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
 }
 
-// The read-out follows the cursor (and synced cursors) and shows exact values, before stacking.
+// The read-out follows the cursor and shows exact values, before stacking; only on the chart under
+// the mouse (synced charts move their cursor line, not a read-out each).
 function readoutPlugin(spec: ChartSpec): uPlot.Plugin {
   let box: HTMLDivElement;
+  let hovered = false;
   return {
     hooks: {
       init: (u) => {
@@ -159,10 +162,15 @@ function readoutPlugin(spec: ChartSpec): uPlot.Plugin {
         box.setAttribute('role', 'status');
         box.hidden = true;
         u.over.appendChild(box);
+        u.over.addEventListener('mouseenter', () => (hovered = true));
+        u.over.addEventListener('mouseleave', () => {
+          hovered = false;
+          box.hidden = true;
+        });
       },
       setCursor: (u) => {
         const idx = u.cursor.idx;
-        if (idx === null || idx === undefined || u.cursor.left === undefined || u.cursor.left < 0) {
+        if (!hovered || idx === null || idx === undefined || u.cursor.left === undefined || u.cursor.left < 0) {
           box.hidden = true;
           return;
         }

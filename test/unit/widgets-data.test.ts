@@ -79,6 +79,11 @@ describe('resolving rows', () => {
     ]);
   });
 
+  test('a key holding a dot is one segment of its path', () => {
+    const { resolved } = widgetTimeline({ type: 'timeseries', paths: ['version.*'] }, series([{ version: { 'v1.2': 3 } }, { version: { 'v1.2': 1, v2: 5 } }]));
+    assert.deepEqual(visibleEntries(resolved).map((e) => [e.binding, e.values]), [['v1.2', [3, 1]], ['v2', [0, 5]]]);
+  });
+
   test('totals: one value per leaf over the range', () => {
     const { resolved } = widgetTotals({ type: 'category', path: 'country.*' }, SHOP);
     assert.deepEqual(visibleEntries(resolved).map((e) => [e.binding, e.values[0]]), [

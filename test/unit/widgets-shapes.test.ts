@@ -6,6 +6,7 @@ import { normalizeSeries, stackSeries } from '../../web/widgets/data/stack';
 import { rankItems, toSort } from '../../web/widgets/data/list';
 import { bucketLabels, compareBucketLabels, designatorLabels } from '../../web/widgets/data/buckets';
 import { intensity, isMatrix, matrixGrid, timeGrid } from '../../web/widgets/data/heatmap';
+import { foldSmall, largest, sliceAngles } from '../../web/widgets/data/items';
 import type { Entry } from '../../web/widgets/data/rows';
 
 describe('number formats', () => {
@@ -100,5 +101,21 @@ describe('heatmap grids', () => {
     assert.equal(intensity(10, 10), 1);
     assert.equal(intensity(2.5, 10), 0.5);
     assert.equal(intensity(5, 0), 0);
+  });
+});
+
+describe('many items', () => {
+  const e = (name: string, values: number[]) => ({ name, values });
+  test('largest keeps the biggest entries in their order', () => {
+    const { kept, total } = largest([e('a', [1]), e('b', [-9]), e('c', [3]), e('d', [2])], 2);
+    assert.deepEqual([kept.map((x) => x.name), total], [['b', 'c'], 4]);
+    assert.equal(largest([e('a', [1])], 2).kept.length, 1);
+  });
+
+  test('pies fold the small slices into Other; slices are fractions of a turn', () => {
+    const items = [{ name: 'a', value: 5 }, { name: 'b', value: 1 }, { name: 'c', value: 3 }, { name: 'd', value: 1 }];
+    assert.deepEqual(foldSmall(items, 3), [{ name: 'a', value: 5 }, { name: 'c', value: 3 }, { name: 'Other', value: 2 }]);
+    const turn = Math.PI * 2;
+    assert.deepEqual(sliceAngles([1, 3, -2, 0]), [[0, turn / 4], [turn / 4, turn], [turn, turn], [turn, turn]]);
   });
 });

@@ -4,6 +4,7 @@ import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
 import { Frame } from './frame';
 import { drawable } from './common';
 import { widgetTimeline } from './data/series';
+import { largest } from './data/items';
 import { formatExact } from './data/format';
 import { currentBucketIndex, formatBucket, formatBucketShort } from './data/time';
 import { seriesColorVar } from './colors';
@@ -11,7 +12,8 @@ import type { WidgetViewProps } from './types';
 
 export function TableWidget({ widget, ctx }: WidgetViewProps) {
   const data = useMemo(() => widgetTimeline(widget, ctx.series), [widget, ctx.series]);
-  const { state, entries, message, paths } = drawable(data);
+  const { state, entries: all, message, paths } = drawable(data);
+  const { kept: entries, total } = largest(all, 100);
   const scroller = useRef<HTMLDivElement>(null);
   useLayoutEffect(() => {
     const el = scroller.current;
@@ -20,7 +22,7 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
   const { at } = ctx.series;
   const current = currentBucketIndex(at, ctx.now, ctx.range.granularity);
   return (
-    <Frame widget={widget} state={state} message={message} paths={paths}>
+    <Frame widget={widget} state={state} message={message} paths={paths} meta={total > entries.length ? `largest ${entries.length} of ${total} rows` : undefined}>
       <div class="table-scroll" ref={scroller} tabIndex={0} aria-label="Values by bucket, scrolls sideways">
         <table class="data-table">
           <thead>

@@ -6,6 +6,7 @@ import 'uplot/dist/uPlot.min.css';
 import { Frame } from './frame';
 import { drawable, flag } from './common';
 import { widgetTimeline } from './data/series';
+import { largest } from './data/items';
 import { chartColumns, entryKey } from './data/chart';
 import { currentBucketIndex, granularityMs } from './data/time';
 import { seriesColorVar } from './colors';
@@ -14,10 +15,13 @@ import type { Entry } from './data/rows';
 import type { WidgetViewProps } from './types';
 
 const CHART_TYPES: ChartType[] = ['line', 'area', 'bar', 'dots'];
+// More lines than this are unreadable and slow to draw; the largest are kept.
+const MAX_SERIES = 40;
 
 export function TimeseriesWidget({ widget, ctx }: WidgetViewProps) {
   const data = useMemo(() => widgetTimeline(widget, ctx.series), [widget, ctx.series]);
-  const { state, entries, message, paths } = drawable(data);
+  const { state, entries: all, message, paths } = drawable(data);
+  const { kept: entries, total } = largest(all, MAX_SERIES);
   const [hidden, setHidden] = useState<ReadonlySet<string>>(new Set());
   const toggle = (key: string) => {
     const next = new Set(hidden);
@@ -25,7 +29,7 @@ export function TimeseriesWidget({ widget, ctx }: WidgetViewProps) {
     setHidden(next);
   };
   return (
-    <Frame widget={widget} state={state} message={message} paths={paths}>
+    <Frame widget={widget} state={state} message={message} paths={paths} meta={total > entries.length ? `largest ${entries.length} of ${total} series` : undefined}>
       <div class="ts">
         <Chart widget={widget} ctx={ctx} entries={entries} hidden={hidden} />
         {flag(widget.legend, true) && <Legend entries={entries} hidden={hidden} onToggle={toggle} />}

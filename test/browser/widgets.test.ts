@@ -173,6 +173,16 @@ describe('widgets in Chromium', { skip }, () => {
     assert.match((await page.textContent('[data-widget-id="ts-line"] .ts-readout'))!, /still filling.*requests\.api\s*33/);
   });
 
+  test('timeseries: cursors move together across charts; the read-out stays on the hovered one', async () => {
+    const box = (await page.locator('[data-widget-id="ts-line"] .u-over').boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+    const cursorLeft = (id: string) => page.locator(`[data-widget-id="${id}"] .u-cursor-x`).evaluate((el) => parseFloat((el as unknown as { style: { transform: string } }).style.transform.replace(/^translate\(/, '')) || 0);
+    assert.ok((await cursorLeft('ts-area')) > 0, 'the synced chart moved its cursor');
+    assert.equal(await page.locator('[data-widget-id="ts-area"] .ts-readout').isVisible(), false);
+    assert.equal(await page.locator('[data-widget-id="ts-line"] .ts-readout').isVisible(), true);
+    await page.mouse.move(0, 0);
+  });
+
   test('timeseries: dragging across a chart asks the shell to zoom to the dragged range', async () => {
     await page.evaluate(() => (window.zoomCalls = []));
     const box = (await page.locator('[data-widget-id="ts-area"] .u-over').boundingBox())!;
@@ -205,6 +215,31 @@ describe('widgets in Chromium', { skip }, () => {
     assert.match((await page.textContent('[data-widget-id="bad-expr"] .widget__warning'))!, /Row b \(a \+ zz\): Unknown variable zz/);
     assert.equal(await page.$$eval('[data-widget-id="bad-expr"] tbody tr', (rows) => rows.length), 1);
     assert.match((await page.textContent('[data-widget-id="bad-type"]'))!, /Unknown widget type "gauge"/);
+  });
+
+  test('a theme change redraws the charts in the theme\'s series colours', async () => {
+    // Pixels of the line chart close to each theme's --series-1 (harness.css).
+    const count = (rgb: number[]) =>
+      page.locator('[data-widget-id="ts-line"] canvas').evaluate((c, [r, g, b]) => {
+        const canvas = c as unknown as { width: number; height: number; getContext(t: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } };
+        const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+        let n = 0;
+        for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i]! - r!) + Math.abs(data[i + 1]! - g!) + Math.abs(data[i + 2]! - b!) < 24 && data[i + 3]! > 200) n++;
+        return n;
+      }, rgb);
+    const LIGHT = [0x2f, 0x6f, 0xde];
+    const DARK = [0x6b, 0x9c, 0xf5];
+    assert.ok((await count(LIGHT)) > 20);
+    await draw({ theme: 'dark' });
+    assert.equal(await count(LIGHT), 0);
+    assert.ok((await count(DARK)) > 20);
+    await draw({ theme: 'light' });
+  });
+
+  test('kpi split while the previous period is still loading', async () => {
+    await draw({ previous: null });
+    assert.match((await page.textContent('[data-widget-id="kpi-split"] .kpi__split'))!, /previous period loading/);
+    await draw();
   });
 
   test('loading and error states', async () => {

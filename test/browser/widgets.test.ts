@@ -259,6 +259,8 @@ describe('widgets in Chromium', { skip }, () => {
     const width = await page.locator('[data-widget-id="ts-line"] canvas').evaluate((c) => c.getBoundingClientRect().width);
     assert.ok(width > 300 && width < 390, `chart width ${width}`);
     await page.screenshot({ path: path.join(process.env.WIDGET_SCREENSHOTS ?? dir, 'widgets-phone.png'), fullPage: false });
+    await page.locator('[data-widget-id="ts-bar"]').screenshot({ path: path.join(process.env.WIDGET_SCREENSHOTS ?? dir, 'widgets-phone-chart.png') });
+    await page.locator('[data-widget-id="cat-donut"]').screenshot({ path: path.join(process.env.WIDGET_SCREENSHOTS ?? dir, 'widgets-phone-donut.png') });
     await page.setViewportSize({ width: 1280, height: 2200 });
   });
 

@@ -40,6 +40,8 @@ export function DistributionWidget({ widget, ctx }: WidgetViewProps) {
   const rowOf = new Map<Entry, string>();
   for (const r of data.resolved) for (const e of r.entries) rowOf.set(e, r.row.label || r.row.path || r.row.expression);
   const h = histogram(widget, entries, rowOf);
+  // Up to 12 bucket labels; past that every n-th, so they never run together.
+  const labelEvery = Math.max(1, Math.ceil(h.labels.length / 12));
   return (
     <Frame widget={widget} state={state} message={message} paths={paths}>
       <div class="histogram" role="img" aria-label={`Histogram of ${h.groups.map((g) => g.name).join(', ')}`}>
@@ -57,7 +59,7 @@ export function DistributionWidget({ widget, ctx }: WidgetViewProps) {
           ))}
         </div>
         <div class="histogram__axis">
-          {h.labels.map((label) => <span key={label}>{label}</span>)}
+          {h.labels.map((label, i) => <span key={label}>{i % labelEvery === 0 ? label : ''}</span>)}
         </div>
         <div class="histogram__scale num">max {formatCompact(h.max)}</div>
       </div>

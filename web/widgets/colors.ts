@@ -15,12 +15,19 @@ export function seriesColorVar(index: number, own: string | null = null): string
   return `var(--series-${i + 1}, ${FALLBACK[i]})`;
 }
 
-/** Resolves a `var(--x, fallback)` colour to a concrete value for canvas. */
+let probe: CanvasRenderingContext2D | null = null;
+
+/** Resolves a `var(--x, fallback)` colour to a concrete value for canvas, as `#rrggbb` when it can. */
 export function resolveColor(el: Element, css: string): string {
   const match = /^var\((--[\w-]+),\s*(.+)\)$/.exec(css);
-  if (!match) return css;
-  const value = getComputedStyle(el).getPropertyValue(match[1]!).trim();
-  return value || match[2]!.trim();
+  const value = match ? getComputedStyle(el).getPropertyValue(match[1]!).trim() || match[2]!.trim() : css;
+  // The canvas normalises any colour it understands (names, rgb(), hsl()) to #rrggbb, which
+  // withAlpha can then make translucent.
+  probe ??= document.createElement('canvas').getContext('2d');
+  if (!probe) return value;
+  probe.fillStyle = '#000000';
+  probe.fillStyle = value;
+  return String(probe.fillStyle);
 }
 
 /** A theme token (`--fg`, `--muted`, `--border` …) resolved for canvas, with a fallback. */

@@ -274,6 +274,8 @@ describe('widgets in Chromium', { skip }, () => {
       await page.waitForTimeout(100);
       await page.screenshot({ path: path.join(out, `widgets-${theme}.png`), fullPage: true });
       await page.screenshot({ path: path.join(out, `widgets-${theme}-top.png`), clip: { x: 0, y: 0, width: 1280, height: 720 } });
+      const height = await page.evaluate(() => (globalThis as unknown as { document: { body: { scrollHeight: number } } }).document.body.scrollHeight);
+      await page.screenshot({ path: path.join(out, `widgets-${theme}-bottom.png`), fullPage: true, clip: { x: 0, y: height - 720, width: 1280, height: 720 } });
     }
   });
 });

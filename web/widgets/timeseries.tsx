@@ -61,7 +61,7 @@ function Chart({ widget, ctx, entries, hidden }: ChartProps) {
   return <div class="ts__plot" ref={box} role="img" aria-label={label} data-series-count={spec.columns.shown.length} />;
 }
 
-const measure = (el: HTMLElement) => ({ width: Math.max(120, el.clientWidth), height: Math.max(80, el.clientHeight) });
+const measure = (el: HTMLElement) => ({ width: Math.max(120, el.clientWidth), height: Math.max(40, el.clientHeight) });
 
 function chartSpec(widget: WidgetViewProps['widget'], ctx: WidgetViewProps['ctx'], entries: Entry[], hidden: ReadonlySet<string>): ChartSpec {
   const type = CHART_TYPES.find((t) => t === widget.chart_type) ?? 'line';

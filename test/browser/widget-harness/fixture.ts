@@ -93,5 +93,10 @@ export function widgets(): W[] {
     // Payloads the server refuses today but a renderer must survive (older or hand-made data).
     at0('bad-expr', 'table', 0, 24, 6, 2, { title: 'Half broken', series: [{ kind: 'path', path: 'count' }, { kind: 'expression', expression: 'a + zz' }] }),
     at0('bad-type', 'gauge', 6, 24, 6, 2, { title: 'Unknown type' }),
+    // One row high: the smallest cells still read.
+    at0('kpi-small', 'kpi', 0, 26, 2, 1, { title: 'Small split', path: 'count', function: 'sum', subtype: 'split', size: 's' }),
+    at0('kpi-small-goal', 'kpi', 2, 26, 2, 1, { title: 'Small goal', path: 'count', function: 'max', subtype: 'goal', goal_target: 30 }),
+    at0('ts-small', 'timeseries', 4, 26, 4, 1, { title: 'Small chart', paths: ['count'] }),
+    at0('list-small', 'list', 8, 26, 4, 1, { title: 'Small list', path: 'country.*' }),
   ];
 }

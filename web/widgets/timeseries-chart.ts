@@ -59,7 +59,7 @@ export function buildOptions(el: HTMLElement, spec: ChartSpec, size: { width: nu
     series: [{}, ...spec.columns.shown.map((entry, i) => seriesOptions(el, spec, i, entry.name))],
     bands: spec.stacked ? stackBands(spec.columns.shown.length, el, spec) : [],
     hooks: {
-      drawClear: [(u) => shadeCurrentBucket(u, spec, withAlpha(token(el, '--muted', '#6b7280'), 0.1))],
+      drawClear: [(u) => shadeCurrentBucket(u, spec, withAlpha(resolveColor(el, token(el, '--muted', '#6b7280')), 0.1))],
       setSelect: [(u) => zoomToSelection(u, spec.ctx)],
     },
     plugins: [readoutPlugin(spec)],

@@ -45,10 +45,13 @@ const INVALID: Case[] = [
   ['widget ids repeat', grid(kpi(), kpi({ y: 2 })), { 'payload.grid[kpi-1].id': ['must be unique in the grid'] }],
   ['widget id missing', grid({ type: 'text' }), { 'payload.grid[0].id': ['is required'] }],
   ['widget not an object', grid(7), { 'payload.grid[0]': ['must be a widget object'] }],
-  ['timeseries chart_type', grid({ id: 'ts', type: 'timeseries', paths: ['a'], chart_type: 'pie' }), { 'payload.grid[ts].chart_type': ['must be one of line, area, bar'] }],
+  ['timeseries chart_type', grid({ id: 'ts', type: 'timeseries', paths: ['a'], chart_type: 'pie' }), { 'payload.grid[ts].chart_type': ['must be one of line, area, bar, dots'] }],
   ['timeseries legend', grid({ id: 'ts', type: 'timeseries', paths: ['a'], legend: 'on' }), { 'payload.grid[ts].legend': ['must be true or false'] }],
   ['category path wildcard in the middle', grid({ id: 'c', type: 'category', path: 'a.*.b' }), { 'payload.grid[c].path': ['must be a dot path such as count or country.US; only a final .* wildcard is allowed'] }],
-  ['table without paths', grid({ id: 't', type: 'table' }), { 'payload.grid[t].paths': ['is required'] }],
+  ['table without paths', grid({ id: 't', type: 'table' }), { 'payload.grid[t].paths': ['is required (or series rows)'] }],
+  ['series expression naming a later row', grid({ id: 's', type: 'timeseries', series: [{ kind: 'expression', expression: 'a * 2' }] }), { 'payload.grid[s].series[0].expression': ['Unknown variable a: only earlier rows (none) can be used'] }],
+  ['series row path', grid({ id: 's', type: 'table', series: [{ kind: 'path', path: 'a*' }] }), { 'payload.grid[s].series[0].path': ['must be a dot path such as count or country.*; * only as a whole segment'] }],
+  ['list sort', grid({ id: 'l', type: 'list', path: 'a.*', sort: 'shuffle' }), { 'payload.grid[l].sort': ['must be one of desc, asc, alpha, alpha_desc'] }],
   ['text alignment', grid({ id: 't', type: 'text', alignment: 'middle' }), { 'payload.grid[t].alignment': ['must be one of left, center, right'] }],
   ['list limit', grid({ id: 'l', type: 'list', path: 'a.*', limit: -3 }), { 'payload.grid[l].limit': ['must be at least 1'] }],
   ['segments not a list', { segments: {} }, { segments: ['must be a list of segments'] }],
@@ -111,6 +114,20 @@ describe('dashboard validation', () => {
       'source',
       'visibility',
     ]);
+  });
+
+  test('a payload as Trifle App saves it (series rows, expressions, its UI fields) is stored and read back unchanged', async () => {
+    const row = (kind: string, path: string, expression: string, extra: Record<string, unknown> = {}) =>
+      ({ kind, path, expression, label: '', visible: true, color_selector: 'default.*', ...extra });
+    const widgets = [
+      { id: 'k', type: 'kpi', title: 'Revenue', x: 0, y: 0, w: 3, h: 2, function: 'sum', subtype: 'goal', size: 'l', goal_target: '1200', goal_progress: true, goal_invert: false, diff: false, timeseries: false, series: [row('path', 'revenue', '')] },
+      { id: 't', type: 'timeseries', title: 'Rate', x: 3, y: 0, w: 9, h: 4, chart_type: 'dots', stacked: false, normalized: false, legend: true, y_label: '', series: [row('path', 'errors', '', { visible: false }), row('path', 'requests', '', { visible: false }), row('expression', '', 'a / b * 100', { label: 'Error %' })] },
+      { id: 'l', type: 'list', title: 'Channels', x: 0, y: 4, w: 4, h: 3, limit: null, sort: 'alpha', series: [row('path', 'channel.*', '')] },
+      { id: 'x', type: 'text', title: 'Notes', x: 4, y: 4, w: 8, h: 1, subtype: 'header', alignment: 'center', subtitle: '' },
+    ];
+    const made = await createDashboard(server, org.userToken, dashboardBody(org, { payload: { grid: widgets } }));
+    const shown = await request(server, 'GET', `/api/v1/dashboards/${made.id}`, undefined, { token: org.userToken });
+    assert.deepEqual(shown.body.data.payload, { grid: widgets });
   });
 
   test('the three ways to name a source, and forms that disagree', async () => {

@@ -74,7 +74,7 @@ describe('payload and grid', () => {
     assert.equal(widgets[2]!.chart_type, 'donut');
     assert.equal(widgets[5]!.sort, 'asc');
     const children = widgets[8]!.children as Record<string, unknown>[];
-    assert.deepEqual(children[0], { id: 'child', type: 'text', title: '', x: 6, y: 0, w: 6, h: 2, subtitle: '', alignment: 'left' });
+    assert.deepEqual(children[0], { id: 'child', type: 'text', title: '', x: 6, y: 0, w: 6, h: 2, subtitle: '', alignment: 'center' });
   });
 
   test('type defaults: timeseries line/unstacked/legend, category bar, list desc', () => {
@@ -96,7 +96,7 @@ describe('payload and grid', () => {
 describe('widget errors name the widget id and field', () => {
   const cases: Array<[string, unknown, Record<string, string[]>]> = [
     ['unknown function', kpi({ function: 'avg' }), { 'payload.grid[kpi-1].function': ['must be one of sum, mean, min, max'] }],
-    ['missing path', withoutPath(), { 'payload.grid[kpi-1].path': ['is required'] }],
+    ['missing path', withoutPath(), { 'payload.grid[kpi-1].path': ['is required (or series rows)'] }],
     ['wildcard in a kpi path', kpi({ path: 'a.*' }), { 'payload.grid[kpi-1].path': ['must be a dot path such as count or country.US, without wildcards'] }],
     ['subtype', kpi({ subtype: 'gauge' }), { 'payload.grid[kpi-1].subtype': ['must be one of number, split, goal'] }],
     ['x + w over 12', kpi({ x: 10, w: 3 }), { 'payload.grid[kpi-1].w': ['x + w must be at most 12 (the grid has 12 columns)'] }],
@@ -141,14 +141,14 @@ describe('widget errors name the widget id and field', () => {
     ];
     assert.deepEqual(check({ grid }).errors, {
       'payload.grid[ts].paths': ['must list at least one path'],
-      'payload.grid[ts].chart_type': ['must be one of line, area, bar'],
+      'payload.grid[ts].chart_type': ['must be one of line, area, bar, dots'],
       'payload.grid[ts].stacked': ['must be true or false'],
       'payload.grid[cat].path': ['must be a dot path such as count or country.US; only a final .* wildcard is allowed'],
       'payload.grid[cat].chart_type': ['must be one of bar, pie, donut'],
       'payload.grid[tbl].paths': ['must be a list of paths'],
       'payload.grid[txt].alignment': ['must be one of left, center, right'],
       'payload.grid[lst].limit': ['must be at least 1'],
-      'payload.grid[lst].sort': ['must be one of desc, asc'],
+      'payload.grid[lst].sort': ['must be one of desc, asc, alpha, alpha_desc'],
     });
   });
 });

@@ -1,27 +1,78 @@
-// Placeholder renderer: shows a widget's title and raw data size until the real renderers land.
-import type { WidgetViewProps, SeriesData } from './types';
+// The widget renderer: WidgetView picks the renderer of a widget's type and keeps a failure inside
+// its own cell (an error boundary), so one odd payload never blanks a dashboard.
+import { Component, type ComponentChildren, type ComponentType } from 'preact';
+import './widgets.css';
+import { Frame } from './frame';
+import { leafPaths } from './data/paths';
+import type { SeriesData, WidgetViewProps } from './types';
+import { KpiWidget } from './kpi';
+import { TimeseriesWidget } from './timeseries';
+import { CategoryWidget } from './category';
+import { TableWidget } from './table';
+import { ListWidget } from './list';
+import { TextWidget } from './text';
+import { DistributionWidget } from './distribution';
+import { HeatmapWidget } from './heatmap';
+import { GroupWidget } from './group';
 
 export type { WidgetViewProps, WidgetConfig, WidgetContext, SeriesData, TimeRange } from './types';
 
-export function WidgetView({ widget, ctx, error, loading }: WidgetViewProps) {
-  const state = error ? 'error' : loading ? 'loading' : ctx.series.at.length ? 'ready' : 'empty';
+const RENDERERS: Record<string, ComponentType<WidgetViewProps>> = {
+  kpi: KpiWidget,
+  timeseries: TimeseriesWidget,
+  category: CategoryWidget,
+  table: TableWidget,
+  list: ListWidget,
+  text: TextWidget,
+  distribution: DistributionWidget,
+  heatmap: HeatmapWidget,
+  group: GroupWidget,
+};
+
+// Text and group widgets draw without data; the others wait for the series.
+const NEEDS_NO_DATA = new Set(['text', 'group']);
+
+export function WidgetView(props: WidgetViewProps) {
+  const { widget, error, loading } = props;
+  const Renderer = RENDERERS[widget.type];
+  if (!Renderer) return <Frame widget={widget} state="error" message={`Unknown widget type "${String(widget.type)}"`} />;
+  if (!NEEDS_NO_DATA.has(widget.type)) {
+    if (error) return <Frame widget={widget} state="error" message={error} />;
+    if (loading) return <Frame widget={widget} state="loading" />;
+  }
   return (
-    <section class="widget" data-widget-id={widget.id} data-widget-type={widget.type} data-state={state}>
-      <h3>{widget.title ?? ''}</h3>
-      <p>{error ?? `${ctx.series.at.length} buckets`}</p>
-    </section>
+    <Boundary {...props}>
+      <Renderer {...props} />
+    </Boundary>
   );
+}
+
+interface BoundaryState {
+  failure: string | null;
+}
+
+class Boundary extends Component<WidgetViewProps & { children: ComponentChildren }, BoundaryState> {
+  override state: BoundaryState = { failure: null };
+
+  static override getDerivedStateFromError(err: unknown): BoundaryState {
+    return { failure: err instanceof Error ? err.message : String(err) };
+  }
+
+  override componentDidUpdate(previous: WidgetViewProps) {
+    // A new payload or new data gets a fresh try.
+    if (this.state.failure && (previous.widget !== this.props.widget || previous.ctx !== this.props.ctx)) {
+      this.setState({ failure: null });
+    }
+  }
+
+  override render() {
+    const { failure } = this.state;
+    if (failure) return <Frame widget={this.props.widget} state="error" message={`This widget failed to render: ${failure}`} />;
+    return this.props.children;
+  }
 }
 
 /** Sorted dot paths of every numeric leaf in the series (for path suggestions in the editor). */
 export function collectPaths(series: SeriesData): string[] {
-  const seen = new Set<string>();
-  const walk = (value: unknown, prefix: string) => {
-    if (typeof value === 'number') seen.add(prefix);
-    else if (value && typeof value === 'object' && !Array.isArray(value)) {
-      for (const [k, v] of Object.entries(value)) walk(v, prefix ? `${prefix}.${k}` : k);
-    }
-  };
-  for (const bucket of series.values) walk(bucket, '');
-  return [...seen].sort();
+  return leafPaths(series);
 }

@@ -5,6 +5,7 @@
 // kept as sent, since clients store UI state in widgets.
 import * as v from 'valibot';
 import { ErrorBag, fieldPath } from './issues';
+import { SERIES, checkSeriesRows, hasMetric } from './widget-series';
 
 export const WIDGET_TYPES = [
   'kpi',
@@ -80,32 +81,54 @@ const COMMON = {
   h: v.optional(int(1), DEFAULT_H),
 };
 
+// Metric widgets name their data by `path`/`paths` or by Trifle's `series` rows (or both); which
+// one is present is checked after the schema (checkMetric), so both stay optional here.
+const METRIC_TYPES = new Set<WidgetType>(['kpi', 'timeseries', 'category', 'table', 'list', 'distribution', 'heatmap']);
+const optionalPath = (wildcard: boolean) => v.optional(metricPath(wildcard));
+const optionalPaths = v.optional(metricPaths);
+// Trifle App stores the goal as the text typed in its form ("1200", "" for none).
+const goalTarget = v.optional(
+  v.nullable(v.union([v.pipe(v.number(), v.finite()), v.string()], 'must be a number')),
+);
+const bucketed = {
+  paths: optionalPaths,
+  series: SERIES,
+  mode: v.optional(oneOf(['2d', '3d'])),
+  designators: v.optional(v.looseObject({}, 'must be an object')),
+};
+
 const TYPE_FIELDS: Record<WidgetType, v.ObjectEntries> = {
   kpi: {
-    path: metricPath(false),
-    function: oneOf(['sum', 'mean', 'min', 'max']),
+    path: optionalPath(false),
+    series: SERIES,
+    function: v.optional(oneOf(['sum', 'mean', 'min', 'max']), 'mean'),
     subtype: v.optional(oneOf(['number', 'split', 'goal']), 'number'),
+    goal_target: goalTarget,
+    diff: v.optional(flag),
+    timeseries: v.optional(flag),
+    goal_progress: v.optional(flag),
+    goal_invert: v.optional(flag),
   },
   timeseries: {
-    paths: metricPaths,
-    chart_type: v.optional(oneOf(['line', 'area', 'bar']), 'line'),
+    paths: optionalPaths,
+    series: SERIES,
+    chart_type: v.optional(oneOf(['line', 'area', 'bar', 'dots']), 'line'),
     stacked: v.optional(flag, false),
+    normalized: v.optional(flag, false),
     legend: v.optional(flag, true),
   },
-  category: { path: metricPath(true), chart_type: v.optional(oneOf(['bar', 'pie', 'donut']), 'bar') },
-  table: { paths: metricPaths },
-  text: { subtitle: v.optional(text, ''), alignment: v.optional(oneOf(['left', 'center', 'right']), 'left') },
-  list: { path: metricPath(true), limit: v.optional(int(1)), sort: v.optional(oneOf(['desc', 'asc']), 'desc') },
-  distribution: {
-    paths: metricPaths,
-    mode: v.optional(oneOf(['2d', '3d'])),
-    designators: v.optional(v.looseObject({}, 'must be an object')),
+  category: { path: optionalPath(true), series: SERIES, chart_type: v.optional(oneOf(['bar', 'pie', 'donut']), 'bar') },
+  table: { paths: optionalPaths, series: SERIES },
+  text: { subtitle: v.optional(text, ''), alignment: v.optional(oneOf(['left', 'center', 'right']), 'center') },
+  list: {
+    path: optionalPath(true),
+    series: SERIES,
+    // null is Trifle App's "no limit"
+    limit: v.optional(v.nullable(int(1))),
+    sort: v.optional(oneOf(['desc', 'asc', 'alpha', 'alpha_desc']), 'desc'),
   },
-  heatmap: {
-    paths: metricPaths,
-    mode: v.optional(oneOf(['2d', '3d'])),
-    designators: v.optional(v.looseObject({}, 'must be an object')),
-  },
+  distribution: bucketed,
+  heatmap: bucketed,
   group: { children: v.optional(v.array(v.unknown(), 'must be a list of widgets'), () => []) },
 };
 
@@ -146,6 +169,7 @@ function checkWidget(raw: unknown, index: number, prefix: string, scope: GridSco
     scope.seen.add(raw.id);
   }
   checkGeometry(raw, field, scope.bag);
+  if (isWidgetType(raw.type) && METRIC_TYPES.has(raw.type)) checkMetric(raw, raw.type, field, scope.bag);
   if (raw.type === 'group' && nested) scope.bag.add(`${field}.type`, 'must not be group inside a group (groups do not nest)');
   else if (raw.type === 'group' && Array.isArray(widget.children)) {
     widget.children = checkWidgets(widget.children, `${field}.children`, scope, true);
@@ -159,6 +183,15 @@ function checkGeometry(raw: Widget, field: string, bag: ErrorBag): void {
   const w = raw.w === undefined ? DEFAULT_W : raw.w;
   if (!Number.isSafeInteger(x) || !Number.isSafeInteger(w)) return; // reported by the schema
   if ((x as number) + (w as number) > GRID_COLUMNS) bag.add(`${field}.w`, `x + w must be at most ${GRID_COLUMNS} (the grid has ${GRID_COLUMNS} columns)`);
+}
+
+// A metric widget needs a path, paths or at least one series row; series rows get their own checks.
+// Run on the raw widget, so these errors come in the same answer as the schema's.
+function checkMetric(widget: Widget, type: WidgetType, field: string, bag: ErrorBag): void {
+  if (Array.isArray(widget.series)) checkSeriesRows(widget.series, `${field}.series`, bag);
+  if (hasMetric(widget)) return;
+  const name = type === 'kpi' || type === 'category' || type === 'list' ? 'path' : 'paths';
+  bag.add(`${field}.${name}`, `is required (or series rows)`);
 }
 
 function checkWidgets(list: unknown[], prefix: string, scope: GridScope, nested: boolean): Widget[] {

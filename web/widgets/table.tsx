@@ -1,0 +1,55 @@
+// table: one row per path (or resolved series row), one column per bucket, oldest first and newest
+// last; the view starts scrolled to the newest buckets. Exact values in tabular figures.
+import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
+import { Frame } from './frame';
+import { drawable } from './common';
+import { widgetTimeline } from './data/series';
+import { largest } from './data/items';
+import { formatExact } from './data/format';
+import { currentBucketIndex, formatBucket, formatBucketShort } from './data/time';
+import { seriesColorVar } from './colors';
+import type { WidgetViewProps } from './types';
+
+export function TableWidget({ widget, ctx }: WidgetViewProps) {
+  const data = useMemo(() => widgetTimeline(widget, ctx.series), [widget, ctx.series]);
+  const { state, entries: all, message, paths } = drawable(data);
+  const { kept: entries, total } = largest(all, 100);
+  const scroller = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el) el.scrollLeft = el.scrollWidth;
+  }, [entries.length, ctx.series]);
+  const { at } = ctx.series;
+  const current = currentBucketIndex(at, ctx.now, ctx.range.granularity);
+  return (
+    <Frame widget={widget} state={state} message={message} paths={paths} meta={total > entries.length ? `largest ${entries.length} of ${total} rows` : undefined}>
+      <div class="table-scroll" ref={scroller} tabIndex={0} aria-label="Values by bucket, scrolls sideways">
+        <table class="data-table">
+          <thead>
+            <tr>
+              <th scope="col" class="data-table__path">Path</th>
+              {at.map((ms, i) => (
+                <th key={ms} scope="col" title={formatBucket(ms, ctx.timeZone, ctx.range.granularity)} class={i === current ? 'is-current' : undefined}>
+                  {formatBucketShort(ms, ctx.timeZone, ctx.range.granularity)}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {entries.map((entry, r) => (
+              <tr key={`${entry.name}|${entry.source}`}>
+                <th scope="row" class="data-table__path" title={entry.source}>
+                  <i style={{ background: seriesColorVar(r, entry.color) }} />
+                  {entry.name}
+                </th>
+                {entry.values.map((v, i) => (
+                  <td key={i} class={i === current ? 'is-current' : undefined}>{formatExact(v)}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </Frame>
+  );
+}

@@ -1,0 +1,219 @@
+// Expression rows of Trifle's `series` form: `a`, `b`, `c`... name the earlier rows; `+ - * /`,
+// parentheses, numbers and sum, mean, avg, min, max, sqrt. A hand-written recursive-descent parser
+// (no eval, no Function) shared by the widgets and the server's payload check, so both agree on
+// what parses. Evaluation is null-propagating: a missing input or a division by zero gives null.
+
+export type Expr =
+  | { kind: 'num'; value: number }
+  | { kind: 'var'; name: string }
+  | { kind: 'neg'; arg: Expr }
+  | { kind: 'bin'; op: '+' | '-' | '*' | '/'; left: Expr; right: Expr }
+  | { kind: 'call'; name: FunctionName; args: Expr[] };
+
+export const FUNCTIONS = ['sum', 'mean', 'avg', 'min', 'max', 'sqrt'] as const;
+export type FunctionName = (typeof FUNCTIONS)[number];
+
+export class ExpressionError extends Error {}
+
+type Token = { t: 'num'; v: number } | { t: 'id'; v: string } | { t: 'op'; v: string };
+
+const MAX_LENGTH = 1000;
+const MAX_DEPTH = 64;
+
+/** The variable name of row `index` (0 → a, 25 → z, 26 → aa, as spreadsheet columns). */
+export function rowLetter(index: number): string {
+  let n = index + 1;
+  let name = '';
+  while (n > 0) {
+    const rem = (n - 1) % 26;
+    name = String.fromCharCode(97 + rem) + name;
+    n = Math.floor((n - 1) / 26);
+  }
+  return name;
+}
+
+function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (/\s/.test(c)) {
+      i += 1;
+    } else if ('+-*/(),'.includes(c)) {
+      tokens.push({ t: 'op', v: c });
+      i += 1;
+    } else if (/[0-9.]/.test(c)) {
+      const match = /^(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/.exec(text.slice(i));
+      if (!match) throw new ExpressionError(`Invalid number at position ${i + 1}`);
+      tokens.push({ t: 'num', v: Number(match[0]) });
+      i += match[0].length;
+    } else if (/[A-Za-z_]/.test(c)) {
+      const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i))!;
+      tokens.push({ t: 'id', v: match[0] });
+      i += match[0].length;
+    } else {
+      throw new ExpressionError(`Unexpected character "${c}" at position ${i + 1}`);
+    }
+  }
+  return tokens;
+}
+
+class Parser {
+  private pos = 0;
+  private depth = 0;
+  constructor(
+    private readonly tokens: Token[],
+    private readonly vars: ReadonlySet<string>,
+  ) {}
+
+  parse(): Expr {
+    if (this.tokens.length === 0) throw new ExpressionError('Expression is empty');
+    const expr = this.sum();
+    const rest = this.tokens[this.pos];
+    if (rest) throw new ExpressionError(`Unexpected "${rest.v}"`);
+    return expr;
+  }
+
+  private peekOp(...ops: string[]): string | null {
+    const token = this.tokens[this.pos];
+    return token?.t === 'op' && ops.includes(token.v) ? token.v : null;
+  }
+
+  private expectOp(op: string, message: string): void {
+    if (!this.peekOp(op)) throw new ExpressionError(message);
+    this.pos += 1;
+  }
+
+  private sum(): Expr {
+    let left = this.product();
+    for (let op = this.peekOp('+', '-'); op; op = this.peekOp('+', '-')) {
+      this.pos += 1;
+      left = { kind: 'bin', op: op as '+' | '-', left, right: this.product() };
+    }
+    return left;
+  }
+
+  private product(): Expr {
+    let left = this.unary();
+    for (let op = this.peekOp('*', '/'); op; op = this.peekOp('*', '/')) {
+      this.pos += 1;
+      left = { kind: 'bin', op: op as '*' | '/', left, right: this.unary() };
+    }
+    return left;
+  }
+
+  // Depth is bounded so that a hostile "((((((..." cannot exhaust the stack.
+  private unary(): Expr {
+    if (++this.depth > MAX_DEPTH) throw new ExpressionError('Expression is nested too deeply');
+    try {
+      const op = this.peekOp('+', '-');
+      if (!op) return this.atom();
+      this.pos += 1;
+      const arg = this.unary();
+      return op === '-' ? { kind: 'neg', arg } : arg;
+    } finally {
+      this.depth -= 1;
+    }
+  }
+
+  private atom(): Expr {
+    const token = this.tokens[this.pos];
+    if (!token) throw new ExpressionError('Unexpected end of expression');
+    this.pos += 1;
+    if (token.t === 'num') return { kind: 'num', value: token.v };
+    if (token.t === 'id') return this.peekOp('(') ? this.call(token.v) : this.variable(token.v);
+    if (token.v === '(') {
+      const inner = this.sum();
+      this.expectOp(')', 'Missing closing parenthesis');
+      return inner;
+    }
+    throw new ExpressionError(`Unexpected "${token.v}"`);
+  }
+
+  private variable(name: string): Expr {
+    if (!this.vars.has(name)) throw new ExpressionError(`Unknown variable ${name}: only earlier rows (${[...this.vars].join(', ') || 'none'}) can be used`);
+    return { kind: 'var', name };
+  }
+
+  private call(name: string): Expr {
+    const fn = FUNCTIONS.find((f) => f === name);
+    if (!fn) throw new ExpressionError(`Unknown function ${name} (use ${FUNCTIONS.join(', ')})`);
+    this.pos += 1; // (
+    const args: Expr[] = [];
+    if (!this.peekOp(')')) {
+      args.push(this.sum());
+      while (this.peekOp(',')) {
+        this.pos += 1;
+        args.push(this.sum());
+      }
+    }
+    this.expectOp(')', `Missing closing parenthesis after the arguments of ${name}`);
+    if (args.length === 0) throw new ExpressionError(`Function ${name} needs at least one argument`);
+    if (fn === 'sqrt' && args.length !== 1) throw new ExpressionError('Function sqrt takes one argument');
+    return { kind: 'call', name: fn, args };
+  }
+}
+
+/** Parses `text`, allowing the variables of the first `rowCount` rows. Throws ExpressionError. */
+export function parseExpression(text: string, rowCount: number): Expr {
+  if (text.length > MAX_LENGTH) throw new ExpressionError(`Expression is longer than ${MAX_LENGTH} characters`);
+  const vars = new Set(Array.from({ length: rowCount }, (_, i) => rowLetter(i)));
+  return new Parser(tokenize(text), vars).parse();
+}
+
+/** The parse error of `text`, or null when it parses. */
+export function expressionProblem(text: string, rowCount: number): string | null {
+  try {
+    parseExpression(text, rowCount);
+    return null;
+  } catch (err) {
+    if (err instanceof ExpressionError) return err.message;
+    throw err;
+  }
+}
+
+type Env = Readonly<Record<string, number | null | undefined>>;
+
+const finite = (n: number): number | null => (Number.isFinite(n) ? n : null);
+
+function applyCall(name: FunctionName, values: number[]): number | null {
+  switch (name) {
+    case 'sum':
+      return values.reduce((a, b) => a + b, 0);
+    case 'mean':
+    case 'avg':
+      return values.reduce((a, b) => a + b, 0) / values.length;
+    case 'min':
+      return Math.min(...values);
+    case 'max':
+      return Math.max(...values);
+    case 'sqrt':
+      return values[0]! < 0 ? null : Math.sqrt(values[0]!);
+  }
+}
+
+/** The value of `expr` with the rows' values in `env`; null when an input is missing or the result is not finite. */
+export function evaluate(expr: Expr, env: Env): number | null {
+  switch (expr.kind) {
+    case 'num':
+      return expr.value;
+    case 'var':
+      return env[expr.name] ?? null;
+    case 'neg': {
+      const v = evaluate(expr.arg, env);
+      return v === null ? null : -v;
+    }
+    case 'bin': {
+      const l = evaluate(expr.left, env);
+      const r = evaluate(expr.right, env);
+      if (l === null || r === null) return null;
+      if (expr.op === '/') return r === 0 ? null : finite(l / r);
+      return finite(expr.op === '+' ? l + r : expr.op === '-' ? l - r : l * r);
+    }
+    case 'call': {
+      const values = expr.args.map((arg) => evaluate(arg, env));
+      if (values.some((v) => v === null)) return null;
+      return finite(applyCall(expr.name, values as number[]) ?? NaN);
+    }
+  }
+}

@@ -1,0 +1,47 @@
+// Numbers as people read them on a dashboard: compact on axes and big figures (1.2k, 3.4M), exact
+// in tables and read-outs (grouped digits, at most 4 decimals), and percentages of change.
+
+const UNITS: Array<[number, string]> = [
+  [1e12, 'T'],
+  [1e9, 'G'],
+  [1e6, 'M'],
+  [1e3, 'k'],
+];
+
+const trim = (text: string): string => (text.includes('.') ? text.replace(/\.?0+$/, '') : text);
+
+/** 1234 → "1.2k", 3_400_000 → "3.4M", 0.25 → "0.25", null → "–". */
+export function formatCompact(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
+  const abs = Math.abs(value);
+  for (const [size, unit] of UNITS) {
+    if (abs >= size * 0.9995) {
+      const scaled = value / size;
+      return trim(scaled.toFixed(Math.abs(scaled) >= 100 ? 0 : 1)) + unit;
+    }
+  }
+  if (abs === 0) return '0';
+  if (abs >= 100) return trim(value.toFixed(0));
+  if (abs >= 1) return trim(value.toFixed(abs >= 10 ? 1 : 2));
+  return trim(value.toPrecision(2));
+}
+
+/** 1234567.891 → "1,234,567.891" (en grouping, at most 4 decimals), null → "–". */
+export function formatExact(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
+  return value.toLocaleString('en-US', { maximumFractionDigits: Math.abs(value) < 1 ? 6 : 4 });
+}
+
+/** Change from `previous` to `current` in percent; null when previous is missing or zero. */
+export function percentChange(current: number | null, previous: number | null): number | null {
+  if (current === null || previous === null || previous === 0) return null;
+  return ((current - previous) / Math.abs(previous)) * 100;
+}
+
+/** +12.5 % / −3 % / 0 % with a real minus sign. */
+export function formatPercent(value: number | null): string {
+  if (value === null || !Number.isFinite(value)) return '–';
+  const abs = Math.abs(value);
+  const text = trim(abs.toFixed(abs >= 100 ? 0 : 1));
+  return `${value > 0 ? '+' : value < 0 ? '−' : ''}${text} %`;
+}

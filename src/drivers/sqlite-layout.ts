@@ -7,8 +7,10 @@
 //
 // Writes keep rows flat: each leaf is set through a quoted single-member JSON path (`$."a.b"`).
 // A leaf that an older writer nested (`{"a":{"b":1}}`, what an unquoted `$.a.b` path produces) is
-// read as the starting value and moved to the flat spelling by the same statement.
+// read as the starting value (it wins over a flat copy) and moved to the flat spelling by the same
+// statement.
 import type { IdentifierMode } from './sqlite-setup';
+import { MAX_PATH_DEPTH, isMap } from '../model/paths';
 
 export const SEPARATOR = '::';
 
@@ -58,6 +60,12 @@ export const MODES: Record<IdentifierMode, ModeSql> = {
 /**
  * Upserts of one leaf, with named parameters: @c0.. the identity columns, @leaf the dot path,
  * @flat and @nested its two JSON path spellings, @value.
+ *
+ * A track continues from the nested copy when a row holds both spellings (the libraries' unquoted
+ * paths write the nested one and read it last, so that is the value they and this driver show),
+ * then stores the sum flat and removes the nested copy. The WHERE leaves a row whose data is not a
+ * JSON object untouched (no change reported), so the caller can refuse the write instead of
+ * failing on malformed JSON or silently dropping the leaf.
  */
 export function leafStatements(mode: IdentifierMode): { add: string; set: string } {
   const { columns } = MODES[mode];
@@ -66,9 +74,11 @@ export function leafStatements(mode: IdentifierMode): { add: string; set: string
     `INSERT INTO trifle_stats (${columns.join(', ')}, data) VALUES (${names}, json_object(@leaf, @value)) ` +
     `ON CONFLICT (${columns.join(', ')}) DO UPDATE SET data = `;
   const start = "json_remove(COALESCE(data, '{}'), @nested)";
+  const onlyObjects =
+    " WHERE data IS NULL OR (typeof(data) = 'text' AND CASE WHEN json_valid(data) THEN json_type(data) = 'object' ELSE 0 END)";
   return {
-    add: `${insert}json_set(${start}, @flat, COALESCE(json_extract(data, @flat), json_extract(data, @nested), 0) + @value)`,
-    set: `${insert}json_set(${start}, @flat, @value)`,
+    add: `${insert}json_set(${start}, @flat, COALESCE(json_extract(data, @nested), json_extract(data, @flat), 0) + @value)${onlyObjects}`,
+    set: `${insert}json_set(${start}, @flat, @value)${onlyObjects}`,
   };
 }
 
@@ -87,7 +97,33 @@ export function bindNumber(value: number): number | bigint {
   return Number.isSafeInteger(value) ? BigInt(value) : value;
 }
 
-/** The columns the layout of `mode` needs, in table order. */
-export function layoutColumns(mode: IdentifierMode): string[] {
-  return [...MODES[mode].columns, 'data'];
+/**
+ * The leaves of a stored row's data text, or null when it is not a JSON object (skipped on reads).
+ * When a leaf is spelled both flat (`"a.b"`) and nested (`{"a":{"b"}}`), the more deeply nested
+ * spelling wins whatever the member order, as in the libraries' own reads of such rows.
+ */
+export function rowLeaves(text: string): Map<string, number> | null {
+  let tree: unknown;
+  try {
+    tree = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isMap(tree)) return null;
+  const depths = new Map<string, number>();
+  const out = new Map<string, number>();
+  const walk = (node: Record<string, unknown>, prefix: string, depth: number): void => {
+    for (const key of Object.keys(node)) {
+      const child = node[key];
+      const p = prefix === '' ? key : `${prefix}.${key}`;
+      if (typeof child === 'number') {
+        if (Number.isFinite(child) && depth >= (depths.get(p) ?? 0)) {
+          out.set(p, child);
+          depths.set(p, depth);
+        }
+      } else if (depth < MAX_PATH_DEPTH && isMap(child)) walk(child, p, depth + 1);
+    }
+  };
+  walk(tree, '', 1);
+  return out;
 }

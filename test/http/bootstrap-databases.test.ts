@@ -152,7 +152,7 @@ describe('sqlite database sources by file_path', () => {
     const full = await create({ file_path: 'mode-mismatch.sqlite' });
     const mismatch = await request(server, 'POST', setupPath(full.body.data.source.id), undefined, { token: agent.userToken });
     assert.equal(mismatch.status, 422);
-    assert.match(mismatch.body.errors.setup[0], /already exists with columns \(key, at, data\), not the full identifier layout/);
+    assert.match(mismatch.body.errors.setup[0], /has columns \(key, at, data\), not the full identifier layout/);
     const listed = await request(server, 'GET', '/api/v1/bootstrap/sources', undefined, { token: agent.userToken });
     const entry = listed.body.data.databases.find((d: { id: string }) => d.id === full.body.data.source.id);
     assert.equal(entry.setup_status, 'failed');

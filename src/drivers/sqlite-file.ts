@@ -110,6 +110,8 @@ function openChecked(options: FileOptions, create: boolean): { db: Db; stat: Sta
 
 export class SqliteFile {
   private handle: Open | null = null;
+  /** the file was there with its table since setup or the first open: missing now means deleted */
+  private seen = false;
   private readonly splitter = new PathSplitter();
   /** Date.now() of the last operation, for the idle sweep */
   lastUsed = Date.now();
@@ -126,7 +128,10 @@ export class SqliteFile {
     if (this.handle && !this.stillSameFile(this.handle)) this.close();
     if (this.handle) return this.handle;
     const opened = openChecked(this.options, false);
-    if (!opened) return null;
+    if (!opened) {
+      if (this.seen) throw conflict('The database source file has disappeared (deleted or moved): run its setup to create it again');
+      return null;
+    }
     const { db, stat } = opened;
     try {
       const problem = schemaProblem(db, this.options.mode);
@@ -138,6 +143,7 @@ export class SqliteFile {
       const sql = leafStatements(this.options.mode);
       const range = db.prepare(MODES[this.options.mode].range).raw(true);
       this.handle = { db, ino: stat.ino, dev: stat.dev, add: db.prepare(sql.add), set: db.prepare(sql.set), range };
+      this.seen = true;
       return this.handle;
     } catch (err) {
       if (db.open) db.close();
@@ -164,6 +170,7 @@ export class SqliteFile {
       })();
       const after = schemaProblem(db, mode);
       if (after !== null) throw new Error(after);
+      this.seen = true;
       return `${STATS_TABLE} ready (identifier mode ${mode})`;
     } finally {
       db.close();

@@ -106,9 +106,11 @@ export function schemaProblem(db: Database, mode: IdentifierMode): string | null
   if (/^\s*create\s+virtual\b/i.test(sql)) return `${STATS_TABLE} is a virtual table, not a plain table`;
   const trigger = rows.find((r) => r.type === 'trigger');
   if (trigger) return `table ${STATS_TABLE} has a trigger (${trigger.name.slice(0, 60)}); triggers are not allowed`;
+  const columns = columnProblem(db, mode);
+  if (columns !== null) return columns;
   const clause = unexpectedClause(sql);
   if (clause !== null) return `table ${STATS_TABLE} has a clause the Trifle layout does not have: ${clause}`;
-  return columnProblem(db, mode) ?? indexProblem(db, mode);
+  return indexProblem(db, mode);
 }
 
 interface ColumnInfo {

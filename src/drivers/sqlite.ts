@@ -51,7 +51,7 @@ export function createSqliteStore(options: SqliteStoreOptions): MetricStore {
     async read(series: SeriesRef, starts: readonly number[]): Promise<string[]> {
       if (starts.length === 0) return [];
       const op = { op: 'read' as const, key: series.key, granularity: series.granularity, starts: [...starts], ...ref };
-      return (await pool.run(op)) as string[];
+      return ((await pool.run(op)) as string).split('\n');
     },
 
     async close(): Promise<void> {

@@ -43,7 +43,8 @@ interface Slot {
   files: Set<string>;
 }
 
-const MAX_START_FAILURES = 3;
+/** workers that failed to start before source files are handled inline for good */
+const MAX_START_FAILURES = 2;
 // A source file's worker is small; a huge row makes it run out of heap (503), not the process.
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 };
 
@@ -116,7 +117,7 @@ export function createSqlitePool(options: SqlitePoolOptions = {}): SqlitePool {
         } else if (msg.id !== undefined && msg.result) settle(slot, msg.id, msg.result);
       });
       worker.on('error', (err) => {
-        if (!slot.ready && ++startFailures >= MAX_START_FAILURES) useInline(err);
+        if (!slot.ready) return failedStart(slot, err);
         kill(slot, unavailable('The database source failed, retry later', 1));
       });
       worker.on('exit', () => {
@@ -128,6 +129,19 @@ export function createSqlitePool(options: SqlitePoolOptions = {}): SqlitePool {
     } catch (err) {
       useInline(err as Error);
       return null;
+    }
+  }
+
+  /** A worker that never became ready: its jobs never ran; after repeated failures they run inline. */
+  function failedStart(slot: Slot, err: Error): void {
+    if (++startFailures < MAX_START_FAILURES) return kill(slot, unavailable('The database source failed, retry later', 1));
+    useInline(err);
+    const jobs = [...slot.jobs.values()];
+    slot.jobs.clear();
+    kill(slot, unavailable('The database source failed, retry later', 1));
+    for (const job of jobs) {
+      if (job.timer) clearTimeout(job.timer);
+      runInline(inline!, job.op).then(job.resolve, job.reject);
     }
   }
 

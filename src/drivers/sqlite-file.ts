@@ -17,7 +17,7 @@ import type { IdentifierMode } from './sqlite-setup';
 import { SETUP_DDL } from './sqlite-setup';
 import { schemaProblem, STATS_TABLE } from './sqlite-schema';
 import type { BucketOps, KeyWrites } from '../model/write-set';
-import { MODES, bindNumber, flatPath, leafStatements, nestedPath, rowLeaves } from './sqlite-layout';
+import { MAX_READ_BYTES, MAX_ROW_BYTES, MODES, bindNumber, flatPath, leafStatements, nestedPath, rowLeaves } from './sqlite-layout';
 
 const COMPANION = /-(wal|shm|journal)$/i;
 
@@ -209,7 +209,8 @@ export class SqliteFile {
     identity.forEach((v, i) => (params[`c${i}`] = v));
     // The upsert leaves a row whose data is not a JSON object untouched: refuse rather than lose it.
     if (statement.run(params).changes === 0) {
-      throw invalidField('data', `a stored row (${String(identity.join(' ')).slice(0, 200)}) is not a JSON object; nothing was written`);
+      const row = String(identity.join(' ')).slice(0, 200);
+      throw invalidField('data', `a stored row (${row}) is not a JSON object of at most ${MAX_ROW_BYTES} bytes; nothing was written`);
     }
   }
 
@@ -218,11 +219,14 @@ export class SqliteFile {
     const h = starts.length > 0 ? this.open() : null;
     if (!h) return out;
     const mode = this.options.mode;
-    const rows = h.range.all(...MODES[mode].rangeParams(key, granularity, starts)) as Array<[unknown, unknown]>;
+    const rows = h.range.iterate(...MODES[mode].rangeParams(key, granularity, starts)) as Iterable<[unknown, unknown]>;
     const indexOf = this.indexer(key, granularity, starts);
+    let bytes = 0;
     for (const [id, data] of rows) {
       const i = indexOf(id);
-      if (i === undefined || typeof data !== 'string') continue; // blobs and numbers are not JSON objects
+      if (i === undefined || typeof data !== 'string') continue; // not text, or over the row cap
+      bytes += data.length;
+      if (bytes > MAX_READ_BYTES) throw conflict(`The rows of this range hold more than ${MAX_READ_BYTES} bytes; read a shorter range`);
       const leaves = rowLeaves(data);
       if (leaves) out[i] = JSON.stringify(nestLeaves(leaves, this.splitter));
     }

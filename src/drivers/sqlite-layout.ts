@@ -14,6 +14,17 @@ import { MAX_PATH_DEPTH, isMap } from '../model/paths';
 
 export const SEPARATOR = '::';
 
+/**
+ * A stored row's data larger than this is not read or written: a Trifle row with 20,000 keys is
+ * about 600 KB, and a single huge value would exhaust the thread's heap (a V8 out-of-memory in a
+ * worker still aborts the whole process).
+ */
+export const MAX_ROW_BYTES = 4 * 1024 * 1024;
+/** Data text one read may carry across (a year of 1h buckets x 10 leaves is under 2 MB). */
+export const MAX_READ_BYTES = 64 * 1024 * 1024;
+// Only text rows within the size cap cross into JavaScript; others read as NULL (skipped).
+const DATA = `CASE WHEN typeof(data) = 'text' AND octet_length(data) <= ${MAX_ROW_BYTES} THEN data END`;
+
 interface ModeSql {
   /** identity columns, in the order identity() returns their values */
   columns: string[];
@@ -39,20 +50,20 @@ export const MODES: Record<IdentifierMode, ModeSql> = {
   full: {
     columns: ['key'],
     identity: (key, g, ms) => [`${key}${SEPARATOR}${g}${SEPARATOR}${Math.floor(ms / 1000)}`],
-    range: 'SELECT key, data FROM trifle_stats WHERE key IN (SELECT value FROM json_each(?))',
+    range: `SELECT key, ${DATA} FROM trifle_stats WHERE key IN (SELECT value FROM json_each(?))`,
     rangeParams: (key, g, starts) =>
       [JSON.stringify(starts.map((ms) => `${key}${SEPARATOR}${g}${SEPARATOR}${Math.floor(ms / 1000)}`))],
   },
   partial: {
     columns: ['key', 'at'],
     identity: (key, g, ms) => [`${key}${SEPARATOR}${g}`, formatAt(ms)],
-    range: 'SELECT at, data FROM trifle_stats WHERE key = ? AND at >= ? AND at <= ?',
+    range: `SELECT at, ${DATA} FROM trifle_stats WHERE key = ? AND at >= ? AND at <= ?`,
     rangeParams: (key, g, starts) => [`${key}${SEPARATOR}${g}`, ...atBounds(starts)],
   },
   separated: {
     columns: ['key', 'granularity', 'at'],
     identity: (key, g, ms) => [key, g, formatAt(ms)],
-    range: 'SELECT at, data FROM trifle_stats WHERE key = ? AND granularity = ? AND at >= ? AND at <= ?',
+    range: `SELECT at, ${DATA} FROM trifle_stats WHERE key = ? AND granularity = ? AND at >= ? AND at <= ?`,
     rangeParams: (key, g, starts) => [key, g, ...atBounds(starts)],
   },
 };
@@ -65,7 +76,7 @@ export const MODES: Record<IdentifierMode, ModeSql> = {
  * paths write the nested one and read it last, so that is the value they and this driver show),
  * then stores the sum flat and removes the nested copy. The WHERE leaves a row whose data is not a
  * JSON object untouched (no change reported), so the caller can refuse the write instead of
- * failing on malformed JSON or silently dropping the leaf.
+ * failing on malformed JSON or silently dropping the leaf (so does a row over MAX_ROW_BYTES).
  */
 export function leafStatements(mode: IdentifierMode): { add: string; set: string } {
   const { columns } = MODES[mode];
@@ -75,7 +86,8 @@ export function leafStatements(mode: IdentifierMode): { add: string; set: string
     `ON CONFLICT (${columns.join(', ')}) DO UPDATE SET data = `;
   const start = "json_remove(COALESCE(data, '{}'), @nested)";
   const onlyObjects =
-    " WHERE data IS NULL OR (typeof(data) = 'text' AND CASE WHEN json_valid(data) THEN json_type(data) = 'object' ELSE 0 END)";
+    ` WHERE data IS NULL OR (typeof(data) = 'text' AND octet_length(data) <= ${MAX_ROW_BYTES} AND ` +
+    "CASE WHEN json_valid(data) THEN json_type(data) = 'object' ELSE 0 END)";
   return {
     add: `${insert}json_set(${start}, @flat, COALESCE(json_extract(data, @nested), json_extract(data, @flat), 0) + @value)${onlyObjects}`,
     set: `${insert}json_set(${start}, @flat, @value)${onlyObjects}`,

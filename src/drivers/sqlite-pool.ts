@@ -45,7 +45,8 @@ interface Slot {
 
 /** workers that failed to start before source files are handled inline for good */
 const MAX_START_FAILURES = 2;
-// A source file's worker is small; a huge row makes it run out of heap (503), not the process.
+// The row and read caps (sqlite-layout.ts) keep a worker's heap far below this; the limit is a
+// backstop only: V8 may abort the whole process when one allocation cannot fit, so the caps matter.
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 };
 
 const fileKey = (op: FileOp) => `${op.mode}\u0000${op.file}`;

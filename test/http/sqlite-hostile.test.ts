@@ -142,6 +142,8 @@ describe('hostile sqlite source files', () => {
       ['a JSON array', '[1, 2]'],
       ['a number', 42],
       ['a blob', Buffer.from('{"count":1}')],
+      // A huge value would exhaust the worker's heap, and V8 then aborts the whole process.
+      ['a 100 MB object', `{"count":1,"pad":"${'x'.repeat(100 * 1024 * 1024)}"}`],
     ];
     for (const [label, data] of cases) {
       const name = `rows-${++n}.db`;
@@ -158,7 +160,7 @@ describe('hostile sqlite source files', () => {
       assert.deepEqual(read.body.data.values, [{}, { count: 7 }], label);
       const write = await track(server, src, { count: 1 });
       assert.equal(write.status, 422, label);
-      assert.match(write.body.errors.data[0], /is not a JSON object; nothing was written/, label);
+      assert.match(write.body.errors.data[0], /is not a JSON object of at most 4194304 bytes; nothing was written/, label);
       // The refused write is all or nothing: the good row's bucket is unchanged too.
       const db = new Database(path.join(folder, name), { readonly: true });
       const rows = db.prepare('SELECT key, data FROM trifle_stats ORDER BY key').raw(true).all();

@@ -47,7 +47,7 @@ export function fromWireError(error: WireError): Error {
 
 export interface FileRunner {
   run(op: FileOp): OpResult;
-  /** Closes files unused for `idleMs`; returns how many stay open. */
+  /** Closes the handles of files unused for `idleMs`; returns how many stay open. */
   sweep(idleMs: number): number;
   closeAll(): void;
   readonly openFiles: number;
@@ -88,14 +88,14 @@ export function createFileRunner(nativeBinding?: unknown): FileRunner {
       }
     },
     sweep(idleMs) {
+      // Handles close; the file objects stay, so a file that disappears while closed is still noticed.
       const now = Date.now();
-      for (const [id, f] of files) {
-        if (now - f.lastUsed >= idleMs) {
-          f.close();
-          files.delete(id);
-        }
+      let open = 0;
+      for (const f of files.values()) {
+        if (f.isOpen && now - f.lastUsed >= idleMs) f.close();
+        if (f.isOpen) open++;
       }
-      return files.size;
+      return open;
     },
     closeAll() {
       for (const f of files.values()) f.close();

@@ -3,7 +3,7 @@
 // closed (descriptors drop back); a symlink or hard link swapped in after setup is refused at open.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { linkSync, mkdirSync, readdirSync, readlinkSync, renameSync, symlinkSync } from 'node:fs';
+import { linkSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { request, signupWithOrganization, type Agent } from '../helpers/server';
@@ -81,6 +81,11 @@ describe('sqlite source bounds', () => {
     assert.equal(now, before);
     // Closed handles open again on use.
     assert.deepEqual((await readHour(server, sources[0]!)).body.data.values, [{ count: 1 }]);
+    // A file deleted while its handle was closed is still noticed (409, not an empty read).
+    rmSync(path.join(idleDir, '1.db'));
+    const gone = await readHour(server, sources[1]!);
+    assert.equal(gone.status, 409, gone.text);
+    assert.match(gone.body.errors.detail, /has disappeared/);
   });
 
   test('a symlink swapped in after setup is refused at open (409); the data behind it is untouched', async () => {

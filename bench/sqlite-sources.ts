@@ -6,7 +6,8 @@
 // - small writes: 1,000 write sets of one bucket x 3 leaves, one after the other (the worst case
 //   for the message round-trip: one per write set);
 // - small reads: 1,000 reads of one bucket (the round-trip alone, no fsync);
-// - year read: the 8,760 buckets of that year (the GET body's texts), p50 and p95 of 30.
+// - year read: the 8,760 buckets of that year (the GET body's texts), p50 and p95 of 30, and the
+//   event loop's busy time per read (what every other request waits for).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,18 +41,21 @@ async function measure(label: string, store: MetricStore): Promise<Record<string
   for (let i = 0; i < 1000; i++) await store.read({ sourceId: 's1', key: 'orders', granularity: '1h' }, [starts[i % 24]!]);
   const smallReads = performance.now() - t;
   const reads: number[] = [];
+  const elu = performance.eventLoopUtilization();
   for (let i = 0; i < 30; i++) {
     t = performance.now();
     const texts = await store.read({ sourceId: 's1', key: 'orders', granularity: '1h' }, starts);
     reads.push(performance.now() - t);
     if (texts.length !== 8760) throw new Error('short read');
   }
+  const busy = performance.eventLoopUtilization(elu).active / 30; // event-loop ms per year read
   const out = {
     yearWriteMs: Math.round(yearWrite),
     smallWriteUs: Math.round((smallWrites / 1000) * 1000),
     smallReadUs: Math.round((smallReads / 1000) * 1000),
     readP50Ms: Math.round(percentile(reads, 0.5) * 10) / 10,
     readP95Ms: Math.round(percentile(reads, 0.95) * 10) / 10,
+    readLoopBusyMs: Math.round(busy * 10) / 10,
   };
   console.log(label.padEnd(8), JSON.stringify(out));
   return out;
@@ -66,7 +70,7 @@ try {
   const worker = await measure('worker', store);
   await pool.close();
   const ratio = (k: keyof typeof inline) => (worker[k]! / inline[k]!).toFixed(2);
-  console.log(`worker / inline: year write ${ratio('yearWriteMs')}, small write ${ratio('smallWriteUs')}, small read ${ratio('smallReadUs')}, read p50 ${ratio('readP50Ms')}`);
+  console.log(`worker / inline: year write ${ratio('yearWriteMs')}, small write ${ratio('smallWriteUs')}, small read ${ratio('smallReadUs')}, read p50 ${ratio('readP50Ms')}, event loop busy per read ${ratio('readLoopBusyMs')}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -3,8 +3,9 @@
 // asynchronously (a huge row or millions of matching rows would freeze every request). Each file is
 // pinned to one worker (its handle lives there); an operation not answered within `timeoutMs` is
 // answered 503 + Retry-After and its worker is terminated, failing the operations queued behind it
-// (none of them ran). Handles unused for `idleMs` are closed, so thousands of sources never hold
-// thousands of descriptors. If workers cannot start (three failures), files are handled inline.
+// (none of them ran); the slow file itself is answered 503 at once for the next 30 s. Handles
+// unused for `idleMs` are closed, so thousands of sources never hold thousands of descriptors. If
+// workers cannot start (twice), files are handled inline.
 // Figures behind the choice: docs/sqlite-sources.md.
 import { Worker } from 'node:worker_threads';
 import { unavailable } from '../errors';
@@ -43,6 +44,8 @@ interface Slot {
   files: Set<string>;
 }
 
+/** ms a file whose operation timed out is answered 503 at once */
+const REST_MS = 30_000;
 /** workers that failed to start before source files are handled inline for good */
 const MAX_START_FAILURES = 2;
 // The row and read caps (sqlite-layout.ts) keep a worker's heap far below this; the limit is a
@@ -61,6 +64,8 @@ export function createSqlitePool(options: SqlitePoolOptions = {}): SqlitePool {
   let startFailures = 0;
   let nextId = 1;
   let closed = false;
+  /** files whose operation timed out, until when they are answered 503 at once */
+  const resting = new Map<string, number>();
 
   const sweeper = setInterval(() => {
     inline?.sweep(idleMs);
@@ -68,12 +73,17 @@ export function createSqlitePool(options: SqlitePoolOptions = {}): SqlitePool {
   }, Math.max(50, Math.min(idleMs / 2, 10_000)));
   sweeper.unref();
 
-  function tooSlow(): Error {
-    return unavailable('The database source took too long to answer, retry later', 5);
+  function tooSlow(retryAfterMs = REST_MS): Error {
+    return unavailable('The database source took too long to answer, retry later', Math.max(1, Math.ceil(retryAfterMs / 1000)));
   }
 
   function startTimer(slot: Slot, job: Job): void {
-    job.timer = setTimeout(() => kill(slot, tooSlow()), timeoutMs);
+    job.timer = setTimeout(() => {
+      // A terminated worker stops only at its next JavaScript step: retrying the same file at once
+      // could pile up threads still busy in SQLite, so the file rests for a while.
+      resting.set(fileKey(job.op), Date.now() + REST_MS);
+      kill(slot, tooSlow());
+    }, timeoutMs);
   }
 
   /** Ends a worker: every job it holds fails with `reason`, its files are pinned afresh next time. */
@@ -190,6 +200,11 @@ export function createSqlitePool(options: SqlitePoolOptions = {}): SqlitePool {
   return {
     run(op) {
       if (closed) return Promise.reject(unavailable('The service is stopping', 1));
+      const restUntil = op.op === 'close' ? undefined : resting.get(fileKey(op));
+      if (restUntil !== undefined) {
+        if (Date.now() < restUntil) return Promise.reject(tooSlow(restUntil - Date.now()));
+        resting.delete(fileKey(op));
+      }
       const slot = inline ? null : slotFor(op);
       if (!slot) return runInline(inline!, op);
       const id = nextId++;

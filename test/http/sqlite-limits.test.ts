@@ -59,8 +59,15 @@ describe('sqlite source bounds', () => {
     }
     const res = await pending;
     assert.equal(res.status, 503, res.text);
-    assert.equal(res.headers.get('retry-after'), '5');
+    assert.equal(res.headers.get('retry-after'), '30'); // the slow file rests for 30 s
     assert.deepEqual(res.body, { errors: { detail: 'The database source took too long to answer, retry later' } });
+    // The slow file rests: asked again at once, it answers 503 without running (well within the limit).
+    const started = Date.now();
+    const again = await readHour(server, slow);
+    assert.equal(again.status, 503);
+    const retryAfter = Number(again.headers.get('retry-after'));
+    assert.ok(retryAfter >= 1 && retryAfter <= 30, String(retryAfter));
+    assert.ok(Date.now() - started < 250, `took ${Date.now() - started} ms`);
     assert.deepEqual((await readHour(server, other)).body.data.values, [{ count: 3 }]);
     assert.ok(await healthy(server));
   });

@@ -34,6 +34,7 @@ async function bundle() {
   const version = readJson(path.join(ROOT, 'package.json')).version;
   const outfile = path.join(SEA_DIR, 'service.cjs');
   const workerCode = await bundleBatchWorker();
+  const sqliteWorker = await bundleSqliteWorker();
   await esbuild.build({
     entryPoints: [path.join(ROOT, 'src', 'main.ts')],
     outfile,
@@ -46,10 +47,38 @@ async function bundle() {
     define: { __SERVICE_VERSION__: JSON.stringify(version) },
     // The package resolves its binding from node_modules on import; the stand-in calls the extracted addon.
     alias: { '@node-rs/argon2': path.join(ROOT, 'src', 'sea', 'argon2.ts') },
-    plugins: [nativeGuard, embedBatchWorker(workerCode)],
+    plugins: [nativeGuard, embedBatchWorker(workerCode), embedSqliteWorker(sqliteWorker)],
   });
   return outfile;
 }
+
+/** The sqlite sources' worker thread (src/drivers/sqlite-worker.ts); it loads the extracted addon itself. */
+async function bundleSqliteWorker() {
+  const result = await esbuild.build({
+    entryPoints: [path.join(ROOT, 'src', 'drivers', 'sqlite-worker.ts')],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    legalComments: 'none',
+    logLevel: 'warning',
+    plugins: [nativeGuard],
+  });
+  return result.outputFiles[0].text;
+}
+
+// As embedBatchWorker, for src/drivers/sqlite-worker-code.ts.
+const embedSqliteWorker = (code) => ({
+  name: 'embed-sqlite-worker',
+  setup(build) {
+    build.onResolve({ filter: /\/sqlite-worker-code$/ }, () => ({ path: 'sqlite-worker-code', namespace: 'embed-sqlite-worker' }));
+    build.onLoad({ filter: /.*/, namespace: 'embed-sqlite-worker' }, () => ({
+      contents: `export function sqliteWorkerCode() { return ${JSON.stringify(code)}; }`,
+      loader: 'js',
+    }));
+  },
+});
 
 /** The batch parser's worker thread (src/domain/metrics/batch-worker.ts) as one script, in memory. */
 async function bundleBatchWorker() {

@@ -13,6 +13,10 @@ export interface Config {
     readonly maxBodyBytes: number;
     readonly sqliteUploadMaxBytes: number;
     readonly writeQueueMaxPoints: number;
+    /** ms an operation on a sqlite source file may take before 503 (optional: 5000 when left out) */
+    readonly sqliteSourceTimeoutMs?: number;
+    /** ms after which an unused sqlite source file is closed (optional: 60000 when left out) */
+    readonly sqliteIdleCloseMs?: number;
   };
   readonly sources: { readonly sqliteRoot: string };
   readonly log: { readonly level: LogLevel };
@@ -42,6 +46,8 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'limits.max_body_bytes', env: 'SERVICE_MAX_BODY_BYTES', kind: 'size', min: 1024 },
   { key: 'limits.sqlite_upload_max_bytes', env: 'SERVICE_SQLITE_UPLOAD_MAX_BYTES', kind: 'size', min: 1024 },
   { key: 'limits.write_queue_max_points', env: 'SERVICE_WRITE_QUEUE_MAX_POINTS', kind: 'size', min: 1 },
+  { key: 'limits.sqlite_source_timeout_ms', env: 'SERVICE_SQLITE_SOURCE_TIMEOUT_MS', kind: 'size', min: 10 },
+  { key: 'limits.sqlite_idle_close_ms', env: 'SERVICE_SQLITE_IDLE_CLOSE_MS', kind: 'size', min: 100 },
   { key: 'sources.sqlite_root', env: 'SERVICE_SQLITE_ROOT', kind: 'string' },
   { key: 'log.level', env: 'SERVICE_LOG_LEVEL', kind: 'enum', values: ['debug', 'info', 'warn', 'error', 'silent'] },
 ];
@@ -56,6 +62,8 @@ const DEFAULTS: Record<string, unknown> = {
   'limits.max_body_bytes': 1_048_576,
   'limits.sqlite_upload_max_bytes': 104_857_600,
   'limits.write_queue_max_points': 100_000,
+  'limits.sqlite_source_timeout_ms': 5000,
+  'limits.sqlite_idle_close_ms': 60_000,
   'sources.sqlite_root': null, // <data_dir>/sources
   'log.level': 'info',
 };
@@ -158,6 +166,8 @@ export function loadConfig(input: ConfigInput = {}): Config {
       maxBodyBytes: values['limits.max_body_bytes'] as number,
       sqliteUploadMaxBytes: values['limits.sqlite_upload_max_bytes'] as number,
       writeQueueMaxPoints: values['limits.write_queue_max_points'] as number,
+      sqliteSourceTimeoutMs: values['limits.sqlite_source_timeout_ms'] as number,
+      sqliteIdleCloseMs: values['limits.sqlite_idle_close_ms'] as number,
     },
     sources: { sqliteRoot },
     log: { level: values['log.level'] as LogLevel },

@@ -15,6 +15,7 @@ import { createSourcesRepo } from './storage/sources';
 import { createDashboardsRepo } from './storage/dashboards';
 import { createLoginThrottle } from './domain/login-throttle';
 import { createMetricsEngine } from './domain/metrics/engine';
+import { migrateSqliteSources } from './domain/sqlite-migration';
 
 export interface StartOptions {
   log?: Logger;
@@ -68,6 +69,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     metrics: createMetricsEngine({ db, config, log, nativeBinding: options.nativeBinding }),
     nativeBinding: options.nativeBinding,
   };
+  migrateSqliteSources(deps); // files of sqlite sources into per-organization folders; staging cleared
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.on('clientError', answerClientError);

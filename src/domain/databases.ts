@@ -1,7 +1,7 @@
 // Database sources (SPEC section 8): an external Trifle::Stats store the service reads and writes.
 // sqlite is complete (a file under sources.sqlite_root, given by path or uploaded); the other drivers
 // are recorded with their fields, and their setup reports them as not yet supported.
-import { realpath, rename, rm } from 'node:fs/promises';
+import { mkdir, realpath, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Deps } from '../deps';
 import { invalid, invalidField, notFound } from '../errors';
@@ -27,16 +27,22 @@ export interface SetupResult {
   setup: { status: 'ready'; message: string };
 }
 
-function sqliteRoots(deps: Pick<Deps, 'config'>): SqliteRoots {
+/**
+ * The organization's folder rules; `null` for a source grandfathered from before per-organization
+ * folders (sqlite-migration.ts), whose path is checked against the whole root as it was then.
+ */
+export function sqliteRoots(deps: Pick<Deps, 'config'>, organizationId: string | null): SqliteRoots {
+  const root = deps.config.sources.sqliteRoot;
   return {
-    root: deps.config.sources.sqliteRoot,
+    root,
+    folder: organizationId === null ? undefined : path.join(root, organizationId),
     serviceDb: path.join(deps.config.storage.dataDir, 'service.db'),
   };
 }
 
-/** A file_path inside the root that no other organization's source uses. */
+/** A file_path inside the organization's folder that no other organization's source uses. */
 function sqliteFileFromPath(deps: Deps, organizationId: string, filePath: string): string {
-  const resolved = resolveSqlitePath(filePath, sqliteRoots(deps));
+  const resolved = resolveSqlitePath(filePath, sqliteRoots(deps, organizationId));
   if (!resolved.ok) throw invalidField('file_path', resolved.message);
   const owners = deps.sources.sqliteFileOrganizations(resolved.value);
   if (owners.some((org) => org !== organizationId)) {
@@ -45,11 +51,13 @@ function sqliteFileFromPath(deps: Deps, organizationId: string, filePath: string
   return resolved.value;
 }
 
-/** Moves a checked upload from the staging folder to <root>/<source id>.<ext>. */
-async function sqliteFileFromUpload(deps: Deps, sourceId: string, upload: UploadedFile): Promise<string> {
+/** Moves a checked upload from the staging folder to <root>/<organization id>/<source id>.<ext>. */
+async function sqliteFileFromUpload(deps: Deps, organizationId: string, sourceId: string, upload: UploadedFile): Promise<string> {
   const checked = await checkSqliteUpload(upload);
   if (!checked.ok) throw invalidField('sqlite_file', checked.message);
-  const target = path.join(await realpath(deps.config.sources.sqliteRoot), `${sourceId}${checked.value}`);
+  const folder = path.join(await realpath(deps.config.sources.sqliteRoot), organizationId);
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  const target = path.join(folder, `${sourceId}${checked.value}`);
   await rename(upload.filepath, target);
   return target;
 }
@@ -71,7 +79,7 @@ export async function createDatabase(
   if (input.driver === 'sqlite') {
     if (upload && input.filePath !== null) throw invalid({ sqlite_file: ['cannot be combined with file_path'] });
     if (!upload && input.filePath === null) throw invalid({ file_path: ['is required (or upload sqlite_file)'] });
-    if (upload) moved = await sqliteFileFromUpload(deps, id, upload);
+    if (upload) moved = await sqliteFileFromUpload(deps, organizationId, id, upload);
     config.file_path = moved ?? sqliteFileFromPath(deps, organizationId, input.filePath!);
   }
   const source = newSource(
@@ -109,7 +117,8 @@ export async function setupDatabase(deps: Deps, auth: UserAuth, rawId: string): 
       // The filesystem may have changed since the source was created: check the path again.
       const stored = source.config.file_path;
       if (typeof stored !== 'string') throw new Error('the source has no file_path');
-      const file = resolveSqlitePath(stored, sqliteRoots(deps));
+      const legacy = source.config.legacy_path === true;
+      const file = resolveSqlitePath(stored, sqliteRoots(deps, legacy ? null : source.organizationId));
       if (!file.ok) throw new Error(`file_path ${file.message}`);
     }
     message = (await deps.metrics.setup(source)).message;

@@ -1,6 +1,9 @@
-// Where a sqlite database source may live (SPEC section 8): inside sources.sqlite_root, reached
-// without '..' or a symlink that leads out, never the service's own database, never the upload
-// staging folder. Checked on create and again on setup, since the filesystem can change between.
+// Where a sqlite database source may live (SPEC section 8): inside its organization's own folder
+// of sources.sqlite_root (`<root>/<organization id>/`), reached without '..' or a symlink that leads
+// out, never the service's own database, never the upload staging folder, never a name ending in
+// -wal, -shm or -journal (SQLite's companions of another file), never a file with a second hard
+// link. Checked on create and again on setup, since the filesystem can change between; the store
+// checks the file again at every open (drivers/sqlite-file.ts).
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,11 +13,14 @@ export const UPLOADS_DIR = '.uploads';
 export const SQLITE_EXTENSIONS: readonly string[] = ['.sqlite', '.sqlite3', '.db'];
 const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
 const MAX_PATH_CHARS = 1024;
-const OUTSIDE = 'must resolve inside the SQLite root of the server (sources.sqlite_root)';
+const OUTSIDE = "must resolve inside the organization's folder of the SQLite root (sources.sqlite_root)";
+const COMPANION = /-(wal|shm|journal)$/i;
 
 export interface SqliteRoots {
   /** sources.sqlite_root */
   root: string;
+  /** the organization's folder inside the root, where its paths start and must stay (else the root) */
+  folder?: string;
   /** the service's own database file */
   serviceDb: string;
 }
@@ -58,23 +64,28 @@ function isServiceDatabase(real: string, serviceDb: string): boolean {
   return [db, `${db}-wal`, `${db}-shm`, `${db}-journal`].includes(real);
 }
 
-/** Resolves a client's file_path (relative paths are taken from the root) to an absolute real path. */
+/** Resolves a client's file_path (relative paths are taken from the folder) to an absolute real path. */
 export function resolveSqlitePath(input: string, roots: SqliteRoots): Parsed<string> {
   if (input.includes('\0') || input.length > MAX_PATH_CHARS) return fail('is not a valid path');
   if (input.split(/[\\/]+/).includes('..')) return fail("must not contain '..'");
+  if (COMPANION.test(input.replace(/[\\/]+$/, ''))) return fail('must not end in -wal, -shm or -journal');
+  const base = roots.folder ?? roots.root;
   const root = realPathOf(roots.root);
-  const real = realPathOf(path.resolve(roots.root, input));
-  if (root === null || real === null || !isInside(root, real)) return fail(OUTSIDE);
+  const folder = realPathOf(base);
+  const real = realPathOf(path.resolve(base, input));
+  if (root === null || folder === null || real === null || !isInside(folder, real)) return fail(OUTSIDE);
+  if (COMPANION.test(real)) return fail('must not end in -wal, -shm or -journal');
   const uploads = path.join(root, UPLOADS_DIR);
   if (real === uploads || isInside(uploads, real)) return fail(OUTSIDE);
   if (isServiceDatabase(real, roots.serviceDb)) return fail("must not be the service's own database");
-  let isFile = true;
   try {
-    isFile = statSync(real).isFile();
+    const stat = statSync(real);
+    if (!stat.isFile()) return fail('is not a regular file');
+    if (stat.nlink > 1) return fail('must not have more than one hard link');
   } catch {
     // Not there yet: setup creates it.
   }
-  return isFile ? ok(real) : fail('is not a regular file');
+  return ok(real);
 }
 
 export interface UploadedFile {

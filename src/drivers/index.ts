@@ -8,6 +8,7 @@ import type { Source } from '../model/source';
 import { IDENTIFIER_MODES, type IdentifierMode } from './sqlite-setup';
 import { createEmbeddedStore } from './embedded';
 import { createSqliteStore } from './sqlite';
+import { createSqlitePool, type SqlitePool, type SqlitePoolOptions } from './sqlite-pool';
 import type { MetricStore } from './types';
 
 export interface DriverContext {
@@ -15,10 +16,17 @@ export interface DriverContext {
   db: Db;
   /** better-sqlite3 native binding for the single executable */
   nativeBinding?: unknown;
+  /** time limit, idle close and workers of sqlite source files (sqlite-pool.ts) */
+  sqlite?: SqlitePoolOptions;
+}
+
+/** What a factory gets: the context plus the shared resources the registry owns. */
+export interface FactoryContext extends DriverContext {
+  sqlitePool(): SqlitePool;
 }
 
 /** Opens the store of a database source from its recorded settings (no I/O needed to construct). */
-export type StoreFactory = (source: Source, ctx: DriverContext) => MetricStore;
+export type StoreFactory = (source: Source, ctx: FactoryContext) => MetricStore;
 
 export function identifierMode(source: Source): IdentifierMode {
   const mode = source.config.identifier_mode;
@@ -33,7 +41,7 @@ function sqliteFile(source: Source): string {
 
 const STORE_FACTORIES: Partial<Record<string, StoreFactory>> = {
   sqlite: (source, ctx) =>
-    createSqliteStore({ file: sqliteFile(source), mode: identifierMode(source), nativeBinding: ctx.nativeBinding }),
+    createSqliteStore({ file: sqliteFile(source), mode: identifierMode(source), pool: ctx.sqlitePool() }),
 };
 
 export interface DriverRegistry {
@@ -48,7 +56,7 @@ interface Cached {
   store: MetricStore;
 }
 
-function openStore(source: Source, ctx: DriverContext): MetricStore {
+function openStore(source: Source, ctx: FactoryContext): MetricStore {
   const factory = source.driver ? STORE_FACTORIES[source.driver] : undefined;
   if (!factory) throw conflict(`driver ${source.driver ?? 'unknown'} is not yet supported`);
   return factory(source, ctx);
@@ -57,6 +65,11 @@ function openStore(source: Source, ctx: DriverContext): MetricStore {
 export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
   const embedded = createEmbeddedStore(ctx.db);
   const stores = new Map<string, Cached>();
+  let pool: SqlitePool | null = null;
+  const factoryCtx: FactoryContext = {
+    ...ctx,
+    sqlitePool: () => (pool ??= createSqlitePool({ nativeBinding: ctx.nativeBinding, ...ctx.sqlite })),
+  };
 
   return {
     storeFor(source) {
@@ -64,7 +77,7 @@ export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
       const fingerprint = `${source.driver}\u0000${JSON.stringify(source.config)}`;
       const cached = stores.get(source.id);
       if (cached && cached.fingerprint === fingerprint) return cached.store;
-      const store = openStore(source, ctx);
+      const store = openStore(source, factoryCtx);
       if (cached) void cached.store.close().catch(() => undefined);
       stores.set(source.id, { fingerprint, store });
       return store;
@@ -73,6 +86,8 @@ export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
       const open = [...stores.values()].map(({ store }) => store.close().catch(() => undefined));
       stores.clear();
       await Promise.all(open);
+      await pool?.close();
+      pool = null;
       await embedded.close();
     },
   };

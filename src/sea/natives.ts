@@ -21,6 +21,8 @@ type SeaModule = typeof import('node:sea');
 // A dlopen'ed library belongs to the whole process and can be opened only once per process, so the
 // loaded modules are kept here (the argon2 stand-in in ./argon2 reads them when first called).
 const loaded: NativeAddons = {};
+// The files they were loaded from: a worker thread loads a context-aware addon again from its file.
+const loadedFiles: { [K in NativeName]?: string } = {};
 
 /** node:sea when this process is the single executable, else null (node:sea is absent before 20.12). */
 function seaModule(): SeaModule | null {
@@ -44,6 +46,7 @@ export function loadNativeAddons(dataDir: string): NativeAddons {
     const mod = { exports: {} as unknown };
     process.dlopen(mod, file);
     loaded[name] = mod.exports;
+    loadedFiles[name] = file;
   }
   removeOtherVersions(nativeDir, folders);
   return { ...loaded };
@@ -59,6 +62,11 @@ function removeOtherVersions(nativeDir: string, keep: Set<string>): void {
 /** The addon loaded by loadNativeAddons, or undefined before that (or outside the executable). */
 export function loadedNativeAddon(name: NativeName): unknown {
   return loaded[name];
+}
+
+/** The file the addon was loaded from (for worker threads), or undefined outside the executable. */
+export function loadedNativeAddonPath(name: NativeName): string | undefined {
+  return loadedFiles[name];
 }
 
 function extractOnce(sea: SeaModule, asset: string, dir: string): string {

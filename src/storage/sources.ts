@@ -89,6 +89,8 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
        VALUES (@id, @source_id, @organization_id, @user_id, @name, @token_hash, @last5, @can_read, @can_write, @created_at)`,
     ),
     tokenByHash: db.prepare<[string], SourceTokenRow>('SELECT * FROM source_tokens WHERE token_hash = ?'),
+    sqliteSources: db.prepare<[], SourceRow>(`SELECT * FROM sources WHERE type = 'database' AND driver = 'sqlite'`),
+    setConfig: db.prepare<[string, string]>('UPDATE sources SET config = ? WHERE id = ?'),
     sqliteFileOrganizations: db.prepare<[string], { organization_id: string }>(
       `SELECT DISTINCT organization_id FROM sources WHERE driver = 'sqlite' AND json_extract(config, '$.file_path') = ?`,
     ),
@@ -143,6 +145,13 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
         const row = q.tokenByHash.get(key);
         return row ? Object.freeze(row) : undefined;
       }),
+    /** Every sqlite database source (the start-up migration of their files). */
+    sqliteSources: (): Source[] => q.sqliteSources.all().map(toSource),
+    /** Replaces a source's driver config (the start-up migration of sqlite files). */
+    setConfig(id: string, config: Record<string, unknown>): void {
+      q.setConfig.run(JSON.stringify(config), id);
+      sources.delete(id);
+    },
     /** Organizations that have a sqlite source on this file (config.file_path, an absolute path). */
     sqliteFileOrganizations: (filePath: string): string[] =>
       q.sqliteFileOrganizations.all(filePath).map((r) => r.organization_id),

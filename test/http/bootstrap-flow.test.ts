@@ -103,9 +103,15 @@ describe('organization isolation', () => {
   });
 
   test("another organization's sqlite file cannot be claimed by file_path", async () => {
-    const res = await request(server, 'POST', DATABASES, { display_name: 'steal', driver: 'sqlite', file_path: './alpha.sqlite' }, { token: b.userToken });
-    assert.equal(res.status, 422);
-    assert.deepEqual(res.body, { errors: { file_path: ['is already used by a source of another organization'] } });
+    // Paths start in the organization's own folder: B's ./alpha.sqlite is another file, and A's cannot be named.
+    const root = server.deps.config.sources.sqliteRoot;
+    for (const filePath of [path.join(root, a.organizationId, 'alpha.sqlite'), `../${a.organizationId}/alpha.sqlite`]) {
+      const res = await request(server, 'POST', DATABASES, { display_name: 'steal', driver: 'sqlite', file_path: filePath }, { token: b.userToken });
+      assert.equal(res.status, 422, filePath);
+      assert.equal(res.body.errors.file_path.length, 1, filePath);
+    }
+    const mine = await request(server, 'POST', DATABASES, { display_name: 'mine', driver: 'sqlite', file_path: './alpha.sqlite' }, { token: b.userToken });
+    assert.equal(mine.status, 201);
     const own = await request(server, 'POST', DATABASES, { display_name: 'again', driver: 'sqlite', file_path: 'alpha.sqlite' }, { token: a.userToken });
     assert.equal(own.status, 201);
   });

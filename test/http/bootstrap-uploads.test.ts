@@ -19,14 +19,14 @@ describe('sqlite uploads (multipart/form-data)', () => {
   });
   after(() => server.stop());
 
-  test('a SQLite upload is moved to <root>/<id>.<ext>, unchanged, and the staging folder is left empty', async () => {
+  test('a SQLite upload is moved to <root>/<organization id>/<id>.<ext>, unchanged, and the staging folder is left empty', async () => {
     const bytes = sqliteBytes();
     const res = await upload(server, agent.userToken, { display_name: 'Uploaded', driver: 'sqlite', granularities: ['1h', '1d'], beginning_of_week: '3' }, { name: 'Stats.SQLITE3', bytes });
     assert.equal(res.status, 201, res.text);
     const source = res.body.data.source;
     assert.deepEqual(source.granularities, ['1h', '1d']);
     assert.equal(source.beginning_of_week, 3);
-    const file = path.join(root, `${source.id}.sqlite3`);
+    const file = path.join(root, agent.organizationId, `${source.id}.sqlite3`);
     assert.deepEqual(readFileSync(file), bytes);
     assert.equal(configOf(server, source.id).file_path, file);
     assert.deepEqual(staged(), []);

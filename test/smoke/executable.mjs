@@ -148,6 +148,23 @@ async function firstRun(state) {
       const threads = fs.readdirSync(`/proc/${pid}/task`).map((t) => fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
       assert.ok(threads.includes('batch-parser'), `threads: ${threads.join(', ')}`);
     });
+    await check('a sqlite database source is set up, written and read in the sqlite-sources thread', async () => {
+      const body = { display_name: 'smoke sqlite', driver: 'sqlite', file_path: 'smoke.db', granularities: ['1h'] };
+      const db = await call(base, 'POST', '/api/v1/bootstrap/databases', { token: state.userToken, body });
+      assert.equal(db.status, 201, JSON.stringify(db.json));
+      const id = db.json.data.source.id;
+      const setup = await call(base, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, { token: state.userToken });
+      assert.equal(setup.status, 200, JSON.stringify(setup.json));
+      const minted = await call(base, 'POST', '/api/v1/bootstrap/source-tokens', { token: state.userToken, body: { source_type: 'database', source_id: id } });
+      const auth = { token: minted.json.data.token.value, sourceId: id };
+      const tracked = await call(base, 'POST', '/api/v1/metrics', { ...auth, body: POINT });
+      assert.equal(tracked.status, 201, JSON.stringify(tracked.json));
+      const read = await call(base, 'GET', SERIES_URL, auth);
+      assert.equal(read.status, 200, JSON.stringify(read.json));
+      assert.deepEqual(read.json.data, EXPECTED_SERIES);
+      const threads = fs.readdirSync(`/proc/${pid}/task`).map((t) => fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
+      assert.ok(threads.includes('sqlite-sources'), `threads: ${threads.join(', ')}`);
+    });
   });
 }
 

@@ -37,7 +37,13 @@ describe('config', () => {
       storage: { dataDir: path.join(cwd, 'data') },
       deployment: { mode: 'self_hosted' },
       features: { projectsEnabled: true, registrationEnabled: true },
-      limits: { maxBodyBytes: 1_048_576, sqliteUploadMaxBytes: 104_857_600, writeQueueMaxPoints: 100_000 },
+      limits: {
+        maxBodyBytes: 1_048_576,
+        sqliteUploadMaxBytes: 104_857_600,
+        writeQueueMaxPoints: 100_000,
+        sqliteSourceTimeoutMs: 5000,
+        sqliteIdleCloseMs: 60_000,
+      },
       sources: { sqliteRoot: path.join(cwd, 'data', 'sources') },
       log: { level: 'info' },
     });
@@ -68,6 +74,8 @@ registration_enabled = false
 max_body_bytes = 2048
 sqlite_upload_max_bytes = 4096
 write_queue_max_points = 10
+sqlite_source_timeout_ms = 250
+sqlite_idle_close_ms = 1000
 [sources]
 sqlite_root = "/srv/sqlite"
 [log]
@@ -78,7 +86,13 @@ level = "warn"
     assert.equal(config.storage.dataDir, path.join(cwd, 'state'));
     assert.equal(config.deployment.mode, 'saas');
     assert.deepEqual(config.features, { projectsEnabled: false, registrationEnabled: false });
-    assert.deepEqual(config.limits, { maxBodyBytes: 2048, sqliteUploadMaxBytes: 4096, writeQueueMaxPoints: 10 });
+    assert.deepEqual(config.limits, {
+      maxBodyBytes: 2048,
+      sqliteUploadMaxBytes: 4096,
+      writeQueueMaxPoints: 10,
+      sqliteSourceTimeoutMs: 250,
+      sqliteIdleCloseMs: 1000,
+    });
     assert.equal(config.sources.sqliteRoot, '/srv/sqlite');
     assert.equal(config.log.level, 'warn');
   });
@@ -129,6 +143,8 @@ level = "warn"
       'limits.max_body_bytes': ['1023', 'big', '-5'],
       'limits.sqlite_upload_max_bytes': ['10', '1e9'],
       'limits.write_queue_max_points': ['0', 'many'],
+      'limits.sqlite_source_timeout_ms': ['9', 'soon'],
+      'limits.sqlite_idle_close_ms': ['99', '1.5'],
       'sources.sqlite_root': ['  '],
       'log.level': ['verbose'],
     };

@@ -49,7 +49,8 @@ const INGEST_DISABLED = 'Metric ingestion is disabled: projects are disabled for
 
 export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngine {
   const { config } = options;
-  const drivers = createDriverRegistry({ db: options.db, nativeBinding: options.nativeBinding });
+  const sqlite = { timeoutMs: config.limits.sqliteSourceTimeoutMs, idleMs: config.limits.sqliteIdleCloseMs, log: options.log };
+  const drivers = createDriverRegistry({ db: options.db, nativeBinding: options.nativeBinding, sqlite });
   const plans = new PlanCache();
   const queue = createWriteQueue({
     maxPendingPoints: config.limits.writeQueueMaxPoints,

@@ -3,9 +3,9 @@
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import type { Context, Next } from 'koa';
-import { koaBody } from 'koa-body';
 import { AppError, badRequest, payloadTooLarge, unsupportedMediaType } from '../../errors';
 import { parseJsonText } from '../../lib/json';
+import { readUpload } from './upload';
 
 function isJsonType(ctx: Context): boolean {
   const type = ctx.request.type; // media type without parameters, lower-cased
@@ -107,36 +107,11 @@ export function rawJsonBody(limit: number) {
 /** JSON, or multipart/form-data with one file field at most `uploadLimit` bytes (saved to a temp file). */
 export function jsonOrMultipartBody(limit: number, uploadLimit: number, uploadDir: string) {
   const json = jsonBody(limit);
-  const multipart = koaBody({
-    multipart: true,
-    json: false,
-    urlencoded: false,
-    text: false,
-    formidable: {
-      uploadDir,
-      maxFileSize: uploadLimit,
-      maxTotalFileSize: uploadLimit,
-      maxFiles: 1,
-      maxFields: 50,
-      maxFieldsSize: limit,
-      allowEmptyFiles: true,
-      minFileSize: 0,
-      keepExtensions: true,
-    },
-    onError: (err) => {
-      const e = err as Error & { httpCode?: number; code?: number };
-      if (e.httpCode === 413) throw payloadTooLarge(`Upload exceeds the limit: one file of at most ${uploadLimit} bytes`);
-      throw badRequest('Malformed multipart body');
-    },
-  });
+  const upload = { uploadDir, maxFileBytes: uploadLimit, maxFieldsBytes: limit };
   return async function parseJsonOrMultipart(ctx: Context, next: Next): Promise<void> {
     if (ctx.request.type !== 'multipart/form-data') return json(ctx, next);
     encodingOf(ctx);
-    await multipart(ctx, async () => {
-      ctx.state.body = { ...(ctx.request.body as Record<string, unknown>) };
-      ctx.state.files = ctx.request.files ?? {};
-      await next();
-    });
+    await readUpload(ctx, next, upload);
   };
 }
 

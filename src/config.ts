@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
+import { parseSecretKey } from './lib/secrets';
 
 export interface Config {
   readonly server: { readonly host: string; readonly port: number };
@@ -16,6 +17,8 @@ export interface Config {
   };
   readonly sources: { readonly sqliteRoot: string };
   readonly log: { readonly level: LogLevel };
+  /** key for secrets at rest (database source passwords); null: the data directory's key file */
+  readonly secrets: { readonly key: string | null };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -44,6 +47,7 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'limits.write_queue_max_points', env: 'SERVICE_WRITE_QUEUE_MAX_POINTS', kind: 'size', min: 1 },
   { key: 'sources.sqlite_root', env: 'SERVICE_SQLITE_ROOT', kind: 'string' },
   { key: 'log.level', env: 'SERVICE_LOG_LEVEL', kind: 'enum', values: ['debug', 'info', 'warn', 'error', 'silent'] },
+  { key: 'secrets.key', env: 'SERVICE_SECRET_KEY', kind: 'string' },
 ];
 
 const DEFAULTS: Record<string, unknown> = {
@@ -58,6 +62,7 @@ const DEFAULTS: Record<string, unknown> = {
   'limits.write_queue_max_points': 100_000,
   'sources.sqlite_root': null, // <data_dir>/sources
   'log.level': 'info',
+  'secrets.key': null, // <data_dir>/secret.key
 };
 
 export interface ConfigInput {
@@ -146,6 +151,10 @@ export function loadConfig(input: ConfigInput = {}): Config {
   const sqliteRoot = values['sources.sqlite_root']
     ? path.resolve(cwd, values['sources.sqlite_root'] as string)
     : path.join(dataDir, 'sources');
+  const secretKey = (values['secrets.key'] as string | null) || null;
+  if (secretKey !== null && !parseSecretKey(secretKey)) {
+    throw new ConfigError('secrets.key must be a 32-byte key: 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
+  }
   return deepFreeze({
     server: { host: values['server.host'] as string, port: values['server.port'] as number },
     storage: { dataDir },
@@ -161,6 +170,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
     },
     sources: { sqliteRoot },
     log: { level: values['log.level'] as LogLevel },
+    secrets: { key: secretKey },
   });
 }
 

@@ -8,6 +8,12 @@ import type { Source } from '../model/source';
 import { IDENTIFIER_MODES, type IdentifierMode } from './sqlite-setup';
 import { createEmbeddedStore } from './embedded';
 import { createSqliteStore } from './sqlite';
+import { createPostgresStore } from './postgres';
+import { createMysqlStore } from './mysql';
+import { createRedisStore } from './redis';
+import { createMongoStore } from './mongo';
+import type { NetworkSettings } from './network-store';
+import type { SecretBox } from '../lib/secrets';
 import type { MetricStore } from './types';
 
 export interface DriverContext {
@@ -15,6 +21,8 @@ export interface DriverContext {
   db: Db;
   /** better-sqlite3 native binding for the single executable */
   nativeBinding?: unknown;
+  /** decrypts the secrets of database sources (passwords, URLs) kept encrypted at rest */
+  secrets?: SecretBox;
 }
 
 /** Opens the store of a database source from its recorded settings (no I/O needed to construct). */
@@ -31,9 +39,39 @@ function sqliteFile(source: Source): string {
   return file;
 }
 
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const int = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) ? value : undefined);
+
+/** The connection settings of a network source, its secrets decrypted. */
+function networkSettings(source: Source, ctx: DriverContext): NetworkSettings & { timeZone: string } {
+  const c = source.config;
+  const secret = (value: unknown) => {
+    const stored = text(value);
+    return stored !== undefined && ctx.secrets ? ctx.secrets.decrypt(stored) : stored;
+  };
+  return {
+    url: secret(c.url),
+    host: text(c.host),
+    port: int(c.port),
+    database: text(c.database_name),
+    username: text(c.username),
+    password: secret(c.password),
+    ssl: c.ssl === true,
+    db: int(c.database),
+    prefix: text(c.prefix),
+    authSource: text(c.auth_source),
+    timeZone: source.timeZone,
+  };
+}
+
 const STORE_FACTORIES: Partial<Record<string, StoreFactory>> = {
   sqlite: (source, ctx) =>
     createSqliteStore({ file: sqliteFile(source), mode: identifierMode(source), nativeBinding: ctx.nativeBinding }),
+  postgres: (source, ctx) => createPostgresStore({ ...networkSettings(source, ctx), mode: identifierMode(source) }),
+  mysql: (source, ctx) => createMysqlStore({ ...networkSettings(source, ctx), mode: identifierMode(source) }),
+  redis: (source, ctx) => createRedisStore(networkSettings(source, ctx)),
+  mongo: (source, ctx) =>
+    createMongoStore({ ...networkSettings(source, ctx), mode: identifierMode(source), expireAfter: source.expireAfter }),
 };
 
 export interface DriverRegistry {

@@ -25,6 +25,8 @@ export interface Factory {
   create(options?: { timeZone?: string }): StoreFixture | Promise<StoreFixture>;
   /** a reason to skip the suite (server not reachable), printed by network.ts */
   skip?: string | false;
+  /** why the large-volume cases are skipped (an in-process stand-in server too slow for them) */
+  skipVolume?: string;
   /** removes what the factory created for all its fixtures (scratch databases, servers) */
   finish?(): Promise<void>;
   /** the raw-client connection of the current fixture (library-format fixtures) */

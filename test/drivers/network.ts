@@ -5,6 +5,8 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
 import Redis from 'ioredis';
@@ -34,9 +36,11 @@ function reachable(host: string, port: number): boolean {
   return spawnSync(process.execPath, ['-e', probe], { timeout: 3000 }).status === 0;
 }
 
+const CONGO = '@push.rocks/smartmongo/dist_ts/congodb/index.js';
+
 function congoInstalled(): boolean {
   try {
-    require.resolve('@push.rocks/smartmongo/package.json');
+    createRequire(path.join(process.cwd(), 'package.json')).resolve(CONGO);
     return true;
   } catch {
     return false;
@@ -61,8 +65,7 @@ export function skipReason(driver: NetworkDriver): string | false {
 
 /** An in-process CongoDB on a free port (the import is ESM-only, hence dynamic). */
 export async function startCongo(): Promise<{ port: number; stop(): Promise<void> }> {
-  const modulePath = '@push.rocks/smartmongo/dist_ts/congodb/index.js';
-  const { CongoServer } = (await import(modulePath)) as {
+  const { CongoServer } = (await import(CONGO)) as {
     CongoServer: new (o: object) => { start(): Promise<void>; stop(): Promise<void> };
   };
   const port = await freePort();

@@ -66,7 +66,7 @@ function networkSettings(source: Source, ctx: DriverContext): NetworkSettings & 
 
 const STORE_FACTORIES: Partial<Record<string, StoreFactory>> = {
   sqlite: (source, ctx) =>
-    createSqliteStore({ file: sqliteFile(source), mode: identifierMode(source), nativeBinding: ctx.nativeBinding }),
+    createSqliteStore({ file: sqliteFile(source), mode: identifierMode(source), nativeBinding: ctx.nativeBinding, timeZone: source.timeZone }),
   postgres: (source, ctx) => createPostgresStore({ ...networkSettings(source, ctx), mode: identifierMode(source) }),
   mysql: (source, ctx) => createMysqlStore({ ...networkSettings(source, ctx), mode: identifierMode(source) }),
   redis: (source, ctx) => createRedisStore(networkSettings(source, ctx)),

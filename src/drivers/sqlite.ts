@@ -8,8 +8,9 @@ import type { Statement } from 'better-sqlite3';
 import { AppError, conflict } from '../errors';
 import { type Db, inTransaction, openDatabase } from '../storage/db';
 import { type IdentifierMode, setupSqliteStore } from './sqlite-setup';
-import { PathSplitter, nestLeaves, parseTree } from '../model/leaves';
-import { flattenLeaves } from '../model/paths';
+import { PathSplitter, parseTree } from '../model/leaves';
+import { libraryRowPlan } from './library-rows';
+import { foldRows } from './network-store';
 import { parseTimestamp } from '../lib/time';
 import type { BucketOps, MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 import { MODES, bindNumber, flatPath, layoutColumns, leafStatements, nestedPath } from './sqlite-layout';
@@ -20,6 +21,8 @@ export interface SqliteStoreOptions {
   nativeBinding?: unknown;
   /** ms to wait for another writer of the file before giving up with 503 */
   busyTimeoutMs?: number;
+  /** the source's zone: reads also find rows the libraries floored with the event's offset */
+  timeZone?: string;
 }
 
 interface Open {
@@ -136,19 +139,17 @@ export function createSqliteStore(options: SqliteStoreOptions): MetricStore {
       const out = new Array<string>(starts.length).fill('{}');
       const h = starts.length > 0 ? open() : null;
       if (!h) return out;
+      // library-rows.ts: also the instants the libraries floored with the event's offset (DST)
+      const plan = libraryRowPlan(starts, ref.granularity, options.timeZone ?? 'UTC');
       let rows: Array<[unknown, string | null]>;
       try {
-        rows = readRows(h, ref, starts);
+        rows = readRows(h, ref, plan.lookups);
       } catch (err) {
         throw translateSqliteError(err);
       }
-      const indexOf = indexer(ref, starts);
-      for (const [id, data] of rows) {
-        const i = indexOf(id);
-        if (i === undefined) continue;
-        out[i] = JSON.stringify(nestLeaves(flattenLeaves(parseTree(data)), splitter));
-      }
-      return out;
+      const indexOf = indexer(ref, plan.lookups);
+      const located = rows.map(([id, data]): [number, Record<string, unknown>] => [plan.lookups[indexOf(id) ?? -1] ?? NaN, parseTree(data)]);
+      return foldRows(plan, starts.length, located, splitter);
     },
 
     async close(): Promise<void> {

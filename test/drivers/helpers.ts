@@ -65,10 +65,10 @@ export const embeddedFactory: LocalFactory = {
 export function sqliteFactory(mode: IdentifierMode): LocalFactory {
   return {
     name: `sqlite (${mode})`,
-    create() {
+    create(options = {}) {
       const dir = tempDir();
       const file = path.join(dir, 'sources', 'stats.sqlite');
-      const store = createSqliteStore({ file, mode });
+      const store = createSqliteStore({ file, mode, timeZone: options.timeZone });
       return {
         name: `sqlite (${mode})`,
         store,

@@ -11,7 +11,8 @@ import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
 import type { IdentifierMode } from '../../src/drivers/sqlite-setup';
 import type { Factory } from './helpers';
-import { readParsed, writeSet } from './helpers';
+import Database from 'better-sqlite3';
+import { readParsed, sqliteFactory, writeSet } from './helpers';
 import { mongoFactory, mysqlFactory, postgresFactory, redisFactory, type NetworkFixture } from './network-factories';
 import { SERVERS } from './network';
 
@@ -98,7 +99,19 @@ const mongoInsert: Insert = async (fx, mode, key, rows) => {
   await c.close();
 };
 
+const sqliteInsert: Insert = async (fx, mode, key, rows) => {
+  const db = new Database(fx.file!);
+  for (const row of rows) {
+    const id = identity(mode, key, row);
+    if (id.at instanceof Date) id.at = `${id.at.toISOString().slice(0, 19)}Z`;
+    const cols = Object.keys(id);
+    db.prepare(`INSERT INTO trifle_stats (${cols.join(', ')}, data) VALUES (${cols.map(() => '?').join(', ')}, ?)`).run(...Object.values(id), JSON.stringify(row.data));
+  }
+  db.close();
+};
+
 const CASES: Array<[(mode: IdentifierMode) => Factory, IdentifierMode[], Insert]> = [
+  [sqliteFactory, ['full', 'partial', 'separated'], sqliteInsert],
   [postgresFactory, ['full', 'partial', 'separated'], pgInsert],
   [mysqlFactory, ['full', 'partial', 'separated'], mysqlInsert],
   [() => redisFactory, ['full'], redisInsert],

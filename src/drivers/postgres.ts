@@ -99,6 +99,7 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
     });
     // An idle connection that breaks must not crash the process; the next call reconnects.
     p.on('error', () => undefined);
+    p.on('connect', (client) => client.on('error', () => undefined));
     return (pool = p);
   }
 

@@ -25,7 +25,7 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export class ConfigError extends Error {}
 
-type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum';
+type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key';
 interface KeyDef {
   key: string; // TOML dotted key
   env: string;
@@ -47,7 +47,7 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'limits.write_queue_max_points', env: 'SERVICE_WRITE_QUEUE_MAX_POINTS', kind: 'size', min: 1 },
   { key: 'sources.sqlite_root', env: 'SERVICE_SQLITE_ROOT', kind: 'string' },
   { key: 'log.level', env: 'SERVICE_LOG_LEVEL', kind: 'enum', values: ['debug', 'info', 'warn', 'error', 'silent'] },
-  { key: 'secrets.key', env: 'SERVICE_SECRET_KEY', kind: 'string' },
+  { key: 'secrets.key', env: 'SERVICE_SECRET_KEY', kind: 'key' },
 ];
 
 const DEFAULTS: Record<string, unknown> = {
@@ -84,6 +84,9 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
   switch (def.kind) {
     case 'string':
       if (typeof raw !== 'string' || raw.trim() === '') fail('expected a non-empty string');
+      return raw;
+    case 'key':
+      if (typeof raw !== 'string' || !parseSecretKey(raw)) fail('expected 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)');
       return raw;
     case 'bool':
       if (typeof raw === 'boolean') return raw;
@@ -152,9 +155,6 @@ export function loadConfig(input: ConfigInput = {}): Config {
     ? path.resolve(cwd, values['sources.sqlite_root'] as string)
     : path.join(dataDir, 'sources');
   const secretKey = (values['secrets.key'] as string | null) || null;
-  if (secretKey !== null && !parseSecretKey(secretKey)) {
-    throw new ConfigError('secrets.key must be a 32-byte key: 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
-  }
   return deepFreeze({
     server: { host: values['server.host'] as string, port: values['server.port'] as number },
     storage: { dataDir },

@@ -46,7 +46,7 @@ describe('database sources of the network drivers', () => {
     assert.match(config.password, /^enc:v1:/);
     assert.deepEqual({ ...config, password: 'x' }, { host: 'db.internal', port: 5433, database_name: 'metrics', username: 'svc', password: 'x', ssl: true, identifier_mode: 'full' });
     const mysql = await create({ display_name: 'My', driver: 'mysql', host: 'h', database_name: 'd', username: 'u' });
-    assert.deepEqual(configOf(server, mysql.body.data.source.id), { host: 'h', port: 3306, database_name: 'd', username: 'u', ssl: false, identifier_mode: 'full' });
+    assert.deepEqual(configOf(server, mysql.body.data.source.id), { host: 'h', port: 3306, database_name: 'd', username: 'u', identifier_mode: 'full' });
     const redis = await create({ display_name: 'R', driver: 'redis', host: 'cache', prefix: 'app', database: '3', password: SECRET });
     const rc = configOf(server, redis.body.data.source.id);
     assert.deepEqual({ ...rc, password: 'x' }, { host: 'cache', port: 6379, prefix: 'app', database: 3, password: 'x', identifier_mode: 'full' });

@@ -40,6 +40,7 @@ describe('config', () => {
       limits: { maxBodyBytes: 1_048_576, sqliteUploadMaxBytes: 104_857_600, writeQueueMaxPoints: 100_000 },
       sources: { sqliteRoot: path.join(cwd, 'data', 'sources') },
       log: { level: 'info' },
+      secrets: { key: null },
     });
   });
 
@@ -131,6 +132,7 @@ level = "warn"
       'limits.write_queue_max_points': ['0', 'many'],
       'sources.sqlite_root': ['  '],
       'log.level': ['verbose'],
+      'secrets.key': ['short', 'g'.repeat(64)],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {

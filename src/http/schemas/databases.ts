@@ -35,15 +35,15 @@ const commonSchema = body({
 });
 
 /** ssl: a JSON boolean, or `true` / `false` from a form. */
-const flag = optional((x): Parsed<boolean> => {
-  if (x === null) return ok(false);
+const flag = optional((x): Parsed<boolean | null> => {
+  if (x === null) return ok(null);
   if (typeof x === 'boolean') return ok(x);
   if (x === 'true' || x === 'false') return ok(x === 'true');
   return fail('must be a boolean');
 });
 
-const redisDatabase = optional((x): Parsed<number> => {
-  if (x === null) return ok(0);
+const redisDatabase = optional((x): Parsed<number | null> => {
+  if (x === null) return ok(null);
   const n = wholeNumber(x);
   return n !== null && n >= 0 && n <= 15 ? ok(n) : fail('must be an integer from 0 to 15');
 });

@@ -83,6 +83,8 @@ function identity(mode: IdentifierMode, b: BucketWrite): unknown[] {
 /** deadlock, lock wait time-out: another instance held the rows; the write set is retried */
 const RETRYABLE = new Set([1213, 1205]);
 const NO_SUCH_TABLE = 1146;
+/** bucket upserts sent in one round trip (well under the server's max_allowed_packet) */
+const STATEMENTS_PER_TRIP = 100;
 
 export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
   const { mode } = options;
@@ -100,6 +102,7 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
       queueLimit: 1000,
       timezone: 'Z',
       enableKeepAlive: true,
+      multipleStatements: true,
     };
     pool = options.url
       ? mysql.createPool({ uri: options.url, ...common })
@@ -123,9 +126,15 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
     const conn = await connection();
     let broken = false;
     try {
-      await conn.query({ sql: 'START TRANSACTION', timeout });
-      for (const b of buckets) await conn.query({ ...upsertStatement(mode, identity(mode, b), b), timeout });
-      await conn.query({ sql: 'COMMIT', timeout });
+      // Statements travel in chunks of one round trip each, the first opening the transaction and
+      // the last committing it (placeholders are still bound per statement).
+      for (let i = 0; i < buckets.length; i += STATEMENTS_PER_TRIP) {
+        const chunk = buckets.slice(i, i + STATEMENTS_PER_TRIP).map((b) => upsertStatement(mode, identity(mode, b), b));
+        const sql = chunk.map((st) => st.sql);
+        if (i === 0) sql.unshift('START TRANSACTION');
+        if (i + STATEMENTS_PER_TRIP >= buckets.length) sql.push('COMMIT');
+        await conn.query({ sql: sql.join(';\n'), values: chunk.flatMap((st) => st.values), timeout });
+      }
     } catch (err) {
       await conn.query({ sql: 'ROLLBACK', timeout }).catch(() => (broken = true));
       throw err;

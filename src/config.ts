@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
+import { parseSecretKey } from './lib/secrets';
 
 export interface Config {
   readonly server: { readonly host: string; readonly port: number };
@@ -20,13 +21,15 @@ export interface Config {
   };
   readonly sources: { readonly sqliteRoot: string };
   readonly log: { readonly level: LogLevel };
+  /** key for secrets at rest (database source passwords); null: the data directory's key file */
+  readonly secrets: { readonly key: string | null };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export class ConfigError extends Error {}
 
-type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum';
+type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key';
 interface KeyDef {
   key: string; // TOML dotted key
   env: string;
@@ -50,6 +53,7 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'limits.sqlite_idle_close_ms', env: 'SERVICE_SQLITE_IDLE_CLOSE_MS', kind: 'size', min: 100 },
   { key: 'sources.sqlite_root', env: 'SERVICE_SQLITE_ROOT', kind: 'string' },
   { key: 'log.level', env: 'SERVICE_LOG_LEVEL', kind: 'enum', values: ['debug', 'info', 'warn', 'error', 'silent'] },
+  { key: 'secrets.key', env: 'SERVICE_SECRET_KEY', kind: 'key' },
 ];
 
 const DEFAULTS: Record<string, unknown> = {
@@ -66,6 +70,7 @@ const DEFAULTS: Record<string, unknown> = {
   'limits.sqlite_idle_close_ms': 60_000,
   'sources.sqlite_root': null, // <data_dir>/sources
   'log.level': 'info',
+  'secrets.key': null, // <data_dir>/secret.key
 };
 
 export interface ConfigInput {
@@ -87,6 +92,9 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
   switch (def.kind) {
     case 'string':
       if (typeof raw !== 'string' || raw.trim() === '') fail('expected a non-empty string');
+      return raw;
+    case 'key':
+      if (typeof raw !== 'string' || !parseSecretKey(raw)) fail('expected 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)');
       return raw;
     case 'bool':
       if (typeof raw === 'boolean') return raw;
@@ -154,6 +162,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
   const sqliteRoot = values['sources.sqlite_root']
     ? path.resolve(cwd, values['sources.sqlite_root'] as string)
     : path.join(dataDir, 'sources');
+  const secretKey = (values['secrets.key'] as string | null) || null;
   return deepFreeze({
     server: { host: values['server.host'] as string, port: values['server.port'] as number },
     storage: { dataDir },
@@ -171,6 +180,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
     },
     sources: { sqliteRoot },
     log: { level: values['log.level'] as LogLevel },
+    secrets: { key: secretKey },
   });
 }
 

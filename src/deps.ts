@@ -7,6 +7,7 @@ import type { SourcesRepo } from './storage/sources';
 import type { DashboardsRepo } from './storage/dashboards';
 import type { LoginThrottle } from './domain/login-throttle';
 import type { MetricsEngine } from './domain/metrics/engine';
+import type { SecretBox } from './lib/secrets';
 
 export interface Deps {
   config: Config;
@@ -22,4 +23,6 @@ export interface Deps {
   metrics: MetricsEngine;
   /** better-sqlite3 native binding when running as the single executable */
   nativeBinding?: unknown;
+  /** encrypts database source secrets at rest (server.ts loads the key) */
+  secrets: SecretBox;
 }

@@ -16,6 +16,8 @@ import { createDashboardsRepo } from './storage/dashboards';
 import { createLoginThrottle } from './domain/login-throttle';
 import { createMetricsEngine } from './domain/metrics/engine';
 import { migrateSqliteSources } from './domain/sqlite-migration';
+import { createSecretBox, loadSecretKey } from './lib/secrets';
+import { encryptStoredSecrets } from './storage/source-secrets';
 
 export interface StartOptions {
   log?: Logger;
@@ -57,6 +59,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   mkdirSync(path.join(config.sources.sqliteRoot, '.uploads'), { recursive: true });
   const db = openDatabase(path.join(config.storage.dataDir, 'service.db'), { nativeBinding: options.nativeBinding });
   migrate(db);
+  const secrets = createSecretBox(loadSecretKey(config.secrets.key, config.storage.dataDir));
+  const migrated = encryptStoredSecrets(db, secrets);
+  if (migrated > 0) log.info('encrypted stored database source secrets', { sources: migrated });
   const deps: Deps = {
     config,
     db,
@@ -66,8 +71,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     sources: createSourcesRepo(db),
     dashboards: createDashboardsRepo(db),
     loginThrottle: createLoginThrottle(),
-    metrics: createMetricsEngine({ db, config, log, nativeBinding: options.nativeBinding }),
+    metrics: createMetricsEngine({ db, config, log, nativeBinding: options.nativeBinding, secrets }),
     nativeBinding: options.nativeBinding,
+    secrets,
   };
   migrateSqliteSources(deps); // files of sqlite sources into per-organization folders; staging cleared
   const app = createApp(deps);

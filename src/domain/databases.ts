@@ -1,11 +1,12 @@
 // Database sources (SPEC section 8): an external Trifle::Stats store the service reads and writes.
-// sqlite is complete (a file under sources.sqlite_root, given by path or uploaded); the other drivers
-// are recorded with their fields, and their setup reports them as not yet supported.
+// sqlite is a file under sources.sqlite_root, given by path or uploaded; postgres, mysql, redis and
+// mongo are servers named by their fields or a URL, whose secrets are stored encrypted.
 import { mkdir, realpath, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Deps } from '../deps';
 import { invalid, invalidField, notFound } from '../errors';
 import { newId, normalizeId } from '../lib/ids';
+import { encryptSecrets } from '../lib/secrets';
 import type { Driver, Source, UserAuth } from './types';
 import type { SourceSettings } from './source-settings';
 import { newSource, requireOrganization } from './sources';
@@ -74,7 +75,7 @@ export async function createDatabase(
 ): Promise<Source> {
   const organizationId = requireOrganization(auth);
   const id = newId();
-  const config: Record<string, unknown> = { ...input.config };
+  const config: Record<string, unknown> = encryptSecrets(deps.secrets, input.config);
   let moved: string | null = null;
   if (input.driver === 'sqlite') {
     if (upload && input.filePath !== null) throw invalid({ sqlite_file: ['cannot be combined with file_path'] });

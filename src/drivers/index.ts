@@ -9,6 +9,12 @@ import { IDENTIFIER_MODES, type IdentifierMode } from './sqlite-setup';
 import { createEmbeddedStore } from './embedded';
 import { createSqliteStore } from './sqlite';
 import { createSqlitePool, type SqlitePool, type SqlitePoolOptions } from './sqlite-pool';
+import { createPostgresStore } from './postgres';
+import { createMysqlStore } from './mysql';
+import { createRedisStore } from './redis';
+import { createMongoStore } from './mongo';
+import type { NetworkSettings } from './network-store';
+import type { SecretBox } from '../lib/secrets';
 import type { MetricStore } from './types';
 
 export interface DriverContext {
@@ -18,6 +24,8 @@ export interface DriverContext {
   nativeBinding?: unknown;
   /** time limit, idle close and workers of sqlite source files (sqlite-pool.ts) */
   sqlite?: SqlitePoolOptions;
+  /** decrypts the secrets of database sources (passwords, URLs) kept encrypted at rest */
+  secrets?: SecretBox;
 }
 
 /** What a factory gets: the context plus the shared resources the registry owns. */
@@ -39,9 +47,39 @@ function sqliteFile(source: Source): string {
   return file;
 }
 
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const int = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) ? value : undefined);
+
+/** The connection settings of a network source, its secrets decrypted. */
+function networkSettings(source: Source, ctx: DriverContext): NetworkSettings & { timeZone: string } {
+  const c = source.config;
+  const secret = (value: unknown) => {
+    const stored = text(value);
+    return stored !== undefined && ctx.secrets ? ctx.secrets.decrypt(stored) : stored;
+  };
+  return {
+    url: secret(c.url),
+    host: text(c.host),
+    port: int(c.port),
+    database: text(c.database_name),
+    username: text(c.username),
+    password: secret(c.password),
+    ssl: c.ssl === true,
+    db: int(c.database),
+    prefix: text(c.prefix),
+    authSource: text(c.auth_source),
+    timeZone: source.timeZone,
+  };
+}
+
 const STORE_FACTORIES: Partial<Record<string, StoreFactory>> = {
   sqlite: (source, ctx) =>
-    createSqliteStore({ file: sqliteFile(source), mode: identifierMode(source), pool: ctx.sqlitePool() }),
+    createSqliteStore({ file: sqliteFile(source), mode: identifierMode(source), pool: ctx.sqlitePool(), timeZone: source.timeZone }),
+  postgres: (source, ctx) => createPostgresStore({ ...networkSettings(source, ctx), mode: identifierMode(source) }),
+  mysql: (source, ctx) => createMysqlStore({ ...networkSettings(source, ctx), mode: identifierMode(source) }),
+  redis: (source, ctx) => createRedisStore(networkSettings(source, ctx)),
+  mongo: (source, ctx) =>
+    createMongoStore({ ...networkSettings(source, ctx), mode: identifierMode(source), expireAfter: source.expireAfter }),
 };
 
 export interface DriverRegistry {

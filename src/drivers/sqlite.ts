@@ -9,6 +9,9 @@ import { AppError } from '../errors';
 import type { IdentifierMode } from './sqlite-setup';
 import { createSqlitePool, type SqlitePool } from './sqlite-pool';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+import { PathSplitter } from '../model/leaves';
+import { libraryRowPlan } from './library-rows';
+import { foldRows } from './network-store';
 
 export interface SqliteStoreOptions {
   file: string;
@@ -18,6 +21,8 @@ export interface SqliteStoreOptions {
   nativeBinding?: unknown;
   /** ms to wait for another writer of the file before giving up with 503 */
   busyTimeoutMs?: number;
+  /** the source's zone: reads also find rows the libraries floored with the event's offset */
+  timeZone?: string;
 }
 
 /**
@@ -34,6 +39,7 @@ export function translateSqliteError(err: unknown): unknown {
 
 export function createSqliteStore(options: SqliteStoreOptions): MetricStore {
   const ref = { file: options.file, mode: options.mode, busyTimeoutMs: options.busyTimeoutMs };
+  const splitter = new PathSplitter();
   const ownPool = options.pool ? null : createSqlitePool({ workers: 0, nativeBinding: options.nativeBinding });
   const pool = options.pool ?? ownPool!;
 
@@ -50,8 +56,17 @@ export function createSqliteStore(options: SqliteStoreOptions): MetricStore {
 
     async read(series: SeriesRef, starts: readonly number[]): Promise<string[]> {
       if (starts.length === 0) return [];
-      const op = { op: 'read' as const, key: series.key, granularity: series.granularity, starts: [...starts], ...ref };
-      return ((await pool.run(op)) as string).split('\n');
+      // library-rows.ts: also the instants the libraries floored with the event's offset (DST)
+      const plan = libraryRowPlan(starts, series.granularity, options.timeZone ?? 'UTC');
+      const op = { op: 'read' as const, key: series.key, granularity: series.granularity, starts: plan.lookups, ...ref };
+      const texts = ((await pool.run(op)) as string).split('\n');
+      if (plan.lookups.length === starts.length) return texts; // no other instants to look at: the starts themselves
+      const located: Array<[number, Record<string, unknown>]> = [];
+      plan.lookups.forEach((ms, i) => {
+        const text = texts[i];
+        if (text && text !== '{}') located.push([ms, JSON.parse(text) as Record<string, unknown>]);
+      });
+      return foldRows(plan, starts.length, located, splitter);
     },
 
     async close(): Promise<void> {

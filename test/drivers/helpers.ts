@@ -17,16 +17,31 @@ export interface StoreFixture {
   file?: string;
   /** embedded: the service database */
   db?: Db;
-  dispose(): void;
+  dispose(): void | Promise<void>;
 }
 
-export type Factory = { name: string; create(): StoreFixture };
+export interface Factory {
+  name: string;
+  create(options?: { timeZone?: string }): StoreFixture | Promise<StoreFixture>;
+  /** a reason to skip the suite (server not reachable), printed by network.ts */
+  skip?: string | false;
+  /** why the large-volume cases are skipped (an in-process stand-in server too slow for them) */
+  skipVolume?: string;
+  /** removes what the factory created for all its fixtures (scratch databases, servers) */
+  finish?(): Promise<void>;
+  /** the raw-client connection of the current fixture (library-format fixtures) */
+}
+
+/** The local stores open synchronously. */
+export interface LocalFactory extends Factory {
+  create(options?: { timeZone?: string }): StoreFixture;
+}
 
 function tempDir(): string {
   return mkdtempSync(path.join(os.tmpdir(), 'driver-test-'));
 }
 
-export const embeddedFactory: Factory = {
+export const embeddedFactory: LocalFactory = {
   name: 'embedded',
   create() {
     const dir = tempDir();
@@ -47,13 +62,13 @@ export const embeddedFactory: Factory = {
   },
 };
 
-export function sqliteFactory(mode: IdentifierMode): Factory {
+export function sqliteFactory(mode: IdentifierMode): LocalFactory {
   return {
     name: `sqlite (${mode})`,
-    create() {
+    create(options = {}) {
       const dir = tempDir();
       const file = path.join(dir, 'sources', 'stats.sqlite');
-      const store = createSqliteStore({ file, mode });
+      const store = createSqliteStore({ file, mode, timeZone: options.timeZone });
       return {
         name: `sqlite (${mode})`,
         store,

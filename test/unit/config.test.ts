@@ -46,6 +46,7 @@ describe('config', () => {
       },
       sources: { sqliteRoot: path.join(cwd, 'data', 'sources') },
       log: { level: 'info' },
+      secrets: { key: null },
     });
   });
 
@@ -147,6 +148,7 @@ level = "warn"
       'limits.sqlite_idle_close_ms': ['99', '1.5'],
       'sources.sqlite_root': ['  '],
       'log.level': ['verbose'],
+      'secrets.key': ['short', 'g'.repeat(64)],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {

@@ -162,9 +162,10 @@ describe('metrics engine', () => {
     assert.deepEqual(JSON.parse((await engine.series(database, range)).values[1]!), { count: 1, keys: { signups: 1 } });
   });
 
-  test('drivers without a store: 409 naming the driver', async () => {
-    const postgres = source({ type: 'database', driver: 'postgres' });
-    await assert.rejects(() => engine.series(postgres, range), status(409, /driver postgres is not yet supported/));
-    await assert.rejects(engine.ingest(postgres, { key: 'k', at: range.from, values: { n: 1 } }), status(409));
+  test('a database source whose server cannot be reached: 503, reads and writes', async () => {
+    const config = { host: '127.0.0.1', port: 1, database_name: 'd', username: 'u', identifier_mode: 'full' };
+    const postgres = source({ type: 'database', driver: 'postgres', config });
+    await assert.rejects(() => engine.series(postgres, range), status(503, /unavailable/));
+    await assert.rejects(engine.ingest(postgres, { key: 'k', at: range.from, values: { n: 1 } }), status(503));
   });
 });

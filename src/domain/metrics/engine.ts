@@ -7,6 +7,7 @@ import type { Db } from '../../storage/db';
 import { createDriverRegistry } from '../../drivers';
 import { translateSqliteError } from '../../drivers/sqlite';
 import type { SetupResult } from '../../drivers/types';
+import type { SecretBox } from '../../lib/secrets';
 import type { Source } from '../types';
 import { parseBatch, parsePoint, type ValidPoint } from './ingest';
 import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './batch-parser';
@@ -23,6 +24,8 @@ export interface MetricsEngineOptions {
   batchParser?: BatchParserOptions;
   /** better-sqlite3 native binding (single executable), used for sqlite source files */
   nativeBinding?: unknown;
+  /** decrypts database source secrets for the stores (drivers/index.ts) */
+  secrets?: SecretBox;
 }
 
 export interface MetricsEngine {
@@ -50,7 +53,7 @@ const INGEST_DISABLED = 'Metric ingestion is disabled: projects are disabled for
 export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngine {
   const { config } = options;
   const sqlite = { timeoutMs: config.limits.sqliteSourceTimeoutMs, idleMs: config.limits.sqliteIdleCloseMs, log: options.log };
-  const drivers = createDriverRegistry({ db: options.db, nativeBinding: options.nativeBinding, sqlite });
+  const drivers = createDriverRegistry({ db: options.db, nativeBinding: options.nativeBinding, sqlite, secrets: options.secrets });
   const plans = new PlanCache();
   const queue = createWriteQueue({
     maxPendingPoints: config.limits.writeQueueMaxPoints,

@@ -52,9 +52,24 @@ export function authenticate(ctx: Context, repos: AuthRepos): Auth {
   return auth;
 }
 
+/**
+ * The source header of a request. Metrics calls also accept the Trifle::Stats libraries' name
+ * X-Trifle-Source-Id (SPEC 3), so their HTTP driver works with a changed base URL; both sent and
+ * naming different sources is 400.
+ */
+function sourceHeader(ctx: Context, alias: boolean): string {
+  const own = ctx.get('x-service-source-id');
+  const upstream = alias ? ctx.get('x-trifle-source-id') : '';
+  if (own === '' || upstream === '') return own || upstream;
+  const a = normalizeId(own.trim()) ?? own.trim();
+  const b = normalizeId(upstream.trim()) ?? upstream.trim();
+  if (a !== b) throw badRequest('X-Service-Source-Id and X-Trifle-Source-Id headers name different sources');
+  return own;
+}
+
 /** Checks X-Service-Source-Id against a source token: missing/malformed -> 400, other source -> 403. */
-export function checkSourceHeader(ctx: Context, auth: SourceAuth, required: boolean): void {
-  const raw = ctx.get('x-service-source-id');
+export function checkSourceHeader(ctx: Context, auth: SourceAuth, required: boolean, alias = false): void {
+  const raw = sourceHeader(ctx, alias);
   if (raw === '') {
     if (required) throw badRequest('Missing X-Service-Source-Id header');
     return;
@@ -82,7 +97,7 @@ export function requireSource(repos: AuthRepos, permission: 'read' | 'write') {
       checkUserOnMetrics(ctx);
       throw forbidden();
     }
-    checkSourceHeader(ctx, auth, true);
+    checkSourceHeader(ctx, auth, true, true);
     if (!auth[permission]) throw forbidden();
     const source = repos.sources.cachedById(auth.sourceId);
     if (!source) throw unauthorized();
@@ -94,7 +109,7 @@ export function requireSource(repos: AuthRepos, permission: 'read' | 'write') {
 
 // A user token on a metrics endpoint is 403, but the header rules still come first (SPEC 3 order).
 function checkUserOnMetrics(ctx: Context): void {
-  const raw = ctx.get('x-service-source-id');
+  const raw = sourceHeader(ctx, true);
   if (raw === '') throw badRequest('Missing X-Service-Source-Id header');
   if (!normalizeId(raw.trim())) throw badRequest('Invalid X-Service-Source-Id header');
 }

@@ -10,6 +10,15 @@ export function errorHandler(log: Logger) {
       await next();
     } catch (err) {
       const answer = toHttp(normalizeError(err));
+      const cause = err instanceof AppError ? (err as { cause?: unknown }).cause : undefined;
+      if (cause !== undefined) {
+        // a database source that failed: the client sees 503, the log keeps the driver's reason
+        log.warn('database source unavailable', {
+          request_id: ctx.state.requestId,
+          path: ctx.path,
+          error: cause instanceof Error ? `${(cause as { code?: string }).code ?? cause.name}: ${cause.message}` : String(cause),
+        });
+      }
       if (answer.status >= 500 && !(err instanceof AppError && err.kind === 'unavailable')) {
         log.error('request failed', {
           request_id: ctx.state.requestId,

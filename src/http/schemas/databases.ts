@@ -34,6 +34,49 @@ const commonSchema = body({
   ...settingsEntries,
 });
 
+/** ssl: a JSON boolean, or `true` / `false` from a form. */
+const flag = optional((x): Parsed<boolean | null> => {
+  if (x === null) return ok(null);
+  if (typeof x === 'boolean') return ok(x);
+  if (x === 'true' || x === 'false') return ok(x === 'true');
+  return fail('must be a boolean');
+});
+
+const redisDatabase = optional((x): Parsed<number | null> => {
+  if (x === null) return ok(null);
+  const n = wholeNumber(x);
+  return n !== null && n >= 0 && n <= 15 ? ok(n) : fail('must be an integer from 0 to 15');
+});
+
+const URL_SCHEMES: Record<Exclude<Driver, 'sqlite'>, readonly string[]> = {
+  postgres: ['postgres:', 'postgresql:'],
+  mysql: ['mysql:'],
+  redis: ['redis:', 'rediss:'],
+  mongo: ['mongodb:', 'mongodb+srv:'],
+};
+
+/** A connection URL of the driver's scheme with a host (kept as given: it may hold a password). */
+function connectionUrl(driver: Exclude<Driver, 'sqlite'>) {
+  return optional((x): Parsed<string | null> => {
+    if (x === null) return ok(null);
+    if (typeof x !== 'string') return fail('must be a string');
+    if (x.length > 2048) return fail('must be at most 2048 characters');
+    let url: URL;
+    try {
+      url = new URL(x);
+    } catch {
+      return fail('must be a connection URL');
+    }
+    const schemes = URL_SCHEMES[driver];
+    if (!schemes.includes(url.protocol)) return fail(`must start with ${schemes.map((p) => `${p}//`).join(' or ')}`);
+    if (url.hostname === '') return fail('must name a host');
+    if ((driver === 'postgres' || driver === 'mysql') && url.pathname.replace(/^\//, '') === '') {
+      return fail('must name the database (…/database_name)');
+    }
+    return ok(x);
+  });
+}
+
 const DRIVER_SCHEMAS = {
   sqlite: body({ file_path: optionalText(1024, null) }),
   postgres: body({
@@ -42,6 +85,7 @@ const DRIVER_SCHEMAS = {
     database_name: requiredText(255),
     username: requiredText(255),
     password: secret,
+    ssl: flag,
   }),
   mysql: body({
     host: requiredText(255),
@@ -49,16 +93,54 @@ const DRIVER_SCHEMAS = {
     database_name: requiredText(255),
     username: requiredText(255),
     password: secret,
+    ssl: flag,
   }),
-  redis: body({ host: requiredText(255), port: port(DEFAULT_PORTS.redis), prefix: optionalText(255, DEFAULT_REDIS_PREFIX) }),
+  redis: body({
+    host: requiredText(255),
+    port: port(DEFAULT_PORTS.redis),
+    password: secret,
+    database: redisDatabase,
+    prefix: optionalText(255, DEFAULT_REDIS_PREFIX),
+  }),
   mongo: body({
     host: requiredText(255),
     port: port(DEFAULT_PORTS.mongo),
     database_name: requiredText(255),
     username: optional((x): Parsed<string | null> => (x === null ? ok(null) : text(x, 255))),
     password: secret,
+    auth_source: optionalText(255, null),
   }),
 } as const;
+
+/** The `url` form: the URL replaces the connection fields; the driver's other fields stay. */
+const URL_SCHEMAS = {
+  postgres: body({ ssl: flag }),
+  mysql: body({ ssl: flag }),
+  redis: body({ database: redisDatabase, prefix: optionalText(255, DEFAULT_REDIS_PREFIX) }),
+  mongo: body({ database_name: optionalText(255, null), auth_source: optionalText(255, null) }),
+} as const;
+
+/** Fields the URL already holds: giving them beside it is ambiguous. */
+const URL_EXCLUDES = ['host', 'port', 'username', 'password'];
+
+/** The connection fields of a driver given as `url` (JSON body already checked for `url`). */
+function parseUrlForm(driver: Exclude<Driver, 'sqlite'>, input: Record<string, unknown>, errors: Record<string, string[]>) {
+  const checked = v.safeParse(connectionUrl(driver), input.url);
+  if (!checked.success) errors.url = fieldErrors(checked.issues).base ?? ['must be a connection URL'];
+  for (const field of URL_EXCLUDES) if (input[field] !== undefined) (errors[field] ??= []).push('cannot be combined with url');
+  if (driver !== 'mongo' && input.database_name !== undefined) (errors.database_name ??= []).push('cannot be combined with url');
+  const own = v.safeParse(URL_SCHEMAS[driver] as v.GenericSchema<unknown, Record<string, unknown>>, input);
+  const fields: Record<string, unknown> = { url: checked.success ? checked.output : null };
+  if (own.success) {
+    for (const key of Object.keys((URL_SCHEMAS[driver] as unknown as { entries: object }).entries)) {
+      if (own.output[key] !== undefined) fields[key] = own.output[key];
+    }
+  } else Object.assign(errors, fieldErrors(own.issues));
+  if (driver === 'mongo' && checked.success && fields.database_name == null && new URL(checked.output as string).pathname.replace(/^\//, '') === '') {
+    errors.database_name = ['is required (or name the database in url)'];
+  }
+  return fields;
+}
 
 /** Drops unset optional credentials so the stored config holds only what was given. */
 function compact(fields: Record<string, unknown>): Record<string, unknown> {
@@ -74,10 +156,15 @@ export function parseDatabase(input: Record<string, unknown>): DatabaseInput {
   const errors = common.success ? {} : fieldErrors(common.issues);
   const driver = oneOf(DRIVERS)(input.driver);
   let fields: Record<string, unknown> = {};
-  if (driver.ok) {
+  if (driver.ok && driver.value !== 'sqlite' && input.url !== undefined && input.url !== null) {
+    fields = parseUrlForm(driver.value, input, errors);
+  } else if (driver.ok) {
     const own = v.safeParse(DRIVER_SCHEMAS[driver.value] as v.GenericSchema<unknown, Record<string, unknown>>, input);
     if (own.success) fields = pick(own.output, driver.value);
     else Object.assign(errors, fieldErrors(own.issues));
+  }
+  if (driver.ok && driver.value === 'redis' && common.success && common.output.identifier_mode !== 'full') {
+    errors.identifier_mode = ['must be full for redis (its only layout)'];
   }
   if (input.sqlite_file !== undefined) errors.sqlite_file = ['must be uploaded as a file (multipart/form-data)'];
   if (!common.success || Object.keys(errors).length > 0) throw invalid(errors);

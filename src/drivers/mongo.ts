@@ -1,0 +1,151 @@
+// A database source in MongoDB, in the Trifle::Stats layout (the Ruby, Elixir and Go mongo
+// drivers): collection trifle_stats, one document per bucket with its values nested under `data`,
+// per identifier mode
+//   full       { key: "<key>::<granularity>::<unix s>", data }        unique index { key: 1 }
+//   partial    { key: "<key>::<granularity>", at: Date, data }         unique index { key: 1, at: -1 }
+//   separated  { key, granularity, at: Date, data }                    unique index { key: 1, granularity: 1, at: -1 }
+// and, when the source has expire_after, `expire_at` = at + expire_after under a TTL index.
+//
+// A write set is one ordered bulkWrite of upserts with $inc (track) and $set (assert) on
+// `data.<dot path>`, as the libraries write it; MongoDB has no transaction here without a replica
+// set, so a write set that fails half-way may leave its first buckets written (as the libraries do).
+import { MongoClient, type AnyBulkWriteOperation, type Document, type Filter } from 'mongodb';
+import { PathSplitter } from '../model/leaves';
+import type { IdentifierMode } from './sqlite-setup';
+import { libraryRowPlan } from './library-rows';
+import {
+  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, bucketWrites, foldRows, fullKey, idleCloser, rowObject,
+  setupMessage, storeUnavailable, type BucketWrite, type NetworkSettings,
+} from './network-store';
+import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+
+export const COLLECTION = 'trifle_stats';
+
+export interface MongoStoreOptions extends NetworkSettings {
+  mode: IdentifierMode;
+  timeZone: string;
+  /** seconds: documents expire this long after their bucket start (TTL index on expire_at) */
+  expireAfter?: number | null;
+}
+
+export const INDEX_KEYS: Record<IdentifierMode, Document> = {
+  full: { key: 1 },
+  partial: { key: 1, at: -1 },
+  separated: { key: 1, granularity: 1, at: -1 },
+};
+
+/** The filter naming one bucket's document. */
+export function bucketFilter(mode: IdentifierMode, key: string, granularity: string, startMs: number): Document {
+  if (mode === 'full') return { key: fullKey(key, granularity, startMs) };
+  const at = new Date(Math.floor(startMs / 1000) * 1000);
+  return mode === 'partial' ? { key: `${key}${SEPARATOR}${granularity}`, at } : { key, granularity, at };
+}
+
+/** One bucket's upsert: $inc and $set on data.<path>, expire_at set when the source expires data. */
+export function bucketUpdate(mode: IdentifierMode, b: BucketWrite, expireAfter?: number | null): AnyBulkWriteOperation {
+  const inc: Document = {};
+  const set: Document = {};
+  for (const op of b.ops) (op.set ? set : inc)[`data.${op.path}`] = op.value;
+  if (expireAfter) set.expire_at = new Date(Math.floor(b.startMs / 1000) * 1000 + expireAfter * 1000);
+  const update: Document = {};
+  if (Object.keys(inc).length > 0) update.$inc = inc;
+  if (Object.keys(set).length > 0) update.$set = set;
+  return { updateOne: { filter: bucketFilter(mode, b.key, b.granularity, b.startMs), update, upsert: true } };
+}
+
+/** The connection URL from the separate fields (credentials escaped), or the given one. */
+export function mongoUrl(options: NetworkSettings): string {
+  if (options.url) return options.url;
+  const auth = options.username
+    ? `${encodeURIComponent(options.username)}:${encodeURIComponent(options.password ?? '')}@`
+    : '';
+  const query = options.authSource ? `?authSource=${encodeURIComponent(options.authSource)}` : '';
+  return `mongodb://${auth}${options.host}:${options.port ?? 27017}/${query}`;
+}
+
+export function createMongoStore(options: MongoStoreOptions): MetricStore {
+  const { mode } = options;
+  const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
+  const splitter = new PathSplitter();
+  let client: MongoClient | null = null;
+  const idle = idleCloser(options.idleMs ?? IDLE_CLOSE_MS, () => {
+    const c = client;
+    client = null;
+    void c?.close().catch(() => undefined);
+  });
+
+  function collection() {
+    idle.touch();
+    client ??= new MongoClient(mongoUrl(options), {
+      maxPoolSize: POOL_SIZE,
+      serverSelectionTimeoutMS: timeout,
+      connectTimeoutMS: timeout,
+      socketTimeoutMS: timeout,
+      maxIdleTimeMS: options.idleMs ?? IDLE_CLOSE_MS,
+    });
+    // A URL without a database path names none: the database_name field then decides.
+    return client.db(options.database || undefined).collection(COLLECTION);
+  }
+
+  return {
+    kind: 'mongo',
+
+    async setup(): Promise<SetupResult> {
+      try {
+        const c = collection();
+        const existing = await c.db.listCollections({ name: COLLECTION }, { nameOnly: true }).toArray();
+        if (existing.length === 0) await c.db.createCollection(COLLECTION);
+        await c.createIndex(INDEX_KEYS[mode], { unique: true });
+        if (options.expireAfter) await c.createIndex({ expire_at: 1 }, { expireAfterSeconds: 0 });
+      } catch (err) {
+        throw new Error(setupMessage('mongo', err, options));
+      }
+      return { status: 'ready', message: `${COLLECTION} ready (identifier mode ${mode})` };
+    },
+
+    async apply(writes: WriteSet): Promise<void> {
+      const buckets = bucketWrites(writes);
+      if (buckets.length === 0) return;
+      try {
+        await collection().bulkWrite(buckets.map((b) => bucketUpdate(mode, b, options.expireAfter)), { ordered: true });
+      } catch (err) {
+        throw storeUnavailable('mongo', err);
+      } finally {
+        idle.touch();
+      }
+    },
+
+    async read(ref: SeriesRef, starts: readonly number[]): Promise<string[]> {
+      if (starts.length === 0) return [];
+      const plan = libraryRowPlan(starts, ref.granularity, options.timeZone);
+      const first = new Date(plan.lookups[0]!);
+      const last = new Date(plan.lookups[plan.lookups.length - 1]!);
+      const byKey = new Map<string, number>();
+      if (mode === 'full') for (const ms of plan.lookups) byKey.set(fullKey(ref.key, ref.granularity, ms), ms);
+      const filter: Filter<Document> =
+        mode === 'full' ? { key: { $in: [...byKey.keys()] } }
+        : mode === 'partial' ? { key: `${ref.key}${SEPARATOR}${ref.granularity}`, at: { $gte: first, $lte: last } }
+        : { key: ref.key, granularity: ref.granularity, at: { $gte: first, $lte: last } };
+      let docs: Document[];
+      try {
+        docs = await collection().find(filter, { projection: { _id: 0, key: 1, at: 1, data: 1 } }).toArray();
+      } catch (err) {
+        throw storeUnavailable('mongo', err);
+      } finally {
+        idle.touch();
+      }
+      const rows = docs.map((d): [number, Record<string, unknown>] => [
+        mode === 'full' ? byKey.get(String(d.key)) ?? NaN : d.at instanceof Date ? d.at.getTime() : NaN,
+        rowObject(d.data),
+      ]);
+      return foldRows(plan, starts.length, rows, splitter);
+    },
+
+    async close(): Promise<void> {
+      idle.cancel();
+      const c = client;
+      client = null;
+      await c?.close().catch(() => undefined);
+    },
+  };
+}

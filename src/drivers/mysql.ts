@@ -1,0 +1,221 @@
+// A database source in MySQL 8 or MariaDB 10.11+, in the Trifle::Stats 2.x layout (the Ruby and
+// Go mysql drivers): table trifle_stats with a `data JSON` object of flat dot paths, set through
+// quoted single-member paths (`$."a.b"`), per identifier mode
+//   full       `key` VARCHAR(255) PRIMARY KEY            key = "<key>::<granularity>::<unix s>"
+//   partial    (`key`, `at` DATETIME(6)) primary key     key = "<key>::<granularity>", at in UTC
+//   separated  (`key`, `granularity`, `at`) primary key, plus trifle_stats_ping
+//
+// Each bucket is one INSERT ... ON DUPLICATE KEY UPDATE, all in one transaction per write set.
+// The SQL is the common ground of both servers: JSON text in, CAST(... AS CHAR) out (MariaDB's
+// JSON is text), sums in DOUBLE (the libraries' DECIMAL(65,10) leaves `10.0000000000`, which
+// reads as 10). Deadlocks between service instances are retried.
+import mysql from 'mysql2/promise';
+import { conflict } from '../errors';
+import { PathSplitter } from '../model/leaves';
+import type { IdentifierMode } from './sqlite-setup';
+import { libraryRowPlan } from './library-rows';
+import {
+  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, bucketWrites, foldRows, fullKey, rowObject,
+  setupMessage, storeUnavailable, withTimeout, type BucketWrite, type NetworkSettings,
+} from './network-store';
+import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+
+export interface MysqlStoreOptions extends NetworkSettings {
+  mode: IdentifierMode;
+  timeZone: string;
+}
+
+const DDL: Record<IdentifierMode, string[]> = {
+  full: ['CREATE TABLE IF NOT EXISTS `trifle_stats` (`key` VARCHAR(255) PRIMARY KEY, `data` JSON NOT NULL)'],
+  partial: [
+    'CREATE TABLE IF NOT EXISTS `trifle_stats` (`key` VARCHAR(255) NOT NULL, `at` DATETIME(6) NOT NULL, `data` JSON NOT NULL, PRIMARY KEY (`key`, `at`))',
+  ],
+  separated: [
+    'CREATE TABLE IF NOT EXISTS `trifle_stats` (`key` VARCHAR(255) NOT NULL, `granularity` VARCHAR(255) NOT NULL, `at` DATETIME(6) NOT NULL, `data` JSON NOT NULL, PRIMARY KEY (`key`, `granularity`, `at`))',
+    'CREATE TABLE IF NOT EXISTS `trifle_stats_ping` (`key` VARCHAR(255) PRIMARY KEY, `at` DATETIME(6) NOT NULL, `data` JSON NOT NULL)',
+  ],
+};
+const COLUMNS: Record<IdentifierMode, string[]> = {
+  full: ['key'],
+  partial: ['key', 'at'],
+  separated: ['key', 'granularity', 'at'],
+};
+
+const READ_SQL: Record<IdentifierMode, string> = {
+  full: 'SELECT `key` AS id, CAST(`data` AS CHAR) AS data FROM `trifle_stats` WHERE `key` IN (?)',
+  partial: 'SELECT `at` AS id, CAST(`data` AS CHAR) AS data FROM `trifle_stats` WHERE `key` = ? AND `at` >= ? AND `at` <= ?',
+  separated:
+    'SELECT `at` AS id, CAST(`data` AS CHAR) AS data FROM `trifle_stats` WHERE `key` = ? AND `granularity` = ? AND `at` >= ? AND `at` <= ?',
+};
+
+/** `$."a.b"`: the whole dot path as one quoted member, as the libraries write it. */
+export function memberPath(path: string): string {
+  return `$.${JSON.stringify(path)}`;
+}
+
+/** The upsert of one bucket and its parameters (one placeholder per value; nothing spliced). */
+export function upsertStatement(mode: IdentifierMode, identity: unknown[], b: BucketWrite): { sql: string; values: unknown[] } {
+  const cols = COLUMNS[mode];
+  const values: unknown[] = [...identity, JSON.stringify(Object.fromEntries(b.ops.map((op) => [op.path, op.value])))];
+  const sets: string[] = [];
+  for (const op of b.ops) {
+    const path = memberPath(op.path);
+    if (op.set) {
+      sets.push('?, ?');
+      values.push(path, op.value);
+    } else {
+      sets.push('?, COALESCE(CAST(JSON_UNQUOTE(JSON_EXTRACT(`data`, ?)) AS DOUBLE), 0) + ?');
+      values.push(path, path, op.value);
+    }
+  }
+  const sql =
+    `INSERT INTO \`trifle_stats\` (${cols.map((c) => `\`${c}\``).join(', ')}, \`data\`) VALUES (${cols.map(() => '?').join(', ')}, ?) ` +
+    `ON DUPLICATE KEY UPDATE \`data\` = JSON_SET(COALESCE(\`data\`, JSON_OBJECT()), ${sets.join(', ')})`;
+  return { sql, values };
+}
+
+function identity(mode: IdentifierMode, b: BucketWrite): unknown[] {
+  if (mode === 'full') return [fullKey(b.key, b.granularity, b.startMs)];
+  const at = new Date(Math.floor(b.startMs / 1000) * 1000);
+  return mode === 'partial' ? [`${b.key}${SEPARATOR}${b.granularity}`, at] : [b.key, b.granularity, at];
+}
+
+/** deadlock, lock wait time-out: another instance held the rows; the write set is retried */
+const RETRYABLE = new Set([1213, 1205]);
+const NO_SUCH_TABLE = 1146;
+/** bucket upserts sent in one round trip (well under the server's max_allowed_packet) */
+const STATEMENTS_PER_TRIP = 100;
+
+export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
+  const { mode } = options;
+  const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
+  const splitter = new PathSplitter();
+  let pool: mysql.Pool | null = null;
+
+  function poolOf(): mysql.Pool {
+    if (pool) return pool;
+    const common = {
+      connectionLimit: POOL_SIZE,
+      connectTimeout: timeout,
+      idleTimeout: options.idleMs ?? IDLE_CLOSE_MS,
+      maxIdle: 0,
+      queueLimit: 1000,
+      timezone: 'Z',
+      enableKeepAlive: true,
+      multipleStatements: true,
+    };
+    pool = options.url
+      ? mysql.createPool({ uri: options.url, ...common })
+      : mysql.createPool({
+          host: options.host,
+          port: options.port,
+          database: options.database,
+          user: options.username,
+          password: options.password ?? '',
+          ssl: options.ssl ? { rejectUnauthorized: false } : undefined,
+          ...common,
+        });
+    return pool;
+  }
+
+  async function connection(): Promise<mysql.PoolConnection> {
+    return withTimeout(poolOf().getConnection(), timeout, 'mysql connect');
+  }
+
+  async function writeOnce(buckets: BucketWrite[]): Promise<void> {
+    const conn = await connection();
+    let broken = false;
+    try {
+      // Statements travel in chunks of one round trip each, the first opening the transaction and
+      // the last committing it (placeholders are still bound per statement).
+      for (let i = 0; i < buckets.length; i += STATEMENTS_PER_TRIP) {
+        const chunk = buckets.slice(i, i + STATEMENTS_PER_TRIP).map((b) => upsertStatement(mode, identity(mode, b), b));
+        const sql = chunk.map((st) => st.sql);
+        if (i === 0) sql.unshift('START TRANSACTION');
+        if (i + STATEMENTS_PER_TRIP >= buckets.length) sql.push('COMMIT');
+        await conn.query({ sql: sql.join(';\n'), values: chunk.flatMap((st) => st.values), timeout });
+      }
+    } catch (err) {
+      await conn.query({ sql: 'ROLLBACK', timeout }).catch(() => (broken = true));
+      throw err;
+    } finally {
+      if (broken) conn.destroy();
+      else conn.release();
+    }
+  }
+
+  return {
+    kind: 'mysql',
+
+    async setup(): Promise<SetupResult> {
+      try {
+        const conn = await connection();
+        try {
+          for (const statement of DDL[mode]) await conn.query({ sql: statement, timeout });
+          const [rows] = await conn.query({
+            sql: "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'trifle_stats' ORDER BY ordinal_position",
+            timeout,
+          });
+          const found = (rows as Array<{ name: string }>).map((r) => r.name);
+          const wanted = [...COLUMNS[mode], 'data'];
+          if (found.join(',') !== wanted.join(',')) {
+            throw new Error(`table trifle_stats has columns (${found.join(', ')}), not the ${mode} identifier layout (${wanted.join(', ')})`);
+          }
+        } finally {
+          conn.release();
+        }
+      } catch (err) {
+        const layout = err instanceof Error && err.message.startsWith('table trifle_stats has');
+        throw new Error(layout ? (err as Error).message : setupMessage('mysql', err, options));
+      }
+      return { status: 'ready', message: `trifle_stats ready (identifier mode ${mode})` };
+    },
+
+    async apply(writes: WriteSet): Promise<void> {
+      const buckets = bucketWrites(writes);
+      if (buckets.length === 0) return;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await writeOnce(buckets);
+        } catch (err) {
+          const errno = (err as { errno?: number }).errno ?? 0;
+          if (RETRYABLE.has(errno) && attempt < 4) continue;
+          if (errno === NO_SUCH_TABLE) throw conflict('The database source is not set up: run its setup first');
+          throw storeUnavailable('mysql', err);
+        }
+      }
+    },
+
+    async read(ref: SeriesRef, starts: readonly number[]): Promise<string[]> {
+      if (starts.length === 0) return [];
+      const plan = libraryRowPlan(starts, ref.granularity, options.timeZone);
+      const first = new Date(plan.lookups[0]!);
+      const last = new Date(plan.lookups[plan.lookups.length - 1]!);
+      const byKey = new Map<string, number>();
+      if (mode === 'full') for (const ms of plan.lookups) byKey.set(fullKey(ref.key, ref.granularity, ms), ms);
+      const values: unknown[] =
+        mode === 'full' ? [[...byKey.keys()]]
+        : mode === 'partial' ? [`${ref.key}${SEPARATOR}${ref.granularity}`, first, last]
+        : [ref.key, ref.granularity, first, last];
+      let rows: Array<{ id: string | Date; data: unknown }>;
+      try {
+        const [result] = await withTimeout(poolOf().query({ sql: READ_SQL[mode], values, timeout }), timeout, 'mysql read');
+        rows = result as Array<{ id: string | Date; data: unknown }>;
+      } catch (err) {
+        if ((err as { errno?: number }).errno === NO_SUCH_TABLE) return new Array<string>(starts.length).fill('{}');
+        throw storeUnavailable('mysql', err);
+      }
+      const located = rows.map((r): [number, Record<string, unknown>] => [
+        r.id instanceof Date ? r.id.getTime() : byKey.get(r.id) ?? NaN,
+        rowObject(r.data),
+      ]);
+      return foldRows(plan, starts.length, located, splitter);
+    },
+
+    async close(): Promise<void> {
+      const p = pool;
+      pool = null;
+      await p?.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,206 @@
+// What the network stores (postgres, mysql, redis, mongo) share: their connection settings, the
+// 5 s limit on connecting and on every operation, closing idle connections, turning driver
+// failures into the service's errors, and folding fetched rows into buckets.
+//
+// Failures never show the client a driver message: on metrics calls they become 503 with
+// Retry-After (the cause rides along on the error for the log); on setup a short message built
+// from the error's code, with every credential and the host scrubbed out.
+import { AppError } from '../errors';
+import { PathSplitter, nestLeaves } from '../model/leaves';
+import { flattenLeaves, isMap } from '../model/paths';
+import { addLeaves, type LibraryRowPlan } from './library-rows';
+import type { WriteSet } from './types';
+
+export const OPERATION_TIMEOUT_MS = 5_000;
+/** connections unused this long are closed; the next call opens them again */
+export const IDLE_CLOSE_MS = 30_000;
+/** connections per source and service instance */
+export const POOL_SIZE = 4;
+export const RETRY_AFTER_S = 5;
+
+/** Connection settings of a database source, credentials already decrypted. */
+export interface NetworkSettings {
+  /** a whole connection URL, used instead of the separate fields when given */
+  url?: string;
+  host?: string;
+  port?: number;
+  database?: string;
+  username?: string;
+  password?: string;
+  ssl?: boolean;
+  /** redis: logical database 0..15 */
+  db?: number;
+  /** redis: key prefix (default `trfl`) */
+  prefix?: string;
+  /** mongo: authentication database */
+  authSource?: string;
+  /** ms; tests shorten it */
+  timeoutMs?: number;
+  idleMs?: number;
+}
+
+/** The error a metrics call answers when the store cannot be used now: 503 + Retry-After. */
+export function storeUnavailable(kind: string, cause: unknown): AppError {
+  if (cause instanceof AppError) return cause;
+  const err = new AppError('unavailable', `The ${kind} database source is unavailable, retry later`, {
+    retryAfter: RETRY_AFTER_S,
+  });
+  (err as { cause?: unknown }).cause = cause;
+  return err;
+}
+
+class TimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+}
+
+/** Rejects when `work` takes longer than `ms` (the work itself is left to its own clean-up). */
+export function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError(`${what} timed out after ${ms / 1000} s`)), ms);
+    timer.unref();
+  });
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
+
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+
+/** A setup failure as a message for the client: no credentials, no host, no server paths. */
+export function setupMessage(kind: string, err: unknown, settings: NetworkSettings): string {
+  const e = (err ?? {}) as { code?: unknown; errno?: unknown; message?: unknown; name?: unknown };
+  const code = typeof e.code === 'string' || typeof e.code === 'number' ? String(e.code) : '';
+  const text = typeof e.message === 'string' ? e.message : '';
+  if (err instanceof TimeoutError || code === 'ETIMEDOUT' || /timed? ?out/i.test(text)) {
+    return `${kind}: the server did not answer within ${(settings.timeoutMs ?? OPERATION_TIMEOUT_MS) / 1000} s`;
+  }
+  if (CONNECT_CODES.has(code) || /ECONNREFUSED|connect|getaddrinfo|Server selection/i.test(text)) {
+    return `${kind}: could not connect to the server`;
+  }
+  if (/auth|password|access denied|28P01|28000|NOAUTH|WRONGPASS|ER_ACCESS/i.test(`${code} ${text}`)) {
+    return `${kind}: authentication failed`;
+  }
+  return `${kind}: the server refused the setup (${scrub(text, settings).slice(0, 200) || code || 'unknown error'})`;
+}
+
+/** Removes every credential-like setting from a message, and anything that looks like a path. */
+function scrub(text: string, settings: NetworkSettings): string {
+  let out = text;
+  for (const secret of [settings.password, settings.username, settings.url, settings.host, settings.database]) {
+    if (secret) out = out.split(secret).join('***');
+  }
+  return out.replace(/(?:\/[\w.-]+){2,}/g, '***');
+}
+
+/** Closes a resource after a quiet spell; touch() on every use, pause() while work is running. */
+export function idleCloser(ms: number, close: () => void): { touch(): void; cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    touch() {
+      clearTimeout(timer);
+      timer = setTimeout(close, ms);
+      timer.unref();
+    },
+    cancel() {
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Stored row data: a JSON object (pg, mongo), JSON text (mysql on MariaDB) or a hash (redis). */
+export function rowObject(data: unknown): Record<string, unknown> {
+  if (typeof data === 'string') {
+    try {
+      const parsed: unknown = JSON.parse(data);
+      return isMap(parsed) ? parsed : {};
+    } catch {
+      return {};
+    }
+  }
+  return isMap(data) ? data : {};
+}
+
+/**
+ * Folds rows (instant of the row, its data) into the buckets of `plan`: each bucket's JSON text,
+ * rows of one bucket (a zone-correct one and a library-shifted one) adding up.
+ */
+export function foldRows(
+  plan: LibraryRowPlan,
+  bucketCount: number,
+  rows: Iterable<[number, Record<string, unknown>]>,
+  splitter: PathSplitter,
+): string[] {
+  const merged = new Array<Map<string, number> | undefined>(bucketCount);
+  for (const [at, data] of rows) {
+    const i = plan.indexOf(at);
+    if (i === undefined) continue;
+    const leaves = flattenLeaves(data);
+    const into = merged[i];
+    if (into) addLeaves(into, leaves);
+    else merged[i] = leaves;
+  }
+  const out = new Array<string>(bucketCount);
+  for (let i = 0; i < bucketCount; i++) {
+    const leaves = merged[i];
+    out[i] = leaves && leaves.size > 0 ? JSON.stringify(nestLeaves(leaves, splitter)) : '{}';
+  }
+  return out;
+}
+
+/** Hash fields of redis arrive as text: numbers parsed, anything else left out. */
+export function numericFields(hash: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, text] of Object.entries(hash)) {
+    const n = Number(text);
+    if (text.trim() !== '' && Number.isFinite(n)) out[field] = n;
+  }
+  return out;
+}
+
+/** The pending operation of a leaf: a set value (assert) or an amount to add (track). */
+export interface LeafOp {
+  path: string;
+  value: number;
+  set: boolean;
+}
+
+/** One bucket's operations as leaf ops; an assert then a track of one leaf sets their sum. */
+export function leafOps(ops: { add: Map<string, number>; set: Map<string, number> | null }): LeafOp[] {
+  const out: LeafOp[] = [];
+  const set = ops.set ?? new Map<string, number>();
+  for (const [path, value] of set) out.push({ path, value: value + (ops.add.get(path) ?? 0), set: true });
+  for (const [path, value] of ops.add) if (!set.has(path)) out.push({ path, value, set: false });
+  return out;
+}
+
+export interface BucketWrite {
+  key: string;
+  granularity: string;
+  startMs: number;
+  ops: LeafOp[];
+}
+
+/** Every bucket of a write set, ordered by key, granularity and start: two service instances
+ * writing the same rows lock them in the same order, so they cannot deadlock each other. */
+export function bucketWrites(writes: WriteSet): BucketWrite[] {
+  const out: BucketWrite[] = [];
+  for (const keys of writes.sources.values()) {
+    for (const [key, granularities] of keys) {
+      for (const [granularity, buckets] of granularities) {
+        for (const [startMs, ops] of buckets) {
+          const leaves = leafOps(ops);
+          if (leaves.length > 0) out.push({ key, granularity, startMs, ops: leaves });
+        }
+      }
+    }
+  }
+  return out.sort((a, b) =>
+    a.key < b.key ? -1 : a.key > b.key ? 1 : a.granularity < b.granularity ? -1 : a.granularity > b.granularity ? 1 : a.startMs - b.startMs,
+  );
+}
+
+/** `<key>::<granularity>::<unix seconds>`, the libraries' joined identifier. */
+export function fullKey(key: string, granularity: string, startMs: number): string {
+  return `${key}${SEPARATOR}${granularity}${SEPARATOR}${Math.floor(startMs / 1000)}`;
+}
+
+export const SEPARATOR = '::';

@@ -1,0 +1,242 @@
+// A database source in PostgreSQL, in the Trifle::Stats 2.x layout (the Ruby, Elixir and Go
+// postgres drivers): table trifle_stats with `data JSONB` of flat dot paths, per identifier mode
+//   full       key VARCHAR(255) PRIMARY KEY              key = "<key>::<granularity>::<unix s>"
+//   partial    (key, at TIMESTAMPTZ) primary key         key = "<key>::<granularity>"
+//   separated  (key, granularity, at) primary key, plus trifle_stats_ping
+//
+// Each bucket is one atomic INSERT ... ON CONFLICT DO UPDATE that merges the bucket's leaves into
+// the row's top level (`data || {...}`), inside one transaction per write set. Leaf names are bound
+// as parameters, never spliced into a text-array path, so a name with a comma stays one member
+// (the libraries' '{a,b}' path splits it). Deadlocks between service instances are retried.
+import pg from 'pg';
+import { conflict } from '../errors';
+import { PathSplitter } from '../model/leaves';
+import type { IdentifierMode } from './sqlite-setup';
+import { libraryRowPlan } from './library-rows';
+import {
+  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, bucketWrites, foldRows, fullKey, rowObject, setupMessage,
+  storeUnavailable, type BucketWrite, type NetworkSettings, SEPARATOR,
+} from './network-store';
+import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+
+export interface PostgresStoreOptions extends NetworkSettings {
+  mode: IdentifierMode;
+  timeZone: string;
+}
+
+const JSONB = "JSONB NOT NULL DEFAULT '{}'::jsonb";
+const DDL: Record<IdentifierMode, string[]> = {
+  full: [`CREATE TABLE IF NOT EXISTS trifle_stats (key VARCHAR(255) PRIMARY KEY, data ${JSONB})`],
+  partial: [
+    `CREATE TABLE IF NOT EXISTS trifle_stats (key VARCHAR(255) NOT NULL, at TIMESTAMPTZ NOT NULL, data ${JSONB}, PRIMARY KEY (key, at))`,
+  ],
+  separated: [
+    `CREATE TABLE IF NOT EXISTS trifle_stats (key VARCHAR(255) NOT NULL, granularity VARCHAR(255) NOT NULL, at TIMESTAMPTZ NOT NULL, data ${JSONB}, PRIMARY KEY (key, granularity, at))`,
+    `CREATE TABLE IF NOT EXISTS trifle_stats_ping (key VARCHAR(255) PRIMARY KEY, at TIMESTAMPTZ NOT NULL, data ${JSONB})`,
+  ],
+};
+const COLUMNS: Record<IdentifierMode, string[]> = {
+  full: ['key'],
+  partial: ['key', 'at'],
+  separated: ['key', 'granularity', 'at'],
+};
+
+/** Merges the leaves ($n paths, values, set flags) into the row: a set replaces, a track adds. */
+function upsertSql(mode: IdentifierMode): string {
+  const cols = COLUMNS[mode];
+  const n = cols.length;
+  const params = cols.map((_, i) => `$${i + 1}`).join(', ');
+  return (
+    `INSERT INTO trifle_stats AS t (${cols.join(', ')}, data) VALUES (${params}, $${n + 1}::jsonb) ` +
+    `ON CONFLICT (${cols.join(', ')}) DO UPDATE SET data = COALESCE(t.data, '{}'::jsonb) || (` +
+    'SELECT jsonb_object_agg(p.path, to_jsonb(CASE WHEN p.is_set THEN p.value ELSE p.value + ' +
+    "CASE WHEN jsonb_typeof(t.data -> p.path) = 'number' THEN (t.data ->> p.path)::float8 ELSE 0 END END)) " +
+    `FROM unnest($${n + 2}::text[], $${n + 3}::float8[], $${n + 4}::bool[]) AS p(path, value, is_set))`
+  );
+}
+
+/**
+ * The buckets of a write set that only track, in one statement: rows from a JSON array, each
+ * member of the incoming data added to the stored one (saves a round trip per bucket).
+ */
+function addAllSql(mode: IdentifierMode): string {
+  const cols = COLUMNS[mode];
+  const types: Record<string, string> = { key: 'text', granularity: 'text', at: 'timestamptz' };
+  return (
+    `INSERT INTO trifle_stats AS t (${cols.join(', ')}, data) ` +
+    `SELECT ${cols.map((c) => `r.${c}`).join(', ')}, r.data FROM jsonb_to_recordset($1::jsonb) AS r(${cols.map((c) => `${c} ${types[c]}`).join(', ')}, data jsonb) ` +
+    `ON CONFLICT (${cols.join(', ')}) DO UPDATE SET data = COALESCE(t.data, '{}'::jsonb) || (` +
+    'SELECT jsonb_object_agg(e.key, to_jsonb(e.value::text::float8 + ' +
+    "CASE WHEN jsonb_typeof(t.data -> e.key) = 'number' THEN (t.data ->> e.key)::float8 ELSE 0 END)) " +
+    'FROM jsonb_each(EXCLUDED.data) AS e)'
+  );
+}
+
+const READ_SQL: Record<IdentifierMode, string> = {
+  full: 'SELECT key AS id, data FROM trifle_stats WHERE key = ANY($1::text[])',
+  partial: 'SELECT at AS id, data FROM trifle_stats WHERE key = $1 AND at >= $2 AND at <= $3',
+  separated: 'SELECT at AS id, data FROM trifle_stats WHERE key = $1 AND granularity = $2 AND at >= $3 AND at <= $4',
+};
+
+function identity(mode: IdentifierMode, b: BucketWrite): unknown[] {
+  if (mode === 'full') return [fullKey(b.key, b.granularity, b.startMs)];
+  const at = new Date(Math.floor(b.startMs / 1000) * 1000);
+  return mode === 'partial' ? [`${b.key}${SEPARATOR}${b.granularity}`, at] : [b.key, b.granularity, at];
+}
+
+const RETRYABLE = new Set(['40P01', '40001']);
+const UNDEFINED_TABLE = '42P01';
+
+export function createPostgresStore(options: PostgresStoreOptions): MetricStore {
+  const { mode } = options;
+  const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
+  const splitter = new PathSplitter();
+  const upsert = { name: `trifle_upsert_${mode}`, text: upsertSql(mode) };
+  const addAll = { name: `trifle_add_all_${mode}`, text: addAllSql(mode) };
+
+  /** A track-only bucket as a row of the JSON array addAllSql reads. */
+  function trackRow(b: BucketWrite): Record<string, unknown> {
+    const row: Record<string, unknown> = {};
+    identity(mode, b).forEach((value, i) => (row[COLUMNS[mode][i]!] = value instanceof Date ? value.toISOString() : value));
+    row.data = Object.fromEntries(b.ops.map((op) => [op.path, op.value]));
+    return row;
+  }
+
+  /** Track-only buckets go in one statement; an identity seen twice (keys that spell another's
+   * joined identity) keeps its own statement, since one statement may not update a row twice. */
+  function splitTracks(buckets: BucketWrite[]): { tracks: BucketWrite[]; others: BucketWrite[] } {
+    const tracks: BucketWrite[] = [];
+    const others: BucketWrite[] = [];
+    const seen = new Set<string>();
+    for (const b of buckets) {
+      const id = JSON.stringify(identity(mode, b));
+      if (b.ops.some((op) => op.set) || seen.has(id)) others.push(b);
+      else tracks.push(b);
+      seen.add(id);
+    }
+    return { tracks, others };
+  }
+  let pool: pg.Pool | null = null;
+
+  function poolOf(): pg.Pool {
+    if (pool) return pool;
+    const p = new pg.Pool({
+      ...(options.url
+        ? { connectionString: options.url }
+        : {
+            host: options.host,
+            port: options.port,
+            database: options.database,
+            user: options.username,
+            password: options.password ?? '',
+            ssl: options.ssl ? { rejectUnauthorized: false } : undefined,
+          }),
+      max: POOL_SIZE,
+      connectionTimeoutMillis: timeout,
+      idleTimeoutMillis: options.idleMs ?? IDLE_CLOSE_MS,
+      query_timeout: timeout,
+      statement_timeout: timeout,
+      allowExitOnIdle: true,
+    });
+    // An idle connection that breaks must not crash the process; the next call reconnects.
+    p.on('error', () => undefined);
+    p.on('connect', (client) => client.on('error', () => undefined));
+    return (pool = p);
+  }
+
+  async function writeOnce(buckets: BucketWrite[]): Promise<void> {
+    const client = await poolOf().connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const { tracks, others } = splitTracks(buckets);
+      if (tracks.length > 0) await client.query({ ...addAll, values: [JSON.stringify(tracks.map(trackRow))] });
+      for (const b of others) {
+        const initial = JSON.stringify(Object.fromEntries(b.ops.map((op) => [op.path, op.value])));
+        await client.query({
+          ...upsert,
+          values: [...identity(mode, b), initial, b.ops.map((op) => op.path), b.ops.map((op) => op.value), b.ops.map((op) => op.set)],
+        });
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  return {
+    kind: 'postgres',
+
+    async setup(): Promise<SetupResult> {
+      try {
+        const client = await poolOf().connect();
+        try {
+          for (const statement of DDL[mode]) await client.query(statement);
+          const { rows } = await client.query<{ column_name: string }>(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'trifle_stats' ORDER BY ordinal_position",
+          );
+          const found = rows.map((r) => r.column_name);
+          const wanted = [...COLUMNS[mode], 'data'];
+          if (found.join(',') !== wanted.join(',')) {
+            throw new Error(`table trifle_stats has columns (${found.join(', ')}), not the ${mode} identifier layout (${wanted.join(', ')})`);
+          }
+        } finally {
+          client.release();
+        }
+      } catch (err) {
+        const layout = err instanceof Error && err.message.startsWith('table trifle_stats has');
+        throw new Error(layout ? (err as Error).message : setupMessage('postgres', err, options));
+      }
+      return { status: 'ready', message: `trifle_stats ready (identifier mode ${mode})` };
+    },
+
+    async apply(writes: WriteSet): Promise<void> {
+      const buckets = bucketWrites(writes);
+      if (buckets.length === 0) return;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await writeOnce(buckets);
+        } catch (err) {
+          const code = (err as { code?: string }).code ?? '';
+          if (RETRYABLE.has(code) && attempt < 4) continue;
+          if (code === UNDEFINED_TABLE) throw conflict('The database source is not set up: run its setup first');
+          throw storeUnavailable('postgres', err);
+        }
+      }
+    },
+
+    async read(ref: SeriesRef, starts: readonly number[]): Promise<string[]> {
+      if (starts.length === 0) return [];
+      const plan = libraryRowPlan(starts, ref.granularity, options.timeZone);
+      const first = new Date(plan.lookups[0]!);
+      const last = new Date(plan.lookups[plan.lookups.length - 1]!);
+      const byKey = new Map<string, number>();
+      if (mode === 'full') for (const ms of plan.lookups) byKey.set(fullKey(ref.key, ref.granularity, ms), ms);
+      const params: unknown[] =
+        mode === 'full' ? [[...byKey.keys()]]
+        : mode === 'partial' ? [`${ref.key}${SEPARATOR}${ref.granularity}`, first, last]
+        : [ref.key, ref.granularity, first, last];
+      let rows: Array<{ id: string | Date; data: unknown }>;
+      try {
+        rows = (await poolOf().query({ name: `trifle_read_${mode}`, text: READ_SQL[mode], values: params })).rows;
+      } catch (err) {
+        if ((err as { code?: string }).code === UNDEFINED_TABLE) return new Array<string>(starts.length).fill('{}');
+        throw storeUnavailable('postgres', err);
+      }
+      const located = rows.map((r): [number, Record<string, unknown>] => [
+        r.id instanceof Date ? r.id.getTime() : byKey.get(r.id) ?? NaN,
+        rowObject(r.data),
+      ]);
+      return foldRows(plan, starts.length, located, splitter);
+    },
+
+    async close(): Promise<void> {
+      const p = pool;
+      pool = null;
+      await p?.end().catch(() => undefined);
+    },
+  };
+}

@@ -2,9 +2,9 @@
 //
 // Every metrics request authenticates with a source token and needs its source, so both are
 // cached in memory (bounded, keyed by token hash and source id; no token value is ever held).
-// Token rows are never updated or deleted, and of a source only setup_status changes, through
-// setSetupStatus here, which drops the cached copy. A revocation or source edit added later must
-// drop its entries the same way.
+// Token rows are never updated; a revoked one is deleted by deleteToken, which drops its cached
+// copy. Of a source only setup_status changes, through setSetupStatus here, which drops the cached
+// copy too. A source edit added later must drop its entries the same way.
 import { BoundedCache } from '../lib/bounded-cache';
 import type { Db } from './db';
 import type { Driver, Source, SourceType } from '../domain/types';
@@ -89,6 +89,11 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
        VALUES (@id, @source_id, @organization_id, @user_id, @name, @token_hash, @last5, @can_read, @can_write, @created_at)`,
     ),
     tokenByHash: db.prepare<[string], SourceTokenRow>('SELECT * FROM source_tokens WHERE token_hash = ?'),
+    tokenById: db.prepare<[string], SourceTokenRow>('SELECT * FROM source_tokens WHERE id = ?'),
+    tokensByOrganization: db.prepare<[string], SourceTokenRow>(
+      'SELECT * FROM source_tokens WHERE organization_id = ? ORDER BY created_at, id LIMIT 1000',
+    ),
+    deleteToken: db.prepare<[string]>('DELETE FROM source_tokens WHERE id = ?'),
     sqliteFileOrganizations: db.prepare<[string], { organization_id: string }>(
       `SELECT DISTINCT organization_id FROM sources WHERE driver = 'sqlite' AND json_extract(config, '$.file_path') = ?`,
     ),
@@ -143,6 +148,14 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
         const row = q.tokenByHash.get(key);
         return row ? Object.freeze(row) : undefined;
       }),
+    tokenById: (id: string): SourceTokenRow | undefined => q.tokenById.get(id),
+    /** The organization's source tokens, oldest first (at most 1,000). */
+    tokensByOrganization: (organizationId: string): SourceTokenRow[] => q.tokensByOrganization.all(organizationId),
+    /** Revocation: the row goes, and so does its cached copy, so the token fails on its next request. */
+    deleteToken(row: SourceTokenRow): void {
+      q.deleteToken.run(row.id);
+      tokens.delete(row.token_hash);
+    },
     /** Organizations that have a sqlite source on this file (config.file_path, an absolute path). */
     sqliteFileOrganizations: (filePath: string): string[] =>
       q.sqliteFileOrganizations.all(filePath).map((r) => r.organization_id),

@@ -1,0 +1,142 @@
+// The dashboard's time controls: presets, custom range, back/forward by the window's span,
+// granularity (the source's allowed list), auto-refresh, and one input per segment.
+import { useState } from 'preact/hooks';
+import type { Segment } from '../lib/types';
+import { isoSeconds, PRESETS, REFRESH, type ViewState } from '../lib/view';
+
+export interface ToolbarProps {
+  view: ViewState;
+  range: { from: number; to: number };
+  granularity: string;
+  granularities: string[];
+  timeZone: string;
+  setView: (view: ViewState) => void;
+  shift: (direction: -1 | 1) => void;
+}
+
+/** `2026-01-24 10:00` in the source's zone. */
+export function formatInZone(ms: number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(ms);
+  return parts.replace(',', '');
+}
+
+/** datetime-local values are the browser's local time. */
+const toLocalInput = (ms: number) => {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
+  return d.toISOString().slice(0, 16);
+};
+
+function CustomRange({ range, apply }: { range: { from: number; to: number }; apply: (from: number, to: number) => void }) {
+  const [open, setOpen] = useState(false);
+  if (!open) return <button type="button" onClick={() => setOpen(true)}>Custom…</button>;
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.target as HTMLFormElement);
+    const from = new Date(String(form.get('from'))).getTime();
+    const to = new Date(String(form.get('to'))).getTime();
+    if (Number.isFinite(from) && Number.isFinite(to) && from < to) {
+      apply(from, to);
+      setOpen(false);
+    }
+  };
+  return (
+    <form class="group" onSubmit={submit} aria-label="Custom range">
+      <label>
+        From <input type="datetime-local" name="from" value={toLocalInput(range.from)} required />
+      </label>
+      <label>
+        To <input type="datetime-local" name="to" value={toLocalInput(range.to)} required />
+      </label>
+      <button type="submit" class="primary">Apply</button>
+      <button type="button" onClick={() => setOpen(false)}>Cancel</button>
+    </form>
+  );
+}
+
+export function TimeControls({ view, range, granularity, granularities, timeZone, setView, shift }: ToolbarProps) {
+  return (
+    <>
+      <div class="presets" role="group" aria-label="Time range">
+        {PRESETS.map((p) => (
+          <button key={p} type="button" aria-pressed={view.preset === p} onClick={() => setView({ ...view, preset: p, from: null, to: null })}>
+            {p}
+          </button>
+        ))}
+      </div>
+      <CustomRange range={range} apply={(from, to) => setView({ ...view, preset: null, from, to })} />
+      <span class="group">
+        <button type="button" class="icon" aria-label="Back by one window" onClick={() => shift(-1)}>
+          ◀
+        </button>
+        <span class="range-label" data-testid="range-label" title={`${isoSeconds(range.from)} – ${isoSeconds(range.to)}`}>
+          {formatInZone(range.from, timeZone)} – {formatInZone(range.to, timeZone)}
+        </span>
+        <button type="button" class="icon" aria-label="Forward by one window" onClick={() => shift(1)}>
+          ▶
+        </button>
+      </span>
+      <label>
+        <span class="muted">Granularity</span>
+        <select name="granularity" value={granularity} onChange={(e) => setView({ ...view, granularity: (e.target as HTMLSelectElement).value })}>
+          {granularities.map((g) => (
+            <option key={g} value={g}>
+              {g}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        <span class="muted">Refresh</span>
+        <select name="refresh" value={view.refresh} onChange={(e) => setView({ ...view, refresh: (e.target as HTMLSelectElement).value })}>
+          {REFRESH.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+      </label>
+    </>
+  );
+}
+
+/** The value a segment shows: the URL's, else its default, else the first item marked default. */
+export function segmentValue(segment: Segment, values: Record<string, string>): string {
+  const fromUrl = values[segment.name];
+  if (fromUrl !== undefined) return fromUrl;
+  if (segment.default_value) return segment.default_value;
+  const items = (segment.groups ?? []).flatMap((g) => g.items);
+  return items.find((i) => i.default)?.value ?? items[0]?.value ?? '';
+}
+
+export function SegmentInputs({ segments, view, setView }: { segments: Segment[]; view: ViewState; setView: (v: ViewState) => void }) {
+  const set = (name: string, value: string) => setView({ ...view, segments: { ...view.segments, [name]: value } });
+  return (
+    <>
+      {segments.map((s) => (
+        <label key={s.name}>
+          <span class="muted">{s.label ?? s.name}</span>
+          {s.type === 'select' ? (
+            <select name={`segment-${s.name}`} value={segmentValue(s, view.segments)} onChange={(e) => set(s.name, (e.target as HTMLSelectElement).value)}>
+              {(s.groups ?? []).map((g) => (
+                <optgroup key={g.label} label={g.label}>
+                  {g.items.map((i) => (
+                    <option key={i.value} value={i.value}>
+                      {i.label}
+                    </option>
+                  ))}
+                </optgroup>
+              ))}
+            </select>
+          ) : (
+            <input
+              name={`segment-${s.name}`}
+              placeholder={s.placeholder ?? ''}
+              value={segmentValue(s, view.segments)}
+              onChange={(e) => set(s.name, (e.target as HTMLInputElement).value)}
+            />
+          )}
+        </label>
+      ))}
+    </>
+  );
+}

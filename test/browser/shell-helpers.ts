@@ -1,6 +1,6 @@
 // Shared by the shell's browser tests: a real server with a seeded organization (a project with
 // points written through the API and a dashboard on them), and a signed-in browser page.
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -62,7 +62,10 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   await ensureWebBuilt();
   const server = await startTestServer(env);
   const browser = await launchBrowser();
-  const shots = process.env.SHELL_SCREENSHOTS ?? mkdtempSync(path.join(os.tmpdir(), 'shell-shots-'));
+  // SHELL_SCREENSHOTS=<dir> keeps the screenshots to look at; otherwise they go with the run.
+  const keep = process.env.SHELL_SCREENSHOTS;
+  const shots = keep ?? mkdtempSync(path.join(os.tmpdir(), 'shell-shots-'));
+  if (keep) mkdirSync(keep, { recursive: true });
   return {
     server,
     browser,
@@ -70,6 +73,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     async stop() {
       await browser.close();
       await server.stop();
+      if (!keep) rmSync(shots, { recursive: true, force: true });
     },
   };
 }

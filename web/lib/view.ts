@@ -87,12 +87,12 @@ export function shiftView(view: ViewState, direction: -1 | 1, now: number, fallb
 }
 
 /**
- * The granularity to read: the wanted one when the range has at most MAX_BUCKETS of it, else the
+ * The granularity to read: the wanted one when the range has at most maxBuckets of it, else the
  * finest allowed one that does, else the coarsest allowed.
  */
-export function fitGranularity(allowed: string[], wanted: string | null, rangeMs: number): string {
+export function fitGranularity(allowed: string[], wanted: string | null, rangeMs: number, maxBuckets = MAX_BUCKETS): string {
   const sorted = [...allowed].sort((a, b) => (spanMs(a) ?? 0) - (spanMs(b) ?? 0));
-  const fits = (g: string) => rangeMs / (spanMs(g) ?? 1) <= MAX_BUCKETS;
+  const fits = (g: string) => rangeMs / (spanMs(g) ?? 1) <= maxBuckets;
   if (wanted && allowed.includes(wanted) && fits(wanted)) return wanted;
   return sorted.find(fits) ?? sorted[sorted.length - 1] ?? wanted ?? '1h';
 }

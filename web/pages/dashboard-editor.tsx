@@ -39,7 +39,7 @@ export function DashboardEditor({ dashboard, ctx, onClose, onSaved }: { dashboar
 
   return (
     <main data-dashboard-id={dashboard.id}>
-      <div class="page-head">
+      <div class="page-head editor-head">
         <h1>Editing {dashboard.name}</h1>
         <label>
           <span class="visually-hidden">Widget type</span>

@@ -70,10 +70,10 @@ export function DashboardGrid({ widgets, ctx, loading, error, editing, onChange,
           data-cell={widget.id}
           style={{ gridColumn: `${widget.x + 1} / span ${Math.min(widget.w, COLUMNS)}`, gridRow: `${widget.y + 1} / span ${widget.h}` }}
         >
-          <WidgetView widget={widget} ctx={ctx} error={error} loading={loading} />
           {editing && onChange && onEdit && (
             <CellTools widget={widget} onChange={(w) => onChange(i, w)} onEdit={() => onEdit(i)} onRemove={() => onChange(i, null)} />
           )}
+          <WidgetView widget={widget} ctx={ctx} error={error} loading={loading} />
         </div>
       ))}
     </div>

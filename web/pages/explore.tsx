@@ -18,6 +18,7 @@ import { formatInZone, TimeControls } from './dashboard-toolbar';
 import { newWidget } from './widget-form';
 
 const SYSTEM_KEY = '__system__key__';
+const EXPLORE_BUCKETS = 400;
 
 export function ExplorePage() {
   useTitle('Explore');
@@ -39,7 +40,10 @@ function Explorer({ sources }: { sources: Source[] }) {
   useEffect(() => setNow(Date.now()), [search]);
   const shown: ViewState = view.preset || view.from !== null ? view : { ...view, preset: '24h' };
   const range = resolveRange(shown, now, '24h');
-  const granularity = fitGranularity(source.granularities, view.granularity ?? source.default_granularity, range.to - range.from);
+  // Without a chosen granularity, one that gives a readable table (a few hundred rows at most).
+  const granularity = view.granularity
+    ? fitGranularity(source.granularities, view.granularity, range.to - range.from)
+    : fitGranularity(source.granularities, null, range.to - range.from, EXPLORE_BUCKETS);
   const go = (params: { source?: string; key?: string | null; path?: string | null; view?: ViewState }) =>
     navigate(withQuery('/explore', { source: params.source ?? source.id, key: params.key === undefined ? key : params.key,
       path: params.path === undefined ? path : params.path, ...viewParams(params.view ?? shown) }));

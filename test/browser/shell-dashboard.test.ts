@@ -1,0 +1,115 @@
+// One dashboard in a real browser: presets, back/forward, granularity, segments, the URL
+// round-trip, auto-refresh, kiosk mode, the theme switch and the phone layout.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { browserSkipReason } from './browser';
+import { seedOrganization, shot, signedInPage, startHarness, HOUR, type Harness, type Seeded } from './shell-helpers';
+
+const query = (page: Page) => new URL(page.url()).searchParams;
+
+describe('the dashboard page', { skip: browserSkipReason() }, () => {
+  let h: Harness;
+  let seeded: Seeded;
+  before(async () => {
+    h = await startHarness();
+    seeded = await seedOrganization(h.server);
+  });
+  after(() => h?.stop());
+
+  test('time controls, segments and the URL round-trip', async () => {
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
+    // Every widget is drawn from the shared series and settles out of its loading state.
+    for (const id of ['orders', 'revenue', 'countries']) {
+      await page.locator(`[data-widget-id="${id}"]:not([data-state="loading"])`).waitFor();
+    }
+    assert.equal(await page.getByTestId('dashboard-key').textContent(), 'shop::SK::orders');
+    assert.equal(await page.getByRole('button', { name: '24h' }).getAttribute('aria-pressed'), 'true', 'the dashboard default');
+    await shot(h, page, 'dashboard-light');
+
+    await page.getByRole('button', { name: '7d' }).click();
+    await page.waitForURL(/range=7d/);
+    assert.equal(await page.getByRole('button', { name: '7d' }).getAttribute('aria-pressed'), 'true');
+
+    await page.getByRole('button', { name: 'Back by one window' }).click();
+    await page.waitForURL(/from=/);
+    const from = Date.parse(query(page).get('from')!);
+    const to = Date.parse(query(page).get('to')!);
+    assert.ok(Math.abs(to - from - 7 * 24 * HOUR) < 2000, 'a window of the same span');
+    assert.ok(Math.abs(Date.now() - 7 * 24 * HOUR - to) < 60_000, 'ending where the last one began');
+    assert.equal(query(page).get('range'), null);
+
+    await page.getByRole('button', { name: 'Forward by one window' }).click();
+    await page.waitForURL((url) => Date.parse(url.searchParams.get('from') ?? '') === to);
+
+    await page.getByLabel('Granularity').selectOption('1d');
+    await page.waitForURL(/g=1d/);
+    assert.deepEqual(await page.getByLabel('Granularity').locator('option').allTextContents(), ['1m', '1h', '1d', '1w'], 'the source’s list');
+
+    await page.getByLabel('country').selectOption('CZ');
+    await page.waitForURL(/s\.country=CZ/);
+    assert.equal(await page.getByTestId('dashboard-key').textContent(), 'shop::CZ::orders');
+
+    await page.getByLabel('Refresh').selectOption('30s');
+    await page.waitForURL(/refresh=30s/);
+
+    // The copied URL reproduces the view.
+    const copied = page.url();
+    const label = await page.getByTestId('range-label').textContent();
+    const other = await context.newPage();
+    await other.goto(copied);
+    await other.getByTestId('dashboard-key').getByText('shop::CZ::orders').waitFor();
+    assert.equal(await other.getByTestId('range-label').textContent(), label);
+    assert.equal(await other.getByLabel('Granularity').inputValue(), '1d');
+    assert.equal(await other.getByLabel('Refresh').inputValue(), '30s');
+    assert.equal(await other.getByLabel('country').inputValue(), 'CZ');
+
+    // Back and forward walk the view history.
+    await page.goBack();
+    await page.waitForURL((url) => !url.searchParams.has('refresh'));
+    assert.equal(await page.getByLabel('Refresh').inputValue(), 'off');
+    await page.goForward();
+    await page.waitForURL(/refresh=30s/);
+    await context.close();
+  });
+
+  test('kiosk mode shows only the grid; the theme switch applies and is remembered', async () => {
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    await page.goto(`${h.server.url}/d/${seeded.dashboardId}?range=6h&kiosk`);
+    await page.getByTestId('grid').waitFor();
+    assert.equal(await page.locator('header.topbar').count(), 0);
+    assert.equal(await page.getByRole('button', { name: '6h' }).count(), 0);
+    assert.equal(await page.locator('[data-widget-id]').count(), 3);
+
+    await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
+    const theme = page.locator('header.topbar select[name=theme]');
+    await theme.selectOption('dark');
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(bg, 'rgb(17, 20, 24)');
+    await shot(h, page, 'dashboard-dark');
+    await page.reload();
+    await page.getByTestId('grid').waitFor();
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+    await page.goto(`${h.server.url}/account`);
+    await page.locator('main select[name=theme]').selectOption('light');
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
+    await page.locator('main select[name=theme]').selectOption('system');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+    await context.close();
+  });
+
+  test('a phone gets one column and no sideways scrolling', async () => {
+    const { context, page } = await signedInPage(h, seeded.userToken, { width: 390, height: 844 });
+    await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
+    await page.getByTestId('grid').waitFor();
+    const boxes = await page.locator('.cell').evaluateAll((cells) => cells.map((c) => c.getBoundingClientRect().width));
+    for (const width of boxes) assert.ok(width > 300, `full-width cells (${width})`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no horizontal overflow (${overflow}px)`);
+    await shot(h, page, 'dashboard-phone');
+    await context.close();
+  });
+});

@@ -12,6 +12,7 @@ import { metricsRoutes } from './routes/metrics';
 import { dashboardRoutes } from './routes/dashboards';
 import { dashboardGroupRoutes } from './routes/dashboard-groups';
 import { sessionRoutes } from './routes/session';
+import { shareRoutes } from './routes/shares';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
@@ -59,6 +60,7 @@ export function createRoutes(deps: Deps): Middleware {
   const dash = dashboardRoutes(deps);
   const groups = dashboardGroupRoutes(deps);
   const session = sessionRoutes(deps);
+  const shares = shareRoutes(deps);
 
   const r = new Router({ prefix: '/api/v1' });
   r.get('/health', health.show);
@@ -81,6 +83,11 @@ export function createRoutes(deps: Deps): Middleware {
   r.post('/session', json, session.create);
   r.delete('/session', user, session.remove);
   r.get('/sources/:id/metrics', user, session.sourceSeries);
+  r.get('/dashboards/:id/shares', user, shares.list);
+  r.post('/dashboards/:id/shares', user, shares.create);
+  r.delete('/dashboards/:id/shares/:shareId', user, shares.remove);
+  r.get('/shared/:token', shares.show);
+  r.get('/shared/:token/metrics', shares.series);
 
   r.get('/metrics', reader, metrics.series);
   const ingest = [writer, json, metrics.ingest] as const;

@@ -7,6 +7,8 @@ import { browserSkipReason } from './browser';
 import { seedOrganization, shot, signedInPage, startHarness, HOUR, type Harness, type Seeded } from './shell-helpers';
 
 const query = (page: Page) => new URL(page.url()).searchParams;
+// Page code as strings: the tests' TypeScript program has no DOM types.
+const THEME = 'document.documentElement.dataset.theme';
 
 describe('the dashboard page', { skip: browserSkipReason() }, () => {
   let h: Harness;
@@ -85,19 +87,19 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
     const theme = page.locator('header.topbar select[name=theme]');
     await theme.selectOption('dark');
-    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
-    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(await page.evaluate(THEME), 'dark');
+    const bg = await page.evaluate('getComputedStyle(document.body).backgroundColor');
     assert.equal(bg, 'rgb(17, 20, 24)');
     await shot(h, page, 'dashboard-dark');
     await page.reload();
     await page.getByTestId('grid').waitFor();
-    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+    assert.equal(await page.evaluate(THEME), 'dark');
     await page.goto(`${h.server.url}/account`);
     await page.locator('main select[name=theme]').selectOption('light');
-    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
+    assert.equal(await page.evaluate(THEME), 'light');
     await page.locator('main select[name=theme]').selectOption('system');
     await page.emulateMedia({ colorScheme: 'dark' });
-    await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+    await page.waitForFunction(`${THEME} === 'dark'`);
     await context.close();
   });
 
@@ -107,7 +109,7 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     await page.getByTestId('grid').waitFor();
     const boxes = await page.locator('.cell').evaluateAll((cells) => cells.map((c) => c.getBoundingClientRect().width));
     for (const width of boxes) assert.ok(width > 300, `full-width cells (${width})`);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     assert.ok(overflow <= 0, `no horizontal overflow (${overflow}px)`);
     await shot(h, page, 'dashboard-phone');
     await context.close();

@@ -48,7 +48,7 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await page.locator('li[data-dashboard="Shop orders"]').getByRole('button', { name: 'Duplicate' }).click();
     await page.locator('li[data-dashboard="Shop orders (copy)"]').waitFor();
     await page.getByRole('button', { name: 'Move Shop orders (copy) up' }).click();
-    await page.waitForFunction(() => document.querySelector('section[data-group=""] li')?.getAttribute('data-dashboard') === 'Shop orders (copy)');
+    await page.waitForFunction(`document.querySelector('section[data-group=""] li')?.getAttribute('data-dashboard') === 'Shop orders (copy)'`);
     assert.deepEqual((await dashboards()).map((d) => d.name), ['Visits', 'Shop orders (copy)', 'Shop orders'].sort((a, b) => (a === 'Visits' ? -1 : b === 'Visits' ? 1 : 0)));
 
     await page.getByPlaceholder('Search by name or key').fill('copy');
@@ -77,7 +77,7 @@ describe('editing', { skip: browserSkipReason() }, () => {
     const form = page.getByRole('form', { name: 'Widget' });
     await form.getByLabel('Title').fill('Orders placed');
     await form.getByLabel('Function').selectOption('max');
-    const suggestions = await form.locator('datalist option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+    const suggestions = await form.locator('datalist option').evaluateAll((options) => options.map((o) => o.getAttribute('value')));
     assert.deepEqual(suggestions, ['count', 'country.CZ', 'country.SK', 'revenue'], 'paths seen in the data');
     await form.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('button', { name: 'Wider Orders placed' }).click();
@@ -120,7 +120,10 @@ describe('editing', { skip: browserSkipReason() }, () => {
     const error = page.locator('[data-field="payload.grid[orders].path"]');
     await error.waitFor();
     assert.match((await error.textContent())!, /^Line \d+ · payload\.grid\[orders\]\.path: must be a dot path/);
-    const selected = await editor.evaluate((el: HTMLTextAreaElement) => el.value.slice(el.selectionStart, el.selectionEnd).trim());
+    const selected = await editor.evaluate((el) => {
+      const area = el as unknown as { value: string; selectionStart: number; selectionEnd: number };
+      return area.value.slice(area.selectionStart, area.selectionEnd).trim();
+    });
     assert.equal(selected, '"path": "bad path*",', 'the field’s line is selected');
     assert.equal(await editor.getAttribute('aria-invalid'), 'true');
     await shot(h, page, 'json-422');

@@ -67,7 +67,7 @@ describe('explore and sources', { skip: browserSkipReason() }, () => {
     assert.match(curl, /curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/metrics /);
     await page.getByRole('button', { name: 'Copy' }).click();
     await page.getByRole('button', { name: 'Copied' }).waitFor();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), value);
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), value);
     await shot(h, page, 'sources-minted');
 
     const read = () => request(h.server, 'GET', '/api/v1/metrics?key=shop::SK::orders&from=2026-01-01T00:00:00Z&to=2026-01-01T01:00:00Z&granularity=1h', undefined, { token: value, sourceId: seeded.sourceId });

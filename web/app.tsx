@@ -13,6 +13,7 @@ import { DashboardPage } from './pages/dashboard';
 import { ExplorePage } from './pages/explore';
 import { SourcesPage } from './pages/sources';
 import { AccountPage } from './pages/account';
+import { SharedDashboardPage } from './pages/shared';
 
 type Auth = { status: 'loading' } | { status: 'setup' } | { status: 'signed-out' } | { status: 'signed-in'; account: Account } | { status: 'error'; message: string };
 
@@ -73,11 +74,19 @@ function Page({ path }: { path: string }) {
 
 export function App() {
   const loc = useLocation();
+  const kiosk = loc.query.has('kiosk');
+  useEffect(() => void document.body.classList.toggle('kiosk', kiosk), [kiosk]);
+  const shared = /^\/s\/([A-Za-z0-9_-]+)$/.exec(loc.path);
+  if (shared) return <SharedDashboardPage token={shared[1]!} />;
+  return <SignedInApp />;
+}
+
+function SignedInApp() {
+  const loc = useLocation();
   const [auth, setAuth] = useState<Auth>({ status: 'loading' });
   const load = () => readAuth().then(setAuth, (err: Error) => setAuth({ status: 'error', message: err.message }));
   useEffect(() => void load(), []);
   const kiosk = loc.query.has('kiosk');
-  useEffect(() => void document.body.classList.toggle('kiosk', kiosk), [kiosk]);
 
   // Where a signed-out or first-run visitor must go, and back once signed in.
   const target =

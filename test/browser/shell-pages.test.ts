@@ -90,3 +90,47 @@ describe('explore and sources', { skip: browserSkipReason() }, () => {
     await context.close();
   });
 });
+
+describe('share links', { skip: browserSkipReason() }, () => {
+  let h: Harness;
+  let seeded: Seeded;
+  before(async () => {
+    h = await startHarness();
+    seeded = await seedOrganization(h.server);
+  });
+  after(() => h?.stop());
+
+  test('a link opens the dashboard read-only without signing in, in kiosk mode, until revoked', async () => {
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.server.url });
+    await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
+    await page.getByRole('button', { name: 'Share' }).click();
+    await page.getByRole('button', { name: 'Create link' }).click();
+    const url = (await page.getByTestId('share-url').textContent())!;
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/s\/[A-Za-z0-9_-]{43}\?kiosk$/);
+
+    const visitor = await h.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const wall = await visitor.newPage();
+    await wall.goto(url);
+    await wall.locator('[data-widget-id="revenue"]:not([data-state="loading"])').waitFor();
+    assert.equal(await wall.locator('[data-widget-id]').count(), 3);
+    assert.equal(await wall.locator('header.topbar').count(), 0);
+    await wall.goto(url.replace('?kiosk', '?s.country=CZ'));
+    await wall.getByTestId('dashboard-key').getByText('shop::CZ::orders').waitFor();
+    assert.equal(await wall.getByRole('button', { name: 'Edit', exact: true }).count(), 0);
+    assert.equal(await wall.getByRole('button', { name: 'Share' }).count(), 0);
+    await wall.getByRole('button', { name: '7d' }).click();
+    await wall.waitForURL(/\/s\/.+range=7d/);
+    await wall.locator('[data-widget-id="revenue"][data-state="ready"]').waitFor();
+    await shot(h, wall, 'shared');
+
+    const last5 = url.replace('?kiosk', '').slice(-5);
+    await page.locator(`li[data-share="${last5}"]`).getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('button', { name: `Revoke link …${last5}` }).click();
+    await page.locator(`li[data-share="${last5}"]`).waitFor({ state: 'detached' });
+    await wall.reload();
+    await wall.getByText('This link does not exist or was revoked.').waitFor();
+    await visitor.close();
+    await context.close();
+  });
+});

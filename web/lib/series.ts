@@ -26,3 +26,16 @@ export function leaf(values: Record<string, unknown>, path: string): number | nu
   }
   return typeof node === 'number' ? node : null;
 }
+
+/** The series a share link reads: its dashboard's key with these segment values (GET /shared/:token/metrics). */
+export async function fetchShared(
+  token: string,
+  segments: Record<string, string>,
+  range: { from: number; to: number; granularity: string },
+  signal?: AbortSignal,
+): Promise<SeriesData> {
+  const params: Record<string, string> = { from: isoSeconds(range.from), to: isoSeconds(range.to), granularity: range.granularity };
+  for (const [name, value] of Object.entries(segments)) params[`s.${name}`] = value;
+  const data = await get<{ at: string[]; values: Record<string, unknown>[] }>(`/shared/${token}/metrics${qs(params)}`, { signal });
+  return { at: data.at.map((text) => Date.parse(text)), atText: data.at, values: data.values };
+}

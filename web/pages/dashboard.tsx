@@ -15,7 +15,9 @@ import { ErrorNotice, Skeleton } from '../components';
 import { DashboardGrid } from './dashboard-grid';
 import { SegmentInputs, segmentValue, TimeControls } from './dashboard-toolbar';
 import { DashboardEditor } from './dashboard-editor';
-import { useSeries } from './use-series';
+import { useSeries, type SeriesReader } from './use-series';
+import { SharePanel } from './dashboard-share';
+import { fetchSeries, fetchShared } from '../lib/series';
 
 export function DashboardPage({ id }: { id: string }) {
   const loaded = useLoad(async (signal) => {
@@ -47,13 +49,22 @@ export function DashboardPage({ id }: { id: string }) {
 
 const REFRESH_MS: Record<string, number | null> = { off: null, '10s': 10_000, '30s': 30_000, '1m': 60_000, '5m': 300_000 };
 
-function DashboardView({ dashboard, source, onSaved }: { dashboard: Dashboard; source: Source; onSaved: (d: Dashboard) => void }) {
+export interface DashboardViewProps {
+  dashboard: Dashboard;
+  source: Source;
+  onSaved?: (d: Dashboard) => void;
+  /** a share link's token: read through the link, read-only, no sign-in */
+  shareToken?: string;
+}
+
+export function DashboardView({ dashboard, source, onSaved, shareToken }: DashboardViewProps) {
   const loc = useLocation();
   const kiosk = loc.query.has('kiosk');
   const view = parseView(loc.query);
   const [now, setNow] = useState(Date.now());
   const [tick, setTick] = useState(0);
   const [editing, setEditing] = useState(false);
+  const [sharing, setSharing] = useState(false);
   const [, theme] = useTheme();
   const search = loc.query.toString();
   useEffect(() => setNow(Date.now()), [search]);
@@ -69,9 +80,13 @@ function DashboardView({ dashboard, source, onSaved }: { dashboard: Dashboard; s
   const segmentNames = dashboard.segments.map((s) => s.name);
   const values = Object.fromEntries(dashboard.segments.map((s) => [s.name, segmentValue(s, view.segments)]));
   const key = substituteKey(dashboard.key, segmentNames, values);
-  const data = useSeries(source.id, key, range.from, range.to, granularity, tick);
+  const read: SeriesReader = shareToken
+    ? (r, signal) => fetchShared(shareToken, values, r, signal)
+    : (r, signal) => fetchSeries(source.id, key, r, signal);
+  const data = useSeries(read, `${source.id}|${key}`, range.from, range.to, granularity, tick);
+  const base = shareToken ? `/s/${shareToken}` : `/d/${dashboard.id}`;
 
-  const setView = (next: ViewState) => navigate(withQuery(`/d/${dashboard.id}`, { ...viewParams(next), kiosk: kiosk ? '' : null }));
+  const setView = (next: ViewState) => navigate(withQuery(base, { ...viewParams(next), kiosk: kiosk ? '' : null }));
   const ctx: WidgetContext = useMemo(
     () => ({
       series: data.series,
@@ -86,7 +101,7 @@ function DashboardView({ dashboard, source, onSaved }: { dashboard: Dashboard; s
     [data, range.from, range.to, granularity, theme, search],
   );
 
-  if (editing) {
+  if (editing && onSaved) {
     return <DashboardEditor dashboard={dashboard} ctx={ctx} onClose={() => setEditing(false)} onSaved={(d) => { onSaved(d); setEditing(false); }} />;
   }
   return (
@@ -96,15 +111,21 @@ function DashboardView({ dashboard, source, onSaved }: { dashboard: Dashboard; s
           <div class="page-head">
             <h1>{dashboard.name}</h1>
             <code class="muted" data-testid="dashboard-key">{key}</code>
-            {dashboard.locked ? (
+            {shareToken ? (
+              <span class="badge" title="A read-only share link">shared view</span>
+            ) : dashboard.locked ? (
               <span class="badge" title="Unlock it through the API to change it">locked</span>
             ) : (
               <button type="button" onClick={() => setEditing(true)}>Edit</button>
+            )}
+            {!shareToken && (
+              <button type="button" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>
             )}
             <Link class="button" href={withQuery(loc.path, { ...Object.fromEntries(loc.query), kiosk: '' })}>
               Kiosk
             </Link>
           </div>
+          {sharing && <SharePanel dashboardId={dashboard.id} />}
           <div class="toolbar">
             <TimeControls
               view={shown}

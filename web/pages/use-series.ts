@@ -2,7 +2,10 @@
 // so that every widget computes from the same data. Old data stays on screen while a refresh loads.
 import { useEffect, useState } from 'preact/hooks';
 import type { SeriesData } from '../widgets/types';
-import { EMPTY_SERIES, fetchSeries } from '../lib/series';
+import { EMPTY_SERIES } from '../lib/series';
+
+/** Reads one range of the dashboard's series (through the user's session, or a share link). */
+export type SeriesReader = (range: { from: number; to: number; granularity: string }, signal: AbortSignal) => Promise<SeriesData>;
 
 export interface SeriesState {
   series: SeriesData;
@@ -12,20 +15,20 @@ export interface SeriesState {
   error: string | null;
 }
 
-export function useSeries(sourceId: string | null, key: string, from: number, to: number, granularity: string, tick: number): SeriesState {
+/** `identity` names what is read (source and key): a new one shows the loading state again. */
+export function useSeries(read: SeriesReader, identity: string, from: number, to: number, granularity: string, tick: number): SeriesState {
   const [state, setState] = useState<SeriesState>({ series: EMPTY_SERIES, previous: null, loading: true, error: null });
-  const identity = `${sourceId}|${key}|${granularity}`;
   const [loadedFor, setLoadedFor] = useState('');
   useEffect(() => {
-    if (!sourceId) return;
     const controller = new AbortController();
     const range = { from, to, granularity };
     const previousRange = { from: from - (to - from), to: from - 1, granularity };
-    if (loadedFor !== identity) setState({ series: EMPTY_SERIES, previous: null, loading: true, error: null });
-    Promise.all([fetchSeries(sourceId, key, range, controller.signal), fetchSeries(sourceId, key, previousRange, controller.signal).catch(() => null)]).then(
+    const current = `${identity}|${granularity}`;
+    if (loadedFor !== current) setState({ series: EMPTY_SERIES, previous: null, loading: true, error: null });
+    Promise.all([read(range, controller.signal), read(previousRange, controller.signal).catch(() => null)]).then(
       ([series, previous]) => {
         setState({ series, previous, loading: false, error: null });
-        setLoadedFor(identity);
+        setLoadedFor(current);
       },
       (err: Error) => {
         if (controller.signal.aborted) return;
@@ -33,6 +36,6 @@ export function useSeries(sourceId: string | null, key: string, from: number, to
       },
     );
     return () => controller.abort();
-  }, [sourceId, key, from, to, granularity, tick]);
+  }, [identity, from, to, granularity, tick]);
   return state;
 }

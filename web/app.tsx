@@ -1,7 +1,7 @@
 // The shell: who is signed in (the session cookie, read through GET /api/v1/session), first run,
 // the header, and which page a path shows.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, get } from './lib/api';
+import { api, ApiError, get, SESSION_EXPIRED } from './lib/api';
 import { SessionContext, type SessionValue } from './lib/hooks';
 import { Link, navigate, useLocation, withQuery } from './lib/router';
 import { ThemeSelect } from './pages/account';
@@ -86,6 +86,11 @@ function SignedInApp() {
   const [auth, setAuth] = useState<Auth>({ status: 'loading' });
   const load = () => readAuth().then(setAuth, (err: Error) => setAuth({ status: 'error', message: err.message }));
   useEffect(() => void load(), []);
+  useEffect(() => {
+    const expired = () => setAuth({ status: 'signed-out' });
+    addEventListener(SESSION_EXPIRED, expired);
+    return () => removeEventListener(SESSION_EXPIRED, expired);
+  }, []);
   const kiosk = loc.query.has('kiosk');
 
   // Where a signed-out or first-run visitor must go, and back once signed in.

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from '../helpers/server';
 import { browserSkipReason } from './browser';
-import { shot, startHarness, type Harness } from './shell-helpers';
+import { seedOrganization, shot, signedInPage, startHarness, type Harness } from './shell-helpers';
 
 describe('first run, sign-out and sign-in', { skip: browserSkipReason() }, () => {
   let h: Harness;
@@ -63,6 +63,20 @@ describe('first run, sign-out and sign-in', { skip: browserSkipReason() }, () =>
     await other.goto(`${h.server.url}/setup`);
     await other.getByRole('heading', { name: 'Sign in' }).waitFor();
     await fresh.close();
+    await context.close();
+  });
+
+  test('signing out in one tab sends the other back to sign-in at its next request', async () => {
+    const seeded = await seedOrganization(h.server);
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    await page.goto(`${h.server.url}/sources`);
+    await page.getByRole('heading', { name: 'Sources' }).waitFor();
+    const other = await context.newPage();
+    await other.goto(`${h.server.url}/account`);
+    await other.getByRole('button', { name: 'Sign out' }).click();
+    await other.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByRole('link', { name: 'Dashboards' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await context.close();
   });
 });

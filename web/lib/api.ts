@@ -33,6 +33,8 @@ function describeError(status: number, body: unknown): string {
   return status === 0 ? 'The server cannot be reached' : `Request failed (${status})`;
 }
 
+export const SESSION_EXPIRED = 'session-expired';
+
 export interface RequestOptions {
   /** a bearer token (only the first-run signup's token, handed straight to POST /session) */
   token?: string;
@@ -64,6 +66,8 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   } catch {
     parsed = null;
   }
+  // A session revoked elsewhere (sign-out in another tab): the shell goes back to sign-in.
+  if (res.status === 401 && path !== '/session' && !options.token) (globalThis as unknown as EventTarget).dispatchEvent(new Event(SESSION_EXPIRED));
   if (!res.ok) throw new ApiError(res.status, parsed);
   return (parsed as { data: T }).data;
 }

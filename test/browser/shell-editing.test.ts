@@ -48,7 +48,7 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await page.locator('li[data-dashboard="Shop orders"]').getByRole('button', { name: 'Duplicate' }).click();
     await page.locator('li[data-dashboard="Shop orders (copy)"]').waitFor();
     await page.getByRole('button', { name: 'Move Shop orders (copy) up' }).click();
-    await page.waitForFunction(`document.querySelector('section[data-group=""] li')?.getAttribute('data-dashboard') === 'Shop orders (copy)'`);
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('section[data-group=""] li')?.getAttribute('data-dashboard') === 'Shop orders (copy)');
     assert.deepEqual((await dashboards()).map((d) => d.name), ['Visits', 'Shop orders (copy)', 'Shop orders'].sort((a, b) => (a === 'Visits' ? -1 : b === 'Visits' ? 1 : 0)));
 
     await page.getByPlaceholder('Search by name or key').fill('copy');

@@ -40,14 +40,23 @@ describe('explore and sources', { skip: browserSkipReason() }, () => {
     const csv = await readFile((await download.path())!, 'utf8');
     assert.equal(csv.split('\n')[0], 'at,count,country.CZ,country.SK,revenue');
 
-    // A dashboard of this key takes the path as a new time chart.
+    // Dashboards of this key (or whose segmented key matches it) take the path as a new time chart.
     const made = await request(h.server, 'POST', '/api/v1/dashboards', { name: 'SK only', key: 'shop::SK::orders', source: { type: 'project', id: seeded.sourceId } }, { token: seeded.userToken });
     await page.reload();
+    await page.getByRole('button', { name: 'Add to dashboard' }).waitFor();
+    const choice = page.locator('select[name=dashboard]');
+    assert.deepEqual(await choice.locator('option').allTextContents(), ['Orders', 'SK only']);
+    await choice.selectOption({ label: 'SK only' });
     await page.getByRole('button', { name: 'Add to dashboard' }).click();
     await page.waitForURL(`**/d/${made.body.data.id}`);
     await page.locator('[data-widget-type="timeseries"]').waitFor();
     const saved = await request(h.server, 'GET', `/api/v1/dashboards/${made.body.data.id}`, undefined, { token: seeded.userToken });
     assert.deepEqual(saved.body.data.payload.grid[0].paths, ['country.SK']);
+    await page.goBack();
+    await page.getByRole('button', { name: 'Add to dashboard' }).click();
+    await page.waitForURL(`**/d/${seeded.dashboardId}?s.country=SK`);
+    const orders = await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, { token: seeded.userToken });
+    assert.deepEqual(orders.body.data.payload.grid.at(-1).paths, ['country.SK'], 'opened on the segment value of the key');
     await context.close();
   });
 

@@ -1,7 +1,7 @@
 // One dashboard at /d/:id: the view state (range, granularity, refresh, segments) in the URL, the
 // key's series read once per refresh for every widget, kiosk mode (?kiosk) and, for unlocked
 // dashboards, editing (widget forms and the JSON editor).
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { get } from '../lib/api';
 import { useInterval, useLoad, useTitle } from '../lib/hooks';
 import { Link, navigate, useLocation, withQuery } from '../lib/router';
@@ -61,17 +61,14 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
   const loc = useLocation();
   const kiosk = loc.query.has('kiosk');
   const view = parseView(loc.query);
-  const [now, setNow] = useState(Date.now());
   const [tick, setTick] = useState(0);
   const [editing, setEditing] = useState(false);
   const [sharing, setSharing] = useState(false);
   const [, theme] = useTheme();
   const search = loc.query.toString();
-  useEffect(() => setNow(Date.now()), [search]);
-  useInterval(() => {
-    setNow(Date.now());
-    setTick((n) => n + 1);
-  }, REFRESH_MS[view.refresh] ?? null);
+  // A preset range ends at the moment of the navigation or the refresh, not at every render.
+  const now = useMemo(() => Date.now(), [search, tick]);
+  useInterval(() => setTick((n) => n + 1), REFRESH_MS[view.refresh] ?? null);
 
   const fallback = spanMs(dashboard.default_timeframe) ? dashboard.default_timeframe : '24h';
   const shown: ViewState = view.preset || view.from !== null ? view : { ...view, preset: fallback };

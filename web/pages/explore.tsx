@@ -1,12 +1,13 @@
 // Explore: a source's keys with their event counts over the range (from the system key), a key's
 // paths, a chart and a table of one path, CSV download, and "add to a dashboard". The whole state
 // (source, key, path, range, granularity) is in the URL.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { api, get } from '../lib/api';
 import { keyCounts, seriesCsv } from '../lib/explore-data';
 import { useLoad, useTitle } from '../lib/hooks';
 import { navigate, useLocation, withQuery } from '../lib/router';
 import { fetchSeries, leaf } from '../lib/series';
+import { hasSegments } from '../lib/segments';
 import { loadSources, sourceLabel } from '../lib/sources';
 import { useTheme } from '../lib/theme';
 import type { Dashboard, Source } from '../lib/types';
@@ -35,9 +36,8 @@ function Explorer({ sources }: { sources: Source[] }) {
   const source = sources.find((s) => s.id === loc.query.get('source')) ?? sources[0]!;
   const key = loc.query.get('key');
   const path = loc.query.get('path');
-  const [now, setNow] = useState(Date.now());
   const search = loc.query.toString();
-  useEffect(() => setNow(Date.now()), [search]);
+  const now = useMemo(() => Date.now(), [search]);
   const shown: ViewState = view.preset || view.from !== null ? view : { ...view, preset: '24h' };
   const range = resolveRange(shown, now, '24h');
   // Without a chosen granularity, one that gives a readable table (a few hundred rows at most).
@@ -147,10 +147,25 @@ function KeyView({ source, metricKey, path, paths, loaded, range, now, onPath, o
   );
 }
 
+/**
+ * Does a dashboard read this key: the same key, or a segmented key whose pattern matches it? Then
+ * the named groups' values (to open the dashboard on them); null when it does not.
+ */
+function keyMatch(dashboardKey: string, key: string): Record<string, string> | null {
+  if (dashboardKey === key) return {};
+  if (!hasSegments(dashboardKey)) return null;
+  try {
+    const match = new RegExp(`^(?:${dashboardKey})$`, 'u').exec(key);
+    return match ? { ...(match.groups ?? {}) } : null;
+  } catch {
+    return null; // not a valid pattern in this browser
+  }
+}
+
 function AddToDashboard({ source, metricKey, path }: { source: Source; metricKey: string; path: string }) {
   const dashboards = useLoad((signal) => get<Dashboard[]>('/dashboards?limit=1000', { signal }), []);
   const [error, setError] = useState<string | null>(null);
-  const fitting = (dashboards.data ?? []).filter((d) => d.source_id === source.id && d.key === metricKey && !d.locked);
+  const fitting = (dashboards.data ?? []).filter((d) => d.source_id === source.id && !d.locked && keyMatch(d.key, metricKey));
   const add = async (e: Event) => {
     e.preventDefault();
     const id = String(new FormData(e.target as HTMLFormElement).get('dashboard'));
@@ -159,7 +174,8 @@ function AddToDashboard({ source, metricKey, path }: { source: Source; metricKey
       const grid = d.payload.grid ?? [];
       const widget = { ...newWidget('timeseries', grid), title: path, paths: [path] };
       await api('PUT', `/dashboards/${id}`, { payload: { ...d.payload, grid: [...grid, widget] } });
-      navigate(`/d/${id}`);
+      const segments = Object.entries(keyMatch(d.key, metricKey) ?? {}).map(([name, value]) => [`s.${name}`, value]);
+      navigate(withQuery(`/d/${id}`, Object.fromEntries(segments)));
     } catch (err) {
       setError((err as Error).message);
     }

@@ -113,6 +113,13 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     assert.ok(overflow <= 0, `no horizontal overflow (${overflow}px)`);
     await shot(h, page, 'dashboard-phone');
+    for (const path of ['/', '/explore?key=shop%3A%3ASK%3A%3Aorders&path=count', '/sources', '/account']) {
+      await page.goto(h.server.url + path);
+      await page.locator('main h1').waitFor();
+      await page.waitForLoadState('networkidle');
+      const wider = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+      assert.ok(wider <= 0, `${path}: no horizontal overflow (${wider}px)`);
+    }
     await context.close();
   });
 });

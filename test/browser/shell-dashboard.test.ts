@@ -45,6 +45,16 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     await page.getByRole('button', { name: 'Forward by one window' }).click();
     await page.waitForURL((url) => Date.parse(url.searchParams.get('from') ?? '') === to);
 
+    // A custom range is typed in the source's zone (Europe/Bratislava, UTC+1 in January).
+    await page.getByRole('button', { name: 'Custom…' }).click();
+    await page.getByLabel('From', { exact: true }).fill('2026-01-24T10:00');
+    await page.getByLabel('To', { exact: true }).fill('2026-01-25T10:00');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL(/from=2026-01-24T09%3A00%3A00Z&to=2026-01-25T09%3A00%3A00Z/);
+    assert.equal(await page.getByTestId('range-label').textContent(), '2026-01-24 10:00 – 2026-01-25 10:00');
+    await page.goBack();
+    await page.waitForURL((url) => Date.parse(url.searchParams.get('from') ?? '') === to);
+
     await page.getByLabel('Granularity').selectOption('1d');
     await page.waitForURL(/g=1d/);
     assert.deepEqual(await page.getByLabel('Granularity').locator('option').allTextContents(), ['1m', '1h', '1d', '1w'], 'the source’s list');

@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks';
 import type { Segment } from '../lib/types';
 import { isoSeconds, PRESETS, REFRESH, type ViewState } from '../lib/view';
+import { formatInZone, fromZoneInput, toZoneInput } from '../lib/zone';
 
 export interface ToolbarProps {
   view: ViewState;
@@ -14,27 +15,18 @@ export interface ToolbarProps {
   shift: (direction: -1 | 1) => void;
 }
 
-/** `2026-01-24 10:00` in the source's zone. */
-export function formatInZone(ms: number, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(ms);
-  return parts.replace(',', '');
-}
+export { formatInZone };
 
-/** datetime-local values are the browser's local time. */
-const toLocalInput = (ms: number) => {
-  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
-  return d.toISOString().slice(0, 16);
-};
-
-function CustomRange({ range, apply }: { range: { from: number; to: number }; apply: (from: number, to: number) => void }) {
+/** From and to as wall-clock times of the source's zone (not the browser's). */
+function CustomRange({ range, timeZone, apply }: { range: { from: number; to: number }; timeZone: string; apply: (from: number, to: number) => void }) {
   const [open, setOpen] = useState(false);
   if (!open) return <button type="button" onClick={() => setOpen(true)}>Custom…</button>;
   const submit = (e: Event) => {
     e.preventDefault();
     const form = new FormData(e.target as HTMLFormElement);
-    const from = new Date(String(form.get('from'))).getTime();
-    const to = new Date(String(form.get('to'))).getTime();
-    if (Number.isFinite(from) && Number.isFinite(to) && from < to) {
+    const from = fromZoneInput(String(form.get('from')), timeZone);
+    const to = fromZoneInput(String(form.get('to')), timeZone);
+    if (from !== null && to !== null && from < to) {
       apply(from, to);
       setOpen(false);
     }
@@ -42,11 +34,12 @@ function CustomRange({ range, apply }: { range: { from: number; to: number }; ap
   return (
     <form class="group" onSubmit={submit} aria-label="Custom range">
       <label>
-        From <input type="datetime-local" name="from" value={toLocalInput(range.from)} required />
+        From <input type="datetime-local" name="from" value={toZoneInput(range.from, timeZone)} required />
       </label>
       <label>
-        To <input type="datetime-local" name="to" value={toLocalInput(range.to)} required />
+        To <input type="datetime-local" name="to" value={toZoneInput(range.to, timeZone)} required />
       </label>
+      <span class="muted">{timeZone}</span>
       <button type="submit" class="primary">Apply</button>
       <button type="button" onClick={() => setOpen(false)}>Cancel</button>
     </form>
@@ -63,7 +56,7 @@ export function TimeControls({ view, range, granularity, granularities, timeZone
           </button>
         ))}
       </div>
-      <CustomRange range={range} apply={(from, to) => setView({ ...view, preset: null, from, to })} />
+      <CustomRange range={range} timeZone={timeZone} apply={(from, to) => setView({ ...view, preset: null, from, to })} />
       <span class="group">
         <button type="button" class="icon" aria-label="Back by one window" onClick={() => shift(-1)}>
           ◀

@@ -24,32 +24,21 @@ export function ConfirmButton({ label, confirm, onConfirm, disabled }: { label: 
   );
 }
 
-/** A name shown as text, edited in place (Enter saves, Escape cancels). */
-export function InlineRename({ value, label, onSave, disabled, children }: { value: string; label: string; onSave: (name: string) => void; disabled?: boolean; children?: ComponentChildren }) {
-  const [editing, setEditing] = useState(false);
-  if (!editing) {
-    return (
-      <>
-        {children}
-        <button type="button" disabled={disabled} onClick={() => setEditing(true)} aria-label={`Rename ${value}`}>
-          Rename
-        </button>
-      </>
-    );
-  }
+/** The in-place rename form (Enter saves, Escape cancels); the caller shows it instead of the name. */
+export function RenameForm({ value, label, onSave, onClose }: { value: string; label: string; onSave: (name: string) => void; onClose: () => void }) {
   const submit = (e: Event) => {
     e.preventDefault();
     const name = String(new FormData(e.target as HTMLFormElement).get('name')).trim();
-    setEditing(false);
+    onClose();
     if (name && name !== value) onSave(name);
   };
   return (
-    <form class="row" onSubmit={submit}>
-      <input name="name" aria-label={label} value={value} required maxLength={255} autoFocus onKeyDown={(e) => e.key === 'Escape' && setEditing(false)} />
+    <form class="row" onSubmit={submit} style={{ flex: 1 }}>
+      <input name="name" aria-label={label} value={value} required maxLength={255} autoFocus onKeyDown={(e) => e.key === 'Escape' && onClose()} />
       <button type="submit" class="primary">
         Save
       </button>
-      <button type="button" onClick={() => setEditing(false)}>
+      <button type="button" onClick={onClose}>
         Cancel
       </button>
     </form>

@@ -1,8 +1,9 @@
 // One group header and one dashboard row of the dashboards list, with their actions.
+import { useState } from 'preact/hooks';
 import { api } from '../lib/api';
 import { Link } from '../lib/router';
 import type { Dashboard, DashboardGroup, Source } from '../lib/types';
-import { ConfirmButton, InlineRename } from '../components';
+import { ConfirmButton, RenameForm } from '../components';
 
 export function GroupHeader(props: {
   group: DashboardGroup | null;
@@ -13,6 +14,7 @@ export function GroupHeader(props: {
   onDelete: () => void;
 }) {
   const { group } = props;
+  const [renaming, setRenaming] = useState(false);
   if (!group) {
     return (
       <header>
@@ -22,9 +24,14 @@ export function GroupHeader(props: {
   }
   return (
     <header>
-      <InlineRename value={group.name} label="Group name" onSave={props.onRename}>
+      {renaming ? (
+        <RenameForm value={group.name} label="Group name" onSave={props.onRename} onClose={() => setRenaming(false)} />
+      ) : (
         <h2>{group.name}</h2>
-      </InlineRename>
+      )}
+      <button type="button" onClick={() => setRenaming(true)} aria-label={`Rename ${group.name}`}>
+        Rename
+      </button>
       <button type="button" class="icon" aria-label={`Move group ${group.name} up`} disabled={props.first} onClick={() => props.onMove(-1)}>
         ↑
       </button>
@@ -62,9 +69,12 @@ export function DashboardRow(props: {
   const { dashboard: d, act } = props;
   const put = (body: Record<string, unknown>) => act(() => api('PUT', `/dashboards/${d.id}`, body));
   const locked = d.locked;
+  const [renaming, setRenaming] = useState(false);
   return (
     <li data-dashboard={d.name}>
-      <InlineRename value={d.name} label="Dashboard name" disabled={locked} onSave={(name) => put({ name })}>
+      {renaming ? (
+        <RenameForm value={d.name} label="Dashboard name" onSave={(name) => put({ name })} onClose={() => setRenaming(false)} />
+      ) : (
         <span>
           <Link href={`/d/${d.id}`} class="name">
             {d.name}
@@ -75,8 +85,11 @@ export function DashboardRow(props: {
             <code>{d.key}</code> · {props.source?.display_name ?? 'unknown source'} · {(d.payload.grid ?? []).length} widgets
           </span>
         </span>
-      </InlineRename>
+      )}
       <span class="actions">
+        <button type="button" disabled={locked} onClick={() => setRenaming(true)} aria-label={`Rename ${d.name}`}>
+          Rename
+        </button>
         <label>
           <span class="visually-hidden">Group of {d.name}</span>
           <select disabled={locked} value={d.group_id ?? ''} onChange={(e) => put({ group_id: (e.target as HTMLSelectElement).value || null })}>

@@ -86,6 +86,22 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     await context.close();
   });
 
+  test('auto-refresh reads the series again at its interval, moving a preset range to the new now', async () => {
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    await page.clock.install();
+    const reads: string[] = [];
+    page.on('request', (r) => r.url().includes('/metrics?') && reads.push(r.url()));
+    await page.goto(`${h.server.url}/d/${seeded.dashboardId}?range=1h&refresh=10s`);
+    await page.locator('[data-widget-id="orders"][data-state="ready"]').waitFor();
+    assert.equal(reads.length, 2, 'the range and the span before it, once for every widget');
+    const firstTo = new URL(reads[0]!).searchParams.get('to');
+    await page.clock.fastForward(10_000);
+    for (let i = 0; i < 100 && reads.length < 4; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(reads.length, 4);
+    assert.notEqual(new URL(reads[2]!).searchParams.get('to'), firstTo);
+    await context.close();
+  });
+
   test('kiosk mode shows only the grid; the theme switch applies and is remembered', async () => {
     const { context, page } = await signedInPage(h, seeded.userToken);
     await page.goto(`${h.server.url}/d/${seeded.dashboardId}?range=6h&kiosk`);

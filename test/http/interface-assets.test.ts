@@ -78,6 +78,7 @@ describe('the web interface’s files', () => {
     assert.equal(api.status, 404);
     assert.deepEqual(api.body, { errors: { detail: 'Not found' } });
     assert.equal((await request(server, 'GET', '/api')).status, 404);
+    assert.notEqual((await request(server, 'GET', '/metrics')).headers.get('content-type')?.startsWith('text/html'), true, '/metrics is never the interface');
     const asset = await request(server, 'GET', '/assets/app.000000000000.js');
     assert.equal(asset.status, 404);
     assert.deepEqual(asset.body, { errors: { detail: 'Not found' } });

@@ -31,8 +31,9 @@ const SECURITY_HEADERS = {
 const NOT_BUILT =
   '<!doctype html><title>Interface not built</title><p>The web interface has not been built: run <code>npm run build:web</code> (npm start does it).</p>';
 
+/** Paths the interface never answers: the API, and the Prometheus endpoint (SPEC 11) wherever it is mounted. */
 function isApiPath(p: string): boolean {
-  return p === '/api' || p.startsWith('/api/');
+  return p === '/api' || p.startsWith('/api/') || p === '/metrics';
 }
 
 function sendFile(ctx: Context, file: WebFile, cacheControl: string): void {

@@ -4,6 +4,8 @@
 
 export const PRESETS = ['5m', '15m', '1h', '6h', '24h', '7d', '30d', '90d', '1y'] as const;
 export const REFRESH = ['off', '10s', '30s', '1m', '5m'] as const;
+/** Auto-refresh intervals in ms (off: none). */
+export const REFRESH_MS: Record<string, number | null> = { off: null, '10s': 10_000, '30s': 30_000, '1m': 60_000, '5m': 300_000 };
 /** More buckets than this in one read is too slow to draw; a finer granularity gives way to a coarser. */
 export const MAX_BUCKETS = 2000;
 

@@ -9,7 +9,7 @@ import { substituteKey } from '../lib/segments';
 import { loadSources } from '../lib/sources';
 import { useTheme } from '../lib/theme';
 import type { Dashboard, Source } from '../lib/types';
-import { fitGranularity, parseView, resolveRange, shiftView, spanMs, viewParams, type ViewState } from '../lib/view';
+import { fitGranularity, parseView, REFRESH_MS, resolveRange, shiftView, spanMs, viewParams, type ViewState } from '../lib/view';
 import type { WidgetContext } from '../widgets/types';
 import { ErrorNotice, Skeleton } from '../components';
 import { DashboardGrid } from './dashboard-grid';
@@ -47,7 +47,6 @@ export function DashboardPage({ id }: { id: string }) {
   return <DashboardView dashboard={dashboard} source={source} onSaved={(d) => loaded.setData({ dashboard: d, source })} />;
 }
 
-const REFRESH_MS: Record<string, number | null> = { off: null, '10s': 10_000, '30s': 30_000, '1m': 60_000, '5m': 300_000 };
 
 export interface DashboardViewProps {
   dashboard: Dashboard;

@@ -4,14 +4,14 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, get } from '../lib/api';
 import { keyCounts, seriesCsv } from '../lib/explore-data';
-import { useLoad, useTitle } from '../lib/hooks';
+import { useInterval, useLoad, useTitle } from '../lib/hooks';
 import { navigate, useLocation, withQuery } from '../lib/router';
 import { fetchSeries, leaf } from '../lib/series';
 import { hasSegments } from '../lib/segments';
 import { loadSources, sourceLabel } from '../lib/sources';
 import { useTheme } from '../lib/theme';
 import type { Dashboard, Source } from '../lib/types';
-import { fitGranularity, parseView, resolveRange, viewParams, type ViewState } from '../lib/view';
+import { fitGranularity, parseView, REFRESH_MS, resolveRange, viewParams, type ViewState } from '../lib/view';
 import { collectPaths, WidgetView } from '../widgets';
 import type { WidgetConfig, WidgetContext } from '../widgets/types';
 import { ErrorNotice, Skeleton } from '../components';
@@ -37,7 +37,9 @@ function Explorer({ sources }: { sources: Source[] }) {
   const key = loc.query.get('key');
   const path = loc.query.get('path');
   const search = loc.query.toString();
-  const now = useMemo(() => Date.now(), [search]);
+  const [tick, setTick] = useState(0);
+  useInterval(() => setTick((n) => n + 1), REFRESH_MS[view.refresh] ?? null);
+  const now = useMemo(() => Date.now(), [search, tick]);
   const shown: ViewState = view.preset || view.from !== null ? view : { ...view, preset: '24h' };
   const range = resolveRange(shown, now, '24h');
   // Without a chosen granularity, one that gives a readable table (a few hundred rows at most).
@@ -48,8 +50,8 @@ function Explorer({ sources }: { sources: Source[] }) {
     navigate(withQuery('/explore', { source: params.source ?? source.id, key: params.key === undefined ? key : params.key,
       path: params.path === undefined ? path : params.path, ...viewParams(params.view ?? shown) }));
   const timed = { from: range.from, to: range.to, granularity };
-  const keys = useLoad((signal) => fetchSeries(source.id, SYSTEM_KEY, timed, signal).then(keyCounts), [source.id, range.from, range.to, granularity]);
-  const series = useLoad((signal) => (key ? fetchSeries(source.id, key, timed, signal) : Promise.resolve(null)), [source.id, key, range.from, range.to, granularity]);
+  const keys = useLoad((signal) => fetchSeries(source.id, SYSTEM_KEY, timed, signal).then(keyCounts), [source.id, range.from, range.to, granularity, tick]);
+  const series = useLoad((signal) => (key ? fetchSeries(source.id, key, timed, signal) : Promise.resolve(null)), [source.id, key, range.from, range.to, granularity, tick]);
   const paths = useMemo(() => (series.data ? collectPaths(series.data) : []), [series.data]);
 
   return (

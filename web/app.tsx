@@ -76,6 +76,18 @@ export function App() {
   const loc = useLocation();
   const kiosk = loc.query.has('kiosk');
   useEffect(() => void document.body.classList.toggle('kiosk', kiosk), [kiosk]);
+  useEffect(() => {
+    if (!kiosk) return;
+    // Escape leaves kiosk mode (the same view with its controls).
+    const leave = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      const query = new URLSearchParams(location.search);
+      query.delete('kiosk');
+      navigate(withQuery(location.pathname, Object.fromEntries(query)));
+    };
+    addEventListener('keydown', leave);
+    return () => removeEventListener('keydown', leave);
+  }, [kiosk]);
   const shared = /^\/s\/([A-Za-z0-9_-]+)$/.exec(loc.path);
   if (shared) return <SharedDashboardPage token={shared[1]!} />;
   return <SignedInApp />;

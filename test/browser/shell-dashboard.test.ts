@@ -109,6 +109,9 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     assert.equal(await page.locator('header.topbar').count(), 0);
     assert.equal(await page.getByRole('button', { name: '6h' }).count(), 0);
     assert.equal(await page.locator('[data-widget-id]').count(), 3);
+    await page.keyboard.press('Escape');
+    await page.waitForURL((url) => !url.searchParams.has('kiosk') && url.searchParams.get('range') === '6h');
+    await page.locator('header.topbar').waitFor();
 
     await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
     const theme = page.locator('header.topbar select[name=theme]');

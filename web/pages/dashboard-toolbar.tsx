@@ -64,6 +64,7 @@ export function TimeControls({ view, range, granularity, granularities, timeZone
         <span class="range-label" data-testid="range-label" title={`${isoSeconds(range.from)} – ${isoSeconds(range.to)}`}>
           {formatInZone(range.from, timeZone)} – {formatInZone(range.to, timeZone)}
         </span>
+        <span class="range-label">{timeZone}</span>
         <button type="button" class="icon" aria-label="Forward by one window" onClick={() => shift(1)}>
           ▶
         </button>

@@ -128,6 +128,20 @@ describe('editing', { skip: browserSkipReason() }, () => {
     assert.equal(await editor.getAttribute('aria-invalid'), 'true');
     await shot(h, page, 'json-422');
 
+    // The dashboard's own fields: a 422 under its field, then a good save keeps the editor open.
+    await page.getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('button', { name: 'Settings' }).click();
+    const settings = page.getByRole('form', { name: 'Dashboard settings' });
+    await settings.getByLabel('Default range').fill('soon');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await settings.locator('[data-error-for="default_timeframe"]').waitFor();
+    await settings.getByLabel('Default range').fill('7d');
+    await settings.getByLabel('Name', { exact: true }).fill('Orders overview');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByRole('heading', { name: 'Editing Orders overview' }).waitFor();
+    const renamed = await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, { token: seeded.userToken });
+    assert.equal(renamed.body.data.default_timeframe, '7d');
+
     const lock = await request(h.server, 'PUT', `/api/v1/dashboards/${seeded.dashboardId}`, { locked: true }, { token: seeded.userToken });
     assert.equal(lock.status, 200);
     await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);

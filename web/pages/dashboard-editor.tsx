@@ -2,16 +2,17 @@
 // saved with one PUT; or the JSON editor of the whole payload and segments.
 import { useState } from 'preact/hooks';
 import { api } from '../lib/api';
-import type { Dashboard } from '../lib/types';
+import type { Dashboard, Source } from '../lib/types';
+import { DashboardSettings } from './dashboard-settings';
 import { collectPaths } from '../widgets';
 import type { WidgetConfig, WidgetContext } from '../widgets/types';
 import { DashboardGrid } from './dashboard-grid';
 import { JsonEditor } from './json-editor';
 import { newWidget, WIDGET_TYPES, WidgetForm } from './widget-form';
 
-type Drawer = { kind: 'widget'; index: number | null; widget: WidgetConfig } | { kind: 'json' } | null;
+type Drawer = { kind: 'widget'; index: number | null; widget: WidgetConfig } | { kind: 'json' } | { kind: 'settings' } | null;
 
-export function DashboardEditor({ dashboard, ctx, onClose, onSaved }: { dashboard: Dashboard; ctx: WidgetContext; onClose: () => void; onSaved: (d: Dashboard) => void }) {
+export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { dashboard: Dashboard; source: Source; ctx: WidgetContext; onClose: () => void; onSaved: (d: Dashboard, keepEditing?: boolean) => void }) {
   const [grid, setGrid] = useState<WidgetConfig[]>(dashboard.payload.grid ?? []);
   const [drawer, setDrawer] = useState<Drawer>(null);
   const [addType, setAddType] = useState('timeseries');
@@ -49,6 +50,7 @@ export function DashboardEditor({ dashboard, ctx, onClose, onSaved }: { dashboar
         </label>
         <button type="button" onClick={() => setDrawer({ kind: 'widget', index: null, widget: newWidget(addType, grid) })}>Add widget</button>
         <button type="button" onClick={() => setDrawer({ kind: 'json' })}>Edit JSON</button>
+        <button type="button" onClick={() => setDrawer({ kind: 'settings' })}>Settings</button>
         <button type="button" class="primary" disabled={saving} onClick={() => void save()}>Save</button>
         <button type="button" onClick={onClose}>Cancel</button>
       </div>
@@ -59,6 +61,8 @@ export function DashboardEditor({ dashboard, ctx, onClose, onSaved }: { dashboar
         <aside class="drawer" aria-label="Editor">
           {drawer.kind === 'widget' ? (
             <WidgetForm key={drawer.widget.id} initial={drawer.widget} paths={paths} onSave={apply} onCancel={() => setDrawer(null)} />
+          ) : drawer.kind === 'settings' ? (
+            <DashboardSettings dashboard={dashboard} source={source} onSaved={(d) => { onSaved(d, true); setDrawer(null); }} onCancel={() => setDrawer(null)} />
           ) : (
             <JsonEditor dashboard={{ ...dashboard, payload: { ...dashboard.payload, grid } }} onSaved={onSaved} onCancel={() => setDrawer(null)} />
           )}

@@ -98,7 +98,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
   );
 
   if (editing && onSaved) {
-    return <DashboardEditor dashboard={dashboard} ctx={ctx} onClose={() => setEditing(false)} onSaved={(d) => { onSaved(d); setEditing(false); }} />;
+    return <DashboardEditor dashboard={dashboard} source={source} ctx={ctx} onClose={() => setEditing(false)} onSaved={(d, keepEditing) => { onSaved(d); if (!keepEditing) setEditing(false); }} />;
   }
   return (
     <main data-dashboard-id={dashboard.id}>

@@ -135,9 +135,11 @@ function KeyView({ source, metricKey, path, paths, loaded, range, now, onPath, o
       {path && (
         <section class="panel scroll" aria-label="Values">
           <table class="data">
-            <thead><tr><th>Bucket ({source.time_zone})</th><th class="num">{path}</th></tr></thead>
+            <thead><tr><th>Bucket ({source.time_zone}), newest first</th><th class="num">{path}</th></tr></thead>
             <tbody>
-              {series.at.map((at, i) => {
+              {series.at.map((_, j) => {
+                const i = series.at.length - 1 - j; // newest first, as a monitoring table reads
+                const at = series.at[i]!;
                 const v = leaf(series.values[i] ?? {}, path);
                 return <tr key={at}><td>{formatInZone(at, source.time_zone)}</td><td class="num">{v === null ? '—' : v.toLocaleString('en-US', { maximumFractionDigits: 6 })}</td></tr>;
               })}

@@ -70,25 +70,43 @@ function Explorer({ sources }: { sources: Source[] }) {
           setView={(v) => go({ view: v })} shift={(d) => go({ view: { ...shown, preset: null, from: range.from + d * (range.to - range.from), to: range.to + d * (range.to - range.from) } })} />
       </div>
       <div class="explore">
-        <section class="panel" aria-label="Keys">
-          <header><h2>Keys</h2><span class="muted">events</span></header>
-          <ErrorNotice message={keys.error} />
-          {keys.loading && !keys.data && <div class="panel-body"><Skeleton /></div>}
-          <div class="scroll">
-            {keys.data?.length === 0 && <p class="panel-body muted">No events in this range.</p>}
-            {keys.data?.map((k) => (
-              <button key={k.key} type="button" class="pick" aria-current={k.key === key} onClick={() => go({ key: k.key, path: null })}>
-                <span>{k.key}</span><span class="count">{k.count.toLocaleString('en-US')}</span>
-              </button>
-            ))}
-          </div>
-        </section>
+        <KeyList keys={keys} current={key} onPick={(k) => go({ key: k, path: null })} />
         <div class="stack">
           {!key && <div class="notice muted">Pick a key to see its paths.</div>}
           {key && <KeyView source={source} metricKey={key} path={path ?? paths[0] ?? null} paths={paths} loaded={series} range={timed} now={now} onPath={(p) => go({ path: p })} onZoom={(from, to) => go({ view: { ...shown, preset: null, from, to } })} />}
         </div>
       </div>
     </main>
+  );
+}
+
+const KEYS_SHOWN = 300;
+
+/** The source's keys by event count, with a filter; a long list shows its first few hundred matches. */
+function KeyList({ keys, current, onPick }: { keys: { data: { key: string; count: number }[] | null; error: string | null; loading: boolean }; current: string | null; onPick: (key: string) => void }) {
+  const [filter, setFilter] = useState('');
+  const needle = filter.trim().toLowerCase();
+  const matching = (keys.data ?? []).filter((k) => !needle || k.key.toLowerCase().includes(needle));
+  return (
+    <section class="panel" aria-label="Keys">
+      <header><h2>Keys</h2><span class="muted">events</span></header>
+      <ErrorNotice message={keys.error} />
+      {keys.loading && !keys.data && <div class="panel-body"><Skeleton /></div>}
+      {(keys.data?.length ?? 0) > 10 && (
+        <div class="panel-body">
+          <label><span class="visually-hidden">Filter keys</span><input type="search" placeholder="Filter keys" value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} style={{ width: '100%' }} /></label>
+        </div>
+      )}
+      <div class="scroll">
+        {keys.data?.length === 0 && <p class="panel-body muted">No events in this range.</p>}
+        {matching.slice(0, KEYS_SHOWN).map((k) => (
+          <button key={k.key} type="button" class="pick" aria-current={k.key === current} onClick={() => onPick(k.key)}>
+            <span>{k.key}</span><span class="count">{k.count.toLocaleString('en-US')}</span>
+          </button>
+        ))}
+        {matching.length > KEYS_SHOWN && <p class="panel-body muted">{matching.length - KEYS_SHOWN} more: filter to find them.</p>}
+      </div>
+    </section>
   );
 }
 

@@ -75,8 +75,18 @@ export async function buildWeb(outDir = WEB_OUT) {
   }
   fs.writeFileSync(path.join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   const old = `${outDir}.${process.pid}.old`;
-  if (fs.existsSync(outDir)) fs.renameSync(outDir, old);
-  fs.renameSync(staging, outDir);
+  try {
+    fs.renameSync(outDir, old);
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err;
+  }
+  try {
+    fs.renameSync(staging, outDir);
+  } catch (err) {
+    // Another build (a parallel test file) put its folder in place first: the same sources, so keep it.
+    if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
   fs.rmSync(old, { recursive: true, force: true });
   return manifest;
 }

@@ -3,6 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
+import { request } from '../helpers/server';
 import { browserSkipReason } from './browser';
 import { seedOrganization, shot, signedInPage, startHarness, HOUR, type Harness, type Seeded } from './shell-helpers';
 
@@ -137,8 +138,19 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     const { context, page } = await signedInPage(h, seeded.userToken, { width: 390, height: 844 });
     await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
     await page.getByTestId('grid').waitFor();
-    const boxes = await page.locator('.cell').evaluateAll((cells) => cells.map((c) => c.getBoundingClientRect().width));
-    for (const width of boxes) assert.ok(width > 300, `full-width cells (${width})`);
+    const boxes = await page.locator('.cell').evaluateAll((cells) => cells.map((c) => ({ width: c.getBoundingClientRect().width, top: c.getBoundingClientRect().top, id: c.getAttribute('data-cell') })));
+    for (const box of boxes) assert.ok(box.width > 300, `full-width cells (${box.width})`);
+    // Stored out of order, shown in reading order (row, then column).
+    const grid = [
+      { id: 'last', type: 'text', title: 'Last', x: 0, y: 4, w: 12, h: 1 },
+      { id: 'right', type: 'text', title: 'Right', x: 6, y: 0, w: 6, h: 1 },
+      { id: 'left', type: 'text', title: 'Left', x: 0, y: 0, w: 6, h: 1 },
+    ];
+    const made = await request(h.server, 'POST', '/api/v1/dashboards', { name: 'Order', key: 'k', source: { type: 'project', id: seeded.sourceId }, payload: { grid } }, { token: seeded.userToken });
+    await page.goto(`${h.server.url}/d/${made.body.data.id}`);
+    await page.locator('[data-cell="last"]').waitFor();
+    const tops = await page.locator('.cell').evaluateAll((cells) => cells.map((c) => ({ top: c.getBoundingClientRect().top, id: c.getAttribute('data-cell') })));
+    assert.deepEqual(tops.sort((a, b) => a.top - b.top).map((b) => b.id), ['left', 'right', 'last']);
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     assert.ok(overflow <= 0, `no horizontal overflow (${overflow}px)`);
     await shot(h, page, 'dashboard-phone');

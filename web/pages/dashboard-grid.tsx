@@ -61,9 +61,11 @@ export function DashboardGrid({ widgets, ctx, loading, error, editing, onChange,
   if (widgets.length === 0) {
     return <div class="panel empty-grid">This dashboard has no widgets yet.{editing ? ' Add one with “Add widget”.' : ''}</div>;
   }
+  // Reading order (row, then column): the phone's single column and the keyboard follow it.
+  const ordered = widgets.map((widget, i) => ({ widget, i })).sort((a, b) => a.widget.y - b.widget.y || a.widget.x - b.widget.x || a.i - b.i);
   return (
     <div class={`grid${editing ? ' editing' : ''}`} data-testid="grid">
-      {widgets.map((widget, i) => (
+      {ordered.map(({ widget, i }) => (
         <div
           key={widget.id}
           class="cell"

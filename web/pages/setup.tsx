@@ -32,6 +32,7 @@ export function SetupPage({ onDone }: { onDone: () => void }) {
   };
   return (
     <main class="auth">
+      <p class="brand auth-brand">Metrics</p>
       <form class="panel panel-body" onSubmit={submit}>
         <div>
           <h1>Welcome</h1>

@@ -23,6 +23,7 @@ export function SignInPage({ onDone }: { onDone: () => void }) {
   };
   return (
     <main class="auth">
+      <p class="brand auth-brand">Metrics</p>
       <form class="panel panel-body" onSubmit={submit}>
         <h1>Sign in</h1>
         <label class="field">

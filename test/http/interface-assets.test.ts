@@ -84,6 +84,10 @@ describe('the web interface’s files', () => {
     assert.deepEqual(asset.body, { errors: { detail: 'Not found' } });
     const post = await request(server, 'POST', '/explore', {});
     assert.equal(post.status, 404);
+    const head = await request(server, 'HEAD', '/explore');
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+    assert.match(head.headers.get('content-security-policy') ?? '', /default-src 'self'/);
     const health = await request(server, 'GET', '/api/v1/health');
     assert.equal(health.status, 200);
   });

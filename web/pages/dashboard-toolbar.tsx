@@ -13,6 +13,8 @@ export interface ToolbarProps {
   timeZone: string;
   setView: (view: ViewState) => void;
   shift: (direction: -1 | 1) => void;
+  /** read the series again now (the dashboard's "refresh now") */
+  refreshNow?: () => void;
 }
 
 export { formatInZone };
@@ -46,7 +48,7 @@ function CustomRange({ range, timeZone, apply }: { range: { from: number; to: nu
   );
 }
 
-export function TimeControls({ view, range, granularity, granularities, timeZone, setView, shift }: ToolbarProps) {
+export function TimeControls({ view, range, granularity, granularities, timeZone, setView, shift, refreshNow }: ToolbarProps) {
   return (
     <>
       <div class="presets" role="group" aria-label="Time range">
@@ -89,6 +91,11 @@ export function TimeControls({ view, range, granularity, granularities, timeZone
           ))}
         </select>
       </label>
+      {refreshNow && (
+        <button type="button" class="icon" aria-label="Refresh now" title="Refresh now" onClick={refreshNow}>
+          ↻
+        </button>
+      )}
     </>
   );
 }

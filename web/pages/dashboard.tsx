@@ -131,6 +131,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
               timeZone={source.time_zone}
               setView={setView}
               shift={(direction) => setView(shiftView(shown, direction, now, fallback))}
+              refreshNow={() => setTick((n) => n + 1)}
             />
             <SegmentInputs segments={dashboard.segments} view={view} setView={setView} />
           </div>

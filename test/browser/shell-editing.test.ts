@@ -84,6 +84,18 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await page.getByRole('button', { name: 'Move By country right' }).click();
     await page.getByRole('button', { name: 'Remove Revenue' }).click();
 
+    // A widget the server refuses: the 422 names it, and its form opens from the message.
+    await page.getByLabel('Widget type').selectOption('list');
+    await page.getByRole('button', { name: 'Add widget' }).click();
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    const refused = page.locator('[data-field^="payload.grid[list-3]"]').first();
+    await refused.waitFor();
+    await refused.click();
+    await form.getByLabel('Path (ending in .*)').fill('country.*');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('button', { name: 'Remove list-3' }).click();
+
     await page.getByLabel('Widget type').selectOption('table');
     await page.getByRole('button', { name: 'Add widget' }).click();
     await form.getByLabel('Title').fill('All values');

@@ -1,7 +1,7 @@
 // Editing a dashboard: a draft of its grid changed by the cells' controls and the widget form,
 // saved with one PUT; or the JSON editor of the whole payload and segments.
 import { useState } from 'preact/hooks';
-import { api } from '../lib/api';
+import { api, ApiError } from '../lib/api';
 import type { Dashboard, Source } from '../lib/types';
 import { DashboardSettings } from './dashboard-settings';
 import { collectPaths } from '../widgets';
@@ -18,6 +18,7 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
   const [addType, setAddType] = useState('timeseries');
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({});
   const paths = collectPaths(ctx.series);
 
   const change = (index: number, widget: WidgetConfig | null) =>
@@ -30,10 +31,13 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
   const save = async () => {
     setSaving(true);
     setError(null);
+    setFieldErrors({});
     try {
       onSaved(await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, { payload: { ...dashboard.payload, grid } }));
     } catch (err) {
-      setError((err as Error).message);
+      const fields = err instanceof ApiError ? err.fields : {};
+      if (Object.keys(fields).length) setFieldErrors(fields);
+      else setError((err as Error).message);
       setSaving(false);
     }
   };
@@ -55,6 +59,7 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
         <button type="button" onClick={onClose}>Cancel</button>
       </div>
       {error && <div class="notice error" role="alert">{error}</div>}
+      <WidgetErrors fields={fieldErrors} grid={grid} onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })} />
       <DashboardGrid widgets={grid} ctx={ctx} loading={false} error={null} editing onChange={change}
         onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })} />
       {drawer && (
@@ -69,5 +74,27 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
         </aside>
       )}
     </main>
+  );
+}
+
+/** The server's 422 for the grid, by widget: each names its field and opens that widget's form. */
+function WidgetErrors({ fields, grid, onEdit }: { fields: Record<string, string[]>; grid: WidgetConfig[]; onEdit: (index: number) => void }) {
+  const entries = Object.entries(fields);
+  if (entries.length === 0) return null;
+  return (
+    <ul class="json-errors" role="alert" aria-label="Errors" style={{ marginBottom: 'var(--space-3)' }}>
+      {entries.map(([field, messages]) => {
+        const id = /^payload\.grid\[([^\]]+)\]/.exec(field)?.[1];
+        const index = grid.findIndex((w) => w.id === id);
+        const name = index >= 0 ? grid[index]!.title || grid[index]!.id : null;
+        return (
+          <li key={field}>
+            <button type="button" data-field={field} disabled={index < 0} onClick={() => onEdit(index)}>
+              {name ? `${name}: ` : ''}<code>{field}</code> {messages.join(', ')}
+            </button>
+          </li>
+        );
+      })}
+    </ul>
   );
 }

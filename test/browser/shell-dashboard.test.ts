@@ -60,7 +60,7 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     await page.waitForURL(/g=1d/);
     assert.deepEqual(await page.getByLabel('Granularity').locator('option').allTextContents(), ['1m', '1h', '1d', '1w'], 'the source’s list');
 
-    await page.getByLabel('country').selectOption('CZ');
+    await page.locator('select[name="segment-country"]').selectOption('CZ');
     await page.waitForURL(/s\.country=CZ/);
     assert.equal(await page.getByTestId('dashboard-key').textContent(), 'shop::CZ::orders');
 
@@ -76,7 +76,7 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     assert.equal(await other.getByTestId('range-label').textContent(), label);
     assert.equal(await other.getByLabel('Granularity').inputValue(), '1d');
     assert.equal(await other.locator('select[name=refresh]').inputValue(), '30s');
-    assert.equal(await other.getByLabel('country').inputValue(), 'CZ');
+    assert.equal(await other.locator('select[name="segment-country"]').inputValue(), 'CZ');
 
     // Back and forward walk the view history.
     await page.goBack();
@@ -84,6 +84,32 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     assert.equal(await page.locator('select[name=refresh]').inputValue(), 'off');
     await page.goForward();
     await page.waitForURL(/refresh=30s/);
+    await context.close();
+  });
+
+  test('dragging across a time chart zooms the whole dashboard (a history entry)', async (t) => {
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    await page.goto(`${h.server.url}/d/${seeded.dashboardId}?range=24h`);
+    await page.locator('[data-widget-id="revenue"][data-state="ready"]').waitFor();
+    const over = page.locator('[data-widget-id="revenue"] .u-over');
+    if ((await over.count()) === 0) {
+      t.skip('no chart renderer in web/widgets yet (the placeholder draws none)');
+      await context.close();
+      return;
+    }
+    const box = (await over.boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.25, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2, { steps: 8 });
+    await page.mouse.up();
+    await page.waitForURL(/from=.*&to=/);
+    const from = Date.parse(query(page).get('from')!);
+    const to = Date.parse(query(page).get('to')!);
+    assert.ok(to - from > 3 * HOUR && to - from < 9 * HOUR, `about a quarter of the day (${(to - from) / HOUR} h)`);
+    assert.equal(await page.getByRole('button', { name: '24h' }).getAttribute('aria-pressed'), 'false');
+    await page.locator('[data-widget-id="orders"][data-state="ready"]').waitFor();
+    await page.goBack();
+    await page.waitForURL(/range=24h/);
     await context.close();
   });
 

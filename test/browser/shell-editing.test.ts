@@ -95,6 +95,7 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await form.getByLabel('Path (ending in .*)').fill('country.*');
     await form.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('button', { name: 'Remove list-3' }).click();
+    assert.equal(await page.locator('[data-field^="payload.grid[list-3]"]').count(), 0, 'its errors go with it');
 
     await page.getByLabel('Widget type').selectOption('table');
     await page.getByRole('button', { name: 'Add widget' }).click();

@@ -79,7 +79,11 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
 
 /** The server's 422 for the grid, by widget: each names its field and opens that widget's form. */
 function WidgetErrors({ fields, grid, onEdit }: { fields: Record<string, string[]>; grid: WidgetConfig[]; onEdit: (index: number) => void }) {
-  const entries = Object.entries(fields);
+  // Errors of a widget removed since are no longer shown.
+  const entries = Object.entries(fields).filter(([field]) => {
+    const id = /^payload\.grid\[([^\]]+)\]/.exec(field)?.[1];
+    return id === undefined || /^\d+$/.test(id) || grid.some((w) => w.id === id);
+  });
   if (entries.length === 0) return null;
   return (
     <ul class="json-errors" role="alert" aria-label="Errors" style={{ marginBottom: 'var(--space-3)' }}>

@@ -24,6 +24,7 @@ describe('explore and sources', { skip: browserSkipReason() }, () => {
     const sk = keys.getByRole('button', { name: /shop::SK::orders/ });
     await sk.waitFor();
     assert.equal((await sk.textContent())!.replace('shop::SK::orders', ''), '48', 'one event per point written');
+    assert.equal(await page.getByTestId('total-events').textContent(), '96 events');
     await sk.click();
     await page.waitForURL(/key=shop%3A%3ASK%3A%3Aorders/);
     await page.getByRole('button', { name: 'country.SK' }).click();

@@ -9,10 +9,13 @@ test('key counts add up every bucket of the system key; nested keys follow the d
     atText: ['2026-01-24T10:00:00Z', '2026-01-24T11:00:00Z'],
     values: [{ count: 3, keys: { orders: 2, shop: { visits: 1 } } }, { count: 4, keys: { orders: 4 } }, {}] as Record<string, unknown>[],
   };
-  assert.deepEqual(keyCounts(system), [
-    { key: 'orders', count: 6 },
-    { key: 'shop.visits', count: 1 },
-  ]);
+  assert.deepEqual(keyCounts(system), {
+    total: 7,
+    keys: [
+      { key: 'orders', count: 6 },
+      { key: 'shop.visits', count: 1 },
+    ],
+  });
 });
 
 test('CSV: a header, one row per bucket, empty cells for missing values, quoted when needed', () => {

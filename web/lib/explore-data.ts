@@ -10,11 +10,23 @@ function leaves(node: unknown, prefix: string, out: Map<string, number>): void {
   }
 }
 
-/** Keys with their event counts over the series of `__system__key__`, most events first. */
-export function keyCounts(system: SeriesData): { key: string; count: number }[] {
+export interface KeyCounts {
+  /** every event of the source in the range (the system key's `count`) */
+  total: number;
+  /** keys with their event counts, most events first */
+  keys: { key: string; count: number }[];
+}
+
+/** Keys with their event counts over the series of `__system__key__`. */
+export function keyCounts(system: SeriesData): KeyCounts {
   const counts = new Map<string, number>();
-  for (const bucket of system.values) leaves(bucket.keys, '', counts);
-  return [...counts].map(([key, count]) => ({ key, count })).sort((a, b) => b.count - a.count || a.key.localeCompare(b.key));
+  let total = 0;
+  for (const bucket of system.values) {
+    leaves(bucket.keys, '', counts);
+    if (typeof bucket.count === 'number') total += bucket.count;
+  }
+  const keys = [...counts].map(([key, count]) => ({ key, count })).sort((a, b) => b.count - a.count || a.key.localeCompare(b.key));
+  return { total, keys };
 }
 
 const csvCell = (text: string) => (/[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);

@@ -3,7 +3,7 @@
 // (source, key, path, range, granularity) is in the URL.
 import { useMemo, useState } from 'preact/hooks';
 import { api, get } from '../lib/api';
-import { keyCounts, seriesCsv } from '../lib/explore-data';
+import { keyCounts, seriesCsv, type KeyCounts } from '../lib/explore-data';
 import { useInterval, useLoad, useTitle } from '../lib/hooks';
 import { navigate, useLocation, withQuery } from '../lib/router';
 import { fetchSeries, leaf } from '../lib/series';
@@ -83,13 +83,14 @@ function Explorer({ sources }: { sources: Source[] }) {
 const KEYS_SHOWN = 300;
 
 /** The source's keys by event count, with a filter; a long list shows its first few hundred matches. */
-function KeyList({ keys, current, onPick }: { keys: { data: { key: string; count: number }[] | null; error: string | null; loading: boolean }; current: string | null; onPick: (key: string) => void }) {
+function KeyList({ keys: loaded, current, onPick }: { keys: { data: KeyCounts | null; error: string | null; loading: boolean }; current: string | null; onPick: (key: string) => void }) {
+  const keys = { ...loaded, data: loaded.data?.keys ?? null };
   const [filter, setFilter] = useState('');
   const needle = filter.trim().toLowerCase();
   const matching = (keys.data ?? []).filter((k) => !needle || k.key.toLowerCase().includes(needle));
   return (
     <section class="panel" aria-label="Keys">
-      <header><h2>Keys</h2><span class="muted">events</span></header>
+      <header><h2>Keys</h2><span class="muted" data-testid="total-events">{loaded.data ? `${loaded.data.total.toLocaleString('en-US')} events` : 'events'}</span></header>
       <ErrorNotice message={keys.error} />
       {keys.loading && !keys.data && <div class="panel-body"><Skeleton /></div>}
       {(keys.data?.length ?? 0) > 10 && (

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
+import { buildWeb, listWebFiles, WEB_OUT } from './build-web.mjs';
 
 const ROOT = path.dirname(fileURLToPath(import.meta.url));
 const BUILD = path.join(ROOT, '.build');
@@ -194,7 +195,7 @@ function nodeGyp() {
 }
 
 /** The SEA preparation blob, made by the embedded Node itself (blobs are tied to its version). */
-function seaBlob(main, natives) {
+function seaBlob(main, natives, web) {
   const manifest = path.join(SEA_DIR, ASSETS.manifest);
   const hashes = Object.entries(natives).map(([name, file]) => [name, sha256(fs.readFileSync(file))]);
   fs.writeFileSync(manifest, `${JSON.stringify(Object.fromEntries(hashes), null, 2)}\n`);
@@ -207,7 +208,7 @@ function seaBlob(main, natives) {
     // The young generation Node 20 (npm start) uses; Node 24 sizes it from the machine's memory,
     // which on a large host added over 100 MB of resident size under ingest load.
     execArgv: ['--max-semi-space-size=16'],
-    assets: { ...natives, [ASSETS.manifest]: manifest },
+    assets: { ...natives, [ASSETS.manifest]: manifest, ...web },
   };
   const configFile = path.join(SEA_DIR, 'sea-config.json');
   fs.writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
@@ -246,8 +247,12 @@ async function main() {
     [ASSETS.betterSqlite3]: betterSqlite3Addon(),
     [ASSETS.argon2]: require.resolve('@node-rs/argon2-linux-x64-gnu'),
   };
+  step('web interface (build-web.mjs)');
+  await buildWeb();
+  // src/sea/web-assets.ts reads them as `web/<path>`, only when the interface is first asked for.
+  const web = Object.fromEntries(listWebFiles().map((name) => [`web/${name}`, path.join(WEB_OUT, name)]));
   step(`SEA blob (Node ${NODE_VERSION})`);
-  const blob = seaBlob(main, natives);
+  const blob = seaBlob(main, natives, web);
   step('copy Node and inject the blob');
   await injectBlob(blob);
   printSizes();

@@ -4,12 +4,15 @@ import type { Deps } from './deps';
 import { errorHandler } from './http/middleware/errors';
 import { requestLog } from './http/middleware/request-log';
 import { createRoutes, unmatchedRoute } from './http/router';
+import { webInterface } from './http/web/serve';
 
 export function createApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   app.use(requestLog(deps.log));
   app.use(errorHandler(deps.log));
   app.use(createRoutes(deps));
+  // The web interface takes the GETs no API route answered (its pages and assets); /api/* stays JSON.
+  app.use(webInterface());
   app.use(unmatchedRoute);
   // Errors are rendered by errorHandler; Koa's own handler would only print them again.
   app.silent = true;

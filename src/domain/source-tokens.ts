@@ -48,3 +48,18 @@ export function createSourceToken(deps: Deps, auth: UserAuth, input: SourceToken
   deps.sources.insertToken(row);
   return { row, value: minted.value, source };
 }
+
+/** The organization's source tokens (never their values), optionally of one source. */
+export function listSourceTokens(deps: Deps, auth: UserAuth, sourceId: string | null): SourceTokenRow[] {
+  if (!auth.organizationId) return [];
+  const rows = deps.sources.tokensByOrganization(auth.organizationId);
+  return sourceId ? rows.filter((row) => row.source_id === sourceId) : rows;
+}
+
+/** Deletes a source token of the organization; another organization's or an unknown id is 404. */
+export function revokeSourceToken(deps: Deps, auth: UserAuth, tokenId: string): SourceTokenRow {
+  const row = deps.sources.tokenById(tokenId);
+  if (!row || row.organization_id !== auth.organizationId) throw notFound();
+  deps.sources.deleteToken(row);
+  return row;
+}

@@ -11,6 +11,8 @@ import { bootstrapRoutes } from './routes/bootstrap';
 import { metricsRoutes } from './routes/metrics';
 import { dashboardRoutes } from './routes/dashboards';
 import { dashboardGroupRoutes } from './routes/dashboard-groups';
+import { sessionRoutes } from './routes/session';
+import { shareRoutes } from './routes/shares';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
@@ -57,6 +59,8 @@ export function createRoutes(deps: Deps): Middleware {
   const metrics = metricsRoutes(deps);
   const dash = dashboardRoutes(deps);
   const groups = dashboardGroupRoutes(deps);
+  const session = sessionRoutes(deps);
+  const shares = shareRoutes(deps);
 
   const r = new Router({ prefix: '/api/v1' });
   r.get('/health', health.show);
@@ -70,6 +74,20 @@ export function createRoutes(deps: Deps): Middleware {
   r.post('/bootstrap/databases/:id/setup', user, json, boot.setupDatabase);
   r.post('/bootstrap/projects', user, json, boot.createProject);
   r.post('/bootstrap/source-tokens', user, json, boot.createSourceToken);
+
+  // The web interface's extensions (docs/interface.md).
+  r.get('/bootstrap/setup-state', session.setupState);
+  r.get('/bootstrap/source-tokens', user, session.listSourceTokens);
+  r.delete('/bootstrap/source-tokens/:id', user, session.revokeSourceToken);
+  r.get('/session', user, session.show);
+  r.post('/session', json, session.create);
+  r.delete('/session', user, session.remove);
+  r.get('/sources/:id/metrics', user, session.sourceSeries);
+  r.get('/dashboards/:id/shares', user, shares.list);
+  r.post('/dashboards/:id/shares', user, shares.create);
+  r.delete('/dashboards/:id/shares/:shareId', user, shares.remove);
+  r.get('/shared/:token', shares.show);
+  r.get('/shared/:token/metrics', shares.series);
 
   r.get('/metrics', reader, metrics.series);
   const ingest = [writer, json, metrics.ingest] as const;

@@ -33,6 +33,8 @@ export interface UserAuth {
   userId: string;
   organizationId: string | null;
   role: string | null;
+  /** the token came from the interface's session cookie, not an Authorization header */
+  viaCookie?: boolean;
 }
 
 export interface SourceAuth {

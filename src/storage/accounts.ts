@@ -52,6 +52,8 @@ export function createAccountsRepo(db: Db) {
       'INSERT INTO user_tokens (id, user_id, name, token_hash, last5, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     ),
     userTokenByHash: db.prepare<[string], UserTokenRow>('SELECT * FROM user_tokens WHERE token_hash = ?'),
+    deleteUserToken: db.prepare<[string]>('DELETE FROM user_tokens WHERE id = ?'),
+    anyUser: db.prepare<[], { one: number }>('SELECT 1 AS one FROM users LIMIT 1'),
   };
   return {
     insertUser: (u: UserRow) => q.insertUser.run(u.id, u.email, u.email.toLowerCase(), u.name, u.password_hash, u.created_at),
@@ -65,6 +67,9 @@ export function createAccountsRepo(db: Db) {
     membershipByUser: (userId: string) => q.membershipByUser.get(userId),
     insertUserToken: (t: UserTokenRow) => q.insertUserToken.run(t.id, t.user_id, t.name, t.token_hash, t.last5, t.created_at),
     userTokenByHash: (hash: string) => q.userTokenByHash.get(hash),
+    /** sign-out: the token stops working at once (user tokens are not cached) */
+    deleteUserToken: (id: string) => q.deleteUserToken.run(id).changes > 0,
+    hasAnyUser: () => q.anyUser.get() !== undefined,
   };
 }
 

@@ -3,8 +3,9 @@
 import type { Db } from './db';
 import { CORE_SCHEMA } from './schema/001_core';
 import { METRICS_SCHEMA } from './schema/002_metrics';
+import { DASHBOARD_SHARES_SCHEMA } from './schema/003_dashboard_shares';
 
-const MIGRATIONS: readonly string[] = [CORE_SCHEMA, METRICS_SCHEMA];
+const MIGRATIONS: readonly string[] = [CORE_SCHEMA, METRICS_SCHEMA, DASHBOARD_SHARES_SCHEMA];
 
 export function migrate(db: Db): number {
   const current = db.pragma('user_version', { simple: true }) as number;

@@ -2,9 +2,9 @@
 //
 // Every metrics request authenticates with a source token and needs its source, so both are
 // cached in memory (bounded, keyed by token hash and source id; no token value is ever held).
-// Token rows are never updated or deleted, and of a source only setup_status changes, through
-// setSetupStatus here, which drops the cached copy. A revocation or source edit added later must
-// drop its entries the same way.
+// Token rows are never updated; a revoked one is deleted by deleteToken, which drops its cached
+// copy. Of a source only setup_status changes, through setSetupStatus here, which drops the cached
+// copy too. A source edit added later must drop its entries the same way.
 import { BoundedCache } from '../lib/bounded-cache';
 import type { Db } from './db';
 import type { Driver, Source, SourceType } from '../model/source';
@@ -91,6 +91,11 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
     tokenByHash: db.prepare<[string], SourceTokenRow>('SELECT * FROM source_tokens WHERE token_hash = ?'),
     sqliteSources: db.prepare<[], SourceRow>(`SELECT * FROM sources WHERE type = 'database' AND driver = 'sqlite'`),
     setConfig: db.prepare<[string, string]>('UPDATE sources SET config = ? WHERE id = ?'),
+    tokenById: db.prepare<[string], SourceTokenRow>('SELECT * FROM source_tokens WHERE id = ?'),
+    tokensByOrganization: db.prepare<[string], SourceTokenRow>(
+      'SELECT * FROM source_tokens WHERE organization_id = ? ORDER BY created_at, id LIMIT 1000',
+    ),
+    deleteToken: db.prepare<[string]>('DELETE FROM source_tokens WHERE id = ?'),
     sqliteFileOrganizations: db.prepare<[string], { organization_id: string }>(
       `SELECT DISTINCT organization_id FROM sources WHERE driver = 'sqlite' AND json_extract(config, '$.file_path') = ?`,
     ),
@@ -151,6 +156,14 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
     setConfig(id: string, config: Record<string, unknown>): void {
       q.setConfig.run(JSON.stringify(config), id);
       sources.delete(id);
+    },
+    tokenById: (id: string): SourceTokenRow | undefined => q.tokenById.get(id),
+    /** The organization's source tokens, oldest first (at most 1,000). */
+    tokensByOrganization: (organizationId: string): SourceTokenRow[] => q.tokensByOrganization.all(organizationId),
+    /** Revocation: the row goes, and so does its cached copy, so the token fails on its next request. */
+    deleteToken(row: SourceTokenRow): void {
+      q.deleteToken.run(row.id);
+      tokens.delete(row.token_hash);
     },
     /** Organizations that have a sqlite source on this file (config.file_path, an absolute path). */
     sqliteFileOrganizations: (filePath: string): string[] =>

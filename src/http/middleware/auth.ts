@@ -1,5 +1,8 @@
 // Bearer-token authentication (SPEC section 3). Sets ctx.state.auth (and ctx.state.source for
 // source tokens). Token strings are hashed before lookup; junk never reaches the database.
+// The web interface's session cookie (docs/interface.md) holds a user token and counts only when
+// no Authorization header is sent; a cookie-authenticated write must carry X-Service-CSRF, which a
+// page of another site cannot send without a CORS preflight this server never grants.
 import type { Context, Next } from 'koa';
 import { badRequest, forbidden, unauthorized } from '../../errors';
 import { normalizeId } from '../../lib/ids';
@@ -13,6 +16,19 @@ export interface AuthRepos {
   sources: SourcesRepo;
 }
 
+export const SESSION_COOKIE = 'svc_session';
+export const CSRF_HEADER = 'x-service-csrf';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The session cookie's user token, when the request has no Authorization header. */
+function cookieToken(ctx: Context): string | null {
+  if (ctx.get('authorization') !== '') return null;
+  const value = ctx.cookies.get(SESSION_COOKIE);
+  if (!value) return null;
+  if (!SAFE_METHODS.has(ctx.method) && ctx.get(CSRF_HEADER) === '') throw forbidden('Missing X-Service-CSRF header');
+  return value;
+}
+
 function bearer(ctx: Context): string | null {
   const header = ctx.get('authorization');
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
@@ -21,9 +37,10 @@ function bearer(ctx: Context): string | null {
 
 /** Resolves the request's token to an Auth, or throws 401. */
 export function authenticate(ctx: Context, repos: AuthRepos): Auth {
-  const value = bearer(ctx);
+  const fromCookie = cookieToken(ctx);
+  const value = fromCookie ?? bearer(ctx);
   const kind = value ? tokenKind(value) : null;
-  if (!value || !kind) throw unauthorized();
+  if (!value || !kind || (fromCookie && kind !== 'user')) throw unauthorized();
   const hash = hashToken(value);
   if (kind === 'user') {
     const token = repos.accounts.userTokenByHash(hash);
@@ -35,6 +52,7 @@ export function authenticate(ctx: Context, repos: AuthRepos): Auth {
       userId: token.user_id,
       organizationId: membership?.organization_id ?? null,
       role: membership?.role ?? null,
+      viaCookie: fromCookie !== null,
     };
     return auth;
   }

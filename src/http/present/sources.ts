@@ -3,6 +3,8 @@
 import type { MintedSourceToken } from '../../domain/source-tokens';
 import type { SourceList } from '../../domain/sources';
 import type { Source } from '../../domain/types';
+import type { SourceTokenRow } from '../../storage/sources';
+import { formatTimestamp } from '../../lib/time';
 
 function presentProject(s: Source) {
   return {
@@ -52,4 +54,15 @@ export const presentSourceToken = (t: MintedSourceToken) => ({
     source_id: t.source.id,
   },
   source: presentSource(t.source),
+});
+
+/** A listed source token: never its value, only the last 5 characters to recognise it by. */
+export const presentSourceTokenRow = (row: SourceTokenRow) => ({
+  id: row.id,
+  name: row.name,
+  last5: row.last5,
+  read: row.can_read === 1,
+  write: row.can_write === 1,
+  source_id: row.source_id,
+  inserted_at: formatTimestamp(row.created_at),
 });

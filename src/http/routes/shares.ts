@@ -1,0 +1,74 @@
+// Dashboard share links (docs/interface.md): the organization's users create, list and revoke
+// them; anyone holding a link reads that dashboard and its key's series, nothing else.
+import type { Context } from 'koa';
+import type { Deps } from '../../deps';
+import { createShare, listShares, resolveShare, revokeShare, sharedKey } from '../../domain/shares';
+import type { Source, UserAuth } from '../../domain/types';
+import type { Dashboard } from '../../domain/dashboards/types';
+import { formatTimestamp } from '../../lib/time';
+import { createSharesRepo, type ShareRow } from '../../storage/shares';
+import { presentSeriesJson } from '../present/metrics';
+
+const userAuth = (ctx: Context): UserAuth => ctx.state.auth as UserAuth;
+
+const presentShare = (row: ShareRow) => ({
+  id: row.id,
+  dashboard_id: row.dashboard_id,
+  last5: row.last5,
+  inserted_at: formatTimestamp(row.created_at),
+});
+
+/** What a link shows: the dashboard's layout and the source's time settings, no ids of the organization. */
+const presentShared = (dashboard: Dashboard, source: Source) => ({
+  dashboard: {
+    id: dashboard.id,
+    name: dashboard.name,
+    key: dashboard.key,
+    locked: true,
+    default_timeframe: dashboard.defaultTimeframe,
+    default_granularity: dashboard.defaultGranularity,
+    payload: dashboard.payload,
+    segments: dashboard.segments,
+  },
+  source: {
+    type: source.type,
+    time_zone: source.timeZone,
+    granularities: source.granularities,
+    default_timeframe: source.defaultTimeframe,
+    default_granularity: source.defaultGranularity,
+  },
+});
+
+export function shareRoutes(deps: Deps) {
+  const ctxDeps = { ...deps, shares: createSharesRepo(deps.db) };
+  return {
+    async create(ctx: Context): Promise<void> {
+      const { row, value } = createShare(ctxDeps, userAuth(ctx), String(ctx.params.id));
+      ctx.status = 201;
+      ctx.body = { data: { ...presentShare(row), token: value, path: `/s/${value}` } };
+    },
+
+    async list(ctx: Context): Promise<void> {
+      ctx.body = { data: listShares(ctxDeps, userAuth(ctx), String(ctx.params.id)).map(presentShare) };
+    },
+
+    async remove(ctx: Context): Promise<void> {
+      revokeShare(ctxDeps, userAuth(ctx), String(ctx.params.id), String(ctx.params.shareId));
+      ctx.body = { data: { revoked: true } };
+    },
+
+    async show(ctx: Context): Promise<void> {
+      const { dashboard, source } = resolveShare(ctxDeps, String(ctx.params.token));
+      ctx.body = { data: presentShared(dashboard, source) };
+    },
+
+    /** GET /metrics' range parameters; the key is the dashboard's, with `s.<segment>` values. */
+    async series(ctx: Context): Promise<void> {
+      const { dashboard, source } = resolveShare(ctxDeps, String(ctx.params.token));
+      const key = sharedKey(dashboard, ctx.query);
+      const { from, to, granularity } = ctx.query;
+      ctx.type = 'application/json';
+      ctx.body = presentSeriesJson(await deps.metrics.series(source, { key, from, to, granularity }));
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// The built web interface (build-web.mjs): index.html, hashed assets and their .gz/.br copies,
+// listed in manifest.json. Read from the executable's embedded assets, or from .build/web on disk
+// (npm start builds it in prestart), once, on the first request for the interface.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { embeddedWebFiles } from '../../sea/web-assets';
+
+export interface WebFile {
+  body: Buffer;
+  gzip: Buffer | null;
+  brotli: Buffer | null;
+  type: string;
+}
+
+export interface WebAssets {
+  index: WebFile | null;
+  /** a hashed asset by its URL path (`/assets/app.<hash>.js`) */
+  asset(urlPath: string): WebFile | undefined;
+}
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+};
+
+type Reader = (name: string) => Buffer | null;
+
+function diskReader(dir: string): Reader {
+  return (name) => {
+    try {
+      return readFileSync(path.join(dir, name));
+    } catch {
+      return null;
+    }
+  };
+}
+
+function loadFile(read: Reader, name: string): WebFile | null {
+  const body = read(name);
+  if (!body) return null;
+  const type = TYPES[path.extname(name)] ?? 'application/octet-stream';
+  return { body, gzip: read(`${name}.gz`), brotli: read(`${name}.br`), type };
+}
+
+export function loadWebAssets(dir: string): WebAssets {
+  const read = embeddedWebFiles() ?? diskReader(dir);
+  const manifestText = read('manifest.json');
+  const names = manifestText ? Object.keys((JSON.parse(manifestText.toString('utf8')) as { files: object }).files) : [];
+  const assets = new Map<string, WebFile>();
+  for (const name of names) {
+    if (!name.startsWith('assets/')) continue;
+    const file = loadFile(read, name);
+    if (file) assets.set(`/${name}`, file);
+  }
+  return { index: names.includes('index.html') ? loadFile(read, 'index.html') : null, asset: (p) => assets.get(p) };
+}
+
+/** Where `npm start` finds the built interface: .build/web under the working directory. */
+export const defaultWebDir = (): string => path.resolve('.build', 'web');

@@ -1,0 +1,94 @@
+// Serving the web interface (docs/interface.md): index.html for every page path, hashed assets
+// with long caching and precompressed bodies, the security headers, and /api/* left alone.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { request, startTestServer, type TestServer } from '../helpers/server';
+import { ensureWebBuilt } from '../helpers/web';
+
+/** A raw GET (fetch would decode the body and hide Content-Encoding). */
+function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      })
+      .on('error', reject);
+  });
+}
+
+function assertSecurityHeaders(headers: http.IncomingHttpHeaders): void {
+  const csp = String(headers['content-security-policy']);
+  assert.match(csp, /default-src 'self'/);
+  assert.match(csp, /script-src 'self'(;|$)/);
+  assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
+  assert.match(csp, /frame-ancestors 'none'/);
+  assert.equal(headers['x-content-type-options'], 'nosniff');
+  assert.equal(headers['referrer-policy'], 'no-referrer');
+  assert.equal(headers['x-frame-options'], 'DENY');
+}
+
+describe('the web interface’s files', () => {
+  let server: TestServer;
+  let script = '';
+  before(async () => {
+    await ensureWebBuilt();
+    server = await startTestServer();
+  });
+  after(() => server.stop());
+
+  test('/ and every page path answer index.html, no-cache, with the security headers', async () => {
+    for (const page of ['/', '/signin', '/d/0b8a7c52-8f0e-4f4e-9d0f-5d7c3bcb6f00?from=x', '/explore', '/no/such/page']) {
+      const res = await rawGet(server.url + page);
+      assert.equal(res.status, 200, page);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      assert.equal(res.headers['cache-control'], 'no-cache');
+      assertSecurityHeaders(res.headers);
+      const html = res.body.toString('utf8');
+      const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
+      assert.equal(scripts.length, 1);
+      assert.match(scripts[0]![1]!, /type="module" src="\/assets\/app\.[0-9a-f]{12}\.js"/);
+      assert.equal(scripts[0]![2], '', 'no inline script');
+      assert.doesNotMatch(html, /https?:\/\//, 'nothing remote');
+      script = /src="(\/assets\/[^"]+)"/.exec(html)![1]!;
+    }
+  });
+
+  test('hashed assets: immutable, brotli or gzip by Accept-Encoding, identity otherwise', async () => {
+    const plain = await rawGet(server.url + script, { 'accept-encoding': 'identity' });
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers['cache-control'], 'public, max-age=31536000, immutable');
+    assert.match(String(plain.headers['content-type']), /^text\/javascript/);
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assertSecurityHeaders(plain.headers);
+    const br = await rawGet(server.url + script, { 'accept-encoding': 'gzip, deflate, br' });
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.deepEqual(brotliDecompressSync(br.body), plain.body);
+    const gz = await rawGet(server.url + script, { 'accept-encoding': 'gzip' });
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    assert.deepEqual(gunzipSync(gz.body), plain.body);
+    assert.match(String(gz.headers.vary), /accept-encoding/i);
+  });
+
+  test('API paths and unknown assets stay JSON 404s; other methods on pages are not the interface', async () => {
+    const api = await request(server, 'GET', '/api/v1/no-such-route');
+    assert.equal(api.status, 404);
+    assert.deepEqual(api.body, { errors: { detail: 'Not found' } });
+    assert.equal((await request(server, 'GET', '/api')).status, 404);
+    assert.notEqual((await request(server, 'GET', '/metrics')).headers.get('content-type')?.startsWith('text/html'), true, '/metrics is never the interface');
+    const asset = await request(server, 'GET', '/assets/app.000000000000.js');
+    assert.equal(asset.status, 404);
+    assert.deepEqual(asset.body, { errors: { detail: 'Not found' } });
+    const post = await request(server, 'POST', '/explore', {});
+    assert.equal(post.status, 404);
+    const head = await request(server, 'HEAD', '/explore');
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+    assert.match(head.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+    const health = await request(server, 'GET', '/api/v1/health');
+    assert.equal(health.status, 200);
+  });
+});

@@ -1,0 +1,10 @@
+// The web interface's entry: theme first (no flash of the wrong one), then the app.
+import { render } from 'preact';
+import './styles/theme.css';
+import './styles/app.css';
+import { applyTheme, watchSystemTheme } from './lib/theme';
+import { App } from './app';
+
+applyTheme();
+watchSystemTheme();
+render(<App />, document.getElementById('app')!);

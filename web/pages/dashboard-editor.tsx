@@ -1,0 +1,104 @@
+// Editing a dashboard: a draft of its grid changed by the cells' controls and the widget form,
+// saved with one PUT; or the JSON editor of the whole payload and segments.
+import { useState } from 'preact/hooks';
+import { api, ApiError } from '../lib/api';
+import type { Dashboard, Source } from '../lib/types';
+import { DashboardSettings } from './dashboard-settings';
+import { collectPaths } from '../widgets';
+import type { WidgetConfig, WidgetContext } from '../widgets/types';
+import { DashboardGrid } from './dashboard-grid';
+import { JsonEditor } from './json-editor';
+import { newWidget, WIDGET_TYPES, WidgetForm } from './widget-form';
+
+type Drawer = { kind: 'widget'; index: number | null; widget: WidgetConfig } | { kind: 'json' } | { kind: 'settings' } | null;
+
+export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { dashboard: Dashboard; source: Source; ctx: WidgetContext; onClose: () => void; onSaved: (d: Dashboard, keepEditing?: boolean) => void }) {
+  const [grid, setGrid] = useState<WidgetConfig[]>(dashboard.payload.grid ?? []);
+  const [drawer, setDrawer] = useState<Drawer>(null);
+  const [addType, setAddType] = useState('timeseries');
+  const [error, setError] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({});
+  const paths = collectPaths(ctx.series);
+
+  const change = (index: number, widget: WidgetConfig | null) =>
+    setGrid((g) => (widget ? g.map((w, i) => (i === index ? widget : w)) : g.filter((_, i) => i !== index)));
+  const apply = (widget: WidgetConfig) => {
+    if (drawer?.kind === 'widget' && drawer.index !== null) change(drawer.index, widget);
+    else setGrid((g) => [...g, widget]);
+    setDrawer(null);
+  };
+  const save = async () => {
+    setSaving(true);
+    setError(null);
+    setFieldErrors({});
+    try {
+      onSaved(await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, { payload: { ...dashboard.payload, grid } }));
+    } catch (err) {
+      const fields = err instanceof ApiError ? err.fields : {};
+      if (Object.keys(fields).length) setFieldErrors(fields);
+      else setError((err as Error).message);
+      setSaving(false);
+    }
+  };
+
+  return (
+    <main data-dashboard-id={dashboard.id}>
+      <div class="page-head editor-head">
+        <h1>Editing {dashboard.name}</h1>
+        <label>
+          <span class="visually-hidden">Widget type</span>
+          <select name="widget-type" value={addType} onChange={(e) => setAddType((e.target as HTMLSelectElement).value)}>
+            {WIDGET_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
+          </select>
+        </label>
+        <button type="button" onClick={() => setDrawer({ kind: 'widget', index: null, widget: newWidget(addType, grid) })}>Add widget</button>
+        <button type="button" onClick={() => setDrawer({ kind: 'json' })}>Edit JSON</button>
+        <button type="button" onClick={() => setDrawer({ kind: 'settings' })}>Settings</button>
+        <button type="button" class="primary" disabled={saving} onClick={() => void save()}>Save</button>
+        <button type="button" onClick={onClose}>Cancel</button>
+      </div>
+      {error && <div class="notice error" role="alert">{error}</div>}
+      <WidgetErrors fields={fieldErrors} grid={grid} onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })} />
+      <DashboardGrid widgets={grid} ctx={ctx} loading={false} error={null} editing onChange={change}
+        onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })} />
+      {drawer && (
+        <aside class="drawer" aria-label="Editor">
+          {drawer.kind === 'widget' ? (
+            <WidgetForm key={drawer.widget.id} initial={drawer.widget} paths={paths} onSave={apply} onCancel={() => setDrawer(null)} />
+          ) : drawer.kind === 'settings' ? (
+            <DashboardSettings dashboard={dashboard} source={source} onSaved={(d) => { onSaved(d, true); setDrawer(null); }} onCancel={() => setDrawer(null)} />
+          ) : (
+            <JsonEditor dashboard={{ ...dashboard, payload: { ...dashboard.payload, grid } }} onSaved={onSaved} onCancel={() => setDrawer(null)} />
+          )}
+        </aside>
+      )}
+    </main>
+  );
+}
+
+/** The server's 422 for the grid, by widget: each names its field and opens that widget's form. */
+function WidgetErrors({ fields, grid, onEdit }: { fields: Record<string, string[]>; grid: WidgetConfig[]; onEdit: (index: number) => void }) {
+  // Errors of a widget removed since are no longer shown.
+  const entries = Object.entries(fields).filter(([field]) => {
+    const id = /^payload\.grid\[([^\]]+)\]/.exec(field)?.[1];
+    return id === undefined || /^\d+$/.test(id) || grid.some((w) => w.id === id);
+  });
+  if (entries.length === 0) return null;
+  return (
+    <ul class="json-errors" role="alert" aria-label="Errors" style={{ marginBottom: 'var(--space-3)' }}>
+      {entries.map(([field, messages]) => {
+        const id = /^payload\.grid\[([^\]]+)\]/.exec(field)?.[1];
+        const index = grid.findIndex((w) => w.id === id);
+        const name = index >= 0 ? grid[index]!.title || grid[index]!.id : null;
+        return (
+          <li key={field}>
+            <button type="button" data-field={field} disabled={index < 0} onClick={() => onEdit(index)}>
+              {name ? `${name}: ` : ''}<code>{field}</code> {messages.join(', ')}
+            </button>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}

@@ -1,0 +1,143 @@
+// The dashboard's time controls: presets, custom range, back/forward by the window's span,
+// granularity (the source's allowed list), auto-refresh, and one input per segment.
+import { useState } from 'preact/hooks';
+import type { Segment } from '../lib/types';
+import { isoSeconds, PRESETS, REFRESH, type ViewState } from '../lib/view';
+import { formatInZone, fromZoneInput, toZoneInput } from '../lib/zone';
+
+export interface ToolbarProps {
+  view: ViewState;
+  range: { from: number; to: number };
+  granularity: string;
+  granularities: string[];
+  timeZone: string;
+  setView: (view: ViewState) => void;
+  shift: (direction: -1 | 1) => void;
+  /** read the series again now (the dashboard's "refresh now") */
+  refreshNow?: () => void;
+}
+
+export { formatInZone };
+
+/** From and to as wall-clock times of the source's zone (not the browser's). */
+function CustomRange({ range, timeZone, apply }: { range: { from: number; to: number }; timeZone: string; apply: (from: number, to: number) => void }) {
+  const [open, setOpen] = useState(false);
+  if (!open) return <button type="button" onClick={() => setOpen(true)}>Custom…</button>;
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.target as HTMLFormElement);
+    const from = fromZoneInput(String(form.get('from')), timeZone);
+    const to = fromZoneInput(String(form.get('to')), timeZone);
+    if (from !== null && to !== null && from < to) {
+      apply(from, to);
+      setOpen(false);
+    }
+  };
+  return (
+    <form class="group" onSubmit={submit} aria-label="Custom range">
+      <label>
+        From <input type="datetime-local" name="from" value={toZoneInput(range.from, timeZone)} required />
+      </label>
+      <label>
+        To <input type="datetime-local" name="to" value={toZoneInput(range.to, timeZone)} required />
+      </label>
+      <span class="muted">{timeZone}</span>
+      <button type="submit" class="primary">Apply</button>
+      <button type="button" onClick={() => setOpen(false)}>Cancel</button>
+    </form>
+  );
+}
+
+export function TimeControls({ view, range, granularity, granularities, timeZone, setView, shift, refreshNow }: ToolbarProps) {
+  return (
+    <>
+      <div class="presets" role="group" aria-label="Time range">
+        {PRESETS.map((p) => (
+          <button key={p} type="button" aria-pressed={view.preset === p} onClick={() => setView({ ...view, preset: p, from: null, to: null })}>
+            {p}
+          </button>
+        ))}
+      </div>
+      <CustomRange range={range} timeZone={timeZone} apply={(from, to) => setView({ ...view, preset: null, from, to })} />
+      <span class="group">
+        <button type="button" class="icon" aria-label="Back by one window" onClick={() => shift(-1)}>
+          ◀
+        </button>
+        <span class="range-label" data-testid="range-label" title={`${isoSeconds(range.from)} – ${isoSeconds(range.to)}`}>
+          {formatInZone(range.from, timeZone)} – {formatInZone(range.to, timeZone)}
+        </span>
+        <span class="range-label">{timeZone}</span>
+        <button type="button" class="icon" aria-label="Forward by one window" onClick={() => shift(1)}>
+          ▶
+        </button>
+      </span>
+      <label>
+        <span class="muted">Granularity</span>
+        <select name="granularity" value={granularity} onChange={(e) => setView({ ...view, granularity: (e.target as HTMLSelectElement).value })}>
+          {granularities.map((g) => (
+            <option key={g} value={g}>
+              {g}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        <span class="muted">Refresh</span>
+        <select name="refresh" value={view.refresh} onChange={(e) => setView({ ...view, refresh: (e.target as HTMLSelectElement).value })}>
+          {REFRESH.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+      </label>
+      {refreshNow && (
+        <button type="button" class="icon" aria-label="Refresh now" title="Refresh now" onClick={refreshNow}>
+          ↻
+        </button>
+      )}
+    </>
+  );
+}
+
+/** The value a segment shows: the URL's, else its default, else the first item marked default. */
+export function segmentValue(segment: Segment, values: Record<string, string>): string {
+  const fromUrl = values[segment.name];
+  if (fromUrl !== undefined) return fromUrl;
+  if (segment.default_value) return segment.default_value;
+  const items = (segment.groups ?? []).flatMap((g) => g.items);
+  return items.find((i) => i.default)?.value ?? items[0]?.value ?? '';
+}
+
+export function SegmentInputs({ segments, view, setView }: { segments: Segment[]; view: ViewState; setView: (v: ViewState) => void }) {
+  const set = (name: string, value: string) => setView({ ...view, segments: { ...view.segments, [name]: value } });
+  return (
+    <>
+      {segments.map((s) => (
+        <label key={s.name}>
+          <span class="muted">{s.label ?? s.name}</span>
+          {s.type === 'select' ? (
+            <select name={`segment-${s.name}`} value={segmentValue(s, view.segments)} onChange={(e) => set(s.name, (e.target as HTMLSelectElement).value)}>
+              {(s.groups ?? []).map((g) => (
+                <optgroup key={g.label} label={g.label}>
+                  {g.items.map((i) => (
+                    <option key={i.value} value={i.value}>
+                      {i.label}
+                    </option>
+                  ))}
+                </optgroup>
+              ))}
+            </select>
+          ) : (
+            <input
+              name={`segment-${s.name}`}
+              placeholder={s.placeholder ?? ''}
+              value={segmentValue(s, view.segments)}
+              onChange={(e) => set(s.name, (e.target as HTMLInputElement).value)}
+            />
+          )}
+        </label>
+      ))}
+    </>
+  );
+}

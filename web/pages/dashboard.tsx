@@ -1,0 +1,143 @@
+// One dashboard at /d/:id: the view state (range, granularity, refresh, segments) in the URL, the
+// key's series read once per refresh for every widget, kiosk mode (?kiosk) and, for unlocked
+// dashboards, editing (widget forms and the JSON editor).
+import { useMemo, useState } from 'preact/hooks';
+import { get } from '../lib/api';
+import { useInterval, useLoad, useTitle } from '../lib/hooks';
+import { Link, navigate, useLocation, withQuery } from '../lib/router';
+import { substituteKey } from '../lib/segments';
+import { loadSources } from '../lib/sources';
+import { useTheme } from '../lib/theme';
+import type { Dashboard, Source } from '../lib/types';
+import { fitGranularity, parseView, REFRESH_MS, resolveRange, shiftView, spanMs, viewParams, type ViewState } from '../lib/view';
+import type { WidgetContext } from '../widgets/types';
+import { ErrorNotice, Skeleton } from '../components';
+import { DashboardGrid } from './dashboard-grid';
+import { SegmentInputs, segmentValue, TimeControls } from './dashboard-toolbar';
+import { DashboardEditor } from './dashboard-editor';
+import { useSeries, type SeriesReader } from './use-series';
+import { SharePanel } from './dashboard-share';
+import { fetchSeries, fetchShared } from '../lib/series';
+
+export function DashboardPage({ id }: { id: string }) {
+  const loaded = useLoad(async (signal) => {
+    const [dashboard, sources] = await Promise.all([get<Dashboard>(`/dashboards/${id}`, { signal }), loadSources(signal)]);
+    return { dashboard, source: sources.find((s) => s.id === dashboard.source_id) ?? null };
+  }, [id]);
+  useTitle(loaded.data?.dashboard.name ?? 'Dashboard');
+  if (loaded.error) {
+    return (
+      <main>
+        <ErrorNotice message={loaded.error} />
+        <p>
+          <Link href="/">Back to the dashboards</Link>
+        </p>
+      </main>
+    );
+  }
+  if (!loaded.data) {
+    return (
+      <main>
+        <Skeleton lines={2} />
+      </main>
+    );
+  }
+  const { dashboard, source } = loaded.data;
+  if (!source) return <main><ErrorNotice message="This dashboard's source no longer exists." /></main>;
+  return <DashboardView dashboard={dashboard} source={source} onSaved={(d) => loaded.setData({ dashboard: d, source })} />;
+}
+
+
+export interface DashboardViewProps {
+  dashboard: Dashboard;
+  source: Source;
+  onSaved?: (d: Dashboard) => void;
+  /** a share link's token: read through the link, read-only, no sign-in */
+  shareToken?: string;
+}
+
+export function DashboardView({ dashboard, source, onSaved, shareToken }: DashboardViewProps) {
+  const loc = useLocation();
+  const kiosk = loc.query.has('kiosk');
+  const view = parseView(loc.query);
+  const [tick, setTick] = useState(0);
+  const [editing, setEditing] = useState(false);
+  const [sharing, setSharing] = useState(false);
+  const [, theme] = useTheme();
+  const search = loc.query.toString();
+  // A preset range ends at the moment of the navigation or the refresh, not at every render.
+  const now = useMemo(() => Date.now(), [search, tick]);
+  useInterval(() => setTick((n) => n + 1), REFRESH_MS[view.refresh] ?? null);
+
+  const fallback = spanMs(dashboard.default_timeframe) ? dashboard.default_timeframe : '24h';
+  const shown: ViewState = view.preset || view.from !== null ? view : { ...view, preset: fallback };
+  const range = resolveRange(shown, now, fallback);
+  const granularity = fitGranularity(source.granularities, view.granularity ?? dashboard.default_granularity, range.to - range.from);
+  const segmentNames = dashboard.segments.map((s) => s.name);
+  const values = Object.fromEntries(dashboard.segments.map((s) => [s.name, segmentValue(s, view.segments)]));
+  const key = substituteKey(dashboard.key, segmentNames, values);
+  const read: SeriesReader = shareToken
+    ? (r, signal) => fetchShared(shareToken, values, r, signal)
+    : (r, signal) => fetchSeries(source.id, key, r, signal);
+  const data = useSeries(read, `${source.id}|${key}`, range.from, range.to, granularity, tick);
+  const base = shareToken ? `/s/${shareToken}` : `/d/${dashboard.id}`;
+
+  const setView = (next: ViewState) => navigate(withQuery(base, { ...viewParams(next), kiosk: kiosk ? '' : null }));
+  const ctx: WidgetContext = useMemo(
+    () => ({
+      series: data.series,
+      previous: data.previous,
+      range: { from: range.from, to: range.to, granularity },
+      timeZone: source.time_zone,
+      now,
+      theme,
+      onZoom: (from: number, to: number) => setView({ ...view, preset: null, from: Math.round(from), to: Math.round(to) }),
+      cursorSyncKey: `dashboard-${dashboard.id}`,
+    }),
+    [data, range.from, range.to, granularity, theme, search],
+  );
+
+  if (editing && onSaved) {
+    return <DashboardEditor dashboard={dashboard} source={source} ctx={ctx} onClose={() => setEditing(false)} onSaved={(d, keepEditing) => { onSaved(d); if (!keepEditing) setEditing(false); }} />;
+  }
+  return (
+    <main data-dashboard-id={dashboard.id}>
+      {!kiosk && (
+        <>
+          <div class="page-head">
+            <h1>{dashboard.name}</h1>
+            <code class="muted" data-testid="dashboard-key">{key}</code>
+            {shareToken ? (
+              <span class="badge" title="A read-only share link">shared view</span>
+            ) : dashboard.locked ? (
+              <span class="badge" title="Unlock it through the API to change it">locked</span>
+            ) : (
+              <button type="button" onClick={() => setEditing(true)}>Edit</button>
+            )}
+            {!shareToken && (
+              <button type="button" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>
+            )}
+            <Link class="button" href={withQuery(loc.path, { ...Object.fromEntries(loc.query), kiosk: '' })}>
+              Kiosk
+            </Link>
+          </div>
+          {sharing && <SharePanel dashboardId={dashboard.id} />}
+          <div class="toolbar">
+            <TimeControls
+              view={shown}
+              range={range}
+              granularity={granularity}
+              granularities={source.granularities}
+              timeZone={source.time_zone}
+              setView={setView}
+              shift={(direction) => setView(shiftView(shown, direction, now, fallback))}
+              refreshNow={() => setTick((n) => n + 1)}
+            />
+            <SegmentInputs segments={dashboard.segments} view={view} setView={setView} />
+          </div>
+        </>
+      )}
+      <DashboardGrid widgets={dashboard.payload.grid ?? []} ctx={ctx} loading={data.loading} error={data.error} editing={false} />
+    </main>
+  );
+}

@@ -1,0 +1,159 @@
+// The form of one widget: its type's fields, with path fields offering the paths seen in the
+// dashboard's data (collectPaths), and its place on the grid.
+import { useState } from 'preact/hooks';
+import type { WidgetConfig } from '../widgets/types';
+
+export const WIDGET_TYPES = ['kpi', 'timeseries', 'category', 'table', 'text', 'list', 'distribution', 'heatmap', 'group'] as const;
+
+type FieldSpec =
+  | { kind: 'path' | 'paths' | 'text' | 'number' | 'flag'; name: string; label: string }
+  | { kind: 'choice'; name: string; label: string; options: string[] };
+
+const SPECS: Record<string, FieldSpec[]> = {
+  kpi: [
+    { kind: 'path', name: 'path', label: 'Path' },
+    { kind: 'choice', name: 'function', label: 'Function', options: ['mean', 'sum', 'min', 'max'] },
+    { kind: 'choice', name: 'subtype', label: 'Show', options: ['number', 'split', 'goal'] },
+    { kind: 'number', name: 'goal_target', label: 'Goal target' },
+    { kind: 'flag', name: 'timeseries', label: 'Sparkline' },
+    { kind: 'flag', name: 'diff', label: 'Show change' },
+  ],
+  timeseries: [
+    { kind: 'paths', name: 'paths', label: 'Paths' },
+    { kind: 'choice', name: 'chart_type', label: 'Chart', options: ['line', 'area', 'bar', 'dots'] },
+    { kind: 'flag', name: 'stacked', label: 'Stacked' },
+    { kind: 'flag', name: 'normalized', label: 'Normalized' },
+    { kind: 'flag', name: 'legend', label: 'Legend' },
+  ],
+  category: [
+    { kind: 'path', name: 'path', label: 'Path (may end in .*)' },
+    { kind: 'choice', name: 'chart_type', label: 'Chart', options: ['bar', 'pie', 'donut'] },
+  ],
+  table: [{ kind: 'paths', name: 'paths', label: 'Paths' }],
+  text: [
+    { kind: 'text', name: 'subtitle', label: 'Text' },
+    { kind: 'choice', name: 'alignment', label: 'Alignment', options: ['center', 'left', 'right'] },
+  ],
+  list: [
+    { kind: 'path', name: 'path', label: 'Path (ending in .*)' },
+    { kind: 'number', name: 'limit', label: 'Limit' },
+    { kind: 'choice', name: 'sort', label: 'Sort', options: ['desc', 'asc', 'alpha', 'alpha_desc'] },
+  ],
+  distribution: [{ kind: 'paths', name: 'paths', label: 'Paths' }],
+  heatmap: [{ kind: 'paths', name: 'paths', label: 'Paths' }],
+  group: [],
+};
+
+/** A new widget of a type, placed below everything else. */
+export function newWidget(type: string, grid: WidgetConfig[]): WidgetConfig {
+  const taken = new Set(grid.map((w) => w.id));
+  let n = grid.length + 1;
+  while (taken.has(`${type}-${n}`)) n++;
+  const y = grid.reduce((max, w) => Math.max(max, w.y + w.h), 0);
+  const small = type === 'kpi' || type === 'text';
+  const base: WidgetConfig = { id: `${type}-${n}`, type, title: '', x: 0, y, w: small ? 3 : 6, h: small ? 2 : 3 };
+  if (type === 'kpi') return { ...base, path: '', function: 'sum' };
+  if (SPECS[type]?.some((f) => f.name === 'paths')) return { ...base, paths: [''] };
+  if (type === 'group') return { ...base, children: [] };
+  return base;
+}
+
+function FieldInput({ spec, widget, set, listId }: { spec: FieldSpec; widget: WidgetConfig; set: (name: string, value: unknown) => void; listId: string }) {
+  const value = widget[spec.name];
+  if (spec.kind === 'flag') {
+    return (
+      <label>
+        <input type="checkbox" name={spec.name} checked={value === true} onChange={(e) => set(spec.name, (e.target as HTMLInputElement).checked)} />
+        {spec.label}
+      </label>
+    );
+  }
+  if (spec.kind === 'paths') {
+    const paths = Array.isArray(value) ? (value as string[]) : [''];
+    return (
+      <fieldset class="wide stack" style={{ border: 0, padding: 0, margin: 0, gap: '4px' }}>
+        <legend class="muted">{spec.label}</legend>
+        {paths.map((p, i) => (
+          <div class="row" key={i}>
+            <input name={`paths-${i}`} aria-label={`Path ${i + 1}`} list={listId} value={p} style={{ flex: 1 }}
+              onInput={(e) => set('paths', paths.map((old, j) => (j === i ? (e.target as HTMLInputElement).value : old)))} />
+            <button type="button" class="icon" aria-label={`Remove path ${i + 1}`} disabled={paths.length === 1} onClick={() => set('paths', paths.filter((_, j) => j !== i))}>
+              ✕
+            </button>
+          </div>
+        ))}
+        <div>
+          <button type="button" onClick={() => set('paths', [...paths, ''])}>Add path</button>
+        </div>
+      </fieldset>
+    );
+  }
+  if (spec.kind === 'choice') {
+    return (
+      <label class="field">
+        {spec.label}
+        <select name={spec.name} value={String(value ?? spec.options[0])} onChange={(e) => set(spec.name, (e.target as HTMLSelectElement).value)}>
+          {spec.options.map((o) => <option key={o} value={o}>{o}</option>)}
+        </select>
+      </label>
+    );
+  }
+  const isNumber = spec.kind === 'number';
+  return (
+    <label class={`field${spec.kind === 'text' ? ' wide' : ''}`}>
+      {spec.label}
+      <input
+        name={spec.name}
+        type={isNumber ? 'number' : 'text'}
+        list={spec.kind === 'path' ? listId : undefined}
+        value={value === undefined || value === null ? '' : String(value)}
+        onInput={(e) => {
+          const text = (e.target as HTMLInputElement).value;
+          set(spec.name, isNumber ? (text === '' ? undefined : Number(text)) : text);
+        }}
+      />
+    </label>
+  );
+}
+
+const GEOMETRY = ['x', 'y', 'w', 'h'] as const;
+
+export function WidgetForm({ initial, paths, onSave, onCancel }: { initial: WidgetConfig; paths: string[]; onSave: (w: WidgetConfig) => void; onCancel: () => void }) {
+  const [widget, setWidget] = useState<WidgetConfig>(initial);
+  const set = (name: string, value: unknown) => setWidget((w) => ({ ...w, [name]: value }));
+  const listId = `paths-${initial.id}`;
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const clean: WidgetConfig = { ...widget };
+    if (Array.isArray(clean.paths)) clean.paths = (clean.paths as string[]).map((p) => p.trim()).filter(Boolean);
+    for (const [k, v] of Object.entries(clean)) if (v === undefined) delete clean[k];
+    onSave(clean);
+  };
+  return (
+    <form class="stack" onSubmit={submit} aria-label="Widget">
+      <h2>{initial.title ? `Edit ${initial.title}` : `Widget ${initial.id}`}</h2>
+      <datalist id={listId}>{paths.map((p) => <option key={p} value={p} />)}</datalist>
+      <div class="form-grid">
+        <label class="field wide">
+          Title
+          <input name="title" value={widget.title ?? ''} onInput={(e) => set('title', (e.target as HTMLInputElement).value)} maxLength={255} />
+        </label>
+        {(SPECS[widget.type] ?? []).map((spec) => (
+          <FieldInput key={spec.name} spec={spec} widget={widget} set={set} listId={listId} />
+        ))}
+        {GEOMETRY.map((g) => (
+          <label class="field" key={g}>
+            {{ x: 'Column (0–11)', y: 'Row', w: 'Width (columns)', h: 'Height (rows)' }[g]}
+            <input name={g} type="number" min={g === 'w' || g === 'h' ? 1 : 0} max={g === 'x' ? 11 : g === 'w' ? 12 : undefined} value={widget[g]}
+              onInput={(e) => set(g, Number((e.target as HTMLInputElement).value))} />
+          </label>
+        ))}
+      </div>
+      {paths.length === 0 && <p class="muted">No paths in the current range's data to suggest; type them.</p>}
+      <div class="row">
+        <button type="submit" class="primary">Apply</button>
+        <button type="button" onClick={onCancel}>Cancel</button>
+      </div>
+    </form>
+  );
+}

@@ -45,7 +45,7 @@ const INVALID: Case[] = [
   ['widget ids repeat', grid(kpi(), kpi({ y: 2 })), { 'payload.grid[kpi-1].id': ['must be unique in the grid'] }],
   ['widget id missing', grid({ type: 'text' }), { 'payload.grid[0].id': ['is required'] }],
   ['widget not an object', grid(7), { 'payload.grid[0]': ['must be a widget object'] }],
-  ['timeseries chart_type', grid({ id: 'ts', type: 'timeseries', paths: ['a'], chart_type: 'pie' }), { 'payload.grid[ts].chart_type': ['must be one of line, area, bar'] }],
+  ['timeseries chart_type', grid({ id: 'ts', type: 'timeseries', paths: ['a'], chart_type: 'pie' }), { 'payload.grid[ts].chart_type': ['must be one of line, area, bar, dots'] }],
   ['timeseries legend', grid({ id: 'ts', type: 'timeseries', paths: ['a'], legend: 'on' }), { 'payload.grid[ts].legend': ['must be true or false'] }],
   ['category path wildcard in the middle', grid({ id: 'c', type: 'category', path: 'a.*.b' }), { 'payload.grid[c].path': ['must be a dot path such as count or country.US; only a final .* wildcard is allowed'] }],
   ['table without paths', grid({ id: 't', type: 'table' }), { 'payload.grid[t].paths': ['is required'] }],

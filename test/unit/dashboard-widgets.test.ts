@@ -77,6 +77,17 @@ describe('payload and grid', () => {
     assert.deepEqual(children[0], { id: 'child', type: 'text', title: '', x: 6, y: 0, w: 6, h: 2, subtitle: '', alignment: 'left' });
   });
 
+  test('SPEC 6: dots charts and alphabetical list sorting', () => {
+    const grid = [
+      { id: 'ts', type: 'timeseries', paths: ['a'], chart_type: 'dots' },
+      { id: 'l1', type: 'list', path: 'a.*', sort: 'alpha' },
+      { id: 'l2', type: 'list', path: 'a.*', sort: 'alpha_desc' },
+    ];
+    const { output, errors } = check({ grid });
+    assert.deepEqual(errors, {});
+    assert.deepEqual((output.grid as Record<string, unknown>[]).map((w) => w.chart_type ?? w.sort), ['dots', 'alpha', 'alpha_desc']);
+  });
+
   test('type defaults: timeseries line/unstacked/legend, category bar, list desc', () => {
     const { output } = check({
       grid: [
@@ -141,14 +152,14 @@ describe('widget errors name the widget id and field', () => {
     ];
     assert.deepEqual(check({ grid }).errors, {
       'payload.grid[ts].paths': ['must list at least one path'],
-      'payload.grid[ts].chart_type': ['must be one of line, area, bar'],
+      'payload.grid[ts].chart_type': ['must be one of line, area, bar, dots'],
       'payload.grid[ts].stacked': ['must be true or false'],
       'payload.grid[cat].path': ['must be a dot path such as count or country.US; only a final .* wildcard is allowed'],
       'payload.grid[cat].chart_type': ['must be one of bar, pie, donut'],
       'payload.grid[tbl].paths': ['must be a list of paths'],
       'payload.grid[txt].alignment': ['must be one of left, center, right'],
       'payload.grid[lst].limit': ['must be at least 1'],
-      'payload.grid[lst].sort': ['must be one of desc, asc'],
+      'payload.grid[lst].sort': ['must be one of desc, asc, alpha, alpha_desc'],
     });
   });
 });

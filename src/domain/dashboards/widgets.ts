@@ -88,14 +88,14 @@ const TYPE_FIELDS: Record<WidgetType, v.ObjectEntries> = {
   },
   timeseries: {
     paths: metricPaths,
-    chart_type: v.optional(oneOf(['line', 'area', 'bar']), 'line'),
+    chart_type: v.optional(oneOf(['line', 'area', 'bar', 'dots']), 'line'),
     stacked: v.optional(flag, false),
     legend: v.optional(flag, true),
   },
   category: { path: metricPath(true), chart_type: v.optional(oneOf(['bar', 'pie', 'donut']), 'bar') },
   table: { paths: metricPaths },
   text: { subtitle: v.optional(text, ''), alignment: v.optional(oneOf(['left', 'center', 'right']), 'left') },
-  list: { path: metricPath(true), limit: v.optional(int(1)), sort: v.optional(oneOf(['desc', 'asc']), 'desc') },
+  list: { path: metricPath(true), limit: v.optional(int(1)), sort: v.optional(oneOf(['desc', 'asc', 'alpha', 'alpha_desc']), 'desc') },
   distribution: {
     paths: metricPaths,
     mode: v.optional(oneOf(['2d', '3d'])),

@@ -6,6 +6,8 @@ import { parseArgs, UsageError, USAGE } from './cli';
 import { startServer } from './server';
 import { loadNativeAddons } from './sea/natives';
 import { SERVER_VERSION } from './version';
+import { DemoError } from './demo/setup';
+import { demoBanner, demoDataDir, removeDemoDataDir, runDemo, type DemoDataDir, type RunningDemo } from './demo/run';
 
 async function main(argv: string[]): Promise<void> {
   let args;
@@ -19,6 +21,20 @@ async function main(argv: string[]): Promise<void> {
   if (args.command === 'help') return void process.stdout.write(`${USAGE}\n`);
   if (args.command === 'version') return void process.stdout.write(`service ${SERVER_VERSION}\n`);
 
+  let demoData: DemoDataDir | null = null;
+  if (args.command === 'demo') {
+    try {
+      demoData = demoDataDir(args.flags['storage.data_dir']);
+    } catch (err) {
+      if (!(err instanceof DemoError)) throw err;
+      process.stderr.write(`service: ${err.message}\n`);
+      process.exit(2);
+    }
+    args.flags['storage.data_dir'] = demoData.dir;
+    // The banner is what a person reads; request and start logs would bury it.
+    if (process.env.SERVICE_LOG_LEVEL === undefined) args.flags['log.level'] ??= 'warn';
+  }
+
   let config;
   try {
     config = loadConfig({ flags: args.flags, configFile: args.configFile });
@@ -31,22 +47,44 @@ async function main(argv: string[]): Promise<void> {
   // to up to 4x its live size between full collections; 2x keeps a loaded server about 20-40 MB
   // smaller for a few more (mostly concurrent) collections. V8 reads this at every collection.
   setFlagsFromString('--heap-growing-percent=100');
-  const natives = loadNativeAddons(config.storage.dataDir);
-  const server = await startServer(config, { nativeBinding: natives.betterSqlite3 });
+  let server;
+  try {
+    const natives = loadNativeAddons(config.storage.dataDir);
+    server = await startServer(config, { nativeBinding: natives.betterSqlite3 });
+  } catch (err) {
+    if (demoData) removeDemoDataDir(demoData);
+    throw err;
+  }
   process.stdout.write(`listening on ${server.url}\n`);
 
+  let demo: RunningDemo | null = null;
   const stop = (signal: string) => {
     process.stderr.write(`service: ${signal} received, shutting down\n`);
-    server.close().then(
-      () => process.exit(0),
-      (err) => {
-        process.stderr.write(`service: shutdown failed: ${(err as Error).stack}\n`);
-        process.exit(1);
-      },
-    );
+    Promise.resolve(demo?.stop())
+      .then(() => server.close())
+      .then(() => demoData && removeDemoDataDir(demoData))
+      .then(
+        () => process.exit(0),
+        (err) => {
+          process.stderr.write(`service: shutdown failed: ${(err as Error).stack}\n`);
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+
+  if (demoData) {
+    try {
+      demo = await runDemo(server.url, (err) => process.stderr.write(`service: demo feed: ${err.message}\n`));
+    } catch (err) {
+      process.stderr.write(`service: ${err instanceof DemoError ? err.message : (err as Error).stack}\n`);
+      await server.close();
+      removeDemoDataDir(demoData);
+      process.exit(1);
+    }
+    process.stdout.write(`${demoBanner(demo, demoData)}\n`);
+  }
 }
 
 main(process.argv.slice(2)).catch((err) => {

@@ -110,7 +110,7 @@ function webPoints(model: ShopModel, start: number, seconds: number, at: string)
           status: named(STATUSES, [ok, created, moved, cached, missing, failing, unavailable]),
           endpoint: named(ENDPOINTS, rnd.split(count, ENDPOINT_WEIGHTS)),
         },
-        errors: { count: failing + unavailable },
+        ...(failing + unavailable > 0 ? { errors: { count: failing + unavailable } } : {}),
         latency: { sum: Math.round(count * meanMs), count, dist: named(LATENCY_BUCKETS, latencyCounts) },
       },
     });

@@ -5,14 +5,18 @@ import { type Point, type ShopModel, slotPoints } from './shop';
 /** Points per batch request: about 400 bytes each keeps a body near 600 KB. */
 export const BATCH_POINTS = 1500;
 const MINUTE = 60_000;
+const DAY = 86_400_000;
 
 /**
- * Slot length at an instant: minutes for the last two days (fine views are of recent data),
- * five minutes before that (`1m` buckets older than two days then hold every fifth minute, which
- * is documented in docs/demo.md; every coarser granularity is exact).
+ * Slot length at an instant: minutes for the last two days (fine views are of recent data), five
+ * minutes up to a week back, a quarter of an hour before that. Buckets finer than the slot then
+ * hold data only at slot starts (docs/demo.md); 1h and coarser buckets are exact everywhere. This
+ * keeps the month at about 55,000 points, a few seconds of ingest on a small machine.
  */
 export function slotLength(ms: number, now: number): number {
-  return now - ms <= 2 * 86_400_000 ? MINUTE : 5 * MINUTE;
+  const age = now - ms;
+  if (age <= 2 * DAY) return MINUTE;
+  return age <= 7 * DAY ? 5 * MINUTE : 15 * MINUTE;
 }
 
 /**

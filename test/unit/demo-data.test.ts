@@ -63,10 +63,12 @@ describe('demo shop data', () => {
     assert.ok(latency(during) > 2 * latency(before));
   });
 
-  test('minute slots for the last two days, five-minute slots before, the last one ending at now', () => {
+  test('minute slots for the last two days, then five minutes for a week, then quarter hours; the last slot ends at now', () => {
     const stamps = (from: number, to: number) => [...new Set(pointsOf(from, to).map((p) => p.at))];
     const hourAgo3d = Date.parse('2026-11-17T10:00:00Z');
     assert.equal(stamps(hourAgo3d, hourAgo3d + HOUR).length, 12);
+    const hourAgo9d = Date.parse('2026-11-11T10:00:00Z');
+    assert.equal(stamps(hourAgo9d, hourAgo9d + HOUR).length, 4);
     assert.equal(stamps(NOW - HOUR, NOW).length, 61, 'a partial first and last minute');
     assert.ok(pointsOf(NOW - 30 * 86_400_000, NOW).every((p) => Date.parse(p.at) < NOW));
   });

@@ -127,7 +127,8 @@ export async function setupDemo(base: string, options: DemoOptions = {}): Promis
   const sourceToken = minted.token.value as string;
   const auth = { authorization: `Bearer ${sourceToken}`, 'x-service-source-id': projectId };
 
-  const sent = await sendHistory(base, auth, model, now - DEMO_DAYS * DAY_MS, now);
+  // From a local midnight, so a 30-day view by the day starts with a whole day.
+  const sent = await sendHistory(base, auth, model, clock.startOfDay(now - DEMO_DAYS * DAY_MS), now);
   const group = await call(base, 'creating the dashboard group', 'POST', '/api/v1/dashboard-groups', { name: 'Web shop' }, user);
   const specs: DashboardSpec[] = [trafficDashboard(), ordersDashboard(revenueGoal(sent.points, sent.revenue))];
   const dashboards = [];

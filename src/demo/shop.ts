@@ -37,7 +37,8 @@ export const BASKET_VALUES = ['25', '50', '100', '200', '400', '400+'];
 const VALUE_BOUNDS = [25, 50, 100, 200, 400, Infinity];
 
 const PEAK_REQUESTS_PER_MINUTE = 900;
-const PEAK_ORDERS_PER_MINUTE = 5.5;
+// About 2% of visits end in an order: some 1,800 orders on an ordinary day.
+const PEAK_ORDERS_PER_MINUTE = 3.2;
 const LATENCY_SIGMA = 0.7;
 
 export interface Point {
@@ -74,6 +75,11 @@ function latencyShares(median: number): number[] {
   });
 }
 
+/** Days differ (weather, paydays, news): one factor per UTC day, which turns at night locally. */
+function dayFactor(model: ShopModel, ms: number): number {
+  return new SlotRandom(model.seed ^ 0xda7, Math.floor(ms / 86_400_000)).logNormal(1, 0.06);
+}
+
 /** `{name: count}` for the non-zero counts: a client tracks what happened, not what did not. */
 function named(names: readonly string[], counts: readonly number[]): Record<string, number> {
   const out: Record<string, number> = {};
@@ -90,7 +96,7 @@ function webPoints(model: ShopModel, start: number, seconds: number, at: string)
   const incident = incidentAt(model.incidents, start);
   const load = trafficShape(hour, weekday) * growth(start, model.now) * (incident?.boost ?? 1);
   // One slow wobble per hour, so neighbouring minutes look alike and hours differ a little.
-  const rate = PEAK_REQUESTS_PER_MINUTE * load * hourly.logNormal(1, 0.07) * (seconds / 60);
+  const rate = PEAK_REQUESTS_PER_MINUTE * load * dayFactor(model, start) * hourly.logNormal(1, 0.07) * (seconds / 60);
   const count = rnd.poisson(rate);
   const unavailable = rnd.poisson(count * (incident?.unavailable ?? 0.0002));
   const failing = rnd.poisson(count * (incident?.failing ?? 0.0025));
@@ -193,7 +199,8 @@ function orderPoints(model: ShopModel, start: number, seconds: number, at: strin
   const { hour, weekday } = model.clock.local(start);
   const incident = incidentAt(model.incidents, start);
   const outage = incident ? 1 - 5 * incident.unavailable - 5 * incident.failing : 1;
-  const base = PEAK_ORDERS_PER_MINUTE * ordersShape(hour, weekday) * growth(start, model.now) * (incident?.boost ?? 1);
+  const shape = ordersShape(hour, weekday) * dayFactor(model, start);
+  const base = PEAK_ORDERS_PER_MINUTE * shape * growth(start, model.now) * (incident?.boost ?? 1);
   const lambda = base * Math.max(0.1, outage) * (seconds / 60);
   const points: Point[] = [];
   const perCountry: Record<string, number> = {};

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { request, startTestServer, type TestServer } from '../helpers/server';
 import { DEMO_EMAIL, setupDemo, type DemoInfo } from '../../src/demo/setup';
+import { startLiveFeed } from '../../src/demo/live';
 import { WIDGET_TYPES } from '../../src/domain/dashboards/widgets';
 
 const DAY = 86_400_000;
@@ -113,6 +114,22 @@ describe('service demo setup', () => {
     const recent = (await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, source())).body.data.values as Record<string, any>[];
     assert.ok(recent[2]?.requests?.count > 0, 'the current minute has requests');
     assert.ok(recent.slice(3).every((v) => Object.keys(v).length === 0), 'nothing after now');
+  });
+
+  test('the live feed keeps writing the time that passes after the back-fill', async () => {
+    let clock = NOW;
+    const auth = { authorization: `Bearer ${demo.sourceToken}`, 'x-service-source-id': demo.projectId };
+    const feed = startLiveFeed(server.url, auth, demo.model, { from: NOW, everyMs: 10, now: () => clock });
+    const minute = Math.ceil(NOW / 60_000) * 60_000; // the first whole minute after the back-fill
+    const q = `key=shop::web&from=${iso(minute)}&to=${iso(minute + 60_000)}&granularity=1m`;
+    const read = async () => (await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, source())).body.data.values as any[];
+    assert.deepEqual(await read(), [{}, {}]);
+    clock = minute + 150_000;
+    for (let i = 0; i < 100 && !((await read())[1]?.requests?.count > 0); i++) await new Promise((r) => setTimeout(r, 20));
+    await feed.stop();
+    const [first, second] = await read();
+    assert.ok(first.requests.count > 100 && second.requests.count > 100, JSON.stringify([first, second]));
+    assert.equal(typeof second.gauges.active_users, 'number');
   });
 });
 

@@ -7,7 +7,7 @@ import { startServer } from './server';
 import { loadNativeAddons } from './sea/natives';
 import { SERVER_VERSION } from './version';
 import { DemoError } from './demo/setup';
-import { demoBanner, demoDataDir, removeDemoDataDir, runDemo, type DemoDataDir, type RunningDemo } from './demo/run';
+import { demoBanner, prepareDemo, removeDemoDataDir, runDemo, type DemoDataDir, type RunningDemo } from './demo/run';
 
 async function main(argv: string[]): Promise<void> {
   let args;
@@ -24,15 +24,12 @@ async function main(argv: string[]): Promise<void> {
   let demoData: DemoDataDir | null = null;
   if (args.command === 'demo') {
     try {
-      demoData = demoDataDir(args.flags['storage.data_dir']);
+      demoData = prepareDemo(args.flags, process.env.SERVICE_LOG_LEVEL !== undefined);
     } catch (err) {
       if (!(err instanceof DemoError)) throw err;
       process.stderr.write(`service: ${err.message}\n`);
       process.exit(2);
     }
-    args.flags['storage.data_dir'] = demoData.dir;
-    // The banner is what a person reads; request and start logs would bury it.
-    if (process.env.SERVICE_LOG_LEVEL === undefined) args.flags['log.level'] ??= 'warn';
   }
 
   let config;

@@ -35,6 +35,21 @@ export function demoDataDir(flagDir: string | undefined): DemoDataDir {
   return { dir, temporary: false };
 }
 
+/**
+ * Sets the flags `service demo` needs on top of the user's: its data directory; registration and
+ * projects on (it signs up and writes a project's metrics, whatever a config.toml for the real
+ * installation in this folder says); and quieter logs unless SERVICE_LOG_LEVEL asks otherwise,
+ * since the banner is what a person reads. Returns the data directory.
+ */
+export function prepareDemo(flags: Record<string, string>, logLevelFromEnv: boolean): DemoDataDir {
+  const data = demoDataDir(flags['storage.data_dir']);
+  flags['storage.data_dir'] = data.dir;
+  flags['features.registration_enabled'] = 'true';
+  flags['features.projects_enabled'] = 'true';
+  if (!logLevelFromEnv) flags['log.level'] ??= 'warn';
+  return data;
+}
+
 export interface RunningDemo {
   info: DemoInfo;
   seconds: number;

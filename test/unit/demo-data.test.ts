@@ -8,7 +8,8 @@ import path from 'node:path';
 import { historyBatches } from '../../src/demo/history';
 import { ZoneClock, incidentsBefore, ordersShape, trafficShape } from '../../src/demo/rhythm';
 import { ALL_ORDERS_KEY, COUNTRIES, WEB_KEY, ordersKey, slotPoints, type Point, type ShopModel } from '../../src/demo/shop';
-import { demoDataDir } from '../../src/demo/run';
+import { demoDataDir, prepareDemo } from '../../src/demo/run';
+import { loadConfig } from '../../src/config';
 import { DemoError } from '../../src/demo/setup';
 import { parseArgs } from '../../src/cli';
 
@@ -80,6 +81,23 @@ describe('demo command', () => {
       command: 'demo',
       flags: { 'server.port': '0', 'storage.data_dir': 'x' },
     });
+  });
+
+  test("the demo's settings win over the environment's, except an explicit log level", () => {
+    const flags: Record<string, string> = { 'server.port': '0' };
+    const data = prepareDemo(flags, false);
+    try {
+      const env = { SERVICE_PROJECTS_ENABLED: 'false', SERVICE_REGISTRATION_ENABLED: 'no', SERVICE_DATA_DIR: '/var/lib/real' };
+      const config = loadConfig({ flags, env, cwd: data.dir });
+      assert.equal(config.storage.dataDir, data.dir);
+      assert.deepEqual(config.features, { projectsEnabled: true, registrationEnabled: true });
+      assert.equal(config.log.level, 'warn');
+      const own: Record<string, string> = { 'storage.data_dir': path.join(data.dir, 'kept') };
+      assert.equal(prepareDemo(own, true).temporary, false);
+      assert.equal(own['log.level'], undefined, 'SERVICE_LOG_LEVEL decides');
+    } finally {
+      rmSync(data.dir, { recursive: true, force: true });
+    }
   });
 
   test('the data directory: a new temp folder, or an empty one; never an installation', () => {

@@ -61,3 +61,32 @@ export function unsettled(states: Record<string, string>, allowed: readonly stri
     .filter(([, state]) => !allowed.includes(state))
     .map(([id, state]) => `${id}=${state}`);
 }
+
+/**
+ * Relative luminance (0 dark .. 1 light) of the page's background: the first opaque background
+ * from the element at the top-left corner up to <html>, then <body>'s (CSS paints the canvas with
+ * it when <html> has none); white when none is set.
+ */
+export async function backgroundLuminance(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    type El = { parentElement: El | null } | null;
+    const g = globalThis as unknown as {
+      document: { elementFromPoint(x: number, y: number): El; documentElement: El; body: El };
+      getComputedStyle(el: El): { backgroundColor: string };
+    };
+    const chain: El[] = [];
+    for (let el = g.document.elementFromPoint(2, 2); el; el = el.parentElement) chain.push(el);
+    chain.push(g.document.documentElement, g.document.body);
+    for (const el of chain) {
+      if (!el) continue;
+      const m = /rgba?\(([\d.]+), ([\d.]+), ([\d.]+)(?:, ([\d.]+))?\)/.exec(g.getComputedStyle(el).backgroundColor);
+      if (!m || m[4] === '0') continue;
+      const [r, gr, b] = [m[1], m[2], m[3]].map((c) => {
+        const v = Number(c) / 255;
+        return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+      }) as [number, number, number];
+      return 0.2126 * r + 0.7152 * gr + 0.0722 * b;
+    }
+    return 1;
+  });
+}

@@ -12,7 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { setupDemo, type DemoInfo } from '../../src/demo/setup';
 import { browserSkipReason, launchBrowser } from './browser';
-import { interfaceSkipReason, signIn, unsettled, waitForWidgets } from './demo-pages';
+import { backgroundLuminance, interfaceSkipReason, signIn, unsettled, waitForWidgets } from './demo-pages';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const KEEP = process.env.SCREENSHOTS === '1';
@@ -61,6 +61,10 @@ describe('screenshots of the demo', () => {
     await p.goto(`${server!.url}/d/${demo.dashboards[0]!.id}`);
     const { states } = await waitForWidgets(p, TRAFFIC_WIDGETS);
     assert.deepEqual(unsettled(states), [], 'every widget of the traffic dashboard is ready');
+    // The default theme is `system`: the page must follow the emulated colour scheme.
+    const luminance = await backgroundLuminance(p);
+    if (scheme === 'dark') assert.ok(luminance < 0.2, `dark scheme, but the background's luminance is ${luminance.toFixed(2)}`);
+    else assert.ok(luminance > 0.6, `light scheme, but the background's luminance is ${luminance.toFixed(2)}`);
     await p.screenshot({ path: path.join(OUT, file) });
   }
 

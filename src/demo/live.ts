@@ -16,16 +16,22 @@ export function startLiveFeed(
 ): LiveFeed {
   const now = options.now ?? Date.now;
   let last = options.from;
-  let running: Promise<void> = Promise.resolve();
+  let running: Promise<void> | null = null;
   let stopped = false;
   const tick = () => {
     const to = now();
-    if (stopped || to <= last) return;
+    // One send at a time: while one is slow, the next tick covers the longer span.
+    if (stopped || running || to <= last) return;
     const from = last;
     last = to;
     running = sendHistory(base, auth, model, from, to).then(
-      () => undefined,
-      (err: Error) => options.onError?.(err),
+      () => {
+        running = null;
+      },
+      (err: Error) => {
+        running = null;
+        options.onError?.(err);
+      },
     );
   };
   const timer = setInterval(tick, options.everyMs ?? 5000);

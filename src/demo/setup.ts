@@ -80,7 +80,9 @@ export async function sendHistory(
   for (const batch of historyBatches(model, from, to)) {
     points += batch.length;
     revenue += allOrdersRevenue(batch);
-    inFlight.push(call(base, 'sending metrics', 'POST', '/api/v1/metrics/batch', { points: batch }, auth));
+    const sending = call(base, 'sending metrics', 'POST', '/api/v1/metrics/batch', { points: batch }, auth);
+    sending.catch(() => undefined); // awaited below; this only keeps a second failure from going unhandled
+    inFlight.push(sending);
     if (inFlight.length >= 2) await inFlight.shift();
   }
   await Promise.all(inFlight);

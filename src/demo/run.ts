@@ -56,8 +56,14 @@ export interface RunningDemo {
   stop(): Promise<void>;
 }
 
-/** Creates the demo on the server at `url` and starts its live feed. */
-export async function runDemo(url: string, onFeedError: (err: Error) => void): Promise<RunningDemo> {
+/** A URL a browser on this machine can open: a wildcard listen address becomes the loopback one. */
+export function localUrl(url: string): string {
+  return url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
+}
+
+/** Creates the demo on the server at `listenUrl` and starts its live feed. */
+export async function runDemo(listenUrl: string, onFeedError: (err: Error) => void): Promise<RunningDemo> {
+  const url = localUrl(listenUrl);
   const started = performance.now();
   const info = await setupDemo(url);
   const auth = { authorization: `Bearer ${info.sourceToken}`, 'x-service-source-id': info.projectId };

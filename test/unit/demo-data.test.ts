@@ -8,7 +8,7 @@ import path from 'node:path';
 import { historyBatches } from '../../src/demo/history';
 import { ZoneClock, incidentsBefore, ordersShape, trafficShape } from '../../src/demo/rhythm';
 import { ALL_ORDERS_KEY, COUNTRIES, WEB_KEY, ordersKey, slotPoints, type Point, type ShopModel } from '../../src/demo/shop';
-import { demoDataDir, prepareDemo } from '../../src/demo/run';
+import { demoDataDir, localUrl, prepareDemo } from '../../src/demo/run';
 import { loadConfig } from '../../src/config';
 import { DemoError } from '../../src/demo/setup';
 import { parseArgs } from '../../src/cli';
@@ -81,6 +81,12 @@ describe('demo command', () => {
       command: 'demo',
       flags: { 'server.port': '0', 'storage.data_dir': 'x' },
     });
+  });
+
+  test('the banner names an address a browser can open, also when listening on every interface', () => {
+    assert.equal(localUrl('http://0.0.0.0:4000'), 'http://127.0.0.1:4000');
+    assert.equal(localUrl('http://[::]:4000'), 'http://[::1]:4000');
+    assert.equal(localUrl('http://192.168.1.5:4000'), 'http://192.168.1.5:4000');
   });
 
   test("the demo's settings win over the environment's, except an explicit log level", () => {

@@ -30,6 +30,9 @@ async function main(argv: string[]): Promise<void> {
       process.stderr.write(`service: ${err.message}\n`);
       process.exit(2);
     }
+    // Whatever ends the process (a failed start, a signal), a temp data directory goes with it.
+    const data = demoData;
+    process.once('exit', () => removeDemoDataDir(data));
   }
 
   let config;
@@ -44,14 +47,8 @@ async function main(argv: string[]): Promise<void> {
   // to up to 4x its live size between full collections; 2x keeps a loaded server about 20-40 MB
   // smaller for a few more (mostly concurrent) collections. V8 reads this at every collection.
   setFlagsFromString('--heap-growing-percent=100');
-  let server;
-  try {
-    const natives = loadNativeAddons(config.storage.dataDir);
-    server = await startServer(config, { nativeBinding: natives.betterSqlite3 });
-  } catch (err) {
-    if (demoData) removeDemoDataDir(demoData);
-    throw err;
-  }
+  const natives = loadNativeAddons(config.storage.dataDir);
+  const server = await startServer(config, { nativeBinding: natives.betterSqlite3 });
   process.stdout.write(`listening on ${server.url}\n`);
 
   let demo: RunningDemo | null = null;
@@ -59,7 +56,6 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(`service: ${signal} received, shutting down\n`);
     Promise.resolve(demo?.stop())
       .then(() => server.close())
-      .then(() => demoData && removeDemoDataDir(demoData))
       .then(
         () => process.exit(0),
         (err) => {
@@ -77,7 +73,6 @@ async function main(argv: string[]): Promise<void> {
     } catch (err) {
       process.stderr.write(`service: ${err instanceof DemoError ? err.message : (err as Error).stack}\n`);
       await server.close();
-      removeDemoDataDir(demoData);
       process.exit(1);
     }
     process.stdout.write(`${demoBanner(demo, demoData)}\n`);

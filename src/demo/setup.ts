@@ -49,11 +49,18 @@ export function demoPassword(): string {
 
 /** JSON over HTTP that must answer `expected`, else a DemoError quoting the step and the answer. */
 async function call(base: string, step: string, method: string, path: string, body: unknown, headers: Record<string, string>, expected = 201) {
-  const res = await fetch(base + path, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let res: Response;
+  try {
+    res = await fetch(base + path, {
+      method,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    // fetch says only "fetch failed"; the cause names the problem (refused, a port fetch blocks...).
+    const cause = (err as Error & { cause?: Error }).cause?.message;
+    throw new DemoError(`demo: ${step} failed: ${(err as Error).message}${cause ? ` (${cause})` : ''}`);
+  }
   const text = await res.text();
   if (res.status !== expected) throw new DemoError(`demo: ${step} failed: HTTP ${res.status} ${text.slice(0, 2000)}`);
   return JSON.parse(text).data;

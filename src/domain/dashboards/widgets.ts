@@ -5,6 +5,7 @@
 // kept as sent, since clients store UI state in widgets.
 import * as v from 'valibot';
 import { ErrorBag, fieldPath } from './issues';
+import { checkSeriesRows } from './series-rows';
 
 export const WIDGET_TYPES = [
   'kpi',
@@ -80,33 +81,48 @@ const COMMON = {
   h: v.optional(int(1), DEFAULT_H),
 };
 
+// Metric widgets name their data with `path`/`paths` or Trifle's `series` rows (series-rows.ts):
+// the schemas leave both optional and checkWidget asks for one of them.
+const optionalPaths = v.optional(metricPaths);
 const TYPE_FIELDS: Record<WidgetType, v.ObjectEntries> = {
   kpi: {
-    path: metricPath(false),
-    function: oneOf(['sum', 'mean', 'min', 'max']),
+    path: v.optional(metricPath(false)),
+    function: v.optional(oneOf(['sum', 'mean', 'min', 'max']), 'mean'),
     subtype: v.optional(oneOf(['number', 'split', 'goal']), 'number'),
   },
   timeseries: {
-    paths: metricPaths,
+    paths: optionalPaths,
     chart_type: v.optional(oneOf(['line', 'area', 'bar', 'dots']), 'line'),
     stacked: v.optional(flag, false),
+    normalized: v.optional(flag),
     legend: v.optional(flag, true),
   },
-  category: { path: metricPath(true), chart_type: v.optional(oneOf(['bar', 'pie', 'donut']), 'bar') },
-  table: { paths: metricPaths },
+  category: { path: v.optional(metricPath(true)), chart_type: v.optional(oneOf(['bar', 'pie', 'donut']), 'bar') },
+  table: { paths: optionalPaths },
   text: { subtitle: v.optional(text, ''), alignment: v.optional(oneOf(['left', 'center', 'right']), 'left') },
-  list: { path: metricPath(true), limit: v.optional(int(1)), sort: v.optional(oneOf(['desc', 'asc', 'alpha', 'alpha_desc']), 'desc') },
+  list: { path: v.optional(metricPath(true)), limit: v.optional(int(1)), sort: v.optional(oneOf(['desc', 'asc', 'alpha', 'alpha_desc']), 'desc') },
   distribution: {
-    paths: metricPaths,
+    paths: optionalPaths,
     mode: v.optional(oneOf(['2d', '3d'])),
     designators: v.optional(v.looseObject({}, 'must be an object')),
   },
   heatmap: {
-    paths: metricPaths,
+    paths: optionalPaths,
     mode: v.optional(oneOf(['2d', '3d'])),
     designators: v.optional(v.looseObject({}, 'must be an object')),
   },
   group: { children: v.optional(v.array(v.unknown(), 'must be a list of widgets'), () => []) },
+};
+
+/** The field that names a metric widget's data in the path form: `path` or `paths`. */
+const DATA_FIELD: Partial<Record<WidgetType, 'path' | 'paths'>> = {
+  kpi: 'path',
+  timeseries: 'paths',
+  category: 'path',
+  table: 'paths',
+  list: 'path',
+  distribution: 'paths',
+  heatmap: 'paths',
 };
 
 type WidgetSchema = v.GenericSchema<unknown, Widget>;
@@ -146,11 +162,19 @@ function checkWidget(raw: unknown, index: number, prefix: string, scope: GridSco
     scope.seen.add(raw.id);
   }
   checkGeometry(raw, field, scope.bag);
+  checkData(raw, field, scope.bag);
   if (raw.type === 'group' && nested) scope.bag.add(`${field}.type`, 'must not be group inside a group (groups do not nest)');
   else if (raw.type === 'group' && Array.isArray(widget.children)) {
     widget.children = checkWidgets(widget.children, `${field}.children`, scope, true);
   }
   return widget;
+}
+
+// A metric widget needs `path`/`paths` or at least one `series` row (SPEC 6); both may be present.
+function checkData(raw: Widget, field: string, bag: ErrorBag): void {
+  const rows = raw.series === undefined ? 0 : checkSeriesRows(raw.series, `${field}.series`, bag, (p) => isMetricPath(p, true));
+  const data = isWidgetType(raw.type) ? DATA_FIELD[raw.type] : undefined;
+  if (data && raw[data] === undefined && rows === 0 && !bag.has(`${field}.series`)) bag.add(`${field}.${data}`, 'is required');
 }
 
 // Checked on the raw widget, so a layout error shows up next to the widget's other errors.

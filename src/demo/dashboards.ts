@@ -3,8 +3,8 @@
 // timeseries line/area/bar/dots (stacked, normalized, legend), category bar/pie/donut over `.*`,
 // table, list (sorted, limited), text, distribution, heatmap (2d and 3d), a group with children,
 // Trifle `series` rows with expressions, and a segment in the key of the orders dashboard.
-// Widgets in the `series` form also carry the older `path`/`paths` form, so a reader that knows only
-// that one still shows the right data (the series rows take precedence where both are present).
+// Widgets that compute with expressions use the `series` form alone (as Trifle App writes them);
+// the others use `path`/`paths`.
 import { BASKET_ITEMS, BASKET_VALUES, COUNTRIES, LATENCY_BUCKETS, WEB_KEY } from './shop';
 
 type Widget = Record<string, unknown>;
@@ -45,7 +45,6 @@ export function trafficDashboard(): DashboardSpec {
       id: 'latency-mean',
       type: 'kpi',
       title: 'Mean latency (ms)',
-      path: 'latency.sum',
       function: 'mean',
       subtype: 'number',
       timeseries: true,
@@ -71,7 +70,6 @@ export function trafficDashboard(): DashboardSpec {
       id: 'latency-line',
       type: 'timeseries',
       title: 'Mean latency',
-      paths: ['latency.sum', 'latency.count'],
       chart_type: 'line',
       legend: false,
       y_label: 'ms',
@@ -120,7 +118,6 @@ export function ordersDashboard(monthlyRevenueGoal: number): DashboardSpec {
       id: 'order-value',
       type: 'kpi',
       title: 'Average order value (EUR)',
-      path: 'orders.revenue',
       function: 'mean',
       series: [path('orders.revenue', { visible: false }), path('orders.count', { visible: false }), expression('a / b', 'EUR per order')],
       ...box(6, 1, 3, 2),
@@ -129,7 +126,6 @@ export function ordersDashboard(monthlyRevenueGoal: number): DashboardSpec {
       id: 'conversion',
       type: 'kpi',
       title: 'Checkout conversion (%)',
-      path: 'checkout.completed',
       function: 'mean',
       series: [path('checkout.started', { visible: false }), path('checkout.completed', { visible: false }), expression('b / a * 100', 'conversion %')],
       ...box(9, 1, 3, 2),
@@ -140,7 +136,6 @@ export function ordersDashboard(monthlyRevenueGoal: number): DashboardSpec {
       id: 'funnel',
       type: 'timeseries',
       title: 'Checkouts: completed and abandoned',
-      paths: ['checkout.completed', 'checkout.abandoned'],
       chart_type: 'area',
       stacked: true,
       legend: true,

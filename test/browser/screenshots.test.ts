@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { setupDemo, type DemoInfo } from '../../src/demo/setup';
+import { ordersDashboard, trafficDashboard } from '../../src/demo/dashboards';
 import { browserSkipReason, launchBrowser } from './browser';
 import { backgroundLuminance, interfaceSkipReason, signIn, unsettled, waitForWidgets } from './demo-pages';
 
@@ -19,7 +20,9 @@ const KEEP = process.env.SCREENSHOTS === '1';
 const OUT = KEEP ? path.join(ROOT, 'docs', 'screenshots') : mkdtempSync(path.join(os.tmpdir(), 'screenshots-'));
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
-const TRAFFIC_WIDGETS = 15; // top-level widgets of the traffic dashboard (group children come on top)
+// Top-level widgets of each demo dashboard: the page shows at least these (group children on top).
+const TRAFFIC_WIDGETS = trafficDashboard().payload.grid.length;
+const ORDERS_WIDGETS = ordersDashboard(1).payload.grid.length;
 
 describe('screenshots of the demo', () => {
   let skip: string | false = browserSkipReason();
@@ -76,7 +79,7 @@ describe('screenshots of the demo', () => {
     const p = await page(t, DESKTOP, 'light');
     if (!p) return;
     await p.goto(`${server!.url}/d/${demo.dashboards[1]!.id}`);
-    const { states } = await waitForWidgets(p, 10);
+    const { states } = await waitForWidgets(p, ORDERS_WIDGETS);
     assert.deepEqual(unsettled(states), [], 'every widget of the orders dashboard is ready');
     await p.screenshot({ path: path.join(OUT, 'dashboard-orders.png') });
   });

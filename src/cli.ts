@@ -1,7 +1,7 @@
 // Command-line parsing: `service [serve] [--config FILE] [--host H] [--port N] [--data DIR]`,
-// `service version`, `service help`. Pure, so it is unit-tested; main.ts acts on the result.
+// `service demo [...]`, `service version`, `service help`. Pure, so it is unit-tested; main.ts acts on the result.
 
-export type Command = 'serve' | 'version' | 'help';
+export type Command = 'serve' | 'demo' | 'version' | 'help';
 
 export interface CliArgs {
   command: Command;
@@ -20,8 +20,12 @@ const FLAG_KEYS: Record<string, string> = {
 
 export const USAGE = `Usage:
   service [serve] [--config FILE] [--host HOST] [--port PORT] [--data DIR]
+  service demo [--port PORT] [--data DIR]
   service version
   service help
+
+demo starts the service on a fresh data directory (a new temp folder unless --data names an empty
+one) filled with a web shop's 30 days of metrics and two dashboards, and prints where to sign in.
 
 Options:
   --config FILE  TOML configuration file (default: ./config.toml when present)
@@ -36,7 +40,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
   let i = 0;
   const first = argv[0];
   if (first !== undefined && !first.startsWith('-')) {
-    if (first !== 'serve' && first !== 'version' && first !== 'help') throw new UsageError(`unknown command: ${first}`);
+    if (first !== 'serve' && first !== 'demo' && first !== 'version' && first !== 'help') {
+      throw new UsageError(`unknown command: ${first}`);
+    }
     args.command = first;
     i = 1;
   }

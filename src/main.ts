@@ -6,6 +6,8 @@ import { parseArgs, UsageError, USAGE } from './cli';
 import { startServer } from './server';
 import { loadNativeAddons } from './sea/natives';
 import { SERVER_VERSION } from './version';
+import { DemoError } from './demo/setup';
+import { demoBanner, prepareDemo, removeDemoDataDir, runDemo, type DemoDataDir, type RunningDemo } from './demo/run';
 
 async function main(argv: string[]): Promise<void> {
   let args;
@@ -18,6 +20,20 @@ async function main(argv: string[]): Promise<void> {
   }
   if (args.command === 'help') return void process.stdout.write(`${USAGE}\n`);
   if (args.command === 'version') return void process.stdout.write(`service ${SERVER_VERSION}\n`);
+
+  let demoData: DemoDataDir | null = null;
+  if (args.command === 'demo') {
+    try {
+      demoData = prepareDemo(args.flags, process.env.SERVICE_LOG_LEVEL !== undefined);
+    } catch (err) {
+      if (!(err instanceof DemoError)) throw err;
+      process.stderr.write(`service: ${err.message}\n`);
+      process.exit(2);
+    }
+    // Whatever ends the process (a failed start, a signal), a temp data directory goes with it.
+    const data = demoData;
+    process.once('exit', () => removeDemoDataDir(data));
+  }
 
   let config;
   try {
@@ -35,18 +51,32 @@ async function main(argv: string[]): Promise<void> {
   const server = await startServer(config, { nativeBinding: natives.betterSqlite3 });
   process.stdout.write(`listening on ${server.url}\n`);
 
+  let demo: RunningDemo | null = null;
   const stop = (signal: string) => {
     process.stderr.write(`service: ${signal} received, shutting down\n`);
-    server.close().then(
-      () => process.exit(0),
-      (err) => {
-        process.stderr.write(`service: shutdown failed: ${(err as Error).stack}\n`);
-        process.exit(1);
-      },
-    );
+    Promise.resolve(demo?.stop())
+      .then(() => server.close())
+      .then(
+        () => process.exit(0),
+        (err) => {
+          process.stderr.write(`service: shutdown failed: ${(err as Error).stack}\n`);
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+
+  if (demoData) {
+    try {
+      demo = await runDemo(server.url, (err) => process.stderr.write(`service: demo feed: ${err.message}\n`));
+    } catch (err) {
+      process.stderr.write(`service: ${err instanceof DemoError ? err.message : (err as Error).stack}\n`);
+      await server.close();
+      process.exit(1);
+    }
+    process.stdout.write(`${demoBanner(demo, demoData)}\n`);
+  }
 }
 
 main(process.argv.slice(2)).catch((err) => {

@@ -1,6 +1,6 @@
 // Smoke test of the single executable: copied alone into an empty folder, it must answer
 // `version` and `help`, serve the agent flow of the API (signup -> project -> source token -> track
-// -> read), stop cleanly on SIGTERM and find its data again after a restart.
+// -> read), stop cleanly on SIGTERM and find its data again after a restart; and run `service demo`.
 // Usage: node test/smoke/executable.mjs [path/to/service]   (default dist/service)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -189,6 +189,34 @@ async function secondRun(state) {
   });
 }
 
+/** `service demo`: fills a fresh data directory, prints the sign-in, and stops cleanly. */
+async function demoRun() {
+  await check('`service demo` prints a sign-in that works, and SIGTERM exits 0', async () => {
+    const child = spawn(service, ['demo', '--port', '0', '--data', path.join(root, 'demo')], { cwd: binDir });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.stderr.on('data', (chunk) => (err += chunk));
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      for (let waited = 0; !out.includes('Press Ctrl+C to stop.'); waited += 100) {
+        assert.ok(waited < 120_000 && child.exitCode === null, `no demo banner; stdout:\n${out}\nstderr:\n${err}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const base = /Open\s+(http:\/\/\S+?)\/?\n/.exec(out)?.[1];
+      const password = /Password\s+(\S+)/.exec(out)?.[1];
+      const res = await call(base, 'POST', '/api/v1/bootstrap/login', { body: { email: 'demo@example.com', password } });
+      assert.equal(res.status, 201, JSON.stringify(res.json));
+      const dashboards = await call(base, 'GET', '/api/v1/dashboards', { token: res.json.data.token.value });
+      assert.equal(dashboards.json.data.length, 2);
+      child.kill('SIGTERM');
+      assert.deepEqual(await exited, { code: 0, signal: null });
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+}
+
 async function main() {
   fs.mkdirSync(binDir);
   fs.copyFileSync(source, service);
@@ -203,6 +231,7 @@ async function main() {
     assert.equal(res.status, 0, res.stderr);
     assert.match(res.stdout, /Usage:/);
   });
+  await demoRun();
   const state = {};
   await firstRun(state);
   await secondRun(state);

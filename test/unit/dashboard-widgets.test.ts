@@ -77,6 +77,17 @@ describe('payload and grid', () => {
     assert.deepEqual(children[0], { id: 'child', type: 'text', title: '', x: 6, y: 0, w: 6, h: 2, subtitle: '', alignment: 'center' });
   });
 
+  test('SPEC 6: dots charts and alphabetical list sorting', () => {
+    const grid = [
+      { id: 'ts', type: 'timeseries', paths: ['a'], chart_type: 'dots' },
+      { id: 'l1', type: 'list', path: 'a.*', sort: 'alpha' },
+      { id: 'l2', type: 'list', path: 'a.*', sort: 'alpha_desc' },
+    ];
+    const { output, errors } = check({ grid });
+    assert.deepEqual(errors, {});
+    assert.deepEqual((output.grid as Record<string, unknown>[]).map((w) => w.chart_type ?? w.sort), ['dots', 'alpha', 'alpha_desc']);
+  });
+
   test('type defaults: timeseries line/unstacked/legend, category bar, list desc', () => {
     const { output } = check({
       grid: [

@@ -3,8 +3,12 @@
 import type { Db } from './db';
 import { CORE_SCHEMA } from './schema/001_core';
 import { METRICS_SCHEMA } from './schema/002_metrics';
+import { RETENTION_SCHEMA } from './schema/003_retention';
 
-const MIGRATIONS: readonly string[] = [CORE_SCHEMA, METRICS_SCHEMA];
+const MIGRATIONS: readonly string[] = [CORE_SCHEMA, METRICS_SCHEMA, RETENTION_SCHEMA];
+
+/** The schema version this build writes (restore refuses newer files). */
+export const SCHEMA_VERSION = MIGRATIONS.length;
 
 export function migrate(db: Db): number {
   const current = db.pragma('user_version', { simple: true }) as number;

@@ -40,6 +40,8 @@ describe('config', () => {
       limits: { maxBodyBytes: 1_048_576, sqliteUploadMaxBytes: 104_857_600, writeQueueMaxPoints: 100_000 },
       sources: { sqliteRoot: path.join(cwd, 'data', 'sources') },
       log: { level: 'info' },
+      metrics: { enabled: true, token: null },
+      retention: { sweepIntervalSeconds: 60 },
     });
   });
 
@@ -131,6 +133,9 @@ level = "warn"
       'limits.write_queue_max_points': ['0', 'many'],
       'sources.sqlite_root': ['  '],
       'log.level': ['verbose'],
+      'metrics.enabled': ['sometimes'],
+      'metrics.token': ['  '],
+      'retention.sweep_interval_seconds': ['0', 'hourly'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {
@@ -146,7 +151,7 @@ level = "warn"
 
   test('bad values in TOML and flags name the key too', () => {
     const cwd = tempDir('[server]\nport = "http"\n');
-    assert.match(configError(() => loadConfig({ env: {}, cwd })), /server\.port \(config file\)/);
+    assert.match(configError(() => loadConfig({ env: {}, cwd })), /server\.port \(config file\): expected a whole number, got a string \("http"\)/);
     const bool = tempDir('[features]\nprojects_enabled = "perhaps"\n');
     assert.match(configError(() => loadConfig({ env: {}, cwd: bool })), /features\.projects_enabled/);
     const host = tempDir('[server]\nhost = ""\n');
@@ -160,6 +165,9 @@ level = "warn"
     assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[server]\nhots = "x"\n') })), /unknown config key server\.hots/);
     assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[cache]\nsize = 1\n') })), /unknown config key cache\.size/);
     assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('port = 4000\n') })), /unknown config key port/);
+    // A known section given as a value says what it should be, not "unknown key".
+    const section = configError(() => loadConfig({ env: {}, cwd: tempDir('server = 3\n') }));
+    assert.match(section, /invalid value for server .*expected a \[server\] table of settings, got a number \(3\)/);
     assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[server\nport = 1') })), /not valid TOML/);
     assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir(), configFile: 'missing.toml' })), /cannot read config file .*missing\.toml/);
   });

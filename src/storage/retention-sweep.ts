@@ -43,9 +43,9 @@ export function createRetentionSql(db: Db) {
        WHERE source_id = ? AND (key, granularity) > (?, ?) ORDER BY key, granularity LIMIT ?`,
     ),
     // The oldest `limit` expired rows of one series, found along the primary key.
-    deleteOldest: db.prepare<[number, number, number]>(
-      `DELETE FROM metric_buckets WHERE series_id = ?1 AND bucket IN
-        (SELECT bucket FROM metric_buckets WHERE series_id = ?1 AND bucket < ?2 ORDER BY bucket LIMIT ?3)`,
+    deleteOldest: db.prepare<[{ series: number; before: number; limit: number }]>(
+      `DELETE FROM metric_buckets WHERE series_id = @series AND bucket IN
+        (SELECT bucket FROM metric_buckets WHERE series_id = @series AND bucket < @before ORDER BY bucket LIMIT @limit)`,
     ),
   };
 
@@ -59,7 +59,7 @@ export function createRetentionSql(db: Db) {
     let finished = 0;
     while (finished < ranges.length) {
       const range = ranges[finished]!;
-      const n = q.deleteOldest.run(range.seriesId, range.beforeSec, chunk).changes;
+      const n = q.deleteOldest.run({ series: range.seriesId, before: range.beforeSec, limit: chunk }).changes;
       deleted += n;
       if (n < chunk) finished++;
       if (performance.now() - started >= budgetMs) break;

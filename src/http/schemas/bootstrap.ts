@@ -220,7 +220,14 @@ const projectUpdateSchema = body({
  * expire_after and retention. Checks that need the project (granularities) are done here too.
  */
 export function parseProjectUpdate(input: unknown, granularities: readonly string[]): ProjectUpdate {
-  const b = parseEntity(projectUpdateSchema, input);
+  const result = v.safeParse(projectUpdateSchema, input);
+  const retention = parseRetention((input as Record<string, unknown>).retention, granularities);
+  if (!result.success || !retention.ok) {
+    const fields = result.success ? {} : fieldErrors(result.issues);
+    if (!retention.ok) fields.retention = [retention.message];
+    throw invalid(fields);
+  }
+  const b = result.output;
   const update: ProjectUpdate = {};
   if (b.name !== undefined) update.name = b.name;
   if (b.default_timeframe !== undefined) update.defaultTimeframe = b.default_timeframe;
@@ -231,7 +238,7 @@ export function parseProjectUpdate(input: unknown, granularities: readonly strin
     update.defaultGranularity = b.default_granularity;
   }
   if (b.expire_after !== undefined) update.expireAfter = b.expire_after;
-  if ('retention' in (input as object)) update.retention = retentionOf(b.retention, granularities);
+  if ('retention' in (input as object)) update.retention = retention.value;
   return update;
 }
 

@@ -2,7 +2,7 @@
 // by hand: a dozen series do not need a client library, and the format is a few lines of text.
 import { statSync } from 'node:fs';
 import { COMMIT_BUCKETS, type OpsStats } from './stats';
-import type { SweepStats } from './retention-sweeper';
+import { SWEEP_TX_BOUNDS_MS, type SweepStats } from './retention-sweeper';
 
 export interface MetricsInput {
   stats: OpsStats;
@@ -79,8 +79,13 @@ export function renderMetrics(input: MetricsInput): string {
   out.sample('service_retention_sweeps_total', sweep.sweeps);
   out.family('service_retention_deleted_buckets_total', 'counter', 'Buckets deleted by retention.');
   out.sample('service_retention_deleted_buckets_total', sweep.deletedBuckets);
-  out.family('service_retention_transactions_total', 'counter', 'Short delete transactions of the retention sweep.');
-  out.sample('service_retention_transactions_total', sweep.transactions);
+  out.family('service_retention_transaction_seconds', 'histogram', 'Duration of each delete transaction of the retention sweep.');
+  SWEEP_TX_BOUNDS_MS.forEach((ms, i) =>
+    out.sample('service_retention_transaction_seconds_bucket', sweep.transactionBuckets[i]!, { le: String(ms / 1000) }),
+  );
+  out.sample('service_retention_transaction_seconds_bucket', sweep.transactions, { le: '+Inf' });
+  out.sample('service_retention_transaction_seconds_sum', sweep.transactionSumMs / 1000);
+  out.sample('service_retention_transaction_seconds_count', sweep.transactions);
   out.family('service_retention_transaction_max_seconds', 'gauge', 'Longest single retention transaction since start.');
   out.sample('service_retention_transaction_max_seconds', sweep.maxTransactionMs / 1000);
   out.family('service_retention_sweep_failures_total', 'counter', 'Retention sweeps that failed (retried next interval).');

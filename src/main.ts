@@ -1,11 +1,77 @@
 // The command line: parse argv, load config, start the server, handle signals.
 // The only module that touches process.* (exit codes, signals, stdout).
 import { setFlagsFromString } from 'node:v8';
-import { loadConfig, ConfigError } from './config';
+import { loadConfig, ConfigError, type Config } from './config';
 import { parseArgs, UsageError, USAGE } from './cli';
 import { startServer } from './server';
 import { loadNativeAddons } from './sea/natives';
 import { SERVER_VERSION } from './version';
+import { createLogger } from './lib/log';
+import { exampleConfig } from './config-example';
+import { backupDatabase, OpsError, restoreDatabase, type Progress } from './ops/backup';
+import { listenFailure } from './ops/start-failures';
+
+/** One line on stderr and the exit code: start-up failures never print a stack (SPEC section 11). */
+function fail(message: string, code = 1): never {
+  process.stderr.write(`service: ${message}\n`);
+  process.exit(code);
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** A progress line redrawn in place on a terminal; nothing when stderr is a file or a pipe. */
+function progressLine(label: string): (p: Progress) => void {
+  if (!process.stderr.isTTY) return () => {};
+  let last = -1;
+  return ({ copiedPages, totalPages }) => {
+    const percent = totalPages === 0 ? 100 : Math.floor((copiedPages / totalPages) * 100);
+    if (percent === last) return;
+    last = percent;
+    process.stderr.write(`\r${label}: ${percent}% (${copiedPages} of ${totalPages} pages)${percent === 100 ? '\n' : ''}`);
+  };
+}
+
+async function backup(config: Config, to: string, nativeBinding: unknown): Promise<void> {
+  const result = await backupDatabase(config.storage.dataDir, to, { nativeBinding, onProgress: progressLine('backup') });
+  process.stdout.write(`backup written to ${result.file} (${mib(result.bytes)} in ${(result.ms / 1000).toFixed(1)} s)\n`);
+}
+
+function restore(config: Config, from: string, nativeBinding: unknown): void {
+  const result = restoreDatabase(config.storage.dataDir, from, nativeBinding);
+  const moved = result.previous ? `; the database it replaced is now ${result.previous}` : '';
+  process.stdout.write(`restored ${from} into ${config.storage.dataDir} (schema version ${result.schemaVersion})${moved}\n`);
+}
+
+async function serve(config: Config, nativeBinding: unknown): Promise<void> {
+  // Resident size over peak speed, for a service that shares a small machine: V8 lets the heap grow
+  // to up to 4x its live size between full collections; 2x keeps a loaded server about 20-40 MB
+  // smaller for a few more (mostly concurrent) collections. V8 reads this at every collection.
+  setFlagsFromString('--heap-growing-percent=100');
+  const log = createLogger(config.log.level);
+  let server;
+  try {
+    server = await startServer(config, { nativeBinding, log });
+  } catch (err) {
+    fail(listenFailure(err, config) ?? `failed to start: ${(err as Error)?.message ?? String(err)}`);
+  }
+  process.stdout.write(`listening on ${server.url}\n`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) fail(`${signal} received again while stopping: exiting at once`); // the impatient second Ctrl-C
+    stopping = true;
+    log.info('stopping', { signal });
+    server.close().then(
+      () => process.exit(0),
+      (err) => {
+        log.error('shutdown failed', { error: (err as Error)?.stack ?? String(err) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
 
 async function main(argv: string[]): Promise<void> {
   let args;
@@ -18,38 +84,24 @@ async function main(argv: string[]): Promise<void> {
   }
   if (args.command === 'help') return void process.stdout.write(`${USAGE}\n`);
   if (args.command === 'version') return void process.stdout.write(`service ${SERVER_VERSION}\n`);
+  if (args.command === 'config') return void process.stdout.write(exampleConfig());
 
   let config;
   try {
     config = loadConfig({ flags: args.flags, configFile: args.configFile });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`service: ${err.message}\n`);
-    process.exit(1);
+    fail(err.message);
   }
-  // Resident size over peak speed, for a service that shares a small machine: V8 lets the heap grow
-  // to up to 4x its live size between full collections; 2x keeps a loaded server about 20-40 MB
-  // smaller for a few more (mostly concurrent) collections. V8 reads this at every collection.
-  setFlagsFromString('--heap-growing-percent=100');
   const natives = loadNativeAddons(config.storage.dataDir);
-  const server = await startServer(config, { nativeBinding: natives.betterSqlite3 });
-  process.stdout.write(`listening on ${server.url}\n`);
-
-  const stop = (signal: string) => {
-    process.stderr.write(`service: ${signal} received, shutting down\n`);
-    server.close().then(
-      () => process.exit(0),
-      (err) => {
-        process.stderr.write(`service: shutdown failed: ${(err as Error).stack}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  try {
+    if (args.command === 'backup') return await backup(config, args.to!, natives.betterSqlite3);
+    if (args.command === 'restore') return restore(config, args.from!, natives.betterSqlite3);
+  } catch (err) {
+    if (err instanceof OpsError) fail(err.message);
+    fail(`${args.command} failed: ${(err as Error)?.message ?? String(err)}`);
+  }
+  await serve(config, natives.betterSqlite3);
 }
 
-main(process.argv.slice(2)).catch((err) => {
-  process.stderr.write(`service: failed to start: ${(err as Error)?.stack ?? String(err)}\n`);
-  process.exit(1);
-});
+main(process.argv.slice(2)).catch((err) => fail(`failed to start: ${(err as Error)?.message ?? String(err)}`));

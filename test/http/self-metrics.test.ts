@@ -67,7 +67,7 @@ describe('GET /metrics', () => {
     assert.equal(ingest('400'), 1);
     assert.equal(ingest('201', '/api/v1/metrics/batch'), 1);
     // Route templates and a fixed label for unknown paths: no raw ids in label values.
-    const routes = second.get('service_http_requests_total')!.metrics.map((m) => m.labels!.route);
+    const routes = second.get('service_http_requests_total')!.metrics.map((m) => m.labels?.route ?? '');
     assert.ok(routes.includes('unmatched'));
     assert.ok(!routes.some((r) => r.includes(p.sourceId) || r.includes('12345')), routes.join(' '));
     assert.equal(value(second, 'service_http_requests_total', { method: 'GET', route: '/metrics', status: '200' }), 1);

@@ -58,7 +58,8 @@ async function serve(config: Config, nativeBinding: unknown): Promise<void> {
 
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) fail(`${signal} received again while stopping: exiting at once`); // the impatient second Ctrl-C
+    // Ctrl-C under `npm start` arrives twice (from the terminal and forwarded by npm): one stop.
+    if (stopping) return;
     stopping = true;
     log.info('stopping', { signal });
     server.close().then(

@@ -3,7 +3,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { loadConfig, ConfigError, type Config } from './config';
 import { parseArgs, UsageError, USAGE } from './cli';
-import { startServer } from './server';
+import { startServer, type RunningServer } from './server';
 import { loadNativeAddons } from './sea/natives';
 import { SERVER_VERSION } from './version';
 import { createLogger } from './lib/log';
@@ -48,30 +48,34 @@ async function serve(config: Config, nativeBinding: unknown): Promise<void> {
   // smaller for a few more (mostly concurrent) collections. V8 reads this at every collection.
   setFlagsFromString('--heap-growing-percent=100');
   const log = createLogger(config.log.level);
-  let server;
-  try {
-    server = await startServer(config, { nativeBinding, log });
-  } catch (err) {
-    fail(listenFailure(err, config) ?? `failed to start: ${(err as Error)?.message ?? String(err)}`);
-  }
-  process.stdout.write(`listening on ${server.url}\n`);
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    // Ctrl-C under `npm start` arrives twice (from the terminal and forwarded by npm): one stop.
-    if (stopping) return;
-    stopping = true;
-    log.info('stopping', { signal });
-    server.close().then(
+  let server: RunningServer | null = null;
+  let stopping: string | null = null;
+  const close = (running: RunningServer) =>
+    running.close().then(
       () => process.exit(0),
       (err) => {
         log.error('shutdown failed', { error: (err as Error)?.stack ?? String(err) });
         process.exit(1);
       },
     );
+  const stop = (signal: string) => {
+    // Ctrl-C under `npm start` arrives twice (from the terminal and forwarded by npm): one stop.
+    if (stopping) return;
+    stopping = signal;
+    log.info('stopping', { signal });
+    if (server) void close(server);
   };
+  // Installed before the `listening on` line: a signal sent as soon as that line is seen must
+  // find them (a signal during start-up stops the server once it is up).
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  try {
+    server = await startServer(config, { nativeBinding, log });
+  } catch (err) {
+    fail(listenFailure(err, config) ?? `failed to start: ${(err as Error)?.message ?? String(err)}`);
+  }
+  process.stdout.write(`listening on ${server.url}\n`);
+  if (stopping) void close(server);
 }
 
 async function main(argv: string[]): Promise<void> {

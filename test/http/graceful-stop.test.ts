@@ -34,7 +34,7 @@ function connect(url: string): Promise<net.Socket> {
   });
 }
 
-function replies(socket: net.Socket): Promise<RawReply[]> {
+function replies(socket: net.Socket): Promise<RawReply[] & { closedAt?: number }> {
   let data = '';
   const out: RawReply[] = [];
   socket.on('data', (chunk: Buffer) => {
@@ -45,7 +45,7 @@ function replies(socket: net.Socket): Promise<RawReply[]> {
       }
     }
   });
-  return new Promise((resolve) => socket.once('close', () => resolve(out)));
+  return new Promise((resolve) => socket.once('close', () => resolve(Object.assign(out, { closedAt: performance.now() }))));
 }
 
 describe('graceful stop', () => {
@@ -90,6 +90,8 @@ describe('graceful stop', () => {
     for (const r of idleDone) {
       assert.equal(r.length, 1);
       assert.equal(r[0]!.status, 200);
+      // Closed at once, not after the keep-alive timeout (5 s) or the last write's answer.
+      assert.ok(r.closedAt! - signalled < 1500, `idle connection closed ${Math.round(r.closedAt! - signalled)} ms after the signal`);
     }
     const answered = await Promise.all(inFlightReplies);
     for (const r of answered) {

@@ -88,6 +88,8 @@ export function renderMetrics(input: MetricsInput): string {
   out.sample('service_retention_transaction_seconds_count', sweep.transactions);
   out.family('service_retention_transaction_max_seconds', 'gauge', 'Longest single retention transaction since start.');
   out.sample('service_retention_transaction_max_seconds', sweep.maxTransactionMs / 1000);
+  out.family('service_retention_transaction_cpu_max_seconds', 'gauge', 'Most CPU time used by one retention transaction.');
+  out.sample('service_retention_transaction_cpu_max_seconds', sweep.maxTransactionCpuMs / 1000);
   out.family('service_retention_sweep_failures_total', 'counter', 'Retention sweeps that failed (retried next interval).');
   out.sample('service_retention_sweep_failures_total', sweep.failures);
 

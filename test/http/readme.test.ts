@@ -38,7 +38,8 @@ describe('README walk-through', () => {
 
   test('the README has the first-run and the later-session blocks', () => {
     assert.equal(blocks.length, 2, 'two blocks start with the base URL');
-    assert.match(README, /bootstraps itself in four steps/);
+    assert.match(README, /bootstraps itself in three calls .*\n.*five calls in all/);
+    assert.equal((blocks[0]!.match(/\bcurl /g) ?? []).length, 5, 'five curl calls in the first block');
   });
 
   test('first run: every call answers as the README says, the point reads back', async () => {

@@ -3,6 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type LogLevel } from '../../src/config';
@@ -36,6 +37,23 @@ describe('logs', () => {
     assert.equal(logs[0]!.level, 'info');
     assert.match(String(logs[0]!.url), /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(logs[1]!.requests, 3, 'the stop line counts what the last summary did not');
+  });
+
+  test('info: a request slower than 1 s gets a line (here: a body that takes 1.2 s to arrive)', async () => {
+    const logs = await logsOf('info', async (url) => {
+      const { hostname, port } = new URL(url);
+      const socket = net.connect(Number(port), hostname).resume(); // read (and drop) the answer, so 'close' comes
+      await new Promise((r) => socket.once('connect', r));
+      socket.write('POST /api/v1/bootstrap/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{');
+      await new Promise((r) => setTimeout(r, 1200));
+      socket.end('}');
+      await new Promise((r) => socket.once('close', r));
+    });
+    const slow = logs.filter((l) => l.msg === 'slow request');
+    assert.equal(slow.length, 1, JSON.stringify(logs));
+    assert.equal(slow[0]!.route, '/api/v1/bootstrap/login');
+    assert.equal(slow[0]!.status, 400);
+    assert.ok(Number(slow[0]!.ms) >= 1000);
   });
 
   test('debug: one line per request with route template and status', async () => {

@@ -100,13 +100,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.on('clientError', answerClientError);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.server.port, config.server.host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.server.port, config.server.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    // e.g. the port is in use: release what was opened, the caller reports the error
+    await deps.metrics.close();
+    db.close();
+    throw err;
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.server.port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;

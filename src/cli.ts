@@ -1,13 +1,19 @@
 // Command-line parsing: `service [serve] [--config FILE] [--host H] [--port N] [--data DIR]`,
-// `service demo [...]`, `service version`, `service help`. Pure, so it is unit-tested; main.ts acts on the result.
+// `service demo [...]`, `service version`, `service help`, `service config`, `service backup --to FILE`,
+// `service restore --from FILE`. Pure, so it is unit-tested; main.ts acts on the result.
 
-export type Command = 'serve' | 'demo' | 'version' | 'help';
+export type Command = 'serve' | 'demo' | 'version' | 'help' | 'config' | 'backup' | 'restore';
+const COMMANDS: readonly string[] = ['serve', 'demo', 'version', 'help', 'config', 'backup', 'restore'];
 
 export interface CliArgs {
   command: Command;
   configFile?: string;
   /** flag values by config key */
   flags: Record<string, string>;
+  /** backup: the file to write */
+  to?: string;
+  /** restore: the backup to put in place */
+  from?: string;
 }
 
 export class UsageError extends Error {}
@@ -21,11 +27,20 @@ const FLAG_KEYS: Record<string, string> = {
 export const USAGE = `Usage:
   service [serve] [--config FILE] [--host HOST] [--port PORT] [--data DIR]
   service demo [--port PORT] [--data DIR]
+  service backup --to FILE [--config FILE] [--data DIR]
+  service restore --from FILE [--config FILE] [--data DIR]
+  service config
   service version
   service help
 
-demo starts the service on a fresh data directory (a new temp folder unless --data names an empty
-one) filled with a web shop's 30 days of metrics and two dashboards, and prints where to sign in.
+Commands:
+  serve          run the server (the default)
+  demo           run the server on a fresh data directory (a new temp folder unless --data names an
+                 empty one) filled with a web shop's 30 days of metrics and two dashboards, and print
+                 where to sign in
+  backup         copy the database to FILE while the service runs (a consistent SQLite online backup)
+  restore        check FILE and put it in place as the database; the service must be stopped
+  config         print the example configuration (every key, its variable and default)
 
 Options:
   --config FILE  TOML configuration file (default: ./config.toml when present)
@@ -33,17 +48,15 @@ Options:
   --port PORT    port to listen on, 0 picks a free one (default 4000; env SERVICE_PORT)
   --data DIR     data directory holding service.db (default ./data; env SERVICE_DATA_DIR)
 
-Every setting is also read from SERVICE_* environment variables; see config.example.toml.`;
+Every setting is also read from SERVICE_* environment variables; \`service config\` prints them all.`;
 
 export function parseArgs(argv: readonly string[]): CliArgs {
   const args: CliArgs = { command: 'serve', flags: {} };
   let i = 0;
   const first = argv[0];
   if (first !== undefined && !first.startsWith('-')) {
-    if (first !== 'serve' && first !== 'demo' && first !== 'version' && first !== 'help') {
-      throw new UsageError(`unknown command: ${first}`);
-    }
-    args.command = first;
+    if (!COMMANDS.includes(first)) throw new UsageError(`unknown command: ${first}`);
+    args.command = first as Command;
     i = 1;
   }
   for (; i < argv.length; i++) {
@@ -58,13 +71,18 @@ export function parseArgs(argv: readonly string[]): CliArgs {
     }
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(0, eq) : arg;
-    if (name !== '--config' && !(name in FLAG_KEYS)) throw new UsageError(`unknown option: ${name}`);
+    const own = (name === '--to' && args.command === 'backup') || (name === '--from' && args.command === 'restore');
+    if (name !== '--config' && !own && !(name in FLAG_KEYS)) throw new UsageError(`unknown option: ${name}`);
     let value: string | undefined;
     if (eq > 0) value = arg.slice(eq + 1);
     else value = argv[++i];
     if (value === undefined || value === '') throw new UsageError(`option ${name} needs a value`);
     if (name === '--config') args.configFile = value;
+    else if (name === '--to') args.to = value;
+    else if (name === '--from') args.from = value;
     else args.flags[FLAG_KEYS[name]!] = value;
   }
+  if (args.command === 'backup' && !args.to) throw new UsageError('backup needs --to FILE');
+  if (args.command === 'restore' && !args.from) throw new UsageError('restore needs --from FILE');
   return args;
 }

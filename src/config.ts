@@ -23,6 +23,9 @@ export interface Config {
   readonly log: { readonly level: LogLevel };
   /** key for secrets at rest (database source passwords); null: the data directory's key file */
   readonly secrets: { readonly key: string | null };
+  /** GET /metrics (Prometheus text); token null: no authentication (docs/operations.md) */
+  readonly metrics: { readonly enabled: boolean; readonly token: string | null };
+  readonly retention: { readonly sweepIntervalSeconds: number };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -54,6 +57,9 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'sources.sqlite_root', env: 'SERVICE_SQLITE_ROOT', kind: 'string' },
   { key: 'log.level', env: 'SERVICE_LOG_LEVEL', kind: 'enum', values: ['debug', 'info', 'warn', 'error', 'silent'] },
   { key: 'secrets.key', env: 'SERVICE_SECRET_KEY', kind: 'key' },
+  { key: 'metrics.enabled', env: 'SERVICE_METRICS_ENABLED', kind: 'bool' },
+  { key: 'metrics.token', env: 'SERVICE_METRICS_TOKEN', kind: 'string' },
+  { key: 'retention.sweep_interval_seconds', env: 'SERVICE_RETENTION_SWEEP_INTERVAL_SECONDS', kind: 'size', min: 1 },
 ];
 
 const DEFAULTS: Record<string, unknown> = {
@@ -71,6 +77,9 @@ const DEFAULTS: Record<string, unknown> = {
   'sources.sqlite_root': null, // <data_dir>/sources
   'log.level': 'info',
   'secrets.key': null, // <data_dir>/secret.key
+  'metrics.enabled': true,
+  'metrics.token': null,
+  'retention.sweep_interval_seconds': 60,
 };
 
 export interface ConfigInput {
@@ -87,7 +96,7 @@ const FALSE = new Set(['0', 'false', 'no', 'off']);
 
 function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
   const fail = (why: string): never => {
-    throw new ConfigError(`invalid value for ${def.key} (${origin}): ${why}`);
+    throw new ConfigError(`invalid value for ${def.key} (${origin}): ${why}, got ${describe(raw)}`);
   };
   switch (def.kind) {
     case 'string':
@@ -117,6 +126,19 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
   }
 }
 
+/** What a config value was, for messages: `a string ("abc")`, `a number (3)`. */
+function describe(raw: unknown): string {
+  const shown = JSON.stringify(raw)?.slice(0, 40) ?? String(raw);
+  if (typeof raw === 'string') return `a string (${shown})`;
+  if (typeof raw === 'number' || typeof raw === 'bigint') return `a number (${String(raw)})`;
+  if (typeof raw === 'boolean') return `a boolean (${shown})`;
+  if (Array.isArray(raw)) return 'an array';
+  if (raw instanceof Date) return 'a date';
+  return typeof raw === 'object' && raw !== null ? 'a table' : String(raw);
+}
+
+const SECTIONS = new Set(CONFIG_KEYS.map((d) => d.key.split('.')[0]!));
+
 function readToml(file: string): Record<string, unknown> {
   let text: string;
   try {
@@ -132,7 +154,11 @@ function readToml(file: string): Record<string, unknown> {
   }
   const flat: Record<string, unknown> = {};
   for (const [section, table] of Object.entries(doc)) {
-    if (typeof table !== 'object' || table === null || Array.isArray(table)) {
+    if (typeof table !== 'object' || table === null || Array.isArray(table) || table instanceof Date) {
+      // `server = 3`: a known section written as a value says so, rather than "unknown key".
+      if (SECTIONS.has(section)) {
+        throw new ConfigError(`invalid value for ${section} in ${file}: expected a [${section}] table of settings, got ${describe(table)}`);
+      }
       throw new ConfigError(`unknown config key ${section} in ${file}`);
     }
     for (const [name, value] of Object.entries(table)) flat[`${section}.${name}`] = value;
@@ -181,6 +207,8 @@ export function loadConfig(input: ConfigInput = {}): Config {
     sources: { sqliteRoot },
     log: { level: values['log.level'] as LogLevel },
     secrets: { key: secretKey },
+    metrics: { enabled: values['metrics.enabled'] as boolean, token: (values['metrics.token'] as string | null) ?? null },
+    retention: { sweepIntervalSeconds: values['retention.sweep_interval_seconds'] as number },
   });
 }
 

@@ -1,13 +1,101 @@
 // The command line: parse argv, load config, start the server, handle signals.
 // The only module that touches process.* (exit codes, signals, stdout).
 import { setFlagsFromString } from 'node:v8';
-import { loadConfig, ConfigError } from './config';
+import { loadConfig, ConfigError, type Config } from './config';
 import { parseArgs, UsageError, USAGE } from './cli';
-import { startServer } from './server';
+import { startServer, type RunningServer } from './server';
 import { loadNativeAddons } from './sea/natives';
 import { SERVER_VERSION } from './version';
+import { createLogger } from './lib/log';
+import { exampleConfig } from './config-example';
+import { backupDatabase, OpsError, restoreDatabase, type Progress } from './ops/backup';
+import { listenFailure } from './ops/start-failures';
 import { DemoError } from './demo/setup';
 import { demoBanner, prepareDemo, removeDemoDataDir, runDemo, type DemoDataDir, type RunningDemo } from './demo/run';
+
+/** One line on stderr and the exit code: start-up failures never print a stack (SPEC section 11). */
+function fail(message: string, code = 1): never {
+  process.stderr.write(`service: ${message}\n`);
+  process.exit(code);
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** A progress line redrawn in place on a terminal; nothing when stderr is a file or a pipe. */
+function progressLine(label: string): (p: Progress) => void {
+  if (!process.stderr.isTTY) return () => {};
+  let last = -1;
+  return ({ copiedPages, totalPages }) => {
+    const percent = totalPages === 0 ? 100 : Math.floor((copiedPages / totalPages) * 100);
+    if (percent === last) return;
+    last = percent;
+    process.stderr.write(`\r${label}: ${percent}% (${copiedPages} of ${totalPages} pages)${percent === 100 ? '\n' : ''}`);
+  };
+}
+
+async function backup(config: Config, to: string, nativeBinding: unknown): Promise<void> {
+  const result = await backupDatabase(config.storage.dataDir, to, { nativeBinding, onProgress: progressLine('backup') });
+  process.stdout.write(`backup written to ${result.file} (${mib(result.bytes)} in ${(result.ms / 1000).toFixed(1)} s)\n`);
+}
+
+function restore(config: Config, from: string, nativeBinding: unknown): void {
+  const result = restoreDatabase(config.storage.dataDir, from, nativeBinding);
+  const moved = result.previous ? `; the database it replaced is now ${result.previous}` : '';
+  process.stdout.write(`restored ${from} into ${config.storage.dataDir} (schema version ${result.schemaVersion})${moved}\n`);
+}
+
+async function serve(config: Config, nativeBinding: unknown, demoData: DemoDataDir | null): Promise<void> {
+  // Resident size over peak speed, for a service that shares a small machine: V8 lets the heap grow
+  // to up to 4x its live size between full collections; 2x keeps a loaded server about 20-40 MB
+  // smaller for a few more (mostly concurrent) collections. V8 reads this at every collection.
+  setFlagsFromString('--heap-growing-percent=100');
+  const log = createLogger(config.log.level);
+  let server: RunningServer | null = null;
+  let demo: RunningDemo | null = null;
+  let stopping: string | null = null;
+  const close = (running: RunningServer) =>
+    Promise.resolve(demo?.stop())
+      .then(() => running.close())
+      .then(
+        () => process.exit(0),
+        (err) => {
+          log.error('shutdown failed', { error: (err as Error)?.stack ?? String(err) });
+          process.exit(1);
+        },
+      );
+  const stop = (signal: string) => {
+    // Ctrl-C under `npm start` arrives twice (from the terminal and forwarded by npm): one stop.
+    if (stopping) return;
+    stopping = signal;
+    log.info('stopping', { signal });
+    if (server) void close(server);
+  };
+  // Installed before the `listening on` line: a signal sent as soon as that line is seen must
+  // find them (a signal during start-up stops the server once it is up).
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  try {
+    server = await startServer(config, { nativeBinding, log });
+  } catch (err) {
+    fail(listenFailure(err, config) ?? `failed to start: ${(err as Error)?.message ?? String(err)}`);
+  }
+  process.stdout.write(`listening on ${server.url}\n`);
+  if (stopping) return void close(server);
+  if (demoData) await startDemo(server, demoData, (running) => (demo = running));
+}
+
+/** `service demo`: fills the fresh server through its API, then prints where to sign in. */
+async function startDemo(server: RunningServer, data: DemoDataDir, started: (demo: RunningDemo) => void): Promise<void> {
+  let demo: RunningDemo;
+  try {
+    demo = await runDemo(server.url, (err) => process.stderr.write(`service: demo feed: ${err.message}\n`));
+  } catch (err) {
+    await server.close();
+    fail(err instanceof DemoError ? err.message : `demo failed: ${(err as Error)?.message ?? String(err)}`);
+  }
+  started(demo);
+  process.stdout.write(`${demoBanner(demo, data)}\n`);
+}
 
 async function main(argv: string[]): Promise<void> {
   let args;
@@ -20,6 +108,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (args.command === 'help') return void process.stdout.write(`${USAGE}\n`);
   if (args.command === 'version') return void process.stdout.write(`service ${SERVER_VERSION}\n`);
+  if (args.command === 'config') return void process.stdout.write(exampleConfig());
 
   let demoData: DemoDataDir | null = null;
   if (args.command === 'demo') {
@@ -27,8 +116,7 @@ async function main(argv: string[]): Promise<void> {
       demoData = prepareDemo(args.flags, process.env.SERVICE_LOG_LEVEL !== undefined);
     } catch (err) {
       if (!(err instanceof DemoError)) throw err;
-      process.stderr.write(`service: ${err.message}\n`);
-      process.exit(2);
+      fail(err.message, 2);
     }
     // Whatever ends the process (a failed start, a signal), a temp data directory goes with it.
     const data = demoData;
@@ -40,46 +128,17 @@ async function main(argv: string[]): Promise<void> {
     config = loadConfig({ flags: args.flags, configFile: args.configFile });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`service: ${err.message}\n`);
-    process.exit(1);
+    fail(err.message);
   }
-  // Resident size over peak speed, for a service that shares a small machine: V8 lets the heap grow
-  // to up to 4x its live size between full collections; 2x keeps a loaded server about 20-40 MB
-  // smaller for a few more (mostly concurrent) collections. V8 reads this at every collection.
-  setFlagsFromString('--heap-growing-percent=100');
   const natives = loadNativeAddons(config.storage.dataDir);
-  const server = await startServer(config, { nativeBinding: natives.betterSqlite3 });
-  process.stdout.write(`listening on ${server.url}\n`);
-
-  let demo: RunningDemo | null = null;
-  const stop = (signal: string) => {
-    process.stderr.write(`service: ${signal} received, shutting down\n`);
-    Promise.resolve(demo?.stop())
-      .then(() => server.close())
-      .then(
-        () => process.exit(0),
-        (err) => {
-          process.stderr.write(`service: shutdown failed: ${(err as Error).stack}\n`);
-          process.exit(1);
-        },
-      );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
-
-  if (demoData) {
-    try {
-      demo = await runDemo(server.url, (err) => process.stderr.write(`service: demo feed: ${err.message}\n`));
-    } catch (err) {
-      process.stderr.write(`service: ${err instanceof DemoError ? err.message : (err as Error).stack}\n`);
-      await server.close();
-      process.exit(1);
-    }
-    process.stdout.write(`${demoBanner(demo, demoData)}\n`);
+  try {
+    if (args.command === 'backup') return await backup(config, args.to!, natives.betterSqlite3);
+    if (args.command === 'restore') return restore(config, args.from!, natives.betterSqlite3);
+  } catch (err) {
+    if (err instanceof OpsError) fail(err.message);
+    fail(`${args.command} failed: ${(err as Error)?.message ?? String(err)}`);
   }
+  await serve(config, natives.betterSqlite3, demoData);
 }
 
-main(process.argv.slice(2)).catch((err) => {
-  process.stderr.write(`service: failed to start: ${(err as Error)?.stack ?? String(err)}\n`);
-  process.exit(1);
-});
+main(process.argv.slice(2)).catch((err) => fail(`failed to start: ${(err as Error)?.message ?? String(err)}`));

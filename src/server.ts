@@ -18,11 +18,24 @@ import { createMetricsEngine } from './domain/metrics/engine';
 import { migrateSqliteSources } from './domain/sqlite-migration';
 import { createSecretBox, loadSecretKey } from './lib/secrets';
 import { encryptStoredSecrets } from './storage/source-secrets';
+import { OpsStats } from './ops/stats';
+import { createRetentionSweeper } from './ops/retention-sweeper';
+import { removePidFile, writePidFile } from './ops/pid-file';
+import { SERVER_VERSION } from './version';
+
+/** The info-level summary of requests, points and errors (SPEC section 11). */
+const SUMMARY_INTERVAL_MS = 60_000;
+/** A stop waits this long for slow connections before cutting them. */
+const STOP_DEADLINE_MS = 10_000;
 
 export interface StartOptions {
   log?: Logger;
   /** better-sqlite3 native binding (the single executable loads it itself) */
   nativeBinding?: unknown;
+  /** the clock of deps.now and the retention sweep (tests move it) */
+  now?: () => number;
+  /** run the retention sweep on its timer (default true; tests call deps.ops.sweeper.sweep()) */
+  sweepTimer?: boolean;
 }
 
 export interface RunningServer {
@@ -57,21 +70,38 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const log = options.log ?? createLogger(config.log.level);
   mkdirSync(config.storage.dataDir, { recursive: true });
   mkdirSync(path.join(config.sources.sqliteRoot, '.uploads'), { recursive: true });
-  const db = openDatabase(path.join(config.storage.dataDir, 'service.db'), { nativeBinding: options.nativeBinding });
+  const dbFile = path.join(config.storage.dataDir, 'service.db');
+  const db = openDatabase(dbFile, { nativeBinding: options.nativeBinding });
   migrate(db);
   const secrets = createSecretBox(loadSecretKey(config.secrets.key, config.storage.dataDir));
   const migrated = encryptStoredSecrets(db, secrets);
   if (migrated > 0) log.info('encrypted stored database source secrets', { sources: migrated });
+  const now = options.now ?? (() => Date.now());
+  const stats = new OpsStats();
+  const sweeper = createRetentionSweeper({
+    open: () => openDatabase(dbFile, { nativeBinding: options.nativeBinding }),
+    now,
+    log,
+    intervalMs: options.sweepTimer === false ? 0 : config.retention.sweepIntervalSeconds * 1000,
+  });
   const deps: Deps = {
     config,
     db,
     log,
-    now: () => Date.now(),
+    now,
     accounts: createAccountsRepo(db),
     sources: createSourcesRepo(db),
     dashboards: createDashboardsRepo(db),
     loginThrottle: createLoginThrottle(),
-    metrics: createMetricsEngine({ db, config, log, nativeBinding: options.nativeBinding, secrets }),
+    metrics: createMetricsEngine({
+      db,
+      config,
+      log,
+      nativeBinding: options.nativeBinding,
+      secrets,
+      onCommitted: (points, leaves, seconds) => stats.committed(points, leaves, seconds),
+    }),
+    ops: { stats, sweeper, stopping: false },
     nativeBinding: options.nativeBinding,
     secrets,
   };
@@ -79,25 +109,48 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.on('clientError', answerClientError);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.server.port, config.server.host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.server.port, config.server.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    // e.g. the port is in use: release what was opened, the caller reports the error
+    await deps.metrics.close();
+    db.close();
+    throw err;
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.server.port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  const url = `http://${host}:${port}`;
+  writePidFile(config.storage.dataDir, { pid: process.pid, url });
+  sweeper.start();
+  const summary = setInterval(() => log.info('summary', { interval_s: SUMMARY_INTERVAL_MS / 1000, ...stats.takeWindow() }), SUMMARY_INTERVAL_MS);
+  summary.unref();
+  log.info('service started', { version: SERVER_VERSION, url, data_dir: config.storage.dataDir, pid: process.pid });
+
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      deps.ops.stopping = true; // answers from now on close their connections
+      clearInterval(summary);
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        const deadline = setTimeout(() => server.closeAllConnections(), STOP_DEADLINE_MS);
+        server.close(() => {
+          clearTimeout(deadline);
+          resolve();
+        });
         server.closeIdleConnections();
       });
+      await sweeper.close();
       await deps.metrics.close(); // commits pending writes, closes source files
       db.close();
+      removePidFile(config.storage.dataDir, process.pid);
+      log.info('service stopped', { ...stats.takeWindow() });
     })());
-  return { url: `http://${host}:${port}`, port, deps, close };
+  return { url, port, deps, close };
 }

@@ -1,6 +1,7 @@
 // Project sources and the organization's source list (SPEC sections 4 and 7).
 import type { Deps } from '../deps';
-import { conflict, forbidden } from '../errors';
+import { conflict, forbidden, notFound } from '../errors';
+import { normalizeId } from '../lib/ids';
 import { newId } from '../lib/ids';
 import type { Source, UserAuth } from './types';
 import type { SourceSettings } from './source-settings';
@@ -11,6 +12,7 @@ export interface ProjectInput {
   name: string;
   settings: SourceSettings;
   expireAfter: number | null;
+  retention: Record<string, string> | null;
   projectClusterId: string | null;
 }
 
@@ -42,6 +44,7 @@ export function newSource(
     driver: fields.driver,
     ...fields.settings,
     expireAfter: null,
+    retention: null,
     projectClusterId: null,
     config: fields.config,
     setupStatus: fields.setupStatus,
@@ -62,10 +65,41 @@ export function createProject(deps: Deps, auth: UserAuth, input: ProjectInput): 
       settings: input.settings,
     }),
     expireAfter: input.expireAfter,
+    retention: input.retention,
     projectClusterId: input.projectClusterId,
   };
   deps.sources.insert(source);
   return source;
+}
+
+/** The fields PUT /bootstrap/projects/:id may change; absent ones keep their value. */
+export interface ProjectUpdate {
+  name?: string;
+  defaultTimeframe?: string;
+  defaultGranularity?: string;
+  expireAfter?: number | null;
+  retention?: Record<string, string> | null;
+}
+
+/** A project of the token's organization, or 404 (malformed ids and databases included). */
+export function projectInOrganization(deps: Deps, auth: UserAuth, rawId: string): Source {
+  const id = normalizeId(rawId);
+  const source = id && auth.organizationId ? deps.sources.inOrganization(id, auth.organizationId) : undefined;
+  if (!source || source.type !== 'project') throw notFound();
+  return source;
+}
+
+export function updateProject(deps: Deps, project: Source, update: ProjectUpdate): Source {
+  const next: Source = {
+    ...project,
+    displayName: update.name ?? project.displayName,
+    defaultTimeframe: update.defaultTimeframe ?? project.defaultTimeframe,
+    defaultGranularity: update.defaultGranularity ?? project.defaultGranularity,
+    expireAfter: update.expireAfter === undefined ? project.expireAfter : update.expireAfter,
+    retention: update.retention === undefined ? project.retention ?? null : update.retention,
+  };
+  deps.sources.updateProject(next);
+  return next;
 }
 
 export interface SourceList {

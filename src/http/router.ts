@@ -73,6 +73,8 @@ export function createRoutes(deps: Deps): Middleware {
   r.post('/bootstrap/databases', user, upload, boot.createDatabase);
   r.post('/bootstrap/databases/:id/setup', user, json, boot.setupDatabase);
   r.post('/bootstrap/projects', user, json, boot.createProject);
+  r.put('/bootstrap/projects/:id', user, json, boot.updateProject);
+  r.patch('/bootstrap/projects/:id', user, json, boot.updateProject);
   r.post('/bootstrap/source-tokens', user, json, boot.createSourceToken);
 
   // The web interface's extensions (docs/interface.md).

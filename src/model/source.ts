@@ -19,6 +19,9 @@ export interface Source {
   defaultGranularity: string;
   /** seconds; null keeps data forever */
   expireAfter: number | null;
+  /** projects: granularity -> timeframe kept (`{"1m": "7d"}`), overriding expireAfter; null or absent:
+   *  none (optional so that sources built elsewhere, e.g. in tests, need not name it) */
+  retention?: Record<string, string> | null;
   projectClusterId: string | null;
   /** driver fields (database sources), credentials included: never presented */
   config: Record<string, unknown>;

@@ -4,8 +4,12 @@ import type { Db } from './db';
 import { CORE_SCHEMA } from './schema/001_core';
 import { METRICS_SCHEMA } from './schema/002_metrics';
 import { DASHBOARD_SHARES_SCHEMA } from './schema/003_dashboard_shares';
+import { RETENTION_SCHEMA } from './schema/004_retention';
 
-const MIGRATIONS: readonly string[] = [CORE_SCHEMA, METRICS_SCHEMA, DASHBOARD_SHARES_SCHEMA];
+const MIGRATIONS: readonly string[] = [CORE_SCHEMA, METRICS_SCHEMA, DASHBOARD_SHARES_SCHEMA, RETENTION_SCHEMA];
+
+/** The schema version this build writes (restore refuses newer files). */
+export const SCHEMA_VERSION = MIGRATIONS.length;
 
 export function migrate(db: Db): number {
   const current = db.pragma('user_version', { simple: true }) as number;

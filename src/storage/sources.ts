@@ -3,8 +3,8 @@
 // Every metrics request authenticates with a source token and needs its source, so both are
 // cached in memory (bounded, keyed by token hash and source id; no token value is ever held).
 // Token rows are never updated; a revoked one is deleted by deleteToken, which drops its cached
-// copy. Of a source only setup_status changes, through setSetupStatus here, which drops the cached
-// copy too. A source edit added later must drop its entries the same way.
+// copy. A source changes only through setSetupStatus, setConfig and updateProject here, which drop
+// the cached copy too. A source edit added later must drop its entries the same way.
 import { BoundedCache } from '../lib/bounded-cache';
 import type { Db } from './db';
 import type { Driver, Source, SourceType } from '../model/source';
@@ -21,6 +21,7 @@ interface SourceRow {
   default_timeframe: string;
   default_granularity: string;
   expire_after: number | null;
+  retention: string | null;
   project_cluster_id: string | null;
   config: string;
   setup_status: string | null;
@@ -53,6 +54,7 @@ function toSource(r: SourceRow): Source {
     defaultTimeframe: r.default_timeframe,
     defaultGranularity: r.default_granularity,
     expireAfter: r.expire_after,
+    retention: r.retention === null ? null : (JSON.parse(r.retention) as Record<string, string>),
     projectClusterId: r.project_cluster_id,
     config: JSON.parse(r.config) as Record<string, unknown>,
     setupStatus: r.setup_status,
@@ -75,15 +77,20 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
   const q = {
     insert: db.prepare(
       `INSERT INTO sources (id, organization_id, type, display_name, driver, time_zone, beginning_of_week, granularities,
-        default_timeframe, default_granularity, expire_after, project_cluster_id, config, setup_status, created_at)
+        default_timeframe, default_granularity, expire_after, retention, project_cluster_id, config, setup_status, created_at)
        VALUES (@id, @organization_id, @type, @display_name, @driver, @time_zone, @beginning_of_week, @granularities,
-        @default_timeframe, @default_granularity, @expire_after, @project_cluster_id, @config, @setup_status, @created_at)`,
+        @default_timeframe, @default_granularity, @expire_after, @retention, @project_cluster_id, @config, @setup_status, @created_at)`,
     ),
     byId: db.prepare<[string], SourceRow>('SELECT * FROM sources WHERE id = ?'),
     byOrganization: db.prepare<[string, string], SourceRow>(
       'SELECT * FROM sources WHERE organization_id = ? AND type = ? ORDER BY created_at, id',
     ),
     setSetupStatus: db.prepare<[string, string]>('UPDATE sources SET setup_status = ? WHERE id = ?'),
+    updateProject: db.prepare(
+      `UPDATE sources SET display_name = @display_name, default_timeframe = @default_timeframe,
+        default_granularity = @default_granularity, expire_after = @expire_after, retention = @retention
+       WHERE id = @id AND type = 'project'`,
+    ),
     insertToken: db.prepare(
       `INSERT INTO source_tokens (id, source_id, organization_id, user_id, name, token_hash, last5, can_read, can_write, created_at)
        VALUES (@id, @source_id, @organization_id, @user_id, @name, @token_hash, @last5, @can_read, @can_write, @created_at)`,
@@ -114,6 +121,7 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
         default_timeframe: s.defaultTimeframe,
         default_granularity: s.defaultGranularity,
         expire_after: s.expireAfter,
+        retention: s.retention ? JSON.stringify(s.retention) : null,
         project_cluster_id: s.projectClusterId,
         config: JSON.stringify(s.config),
         setup_status: s.setupStatus,
@@ -142,6 +150,18 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
     setSetupStatus(id: string, status: string): void {
       q.setSetupStatus.run(status, id);
       sources.delete(id);
+    },
+    /** PUT /bootstrap/projects/:id: the fields a project may change after creation. */
+    updateProject(s: Source): void {
+      q.updateProject.run({
+        id: s.id,
+        display_name: s.displayName,
+        default_timeframe: s.defaultTimeframe,
+        default_granularity: s.defaultGranularity,
+        expire_after: s.expireAfter,
+        retention: s.retention ? JSON.stringify(s.retention) : null,
+      });
+      sources.delete(s.id);
     },
     insertToken: (t: SourceTokenRow) => q.insertToken.run(t),
     /** The token row of a SHA-256 token hash (cached: the row never changes). */

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
-import { startServer, type RunningServer } from '../../src/server';
+import { startServer, type RunningServer, type StartOptions } from '../../src/server';
 import { createLogger } from '../../src/lib/log';
 
 export interface TestServer extends RunningServer {
@@ -13,13 +13,16 @@ export interface TestServer extends RunningServer {
 }
 
 /** env-style overrides by SERVICE_* name, e.g. { SERVICE_PROJECTS_ENABLED: 'false' } */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: Omit<StartOptions, 'log'> = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const config = loadConfig({
     env: { SERVICE_DATA_DIR: dataDir, SERVICE_PORT: '0', SERVICE_LOG_LEVEL: 'silent', ...env },
     cwd: dataDir,
   });
-  const server = await startServer(config, { log: createLogger(env.SERVICE_LOG_LEVEL === undefined ? 'silent' : config.log.level) });
+  const server = await startServer(config, {
+    ...options,
+    log: createLogger(env.SERVICE_LOG_LEVEL === undefined ? 'silent' : config.log.level),
+  });
   return {
     ...server,
     dataDir,

@@ -40,6 +40,7 @@ describe('bootstrap projects', () => {
         default_timeframe: '24h',
         default_granularity: '1m',
         expire_after: null,
+        retention: {},
       },
     });
   });

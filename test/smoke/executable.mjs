@@ -1,6 +1,7 @@
 // Smoke test of the single executable: copied alone into an empty folder, it must answer
-// `version` and `help`, serve the agent flow of the API (signup -> project -> source token -> track
-// -> read), stop cleanly on SIGTERM and find its data again after a restart; and run `service demo`.
+// `version`, `help` and `config`, serve the agent flow of the API (signup -> project -> source token
+// -> track -> read), stop cleanly on SIGTERM, find its data again after a restart, serve /metrics,
+// back up while serving and restore into a new data directory; and run `service demo`.
 // Usage: node test/smoke/executable.mjs [path/to/service]   (default dist/service)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -186,6 +187,21 @@ async function secondRun(state) {
     await check('native addons were extracted once (one folder each)', () => {
       assert.equal(fs.readdirSync(path.join(dataDir, 'native')).length, 2);
     });
+    await check('GET /metrics serves the Prometheus text format', async () => {
+      const res = await fetch(`${base}/metrics`);
+      assert.equal(res.status, 200);
+      assert.match(await res.text(), /^service_http_requests_total\{/m);
+    });
+    await check('`service backup` copies the database while it serves', () => {
+      const res = runOnce(['backup', '--to', path.join(root, 'backup.db'), '--data', dataDir]);
+      assert.equal(res.status, 0, res.stderr);
+      assert.match(res.stdout, /backup written to/);
+    });
+  });
+  await check('`service restore` puts the backup into a new data directory', () => {
+    const res = runOnce(['restore', '--from', path.join(root, 'backup.db'), '--data', path.join(root, 'restored')]);
+    assert.equal(res.status, 0, res.stderr);
+    assert.ok(fs.existsSync(path.join(root, 'restored', 'service.db')));
   });
 }
 
@@ -230,6 +246,13 @@ async function main() {
     const res = runOnce(['help']);
     assert.equal(res.status, 0, res.stderr);
     assert.match(res.stdout, /Usage:/);
+    assert.doesNotMatch(res.stdout, /config\.example\.toml/);
+  });
+  await check('`service config` prints the example configuration it embeds', () => {
+    const res = runOnce(['config']);
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout, /^\[server\]$/m);
+    assert.match(res.stdout, /^\[metrics\]$/m);
   });
   await demoRun();
   const state = {};

@@ -35,6 +35,15 @@ describe('parseArgs', () => {
     assert.equal(parseArgs(['--port', '1', '--port', '2']).flags['server.port'], '2');
   });
 
+  test('backup --to, restore --from and config', () => {
+    assert.deepEqual(parseArgs(['backup', '--to', 'b.db', '--data', 'd']), { command: 'backup', to: 'b.db', flags: { 'storage.data_dir': 'd' } });
+    assert.deepEqual(parseArgs(['restore', '--from=b.db']), { command: 'restore', from: 'b.db', flags: {} });
+    assert.equal(parseArgs(['config']).command, 'config');
+    assert.throws(() => parseArgs(['backup']), /backup needs --to FILE/);
+    assert.throws(() => parseArgs(['restore', '--to', 'x']), UsageError);
+    assert.throws(() => parseArgs(['--from', 'x']), UsageError);
+  });
+
   test('version and help, as commands or flags', () => {
     assert.equal(parseArgs(['version']).command, 'version');
     assert.equal(parseArgs(['help']).command, 'help');

@@ -47,6 +47,8 @@ describe('config', () => {
       sources: { sqliteRoot: path.join(cwd, 'data', 'sources') },
       log: { level: 'info' },
       secrets: { key: null },
+      metrics: { enabled: true, token: null },
+      retention: { sweepIntervalSeconds: 60 },
     });
   });
 
@@ -149,6 +151,9 @@ level = "warn"
       'sources.sqlite_root': ['  '],
       'log.level': ['verbose'],
       'secrets.key': ['short', 'g'.repeat(64)],
+      'metrics.enabled': ['sometimes'],
+      'metrics.token': ['  '],
+      'retention.sweep_interval_seconds': ['0', 'hourly'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {
@@ -164,7 +169,7 @@ level = "warn"
 
   test('bad values in TOML and flags name the key too', () => {
     const cwd = tempDir('[server]\nport = "http"\n');
-    assert.match(configError(() => loadConfig({ env: {}, cwd })), /server\.port \(config file\)/);
+    assert.match(configError(() => loadConfig({ env: {}, cwd })), /server\.port \(config file\): expected a whole number, got a string \("http"\)/);
     const bool = tempDir('[features]\nprojects_enabled = "perhaps"\n');
     assert.match(configError(() => loadConfig({ env: {}, cwd: bool })), /features\.projects_enabled/);
     const host = tempDir('[server]\nhost = ""\n');
@@ -178,6 +183,9 @@ level = "warn"
     assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[server]\nhots = "x"\n') })), /unknown config key server\.hots/);
     assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[cache]\nsize = 1\n') })), /unknown config key cache\.size/);
     assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('port = 4000\n') })), /unknown config key port/);
+    // A known section given as a value says what it should be, not "unknown key".
+    const section = configError(() => loadConfig({ env: {}, cwd: tempDir('server = 3\n') }));
+    assert.match(section, /invalid value for server .*expected a \[server\] table of settings, got a number \(3\)/);
     assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[server\nport = 1') })), /not valid TOML/);
     assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir(), configFile: 'missing.toml' })), /cannot read config file .*missing\.toml/);
   });

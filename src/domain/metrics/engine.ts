@@ -26,6 +26,8 @@ export interface MetricsEngineOptions {
   nativeBinding?: unknown;
   /** decrypts database source secrets for the stores (drivers/index.ts) */
   secrets?: SecretBox;
+  /** told of every committed write, for GET /metrics (points, leaf values, seconds since enqueue) */
+  onCommitted?: (points: number, leaves: number, seconds: number) => void;
 }
 
 export interface MetricsEngine {
@@ -66,7 +68,14 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   function write(source: Source, points: ValidPoint[]): Promise<void> {
     const store = drivers.storeFor(source);
     const plan = plans.get(source);
-    return queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points));
+    const done = queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points));
+    const observe = options.onCommitted;
+    if (!observe) return done;
+    const started = performance.now();
+    const count = points.length;
+    let leaves = 0;
+    for (const point of points) leaves += point.paths.length;
+    return done.then(() => observe(count, leaves, (performance.now() - started) / 1000));
   }
 
   /** Writes a batch's points; resolves with their count once committed. */

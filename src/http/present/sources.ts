@@ -17,6 +17,7 @@ function presentProject(s: Source) {
     default_timeframe: s.defaultTimeframe,
     default_granularity: s.defaultGranularity,
     expire_after: s.expireAfter,
+    retention: s.retention ?? {},
   };
 }
 

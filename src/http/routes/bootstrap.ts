@@ -6,12 +6,26 @@ import type { Deps } from '../../deps';
 import type { UserAuth } from '../../domain/types';
 import { accountContext, assertRegistrationOpen, login, signup } from '../../domain/accounts';
 import { assertNoOrganization, createOrganization } from '../../domain/organizations';
-import { assertProjectsEnabled, createProject, listSources, requireOrganization } from '../../domain/sources';
+import {
+  assertProjectsEnabled,
+  createProject,
+  listSources,
+  projectInOrganization,
+  requireOrganization,
+  updateProject,
+} from '../../domain/sources';
 import { createDatabase, setupDatabase } from '../../domain/databases';
 import { createSourceToken } from '../../domain/source-tokens';
 import type { UploadedFile } from '../../domain/sqlite-paths';
 import { bodyObject } from '../middleware/body';
-import { parseLogin, parseOrganization, parseProject, parseSignup, parseSourceToken } from '../schemas/bootstrap';
+import {
+  parseLogin,
+  parseOrganization,
+  parseProject,
+  parseProjectUpdate,
+  parseSignup,
+  parseSourceToken,
+} from '../schemas/bootstrap';
 import { parseDatabase } from '../schemas/databases';
 import { presentAccount, presentMembership, presentOrganization, presentSession } from '../present/accounts';
 import { presentSource, presentSourceList, presentSourceToken } from '../present/sources';
@@ -89,6 +103,13 @@ export function bootstrapRoutes(deps: Deps) {
       const body = bodyObject(ctx);
       requireOrganization(userAuth(ctx));
       created(ctx, { source: presentSource(createProject(deps, userAuth(ctx), parseProject(body))) });
+    },
+
+    async updateProject(ctx: Context): Promise<void> {
+      const body = bodyObject(ctx);
+      const project = projectInOrganization(deps, userAuth(ctx), String(ctx.params.id));
+      const next = updateProject(deps, project, parseProjectUpdate(body, project.granularities));
+      ctx.body = { data: { source: presentSource(next) } };
     },
 
     async createSourceToken(ctx: Context): Promise<void> {

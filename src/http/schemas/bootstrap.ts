@@ -6,7 +6,8 @@ import { badRequest, invalid } from '../../errors';
 import { normalizeId } from '../../lib/ids';
 import { DEFAULT_TOKEN_NAME, type LoginInput, type SignupInput } from '../../domain/accounts';
 import { DEFAULT_SOURCE_TOKEN_NAME, type SourceTokenInput } from '../../domain/source-tokens';
-import type { ProjectInput } from '../../domain/sources';
+import type { ProjectInput, ProjectUpdate } from '../../domain/sources';
+import { parseRetention } from '../../domain/retention';
 import {
   fail,
   ok,
@@ -176,12 +177,69 @@ const projectSchema = body({
   name: requiredText(255),
   ...settingsEntries,
   expire_after: optional(parseExpireAfter),
+  // checked against the granularities once those are known (retentionOf)
+  retention: v.optional(v.unknown()),
   project_cluster_id: optional(uuidOrNull),
 });
 
+/** The retention map of a body against the project's granularities; 422 naming `retention`. */
+function retentionOf(input: unknown, granularities: readonly string[]): Record<string, string> | null {
+  const parsed = parseRetention(input, granularities);
+  if (!parsed.ok) throw invalid({ retention: [parsed.message] });
+  return parsed.value;
+}
+
 export function parseProject(input: unknown): ProjectInput {
   const b = parseEntity(projectSchema, input);
-  return { name: b.name, settings: toSettings(b), expireAfter: b.expire_after, projectClusterId: b.project_cluster_id };
+  const settings = toSettings(b);
+  return {
+    name: b.name,
+    settings,
+    expireAfter: b.expire_after,
+    retention: retentionOf(b.retention, settings.granularities),
+    projectClusterId: b.project_cluster_id,
+  };
+}
+
+/** Fields fixed at creation: changing them would change what existing buckets mean. */
+const FIXED_PROJECT_FIELDS = ['time_zone', 'beginning_of_week', 'granularities', 'project_cluster_id'] as const;
+
+const projectUpdateSchema = body({
+  name: v.optional(requiredText(255)),
+  default_granularity: v.optional(rule(parseGranularityText)),
+  default_timeframe: v.optional(rule(parseTimeframe)),
+  expire_after: v.optional(rule(parseExpireAfter)),
+  retention: v.optional(v.unknown()),
+  ...Object.fromEntries(
+    FIXED_PROJECT_FIELDS.map((f) => [f, v.optional(v.custom<never>(() => false, 'cannot be changed after creation'))]),
+  ),
+});
+
+/**
+ * PUT /bootstrap/projects/:id: every field optional; absent keeps the stored value, `null` clears
+ * expire_after and retention. Checks that need the project (granularities) are done here too.
+ */
+export function parseProjectUpdate(input: unknown, granularities: readonly string[]): ProjectUpdate {
+  const result = v.safeParse(projectUpdateSchema, input);
+  const retention = parseRetention((input as Record<string, unknown>).retention, granularities);
+  if (!result.success || !retention.ok) {
+    const fields = result.success ? {} : fieldErrors(result.issues);
+    if (!retention.ok) fields.retention = [retention.message];
+    throw invalid(fields);
+  }
+  const b = result.output;
+  const update: ProjectUpdate = {};
+  if (b.name !== undefined) update.name = b.name;
+  if (b.default_timeframe !== undefined) update.defaultTimeframe = b.default_timeframe;
+  if (b.default_granularity !== undefined && b.default_granularity !== null) {
+    if (!granularities.includes(b.default_granularity)) {
+      throw invalid({ default_granularity: ['must be one of the granularities'] });
+    }
+    update.defaultGranularity = b.default_granularity;
+  }
+  if (b.expire_after !== undefined) update.expireAfter = b.expire_after;
+  if ('retention' in (input as object)) update.retention = retention.value;
+  return update;
 }
 
 const sourceTokenSchema = body({

@@ -1,0 +1,161 @@
+// service backup / service restore (SPEC section 11) through the real CLI: a backup taken while the
+// server takes writes is one consistent snapshot, restores into a new data directory and serves
+// every series as it was; restore checks its file and refuses while a service runs on the directory.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { createProjectWithToken, request, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import { MAIN, runCli } from '../helpers/process';
+
+const work = mkdtempSync(path.join(os.tmpdir(), 'svc-backup-'));
+
+/** Every bucket row of every series, by source, key and granularity. */
+function dump(dataDir: string): Map<string, string> {
+  const db = new Database(path.join(dataDir, 'service.db'), { readonly: true });
+  try {
+    const rows = db
+      .prepare(
+        `SELECT s.source_id, s.key, s.granularity, b.bucket, b.data FROM metric_buckets b
+         JOIN metric_series s ON s.id = b.series_id ORDER BY 1, 2, 3, 4`,
+      )
+      .raw()
+      .all() as Array<[string, string, string, number, string]>;
+    return new Map(rows.map(([source, key, g, bucket, data]) => [`${source} ${key} ${g} ${bucket}`, data]));
+  } finally {
+    db.close();
+  }
+}
+
+/** The CLI as a child process, asynchronously (the server in this process keeps serving). */
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('backup and restore', () => {
+  let server: TestServer;
+  let p: ProjectAgent;
+  before(async () => {
+    server = await startTestServer();
+    p = await createProjectWithToken(server, { time_zone: 'Europe/Bratislava' });
+  });
+  after(async () => {
+    await server.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const auth = () => ({ token: p.sourceToken, sourceId: p.sourceId });
+
+  test('a backup under write load restores into a new data directory with every series', async () => {
+    const fixed = Array.from({ length: 2000 }, (_, i) => ({
+      key: `fixed.k${i % 40}`,
+      at: new Date(Date.UTC(2026, 0, 1) + i * 7_919_000).toISOString(),
+      values: { count: 1, amount: { net: i % 13, tax: 0.25 } },
+    }));
+    assert.equal((await request(server, 'POST', '/api/v1/metrics/batch', { points: fixed }, auth())).status, 201);
+
+    // Load: each batch adds the same values to load.a and load.b in one transaction, so any
+    // consistent snapshot holds equal totals for the two.
+    let stop = false;
+    let batches = 0;
+    const load = (async () => {
+      while (!stop) {
+        const at = new Date(Date.UTC(2026, 1, 1) + (batches % 500) * 60_000).toISOString();
+        const points = ['load.a', 'load.b'].flatMap((key) => Array.from({ length: 50 }, () => ({ key, at, values: { n: 1 } })));
+        const res = await request(server, 'POST', '/api/v1/metrics/batch', { points }, auth());
+        assert.equal(res.status, 201);
+        batches++;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 200));
+    const backupFile = path.join(work, 'backup.db');
+    const before = batches;
+    const backup = await cli(['backup', '--to', backupFile, '--data', server.dataDir]);
+    const during = batches - before;
+    stop = true;
+    await load;
+    assert.equal(backup.code, 0, backup.stderr);
+    assert.match(backup.stdout, /backup written to .*backup\.db/);
+    assert.ok(during > 0, 'writes were committed while the backup ran');
+    assert.equal(statSync(backupFile).mode & 0o777, 0o600);
+    assert.ok(!existsSync(`${backupFile}-wal`) && !existsSync(`${backupFile}.partial`));
+    assert.equal((await cli(['backup', '--to', backupFile, '--data', server.dataDir])).code, 1, 'an existing file is not overwritten');
+
+    const restoredDir = path.join(work, 'restored');
+    const restore = runCli(['restore', '--from', backupFile, '--data', restoredDir]);
+    assert.equal(restore.status, 0, restore.stderr);
+    const original = dump(server.dataDir);
+    const restored = dump(restoredDir);
+    let compared = 0;
+    for (const [name, data] of original) {
+      if (name.includes(' load.') || name.includes(' __system__key__ ')) continue;
+      assert.equal(restored.get(name), data, name);
+      compared++;
+    }
+    assert.ok(compared > 1000, `${compared} fixed buckets compared`);
+    const total = (dumped: Map<string, string>, key: string) =>
+      [...dumped].filter(([n]) => n.includes(` ${key} 1m `)).reduce((sum, [, d]) => sum + (JSON.parse(d).n as number), 0);
+    assert.equal(total(restored, 'load.a'), total(restored, 'load.b'), 'one snapshot: both halves of every batch');
+    assert.ok(total(restored, 'load.a') <= total(original, 'load.a'));
+
+    // The restored directory serves: same source token, same series through the API.
+    const copy = await startTestServer({ SERVICE_DATA_DIR: restoredDir });
+    try {
+      const qs = '/api/v1/metrics?key=fixed.k7&granularity=1d&from=2026-01-01T00:00:00Z&to=2026-07-01T00:00:00Z';
+      const a = await request(server, 'GET', qs, undefined, auth());
+      const b = await request(copy, 'GET', qs, undefined, auth());
+      assert.equal(b.status, 200, b.text);
+      assert.deepEqual(b.body, a.body);
+      const login = await request(copy, 'POST', '/api/v1/bootstrap/login', { email: p.email, password: p.password });
+      assert.equal(login.status, 201);
+    } finally {
+      await copy.stop();
+    }
+  });
+
+  test('restore checks its file and refuses while a service runs on the data directory', () => {
+    const backupFile = path.join(work, 'backup.db');
+    const running = runCli(['restore', '--from', backupFile, '--data', server.dataDir]);
+    assert.equal(running.status, 1);
+    assert.match(running.stderr, new RegExp(`a service \\(pid ${process.pid}, .*\\) is running on .*: stop it first`));
+
+    const target = path.join(work, 'target');
+    const refuse = (file: string, message: RegExp) => {
+      const res = runCli(['restore', '--from', file, '--data', target]);
+      assert.equal(res.status, 1, res.stderr);
+      assert.match(res.stderr, message);
+      assert.equal(res.stderr.trim().split('\n').length, 1);
+    };
+    refuse(path.join(work, 'missing.db'), /is not a file/);
+    writeFileSync(path.join(work, 'text.db'), 'not a database at all');
+    refuse(path.join(work, 'text.db'), /is not a SQLite database/);
+    const other = new Database(path.join(work, 'other.db'));
+    other.exec('CREATE TABLE trifle_stats (key TEXT)');
+    other.close();
+    refuse(path.join(work, 'other.db'), /is not a database of this service/);
+    const newer = path.join(work, 'newer.db');
+    assert.equal(runCli(['backup', '--to', newer, '--data', server.dataDir]).status, 0);
+    const db = new Database(newer);
+    db.pragma('user_version = 999');
+    db.close();
+    refuse(newer, /schema version 999, newer than this build/);
+    assert.ok(!existsSync(target) || readdirSync(target).length === 0, 'nothing was put in place');
+
+    // Over an existing database: the old one is kept aside.
+    assert.equal(runCli(['restore', '--from', backupFile, '--data', target]).status, 0);
+    const again = runCli(['restore', '--from', backupFile, '--data', target]);
+    assert.equal(again.status, 0, again.stderr);
+    assert.match(again.stdout, /the database it replaced is now .*service\.db\.before-restore-/);
+    assert.ok(readdirSync(target).some((f) => f.startsWith('service.db.before-restore-')));
+  });
+});

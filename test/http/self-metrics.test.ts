@@ -53,7 +53,8 @@ describe('GET /metrics', () => {
     assert.equal((await request(server, 'POST', '/api/v1/metrics/batch', batch, auth)).status, 201);
     assert.equal((await request(server, 'POST', '/api/v1/metrics', { key: 'k' }, auth)).status, 400);
     await request(server, 'GET', `/api/v1/bootstrap/projects/${p.sourceId}`);
-    await request(server, 'GET', '/nope/12345');
+    await request(server, 'GET', '/api/v1/nope/12345');
+    await request(server, 'GET', '/d/12345'); // a page of the web interface
 
     const second = await scrape(server);
     assert.equal(value(second, 'service_ingested_points_total') - value(first, 'service_ingested_points_total'), 4);
@@ -68,7 +69,8 @@ describe('GET /metrics', () => {
     assert.equal(ingest('201', '/api/v1/metrics/batch'), 1);
     // Route templates and a fixed label for unknown paths: no raw ids in label values.
     const routes = second.get('service_http_requests_total')!.metrics.map((m) => m.labels?.route ?? '');
-    assert.ok(routes.includes('unmatched'));
+    assert.ok(routes.includes('unmatched'), routes.join(' '));
+    assert.ok(routes.includes('interface'), routes.join(' '));
     assert.ok(!routes.some((r) => r.includes(p.sourceId) || r.includes('12345')), routes.join(' '));
     assert.equal(value(second, 'service_http_requests_total', { method: 'GET', route: '/metrics', status: '200' }), 1);
   });

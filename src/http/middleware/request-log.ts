@@ -16,7 +16,9 @@ function routeLabel(ctx: Context): string {
   const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
   if (typeof matched === 'string') return matched;
   if (OWN_LABEL.has(ctx.path)) return ctx.path;
-  return ctx.status === 404 ? 'unmatched' : 'other';
+  if (ctx.status === 404) return 'unmatched';
+  // Pages and assets of the web interface (every non-API path): one label, whatever the path.
+  return ctx.path.startsWith('/api/') ? 'other' : 'interface';
 }
 
 export function requestLog(log: Logger, stats?: OpsStats) {

@@ -95,7 +95,7 @@ describe('dashboards access', () => {
     assert.equal(signup.status, 201, signup.text);
     const token = signup.body.data.token.value;
     const list = await call('GET', '/api/v1/dashboards', undefined, token);
-    assert.deepEqual([list.status, list.body], [200, { data: [] }]);
+    assert.deepEqual([list.status, list.body], [200, { data: [], meta: { total: 0, limit: 100, offset: 0 } }]);
     const create = await call('POST', '/api/v1/dashboards', dashboardBody(a), token);
     assert.equal(create.status, 409);
     assert.match(create.body.errors.detail, /^User has no organization/);

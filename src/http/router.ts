@@ -5,6 +5,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { AppError, notFound } from '../errors';
 import type { Deps } from '../deps';
 import { jsonBody, jsonOrMultipartBody, rawJsonBody } from './middleware/body';
+import { createBodyBudget } from './middleware/body-budget';
 import { requireOrganizationToken, requireSource, requireUser } from './middleware/auth';
 import { healthRoutes } from './routes/health';
 import { bootstrapRoutes } from './routes/bootstrap';
@@ -40,12 +41,14 @@ function withHotRoutes(router: Router, hot: Record<string, readonly Handler[]>):
 /** The /api/v1 routes as one middleware. */
 export function createRoutes(deps: Deps): Middleware {
   const { limits } = deps.config;
-  const json = jsonBody(limits.maxBodyBytes);
-  const rawJson = rawJsonBody(limits.maxBodyBytes);
+  const budget = createBodyBudget(deps.config.server.bodyBytesInFlight); // one per server, shared by every body reader
+  const json = jsonBody(limits.maxBodyBytes, budget);
+  const rawJson = rawJsonBody(limits.maxBodyBytes, budget);
   const upload = jsonOrMultipartBody(
     limits.maxBodyBytes,
     limits.sqliteUploadMaxBytes,
     path.join(deps.config.sources.sqliteRoot, '.uploads'),
+    budget,
   );
   const user = requireUser(deps);
   const reader = requireSource(deps, 'read');

@@ -10,6 +10,7 @@ import { createApp } from './app';
 import { applyConnectionLimits, connectionOptions } from './http/connection-limits';
 import { createLogger, type Logger } from './lib/log';
 import { openDatabase } from './storage/db';
+import { securePrivateDatabase, securePrivateDirectory } from './storage/file-modes';
 import { migrate } from './storage/migrations';
 import { createAccountsRepo } from './storage/accounts';
 import { createSourcesRepo } from './storage/sources';
@@ -57,9 +58,11 @@ function answerClientError(err: Error & { code?: string }, socket: Socket): void
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.log.level);
-  mkdirSync(config.storage.dataDir, { recursive: true });
+  securePrivateDirectory(config.storage.dataDir);
   mkdirSync(path.join(config.sources.sqliteRoot, '.uploads'), { recursive: true });
-  const db = openDatabase(path.join(config.storage.dataDir, 'service.db'), { nativeBinding: options.nativeBinding });
+  const dbFile = path.join(config.storage.dataDir, 'service.db');
+  securePrivateDatabase(dbFile);
+  const db = openDatabase(dbFile, { nativeBinding: options.nativeBinding });
   migrate(db);
   const deps: Deps = {
     config,

@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
-import { AppError, badRequest, payloadTooLarge, unsupportedMediaType } from '../../errors';
+import { AppError, badRequest, isDiskFull, payloadTooLarge, unsupportedMediaType } from '../../errors';
 import { parseJsonText } from '../../lib/json';
 import { type BodyBudget, type BodyCharge, createBodyBudget } from './body-budget';
 
@@ -184,6 +184,7 @@ export function jsonOrMultipartBody(limit: number, uploadLimit: number, uploadDi
       keepExtensions: true,
     },
     onError: (err) => {
+      if (isDiskFull(err)) throw err; // 507, like every other write on a full disk
       const e = err as Error & { httpCode?: number; code?: number };
       if (e.httpCode === 413) throw payloadTooLarge(`Upload exceeds the limit: one file of at most ${uploadLimit} bytes`);
       throw badRequest('Malformed multipart body');

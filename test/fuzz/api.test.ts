@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { createProjectWithToken, request, startTestServer, signupWithOrganization, type TestServer } from '../helpers/server';
 import { LONG_EXTENSION, fuzzRequests, type FuzzRequest } from './generators';
 import { seedFiles } from './sqlite-files';
+import { upload } from '../helpers/databases';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_500);
@@ -28,8 +29,12 @@ interface Pools {
 let server: TestServer;
 const tokens: Record<string, string> = {};
 let ownSource = '';
+/** source id -> what is hostile about its file */
+const hostileSources = new Map<string, string>();
 let otherSource = '';
 const pools: Pools = { source: [], database: [], dashboard: [], group: [], minted: [] };
+
+const seeds = seedFiles();
 
 before(async () => {
   server = await startTestServer();
@@ -49,6 +54,17 @@ before(async () => {
   await request(server, 'POST', `/api/v1/bootstrap/databases/${dbId}/setup`, {}, { token: owner.userToken });
   const dash = await request(server, 'POST', '/api/v1/dashboards', { name: 'D', key: 'fuzz', source: { type: 'project', id: ownSource } }, { token: owner.userToken });
   const group = await request(server, 'POST', '/api/v1/dashboard-groups', { name: 'G' }, { token: owner.userToken });
+  // Sources on uploaded files, hostile ones included, each with a token, so metrics calls reach them.
+  for (const [n, seed] of seeds.entries()) {
+    const up = await upload(server, owner.userToken, { display_name: `Seed ${n}`, driver: 'sqlite' }, { name: `seed-${n}.sqlite`, bytes: seed.bytes });
+    if (up.status !== 201) continue;
+    const id = up.body.data.source.id as string;
+    await request(server, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, {}, { token: owner.userToken });
+    const t = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'database', source_id: id }, { token: owner.userToken });
+    if (t.status === 201) pools.minted.push({ token: t.body.data.token.value, source: id });
+    if (seed.hostile) hostileSources.set(id, seed.label);
+    pools.database.push(id);
+  }
   pools.source.push(ownSource, otherSource, dbId);
   pools.database.push(dbId);
   pools.dashboard.push(dash.body.data.id);
@@ -88,6 +104,9 @@ interface Answer {
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
 function send(req: FuzzRequest, i: number): Promise<Answer> {
+  const minted = pools.minted[i % pools.minted.length]!;
+  const hostile = req.auth === 'minted' ? hostileSources.get(minted.source) : undefined;
+  if (hostile && !req.known) req.known = `${HOSTILE_FILE}: ${hostile}`;
   const plainJson = req.body && !req.headers['content-encoding'] && !String(req.headers['content-type']).startsWith('multipart/');
   const body = plainJson ? Buffer.from(fill(req.body!.toString('latin1'), i), 'latin1') : req.body;
   return new Promise((resolve) => {
@@ -139,10 +158,11 @@ function harvest(req: FuzzRequest, answer: Answer): void {
 }
 
 test(`fuzz: ${RUNS} seeded random and mutated requests, no 5xx but 503/507, no hang`, { timeout: 110_000 }, async () => {
-  const requests = fc.sample(fuzzRequests(seedFiles()), { seed: SEED, numRuns: RUNS });
+  const requests = fc.sample(fuzzRequests(seeds), { seed: SEED, numRuns: RUNS });
   const statuses = new Map<string, number>();
   const failures: string[] = [];
   const knownFailures: string[] = [];
+  const reasons = new Map<string, number>();
   const clientErrors = new Map<string, number>();
   const started = Date.now();
   let next = 0;
@@ -155,6 +175,7 @@ test(`fuzz: ${RUNS} seeded random and mutated requests, no 5xx but 503/507, no h
       if (answer.status === 'client-error') clientErrors.set(answer.text.slice(0, 60), (clientErrors.get(answer.text.slice(0, 60)) ?? 0) + 1);
       const bad = answer.status === 'hang' || (typeof answer.status === 'number' && answer.status >= 500 && answer.status !== 503 && answer.status !== 507);
       const line = `#${i} ${req.kind} -> ${req.method} ${req.path.slice(0, 120)} => ${answer.status} ${answer.text.slice(0, 200)}`;
+      if (bad && req.known) reasons.set(req.known, (reasons.get(req.known) ?? 0) + 1);
       if (bad) (req.known ? knownFailures : failures).push(req.known ? `${line} (${req.known})` : line);
       harvest(req, answer);
     }
@@ -165,13 +186,15 @@ test(`fuzz: ${RUNS} seeded random and mutated requests, no 5xx but 503/507, no h
   console.log(`fuzz: seed ${SEED}, ${requests.length} requests in ${seconds} s; statuses ${figures}`);
   console.log(`fuzz: not sent by Node's client: ${JSON.stringify([...clientErrors])}`);
   knownResult = knownFailures;
+  if (reasons.size > 0) console.log(`fuzz: known findings of other areas: ${JSON.stringify([...reasons])}`);
   assert.deepEqual(failures.slice(0, 15), [], `${failures.length} requests answered 5xx or hung`);
 });
 
 // Findings in another developer's area are kept apart so this suite stays green until their fix
 // lands; the lead removes the todo once it has (then this test must pass).
+const HOSTILE_FILE = 'a metrics call on a source whose uploaded file is hostile answers 500';
 let knownResult: string[] = [];
-test(`fuzz: known findings of other areas (${LONG_EXTENSION})`, { todo: 'fixed in the SQLite-source branch' }, () => {
+test(`fuzz: known findings of other areas (${LONG_EXTENSION}; ${HOSTILE_FILE})`, { todo: 'fixed in the SQLite-source branch' }, () => {
   assert.deepEqual(knownResult.slice(0, 5), [], `${knownResult.length} requests`);
 });
 

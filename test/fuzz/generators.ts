@@ -5,7 +5,7 @@
 // sent, from the objects that exist by then.
 import fc from 'fast-check';
 import { gzipSync } from 'node:zlib';
-import { sqliteFile } from './sqlite-files';
+import { type SeedFile, sqliteFile } from './sqlite-files';
 
 export type AuthChoice = 'none' | 'user' | 'otherUser' | 'rw' | 'ro' | 'wo' | 'noFlags' | 'minted' | 'junk';
 export type SourceChoice = 'none' | 'own' | 'other' | 'junk' | 'upper';
@@ -238,7 +238,7 @@ export const LONG_EXTENSION = 'an upload whose file name has a 300-character ext
 const FILE_NAMES = ['store.sqlite', 'store.db', 'store.sqlite3', 'store.txt', '../../escape.db', `${'a'.repeat(300)}.db`, `x.${'a'.repeat(300)}`, '', 'app.db-wal', 'noext'];
 
 /** A multipart upload of a SQLite-ish file to POST /bootstrap/databases. */
-function uploadRequest(seeds: Buffer[]): fc.Arbitrary<FuzzRequest> {
+function uploadRequest(seeds: SeedFile[]): fc.Arbitrary<FuzzRequest> {
   return fc
     .record({
       file: sqliteFile(seeds),
@@ -271,7 +271,7 @@ function uploadRequest(seeds: Buffer[]): fc.Arbitrary<FuzzRequest> {
     });
 }
 
-export function fuzzRequests(seeds: Buffer[]): fc.Arbitrary<FuzzRequest> {
+export function fuzzRequests(seeds: SeedFile[]): fc.Arbitrary<FuzzRequest> {
   return fc.oneof(
     { weight: 14, arbitrary: endpointRequest },
     { weight: 3, arbitrary: randomRequest },

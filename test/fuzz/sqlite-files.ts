@@ -20,25 +20,34 @@ function build(sql: string): Buffer {
   return bytes;
 }
 
+export interface SeedFile {
+  label: string;
+  /** a schema the service must refuse or survive (issue 9's hostile files) */
+  hostile: boolean;
+  bytes: Buffer;
+}
+
+const SEEDS: Array<[string, boolean, string]> = [
+  ['full layout with a row', false, "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); INSERT INTO trifle_stats VALUES ('fuzz::1h::1769248800', '{\"n\":1}');"],
+  ['partial layout', false, 'CREATE TABLE trifle_stats (key TEXT, at TEXT, data TEXT, UNIQUE (key, at));'],
+  ['separated layout', false, 'CREATE TABLE trifle_stats (key TEXT, granularity TEXT, at TEXT, data TEXT, UNIQUE (key, granularity, at));'],
+  ['data not JSON', true, "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); INSERT INTO trifle_stats VALUES ('fuzz::1h::1769248800', 'not json');"],
+  ['a VIEW named trifle_stats', true, 'CREATE TABLE t (x); CREATE VIEW trifle_stats AS SELECT 1 AS key, 2 AS data;'],
+  ['BLOB data with CHECK(0)', true, 'CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data BLOB CHECK (0));'],
+  ['a RAISE trigger', true, "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); CREATE TRIGGER t BEFORE INSERT ON trifle_stats BEGIN SELECT RAISE(ABORT, 'no'); END;"],
+  ['no trifle_stats table', false, 'CREATE TABLE other (x INTEGER);'],
+];
+
 /** A handful of real files, built once: the Trifle layouts and some hostile schemas. */
-export function seedFiles(): Buffer[] {
-  return [
-    "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); INSERT INTO trifle_stats VALUES ('k::1h::1769248800', '{\"n\":1}');",
-    'CREATE TABLE trifle_stats (key TEXT, at TEXT, data TEXT, UNIQUE (key, at));',
-    'CREATE TABLE trifle_stats (key TEXT, granularity TEXT, at TEXT, data TEXT, UNIQUE (key, granularity, at));',
-    "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); INSERT INTO trifle_stats VALUES ('k::1h::1769248800', 'not json');",
-    'CREATE TABLE t (x); CREATE VIEW trifle_stats AS SELECT 1 AS key, 2 AS data;',
-    'CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data BLOB CHECK (0));',
-    "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); CREATE TRIGGER t BEFORE INSERT ON trifle_stats BEGIN SELECT RAISE(ABORT, 'no'); END;",
-    'CREATE TABLE other (x INTEGER);',
-  ].map(build);
+export function seedFiles(): SeedFile[] {
+  return SEEDS.map(([label, hostile, sql]) => ({ label, hostile, bytes: build(sql) }));
 }
 
 const HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 /** A file made from a seed: as is, cut, with flipped bytes, with garbage after the header, or random. */
-export function sqliteFile(seeds: Buffer[]): fc.Arbitrary<Buffer> {
-  const seed = fc.nat({ max: seeds.length - 1 }).map((i) => seeds[i]!);
+export function sqliteFile(seeds: SeedFile[]): fc.Arbitrary<Buffer> {
+  const seed = fc.nat({ max: seeds.length - 1 }).map((i) => seeds[i]!.bytes);
   return fc.oneof(
     seed,
     fc.tuple(seed, fc.nat()).map(([bytes, cut]) => bytes.subarray(0, cut % (bytes.length + 1))),

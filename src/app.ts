@@ -6,7 +6,8 @@ import { requestLog } from './http/middleware/request-log';
 import { createRoutes, unmatchedRoute } from './http/router';
 
 export function createApp(deps: Deps): Koa {
-  const app = new Koa({ proxy: false });
+  // Behind a reverse proxy, ctx.ip is the last X-Forwarded-For entry: the one that proxy added.
+  const app = new Koa({ proxy: deps.config.server.trustProxy, maxIpsCount: 1 });
   app.use(requestLog(deps.log));
   app.use(errorHandler(deps.log));
   app.use(createRoutes(deps));

@@ -16,6 +16,8 @@ export interface Config {
     readonly keepAliveTimeoutMs: number;
     /** request-body bytes held in memory at once, over all requests (then 503) */
     readonly bodyBytesInFlight: number;
+    /** the client address is the last X-Forwarded-For entry (behind one reverse proxy) */
+    readonly trustProxy: boolean;
   };
   readonly storage: { readonly dataDir: string };
   readonly deployment: { readonly mode: 'self_hosted' | 'saas' };
@@ -50,6 +52,7 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'server.request_timeout_ms', env: 'SERVICE_REQUEST_TIMEOUT_MS', kind: 'size', min: 100 },
   { key: 'server.keep_alive_timeout_ms', env: 'SERVICE_KEEP_ALIVE_TIMEOUT_MS', kind: 'size', min: 100 },
   { key: 'server.body_bytes_in_flight', env: 'SERVICE_BODY_BYTES_IN_FLIGHT', kind: 'size', min: 65536 },
+  { key: 'server.trust_proxy', env: 'SERVICE_TRUST_PROXY', kind: 'bool' },
   { key: 'storage.data_dir', env: 'SERVICE_DATA_DIR', kind: 'string' },
   { key: 'deployment.mode', env: 'SERVICE_DEPLOYMENT_MODE', kind: 'enum', values: ['self_hosted', 'saas'] },
   { key: 'features.projects_enabled', env: 'SERVICE_PROJECTS_ENABLED', kind: 'bool' },
@@ -68,6 +71,7 @@ const DEFAULTS: Record<string, unknown> = {
   'server.request_timeout_ms': 30_000,
   'server.keep_alive_timeout_ms': 5_000,
   'server.body_bytes_in_flight': 8_388_608,
+  'server.trust_proxy': false,
   'storage.data_dir': './data',
   'deployment.mode': 'self_hosted',
   'features.projects_enabled': true,
@@ -173,6 +177,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
       requestTimeoutMs: values['server.request_timeout_ms'] as number,
       keepAliveTimeoutMs: values['server.keep_alive_timeout_ms'] as number,
       bodyBytesInFlight: values['server.body_bytes_in_flight'] as number,
+      trustProxy: values['server.trust_proxy'] as boolean,
     },
     storage: { dataDir },
     deployment: { mode: values['deployment.mode'] as Config['deployment']['mode'] },

@@ -11,8 +11,8 @@ const LOGIN = '/api/v1/bootstrap/login';
 const TOO_MANY = { errors: { detail: 'Too many failed login attempts, retry later' } };
 
 /** A server whose clock stands still (the throttle reads deps.now), so the tests do not race it. */
-async function frozenServer(): Promise<{ server: TestServer; advance(ms: number): void }> {
-  const server = await startTestServer();
+async function frozenServer(env: Record<string, string> = {}): Promise<{ server: TestServer; advance(ms: number): void }> {
+  const server = await startTestServer(env);
   let clock = Date.now();
   server.deps.now = () => clock;
   return { server, advance: (ms) => void (clock += ms) };
@@ -92,5 +92,40 @@ describe('login throttle per client address over HTTP', () => {
     assert.equal(after.status, 201, after.text);
     const health = await request(server, 'GET', '/api/v1/health');
     assert.equal(health.status, 200);
+  });
+});
+
+describe('the client address behind a reverse proxy', () => {
+  const login = (server: TestServer, email: string, password: string, forwardedFor: string) =>
+    request(server, 'POST', LOGIN, { email, password }, { headers: { 'x-forwarded-for': forwardedFor } });
+
+  test('with server.trust_proxy, X-Forwarded-For (its last entry) names the address that is slowed', async () => {
+    const { server } = await frozenServer({ SERVICE_TRUST_PROXY: 'true' });
+    try {
+      const bystander = await signupWithOrganization(server);
+      for (let i = 0; i < ADDRESS_RULE.free; i++) {
+        // A forged first entry does not move the failures elsewhere: the proxy's own entry is last.
+        const res = await login(server, uniqueEmail('p'), 'wrong one', `10.9.9.${i}, 198.51.100.1`);
+        assert.equal(res.status, 401);
+      }
+      const attacker = await login(server, bystander.email, bystander.password, '198.51.100.1');
+      assert.equal(attacker.status, 429);
+      const neighbour = await login(server, bystander.email, bystander.password, '198.51.100.2');
+      assert.equal(neighbour.status, 201, 'another client behind the same proxy is not slowed');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('without it, X-Forwarded-For is ignored (it could be forged)', async () => {
+    const { server } = await frozenServer();
+    try {
+      for (let i = 0; i < ADDRESS_RULE.free; i++) {
+        assert.equal((await login(server, uniqueEmail('d'), 'wrong one', `203.0.113.${i}`)).status, 401);
+      }
+      assert.equal((await login(server, uniqueEmail('d'), 'wrong one', '203.0.113.250')).status, 429);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import type { Config } from './config';
 import type { Deps } from './deps';
 import { createApp } from './app';
-import { applyConnectionLimits, connectionOptions } from './http/connection-limits';
+import { answerExpectationFailed, applyConnectionLimits, connectionOptions } from './http/connection-limits';
 import { createLogger, type Logger } from './lib/log';
 import { openDatabase } from './storage/db';
 import { securePrivateDatabase, securePrivateDirectory } from './storage/file-modes';
@@ -80,6 +80,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const server = http.createServer(connectionOptions(config), app.callback());
   applyConnectionLimits(server, config);
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerExpectationFailed);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.server.port, config.server.host, () => {

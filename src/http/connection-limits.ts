@@ -28,3 +28,13 @@ export function applyConnectionLimits(server: http.Server, config: ServerConfig)
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
   server.timeout = 2 * request;
 }
+
+/**
+ * An `Expect` header other than 100-continue: Node would answer a bare 417; this gives it the JSON
+ * error body every other failure has (SPEC 2).
+ */
+export function answerExpectationFailed(_req: http.IncomingMessage, res: http.ServerResponse): void {
+  const body = JSON.stringify({ errors: { detail: 'Unsupported Expect header (only 100-continue)' } });
+  res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  res.end(body);
+}

@@ -169,6 +169,20 @@ function encode(bytes: Buffer, how: Encoding, flip: number): { body: Buffer; hea
 const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/vnd.api+json', 'multipart/form-data', 'application/x-www-form-urlencoded', '', 'garbage'];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND', 'FOO'];
 
+// Headers beside the ones each request is built with: the upstream source header (agreeing or
+// not), 100-continue, odd accept and forwarding headers, a repeated content type.
+const extraHeaders: fc.Arbitrary<Record<string, string>> = fc.oneof(
+  { weight: 8, arbitrary: fc.constant({}) },
+  {
+    weight: 1,
+    arbitrary: fc.dictionary(
+      fc.constantFrom('x-trifle-source-id', 'expect', 'accept', 'accept-encoding', 'x-forwarded-for', 'cookie', 'origin', 'range', 'if-none-match'),
+      fc.oneof(fc.constantFrom('100-continue', 'gzip', '*/*', 'not-a-uuid', '00000000-0000-4000-8000-000000000000', '1.2.3.4, 5.6.7.8', 'bytes=0-1'), fc.uuid(), fc.string({ maxLength: 30 }).map((s) => s.replace(/[^\x20-\x7e]/g, ''))),
+      { maxKeys: 3 },
+    ),
+  },
+);
+
 const auth = fc.constantFrom<AuthChoice>('user', 'user', 'rw', 'rw', 'ro', 'wo', 'noFlags', 'minted', 'otherUser', 'none', 'junk');
 const sourceChoice = fc.constantFrom<SourceChoice>('own', 'own', 'none', 'other', 'junk', 'upper');
 const junkAuth = fc.oneof(fc.constantFrom('Bearer ', 'Bearer svc_uat_', 'Basic dXNlcjpwYXNz', `Bearer svc_sat_${'A'.repeat(43)}`), fc.string({ maxLength: 60 }).map((s) => `Bearer ${s.replace(/[^\x21-\x7e]/g, 'x')}`));
@@ -194,12 +208,13 @@ const endpointRequest: fc.Arbitrary<FuzzRequest> = fc
     junkAuth,
     source: sourceChoice,
     method: fc.oneof({ weight: 12, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) }),
+    extra: extraHeaders,
     contentType: fc.oneof({ weight: 12, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: fc.constantFrom(...CONTENT_TYPES) }),
   })
   .map((r) => {
     const e = r.endpoint;
     const mutated = r.mutations.reduce<unknown>((body, m) => applyMutation(body, m), e.body);
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...r.extra };
     let body: Buffer | undefined;
     if (e.body !== undefined) {
       const encoded = encode(Buffer.from(editText(bodyText(mutated, r.depth), r.edit)), r.encoding, r.flip);
@@ -225,10 +240,11 @@ const randomRequest: fc.Arbitrary<FuzzRequest> = fc
     auth,
     junkAuth,
     source: sourceChoice,
+    extra: extraHeaders,
   })
   .map((r) => {
     const encoded = encode(Buffer.from(r.bytes), r.encoding, r.flip);
-    const headers = { ...encoded.headers, ...(r.contentType ? { 'content-type': r.contentType } : {}) };
+    const headers = { ...r.extra, ...encoded.headers, ...(r.contentType ? { 'content-type': r.contentType } : {}) };
     return { kind: 'random', method: r.method, path: r.path, auth: r.auth, junkAuth: r.junkAuth, source: r.source, headers, body: encoded.body };
   });
 

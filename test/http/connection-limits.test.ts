@@ -73,6 +73,13 @@ describe('connection time-outs', () => {
     assert.ok(ms < 2_000, `closed after ${ms} ms`);
   });
 
+  test('an Expect header other than 100-continue is 417 with the JSON error body', async () => {
+    const conn = await connect(server.url);
+    conn.socket.write('GET /api/v1/health HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n');
+    const raw = await conn.closed;
+    assert.deepEqual([firstResponse(raw)?.status, firstResponse(raw)?.body], [417, { errors: { detail: 'Unsupported Expect header (only 100-continue)' } }]);
+  });
+
   test('the server still answers afterwards', async () => {
     assert.equal((await request(server, 'GET', '/api/v1/health')).status, 200);
   });

@@ -66,6 +66,11 @@ describe('dashboard limits', () => {
     assert.deepEqual([deep.status, deep.body], [422, { errors: { payload: [DEPTH] } }]);
   });
 
+  test('a ~1 MB dashboard (issue 9 made 560 of them) is refused with 422 on payload', async () => {
+    const res = await call('POST', '/api/v1/dashboards', dashboardBody(org, { payload: { grid: [], blob: 'b'.repeat(1_000_000) } }));
+    assert.deepEqual([res.status, Object.keys(res.body.errors)], [422, ['payload']]);
+  });
+
   test('payload and segments together are at most 256 KiB of JSON; the error names the larger sent field', async () => {
     const big = await call('POST', '/api/v1/dashboards', dashboardBody(org, { payload: { notes: 'x'.repeat(300 * 1024) } }));
     assert.equal(big.status, 422);

@@ -165,6 +165,12 @@ export function loadConfig(input: ConfigInput = {}): Config {
     const flag = input.flags?.[def.key];
     if (flag !== undefined) values[def.key] = coerce(def, flag, 'flag');
   }
+  // A body larger than the whole in-flight budget could never be accepted (503 for ever).
+  if ((values['server.body_bytes_in_flight'] as number) < (values['limits.max_body_bytes'] as number)) {
+    throw new ConfigError(
+      `invalid value for server.body_bytes_in_flight: expected at least limits.max_body_bytes (${values['limits.max_body_bytes']})`,
+    );
+  }
   const dataDir = path.resolve(cwd, values['storage.data_dir'] as string);
   const sqliteRoot = values['sources.sqlite_root']
     ? path.resolve(cwd, values['sources.sqlite_root'] as string)

@@ -157,6 +157,13 @@ level = "warn"
     }
   });
 
+  test('server.body_bytes_in_flight below limits.max_body_bytes stops with a message naming both', () => {
+    const message = configError(() =>
+      loadConfig({ env: { SERVICE_BODY_BYTES_IN_FLIGHT: '1000000', SERVICE_MAX_BODY_BYTES: '2000000' }, cwd: tempDir() }),
+    );
+    assert.match(message, /server\.body_bytes_in_flight.*limits\.max_body_bytes/);
+  });
+
   test('bad values in TOML and flags name the key too', () => {
     const cwd = tempDir('[server]\nport = "http"\n');
     assert.match(configError(() => loadConfig({ env: {}, cwd })), /server\.port \(config file\)/);

@@ -135,7 +135,10 @@ function groupStatements(db: Db) {
        WHERE id = @id AND organization_id = @organization_id`,
     ),
     byId: db.prepare<[string, string], GroupRow>('SELECT * FROM dashboard_groups WHERE id = ? AND organization_id = ?'),
-    list: db.prepare<[string], GroupRow>(`SELECT * FROM dashboard_groups WHERE organization_id = ? ${ORDER}`),
+    list: db.prepare<[string, number, number], GroupRow>(
+      `SELECT * FROM dashboard_groups WHERE organization_id = ? ${ORDER} LIMIT ? OFFSET ?`,
+    ),
+    count: db.prepare<[string], number>('SELECT COUNT(*) FROM dashboard_groups WHERE organization_id = ?'),
     lastPosition: db.prepare<[string], { last: number | null }>(
       'SELECT MAX(position) AS last FROM dashboard_groups WHERE organization_id = ?',
     ),
@@ -182,7 +185,9 @@ export function createDashboardsRepo(db: Db) {
       const row = g.byId.get(id, organizationId);
       return row ? toGroup(row) : undefined;
     },
-    listGroups: (organizationId: string): DashboardGroup[] => g.list.all(organizationId).map(toGroup),
+    listGroups: (organizationId: string, limit: number, offset: number): DashboardGroup[] =>
+      g.list.all(organizationId, limit, offset).map(toGroup),
+    countGroups: (organizationId: string): number => g.count.pluck().get(organizationId) ?? 0,
     lastGroupPosition: (organizationId: string): number | null => g.lastPosition.get(organizationId)?.last ?? null,
     /** Deletes a group; its dashboards stay, ungrouped (and marked as updated at `now`). */
     removeGroup(id: string, organizationId: string, now: number): void {

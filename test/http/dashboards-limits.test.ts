@@ -134,6 +134,20 @@ describe('the dashboards list is paged', () => {
     assert.equal(max.body.data.length, 120);
   });
 
+  test('the groups list is paged the same way', async () => {
+    const other = await setupOrganization(server);
+    for (let i = 0; i < 105; i++) {
+      const g = await request(server, 'POST', '/api/v1/dashboard-groups', { name: `G${i}` }, { token: other.userToken });
+      assert.equal(g.status, 201);
+    }
+    const first = await request(server, 'GET', '/api/v1/dashboard-groups', undefined, { token: other.userToken });
+    assert.deepEqual([first.body.data.length, first.body.meta], [100, { total: 105, limit: 100, offset: 0 }]);
+    const rest = await request(server, 'GET', '/api/v1/dashboard-groups?offset=100', undefined, { token: other.userToken });
+    assert.deepEqual(rest.body.data.map((g: { name: string }) => g.name), ['G100', 'G101', 'G102', 'G103', 'G104']);
+    const bad = await request(server, 'GET', '/api/v1/dashboard-groups?limit=0', undefined, { token: other.userToken });
+    assert.equal(bad.status, 400);
+  });
+
   test('a bad limit or offset is 400 naming the parameter', async () => {
     for (const query of ['limit=0', 'limit=1001', 'limit=-1', 'limit=abc', 'limit=', 'limit=1.5', 'limit=1&limit=2', 'limit=99999999999']) {
       const res = await call('GET', `/api/v1/dashboards?${query}`);

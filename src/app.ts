@@ -9,7 +9,8 @@ import { createRoutes, unmatchedRoute } from './http/router';
 import { webInterface } from './http/web/serve';
 
 export function createApp(deps: Deps): Koa {
-  const app = new Koa({ proxy: false });
+  // Behind a reverse proxy, ctx.ip is the last X-Forwarded-For entry: the one that proxy added.
+  const app = new Koa({ proxy: deps.config.server.trustProxy, maxIpsCount: 1 });
   app.use(requestLog(deps.log, deps.ops.stats));
   app.use(errorHandler(deps.log));
   app.use(stoppingGuard(() => deps.ops.stopping));

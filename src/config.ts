@@ -6,7 +6,20 @@ import { parse as parseToml } from 'smol-toml';
 import { parseSecretKey } from './lib/secrets';
 
 export interface Config {
-  readonly server: { readonly host: string; readonly port: number };
+  readonly server: {
+    readonly host: string;
+    readonly port: number;
+    /** a request's headers must arrive within this (then 408 and the connection is closed) */
+    readonly headersTimeoutMs: number;
+    /** the whole request, body included, must arrive within this */
+    readonly requestTimeoutMs: number;
+    /** an idle keep-alive connection is closed after this */
+    readonly keepAliveTimeoutMs: number;
+    /** request-body bytes held in memory at once, over all requests (then 503) */
+    readonly bodyBytesInFlight: number;
+    /** the client address is the last X-Forwarded-For entry (behind one reverse proxy) */
+    readonly trustProxy: boolean;
+  };
   readonly storage: { readonly dataDir: string };
   readonly deployment: { readonly mode: 'self_hosted' | 'saas' };
   readonly features: { readonly projectsEnabled: boolean; readonly registrationEnabled: boolean };
@@ -45,6 +58,11 @@ interface KeyDef {
 export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'server.host', env: 'SERVICE_HOST', kind: 'string' },
   { key: 'server.port', env: 'SERVICE_PORT', kind: 'port' },
+  { key: 'server.headers_timeout_ms', env: 'SERVICE_HEADERS_TIMEOUT_MS', kind: 'size', min: 100 },
+  { key: 'server.request_timeout_ms', env: 'SERVICE_REQUEST_TIMEOUT_MS', kind: 'size', min: 100 },
+  { key: 'server.keep_alive_timeout_ms', env: 'SERVICE_KEEP_ALIVE_TIMEOUT_MS', kind: 'size', min: 100 },
+  { key: 'server.body_bytes_in_flight', env: 'SERVICE_BODY_BYTES_IN_FLIGHT', kind: 'size', min: 65536 },
+  { key: 'server.trust_proxy', env: 'SERVICE_TRUST_PROXY', kind: 'bool' },
   { key: 'storage.data_dir', env: 'SERVICE_DATA_DIR', kind: 'string' },
   { key: 'deployment.mode', env: 'SERVICE_DEPLOYMENT_MODE', kind: 'enum', values: ['self_hosted', 'saas'] },
   { key: 'features.projects_enabled', env: 'SERVICE_PROJECTS_ENABLED', kind: 'bool' },
@@ -65,6 +83,11 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
 const DEFAULTS: Record<string, unknown> = {
   'server.host': '127.0.0.1',
   'server.port': 4000,
+  'server.headers_timeout_ms': 10_000,
+  'server.request_timeout_ms': 30_000,
+  'server.keep_alive_timeout_ms': 5_000,
+  'server.body_bytes_in_flight': 8_388_608,
+  'server.trust_proxy': false,
   'storage.data_dir': './data',
   'deployment.mode': 'self_hosted',
   'features.projects_enabled': true,
@@ -184,13 +207,27 @@ export function loadConfig(input: ConfigInput = {}): Config {
     const flag = input.flags?.[def.key];
     if (flag !== undefined) values[def.key] = coerce(def, flag, 'flag');
   }
+  // A body larger than the whole in-flight budget could never be accepted (503 for ever).
+  if ((values['server.body_bytes_in_flight'] as number) < (values['limits.max_body_bytes'] as number)) {
+    throw new ConfigError(
+      `invalid value for server.body_bytes_in_flight: expected at least limits.max_body_bytes (${values['limits.max_body_bytes']})`,
+    );
+  }
   const dataDir = path.resolve(cwd, values['storage.data_dir'] as string);
   const sqliteRoot = values['sources.sqlite_root']
     ? path.resolve(cwd, values['sources.sqlite_root'] as string)
     : path.join(dataDir, 'sources');
   const secretKey = (values['secrets.key'] as string | null) || null;
   return deepFreeze({
-    server: { host: values['server.host'] as string, port: values['server.port'] as number },
+    server: {
+      host: values['server.host'] as string,
+      port: values['server.port'] as number,
+      headersTimeoutMs: values['server.headers_timeout_ms'] as number,
+      requestTimeoutMs: values['server.request_timeout_ms'] as number,
+      keepAliveTimeoutMs: values['server.keep_alive_timeout_ms'] as number,
+      bodyBytesInFlight: values['server.body_bytes_in_flight'] as number,
+      trustProxy: values['server.trust_proxy'] as boolean,
+    },
     storage: { dataDir },
     deployment: { mode: values['deployment.mode'] as Config['deployment']['mode'] },
     features: {

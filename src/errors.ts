@@ -15,6 +15,7 @@ export type ErrorKind =
   | 'rate_limited'
   | 'unavailable'
   | 'header_too_large'
+  | 'insufficient_storage'
   | 'internal';
 
 const STATUS: Record<ErrorKind, number> = {
@@ -31,6 +32,7 @@ const STATUS: Record<ErrorKind, number> = {
   rate_limited: 429,
   unavailable: 503,
   header_too_large: 431,
+  insufficient_storage: 507,
   internal: 500,
 };
 
@@ -82,9 +84,22 @@ export interface HttpError {
   headers: Record<string, string>;
 }
 
+/**
+ * A full disk, wherever it surfaced: SQLite's SQLITE_FULL (or an I/O error it reports as "disk
+ * full") and the file system's ENOSPC/EDQUOT. Mapped here, not in the write paths, so every
+ * write (metrics, accounts, dashboards, uploads) answers 507 alike.
+ */
+export function isDiskFull(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return true;
+  return code.startsWith('SQLITE_IOERR') && typeof e?.message === 'string' && /disk is full|no space/i.test(e.message);
+}
+
 /** The one mapping from an error to an HTTP answer. Unknown errors become a bare 500. */
 export function toHttp(err: unknown): HttpError {
   if (!(err instanceof AppError)) {
+    if (isDiskFull(err)) return { status: 507, body: { errors: { detail: 'Insufficient storage' } }, headers: {} };
     return { status: 500, body: { errors: { detail: 'Internal server error' } }, headers: {} };
   }
   const headers: Record<string, string> = { ...(err.options.headers ?? {}) };

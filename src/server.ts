@@ -7,8 +7,10 @@ import type { Socket } from 'node:net';
 import type { Config } from './config';
 import type { Deps } from './deps';
 import { createApp } from './app';
+import { answerExpectationFailed, applyConnectionLimits, connectionOptions } from './http/connection-limits';
 import { createLogger, type Logger } from './lib/log';
 import { openDatabase } from './storage/db';
+import { securePrivateDatabase, securePrivateDirectory } from './storage/file-modes';
 import { migrate } from './storage/migrations';
 import { createAccountsRepo } from './storage/accounts';
 import { createSourcesRepo } from './storage/sources';
@@ -49,17 +51,21 @@ export interface RunningServer {
 const CLIENT_ERROR_BODIES: Record<string, [number, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request header fields too large'],
   HPE_URI_TOO_LONG: [431, 'Request line too long'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout: headers or body not received in time'],
 };
+const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 // Malformed or oversized request lines/headers never reach Koa: answer them with the JSON error body.
 function answerClientError(err: Error & { code?: string }, socket: Socket): void {
-  if (!socket.writable) {
+  // A time-out can hit a request that was already answered (a 413 or 503 while its body drains).
+  const answered = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (!socket.writable || answered) {
     socket.destroy();
     return;
   }
   const [status, detail] = CLIENT_ERROR_BODIES[err.code ?? ''] ?? [400, 'Bad request'];
   const body = JSON.stringify({ errors: { detail } });
-  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  const reason = REASONS[status] ?? 'Bad Request';
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -68,9 +74,10 @@ function answerClientError(err: Error & { code?: string }, socket: Socket): void
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.log.level);
-  mkdirSync(config.storage.dataDir, { recursive: true });
+  securePrivateDirectory(config.storage.dataDir);
   mkdirSync(path.join(config.sources.sqliteRoot, '.uploads'), { recursive: true });
   const dbFile = path.join(config.storage.dataDir, 'service.db');
+  securePrivateDatabase(dbFile);
   const db = openDatabase(dbFile, { nativeBinding: options.nativeBinding });
   migrate(db);
   const secrets = createSecretBox(loadSecretKey(config.secrets.key, config.storage.dataDir));
@@ -107,8 +114,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
   migrateSqliteSources(deps); // files of sqlite sources into per-organization folders; staging cleared
   const app = createApp(deps);
-  const server = http.createServer(app.callback());
+  const server = http.createServer(connectionOptions(config), app.callback());
+  applyConnectionLimits(server, config);
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerExpectationFailed);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

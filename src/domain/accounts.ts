@@ -87,18 +87,16 @@ export async function signup(deps: Deps, input: SignupInput): Promise<Session> {
 
 /**
  * Verifies the credentials and mints a new token. Unknown email and wrong password are the same 401
- * and cost the same time; failures per email feed the throttle, which answers 429 while it blocks.
+ * and cost the same time. The throttle counts the attempt as a failure before the (asynchronous)
+ * password check, so parallel guesses cannot slip past it; a success takes the count back.
  */
-export async function login(deps: Deps, input: LoginInput): Promise<Session> {
-  const wait = deps.loginThrottle.retryAfter(input.email, deps.now());
+export async function login(deps: Deps, input: LoginInput, address: string): Promise<Session> {
+  const wait = deps.loginThrottle.begin(input.email, address, deps.now());
   if (wait > 0) throw rateLimited('Too many failed login attempts, retry later', wait);
   const user = deps.accounts.userByEmail(input.email);
   const ok = user ? await verifyPassword(user.password_hash, input.password) : await verifyNothing(input.password);
-  if (!user || !ok) {
-    deps.loginThrottle.recordFailure(input.email, deps.now());
-    throw unauthorized('Invalid email or password');
-  }
-  deps.loginThrottle.recordSuccess(input.email);
+  if (!user || !ok) throw unauthorized('Invalid email or password');
+  deps.loginThrottle.succeeded(input.email, address);
   const token = inTransaction(deps.db, () => insertUserToken(deps, user.id, input.tokenName));
   return { ...accountContext(deps, user.id), token };
 }

@@ -5,6 +5,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { AppError, notFound } from '../errors';
 import type { Deps } from '../deps';
 import { jsonBody, jsonOrMultipartBody, rawJsonBody } from './middleware/body';
+import { createBodyBudget } from './middleware/body-budget';
 import { requireOrganizationToken, requireSource, requireUser } from './middleware/auth';
 import { healthRoutes } from './routes/health';
 import { bootstrapRoutes } from './routes/bootstrap';
@@ -42,17 +43,20 @@ function withHotRoutes(router: Router, hot: Record<string, readonly Handler[]>):
 /** The /api/v1 routes as one middleware. */
 export function createRoutes(deps: Deps): Middleware {
   const { limits } = deps.config;
-  const json = jsonBody(limits.maxBodyBytes);
-  const rawJson = rawJsonBody(limits.maxBodyBytes);
+  const budget = createBodyBudget(deps.config.server.bodyBytesInFlight); // one per server, shared by every body reader
+  const json = jsonBody(limits.maxBodyBytes, budget);
+  const rawJson = rawJsonBody(limits.maxBodyBytes, budget);
   const upload = jsonOrMultipartBody(
     limits.maxBodyBytes,
     limits.sqliteUploadMaxBytes,
     path.join(deps.config.sources.sqliteRoot, '.uploads'),
+    budget,
   );
   const user = requireUser(deps);
   const reader = requireSource(deps, 'read');
   const writer = requireSource(deps, 'write');
-  const anyToken = requireOrganizationToken(deps);
+  const dashReader = requireOrganizationToken(deps, 'read');
+  const dashWriter = requireOrganizationToken(deps, 'write');
 
   const health = healthRoutes(deps);
   const boot = bootstrapRoutes(deps);
@@ -98,19 +102,19 @@ export function createRoutes(deps: Deps): Middleware {
   r.post('/metrics/batch', ...ingestBatch);
   r.post('/metrics/query', reader, json, metrics.query);
 
-  r.get('/dashboards', anyToken, dash.list);
-  r.post('/dashboards', anyToken, json, dash.create);
-  r.get('/dashboards/:id', anyToken, dash.show);
-  r.put('/dashboards/:id', anyToken, json, dash.update);
-  r.patch('/dashboards/:id', anyToken, json, dash.update);
-  r.delete('/dashboards/:id', anyToken, dash.remove);
+  r.get('/dashboards', dashReader, dash.list);
+  r.post('/dashboards', dashWriter, json, dash.create);
+  r.get('/dashboards/:id', dashReader, dash.show);
+  r.put('/dashboards/:id', dashWriter, json, dash.update);
+  r.patch('/dashboards/:id', dashWriter, json, dash.update);
+  r.delete('/dashboards/:id', dashWriter, dash.remove);
 
-  r.get('/dashboard-groups', anyToken, groups.list);
-  r.post('/dashboard-groups', anyToken, json, groups.create);
-  r.get('/dashboard-groups/:id', anyToken, groups.show);
-  r.put('/dashboard-groups/:id', anyToken, json, groups.update);
-  r.patch('/dashboard-groups/:id', anyToken, json, groups.update);
-  r.delete('/dashboard-groups/:id', anyToken, groups.remove);
+  r.get('/dashboard-groups', dashReader, groups.list);
+  r.post('/dashboard-groups', dashWriter, json, groups.create);
+  r.get('/dashboard-groups/:id', dashReader, groups.show);
+  r.put('/dashboard-groups/:id', dashWriter, json, groups.update);
+  r.patch('/dashboard-groups/:id', dashWriter, json, groups.update);
+  r.delete('/dashboard-groups/:id', dashWriter, groups.remove);
   return withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch });
 }
 

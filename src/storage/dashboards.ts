@@ -108,8 +108,11 @@ function dashboardStatements(db: Db) {
        WHERE id = @id AND organization_id = @organization_id`,
     ),
     byId: db.prepare<[string, string], DashboardRow>('SELECT * FROM dashboards WHERE id = ? AND organization_id = ?'),
-    listVisible: db.prepare<[string], DashboardRow>(
-      `SELECT * FROM dashboards WHERE organization_id = ? AND visibility = 1 ${ORDER}`,
+    listVisible: db.prepare<[string, number, number], DashboardRow>(
+      `SELECT * FROM dashboards WHERE organization_id = ? AND visibility = 1 ${ORDER} LIMIT ? OFFSET ?`,
+    ),
+    countVisible: db.prepare<[string], number>(
+      'SELECT COUNT(*) FROM dashboards WHERE organization_id = ? AND visibility = 1',
     ),
     lastPosition: db.prepare<[string], { last: number | null }>(
       'SELECT MAX(position) AS last FROM dashboards WHERE organization_id = ?',
@@ -132,7 +135,10 @@ function groupStatements(db: Db) {
        WHERE id = @id AND organization_id = @organization_id`,
     ),
     byId: db.prepare<[string, string], GroupRow>('SELECT * FROM dashboard_groups WHERE id = ? AND organization_id = ?'),
-    list: db.prepare<[string], GroupRow>(`SELECT * FROM dashboard_groups WHERE organization_id = ? ${ORDER}`),
+    list: db.prepare<[string, number, number], GroupRow>(
+      `SELECT * FROM dashboard_groups WHERE organization_id = ? ${ORDER} LIMIT ? OFFSET ?`,
+    ),
+    count: db.prepare<[string], number>('SELECT COUNT(*) FROM dashboard_groups WHERE organization_id = ?'),
     lastPosition: db.prepare<[string], { last: number | null }>(
       'SELECT MAX(position) AS last FROM dashboard_groups WHERE organization_id = ?',
     ),
@@ -154,7 +160,21 @@ export function createDashboardsRepo(db: Db) {
       const row = d.byId.get(id, organizationId);
       return row ? toDashboard(row) : undefined;
     },
-    listVisible: (organizationId: string): Dashboard[] => d.listVisible.all(organizationId).map(toDashboard),
+    /**
+     * One page of visible dashboards. It stops early, after at least one, once the stored documents
+     * of the page would pass `maxBytes`, so no list is built without bound.
+     */
+    listVisible(organizationId: string, limit: number, offset: number, maxBytes: number): Dashboard[] {
+      const page: Dashboard[] = [];
+      let bytes = 0;
+      for (const row of d.listVisible.iterate(organizationId, limit, offset)) {
+        bytes += row.payload.length + row.segments.length;
+        if (page.length > 0 && bytes > maxBytes) break;
+        page.push(toDashboard(row));
+      }
+      return page;
+    },
+    countVisible: (organizationId: string): number => d.countVisible.pluck().get(organizationId) ?? 0,
     /** The highest position in use (hidden dashboards included), or null when there is none. */
     lastPosition: (organizationId: string): number | null => d.lastPosition.get(organizationId)?.last ?? null,
     remove: (id: string, organizationId: string) => void d.remove.run(id, organizationId),
@@ -165,7 +185,9 @@ export function createDashboardsRepo(db: Db) {
       const row = g.byId.get(id, organizationId);
       return row ? toGroup(row) : undefined;
     },
-    listGroups: (organizationId: string): DashboardGroup[] => g.list.all(organizationId).map(toGroup),
+    listGroups: (organizationId: string, limit: number, offset: number): DashboardGroup[] =>
+      g.list.all(organizationId, limit, offset).map(toGroup),
+    countGroups: (organizationId: string): number => g.count.pluck().get(organizationId) ?? 0,
     lastGroupPosition: (organizationId: string): number | null => g.lastPosition.get(organizationId)?.last ?? null,
     /** Deletes a group; its dashboards stay, ungrouped (and marked as updated at `now`). */
     removeGroup(id: string, organizationId: string, now: number): void {

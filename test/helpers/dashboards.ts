@@ -7,7 +7,7 @@ export interface DashboardOrg extends Agent {
   userId: string;
   databaseId: string;
   projectId: string | null;
-  /** a source token of the database source, minted by this organization's user */
+  /** a read-and-write source token of the database source, minted by this organization's user */
   databaseToken: string;
 }
 
@@ -42,7 +42,7 @@ export async function setupOrganization(
     server,
     'POST',
     '/api/v1/bootstrap/source-tokens',
-    { source_type: 'database', source_id: databaseId, read: true, write: false },
+    { source_type: 'database', source_id: databaseId, read: true, write: true },
     { token },
   );
   assert.equal(t.status, 201, t.text);

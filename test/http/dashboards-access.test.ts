@@ -95,7 +95,7 @@ describe('dashboards access', () => {
     assert.equal(signup.status, 201, signup.text);
     const token = signup.body.data.token.value;
     const list = await call('GET', '/api/v1/dashboards', undefined, token);
-    assert.deepEqual([list.status, list.body], [200, { data: [] }]);
+    assert.deepEqual([list.status, list.body], [200, { data: [], meta: { total: 0, limit: 100, offset: 0 } }]);
     const create = await call('POST', '/api/v1/dashboards', dashboardBody(a), token);
     assert.equal(create.status, 409);
     assert.match(create.body.errors.detail, /^User has no organization/);
@@ -103,7 +103,7 @@ describe('dashboards access', () => {
     assert.equal((await call('GET', `/api/v1/dashboards/${d.id}`, undefined, token)).status, 404);
     assert.equal((await call('DELETE', `/api/v1/dashboards/${d.id}`, undefined, token)).status, 404);
     const groups = await call('GET', '/api/v1/dashboard-groups', undefined, token);
-    assert.deepEqual([groups.status, groups.body], [200, { data: [] }]);
+    assert.deepEqual([groups.status, groups.body], [200, { data: [], meta: { total: 0, limit: 100, offset: 0 } }]);
     const group = await call('POST', '/api/v1/dashboard-groups', { name: 'g' }, token);
     assert.equal(group.status, 409);
     await call('DELETE', `/api/v1/dashboards/${d.id}`, undefined, a.userToken);

@@ -33,7 +33,15 @@ describe('config', () => {
     const cwd = tempDir();
     const config = loadConfig({ env: {}, cwd });
     assert.deepEqual(config, {
-      server: { host: '127.0.0.1', port: 4000 },
+      server: {
+        host: '127.0.0.1',
+        port: 4000,
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 5_000,
+        bodyBytesInFlight: 8_388_608,
+        trustProxy: false,
+      },
       storage: { dataDir: path.join(cwd, 'data') },
       deployment: { mode: 'self_hosted' },
       features: { projectsEnabled: true, registrationEnabled: true },
@@ -85,7 +93,7 @@ sqlite_root = "/srv/sqlite"
 level = "warn"
 `);
     const config = loadConfig({ env: {}, cwd });
-    assert.deepEqual(config.server, { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual([config.server.host, config.server.port], ['0.0.0.0', 8080]);
     assert.equal(config.storage.dataDir, path.join(cwd, 'state'));
     assert.equal(config.deployment.mode, 'saas');
     assert.deepEqual(config.features, { projectsEnabled: false, registrationEnabled: false });
@@ -139,6 +147,11 @@ level = "warn"
     const bad: Record<string, string[]> = {
       'server.host': ['   '],
       'server.port': ['abc', '70000', '-1', '1.5', '65536'],
+      'server.headers_timeout_ms': ['99', 'soon'],
+      'server.request_timeout_ms': ['0', '-1'],
+      'server.keep_alive_timeout_ms': ['1.5'],
+      'server.body_bytes_in_flight': ['65535', 'lots'],
+      'server.trust_proxy': ['sometimes'],
       'storage.data_dir': [' '],
       'deployment.mode': ['cloud', 'SAAS'],
       'features.projects_enabled': ['maybe', '2'],
@@ -165,6 +178,13 @@ level = "warn"
         assert.ok(message.includes(def.env), `${def.env}=${value}: ${message}`);
       }
     }
+  });
+
+  test('server.body_bytes_in_flight below limits.max_body_bytes stops with a message naming both', () => {
+    const message = configError(() =>
+      loadConfig({ env: { SERVICE_BODY_BYTES_IN_FLIGHT: '1000000', SERVICE_MAX_BODY_BYTES: '2000000' }, cwd: tempDir() }),
+    );
+    assert.match(message, /server\.body_bytes_in_flight.*limits\.max_body_bytes/);
   });
 
   test('bad values in TOML and flags name the key too', () => {

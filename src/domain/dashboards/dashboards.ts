@@ -9,6 +9,7 @@ import { ErrorBag } from './issues';
 import { normalizeSegments } from './segments';
 import { SOURCE_FIELDS, type SourceFields, type SourceLookup, selectSource } from './source-selection';
 import type { Dashboard } from './types';
+import { checkSentDocuments, checkStoredSize } from './limits';
 import { normalizePayload } from './widgets';
 
 export interface DashboardsContext {
@@ -36,9 +37,24 @@ export interface DashboardInput extends SourceFields {
 export const NO_ORGANIZATION = 'User has no organization: create one with POST /api/v1/bootstrap/organizations';
 export const LOCKED = 'Dashboard is locked';
 
-/** Visible dashboards of the token's organization; none for a user without one. */
-export function listDashboards(ctx: DashboardsContext, auth: Auth): Dashboard[] {
-  return auth.organizationId ? ctx.dashboards.listVisible(auth.organizationId) : [];
+// A page stops early once its stored documents pass this many bytes (at least one dashboard is
+// always served): 1,000 dashboards of 256 KiB would otherwise make one 256 MB answer.
+export const PAGE_MAX_BYTES = 8 * 1024 * 1024;
+
+export interface DashboardPage {
+  dashboards: Dashboard[];
+  /** visible dashboards of the organization, all pages */
+  total: number;
+}
+
+/** A page of the visible dashboards of the token's organization; none for a user without one. */
+export function listDashboards(ctx: DashboardsContext, auth: Auth, limit: number, offset: number): DashboardPage {
+  const organizationId = auth.organizationId;
+  if (!organizationId) return { dashboards: [], total: 0 };
+  return {
+    dashboards: ctx.dashboards.listVisible(organizationId, limit, offset, PAGE_MAX_BYTES),
+    total: ctx.dashboards.countVisible(organizationId),
+  };
 }
 
 /** Any dashboard of the organization, hidden ones included, or 404. */
@@ -75,8 +91,7 @@ export function createDashboard(ctx: DashboardsContext, auth: Auth, input: Dashb
   }
   const groupId = checkGroup(ctx, organizationId, input.group_id, bag);
   const granularity = checkGranularity(input.default_granularity, source ?? null, bag);
-  const payload = input.payload === undefined ? {} : normalizePayload(input.payload, bag);
-  const segments = input.segments === undefined ? [] : normalizeSegments(input.segments, bag);
+  const { payload, segments } = normalizeDocuments(input, { payload: {}, segments: [] }, bag);
   bag.throwIfAny();
   const chosen = source!;
   const now = ctx.now();
@@ -126,8 +141,7 @@ export function updateDashboard(
   const source = selected === undefined ? ctx.sources.byId(current.sourceId) ?? null : selected;
   const groupId = checkGroup(ctx, organizationId, input.group_id, bag);
   const granularity = checkGranularity(input.default_granularity, source, bag);
-  const payload = input.payload === undefined ? current.payload : normalizePayload(input.payload, bag);
-  const segments = input.segments === undefined ? current.segments : normalizeSegments(input.segments, bag);
+  const { payload, segments } = normalizeDocuments(input, current, bag);
   bag.throwIfAny();
   const next: Dashboard = {
     ...current,
@@ -152,6 +166,25 @@ export function updateDashboard(
 export function removeDashboard(ctx: DashboardsContext, dashboard: Dashboard): Dashboard {
   ctx.dashboards.remove(dashboard.id, dashboard.organizationId);
   return dashboard;
+}
+
+type Documents = Pick<Dashboard, 'payload' | 'segments'>;
+
+/**
+ * The documents to store: the sent ones normalised, the others kept. Size and widget count are
+ * checked on what was sent before normalising (an oversized grid is not walked) and again on the
+ * result, which holds the filled-in defaults.
+ */
+function normalizeDocuments(input: DashboardInput, kept: Documents, bag: ErrorBag): Documents {
+  if (!checkSentDocuments({ payload: input.payload, segments: input.segments }, kept, bag)) return kept;
+  const payload = input.payload === undefined ? kept.payload : normalizePayload(input.payload, bag);
+  const segments = input.segments === undefined ? kept.segments : normalizeSegments(input.segments, bag);
+  const sent = {
+    payload: input.payload === undefined ? undefined : payload,
+    segments: input.segments === undefined ? undefined : segments,
+  };
+  checkStoredSize(sent, kept, bag);
+  return { payload, segments };
 }
 
 function sourceColumns(source: Source): Pick<Dashboard, 'sourceType' | 'sourceId' | 'databaseId'> {

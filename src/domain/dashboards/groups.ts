@@ -13,8 +13,11 @@ export interface GroupInput {
   position?: number;
 }
 
-export function listGroups(ctx: DashboardsContext, auth: Auth): DashboardGroup[] {
-  return auth.organizationId ? ctx.dashboards.listGroups(auth.organizationId) : [];
+/** A page of the organization's groups (paged like dashboards, so no list grows without bound). */
+export function listGroups(ctx: DashboardsContext, auth: Auth, limit: number, offset: number): { groups: DashboardGroup[]; total: number } {
+  const organizationId = auth.organizationId;
+  if (!organizationId) return { groups: [], total: 0 };
+  return { groups: ctx.dashboards.listGroups(organizationId, limit, offset), total: ctx.dashboards.countGroups(organizationId) };
 }
 
 export function findGroup(ctx: DashboardsContext, auth: Auth, rawId: string): DashboardGroup {

@@ -27,11 +27,19 @@ function issueMessage(issue: BaseIssue<unknown>): string {
   return missingKey ? 'is required' : issue.message;
 }
 
+// A 422 names at most this many fields: a megabyte of broken widgets must not make a
+// multi-megabyte answer (the first ones show what is wrong).
+const MAX_FIELDS = 100;
+
 export class ErrorBag {
   readonly fields: FieldErrors = {};
+  private count = 0;
 
   add(field: string, message: string): void {
     const name = field === '' ? 'body' : field;
+    const known = Object.hasOwn(this.fields, name);
+    if (!known && this.count >= MAX_FIELDS) return;
+    if (!known) this.count += 1;
     const list = (this.fields[name] ??= []);
     if (!list.includes(message)) list.push(message);
   }

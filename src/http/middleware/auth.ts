@@ -132,11 +132,17 @@ function checkUserOnMetrics(ctx: Context): void {
   if (!normalizeId(raw.trim())) throw badRequest('Invalid X-Service-Source-Id header');
 }
 
-/** Dashboards: either token kind, scoped to its organization; the source header is optional. */
-export function requireOrganizationToken(repos: AuthRepos) {
+/**
+ * Dashboards: either token kind, scoped to its organization; the source header is optional.
+ * A source token's own flags hold here too (SPEC 3): `read` to look, `write` to change.
+ */
+export function requireOrganizationToken(repos: AuthRepos, permission: 'read' | 'write') {
   return async function anyToken(ctx: Context, next: Next): Promise<void> {
     const auth = authenticate(ctx, repos);
-    if (auth.kind === 'source') checkSourceHeader(ctx, auth, false);
+    if (auth.kind === 'source') {
+      checkSourceHeader(ctx, auth, false);
+      if (!auth[permission]) throw forbidden();
+    }
     ctx.state.auth = auth;
     await next();
   };

@@ -8,7 +8,7 @@
 import { rm } from 'node:fs/promises';
 import type { Context, Next } from 'koa';
 import formidable, { errors as formidableErrors, type File } from 'formidable';
-import { AppError, badRequest, invalidField, payloadTooLarge } from '../../errors';
+import { AppError, badRequest, invalidField, isDiskFull, payloadTooLarge } from '../../errors';
 
 export interface UploadOptions {
   uploadDir: string;
@@ -30,7 +30,8 @@ async function removeStaged(file: File): Promise<void> {
   await rm(file.filepath, { force: true });
 }
 
-function toAppError(err: unknown, options: UploadOptions): AppError {
+function toAppError(err: unknown, options: UploadOptions): unknown {
+  if (isDiskFull(err)) return err; // 507, like every other write on a full disk
   const e = err as { code?: number; httpCode?: number };
   if (e.code === formidableErrors.maxFilesExceeded) return invalidField('sqlite_file', 'only one file may be uploaded');
   if (e.code === formidableErrors.aborted) return badRequest('Request body was aborted');

@@ -60,7 +60,7 @@ export function bootstrapRoutes(deps: Deps) {
 
     async login(ctx: Context): Promise<void> {
       const input = parseLogin(bodyObject(ctx));
-      created(ctx, presentSession(await login(deps, input)));
+      created(ctx, presentSession(await login(deps, input, ctx.ip)));
     },
 
     async me(ctx: Context): Promise<void> {

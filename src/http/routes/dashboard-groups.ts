@@ -6,7 +6,7 @@ import type { Auth } from '../../domain/types';
 import { createGroup, findGroup, listGroups, removeGroup, updateGroup } from '../../domain/dashboards/groups';
 import { ErrorBag } from '../../domain/dashboards/issues';
 import { bodyObject } from '../middleware/body';
-import { parseGroupFields, unwrap } from '../schemas/dashboards';
+import { parseGroupFields, parsePage, unwrap } from '../schemas/dashboards';
 import { presentGroup } from '../present/dashboards';
 import { dashboardsContext } from './dashboards';
 
@@ -17,7 +17,9 @@ export function dashboardGroupRoutes(deps: Deps) {
   const domain = dashboardsContext(deps);
   return {
     async list(ctx: Context): Promise<void> {
-      ctx.body = { data: listGroups(domain, authOf(ctx)).map(presentGroup) };
+      const { limit, offset } = parsePage(ctx.query);
+      const page = listGroups(domain, authOf(ctx), limit, offset);
+      ctx.body = { data: page.groups.map(presentGroup), meta: { total: page.total, limit, offset } };
     },
 
     async show(ctx: Context): Promise<void> {

@@ -14,7 +14,7 @@ import {
 } from '../../domain/dashboards/dashboards';
 import { ErrorBag } from '../../domain/dashboards/issues';
 import { bodyObject } from '../middleware/body';
-import { parseDashboardFields, unwrap } from '../schemas/dashboards';
+import { parseDashboardFields, parsePage, unwrap } from '../schemas/dashboards';
 import { presentDashboard } from '../present/dashboards';
 
 /** The domain's view of deps; `now` is read per call so tests can replace deps.now. */
@@ -34,7 +34,9 @@ export function dashboardRoutes(deps: Deps) {
   const domain = dashboardsContext(deps);
   return {
     async list(ctx: Context): Promise<void> {
-      ctx.body = { data: listDashboards(domain, authOf(ctx)).map(presentDashboard) };
+      const { limit, offset } = parsePage(ctx.query);
+      const page = listDashboards(domain, authOf(ctx), limit, offset);
+      ctx.body = { data: page.dashboards.map(presentDashboard), meta: { total: page.total, limit, offset } };
     },
 
     async show(ctx: Context): Promise<void> {

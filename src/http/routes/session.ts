@@ -57,7 +57,7 @@ export function sessionRoutes(deps: Deps) {
         return;
       }
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
-      const session = await login(deps, parseSessionLogin(body as Record<string, unknown>));
+      const session = await login(deps, parseSessionLogin(body as Record<string, unknown>), ctx.ip);
       setSessionCookie(ctx, session.token.value);
       ctx.status = 201;
       ctx.body = { data: presentAccount(session) };

@@ -3,9 +3,10 @@
 // create needs, and the rules that need the database (sources, groups, granularities), payload
 // widgets and segments live in src/domain/dashboards. Unknown fields are dropped.
 import * as v from 'valibot';
-import { invalidField } from '../../errors';
+import { badRequest, invalidField } from '../../errors';
 import { ErrorBag } from '../../domain/dashboards/issues';
 import { PERIOD_MESSAGE, isPeriod } from '../../domain/dashboards/periods';
+import { DEPTH_MESSAGE, MAX_DOCUMENT_DEPTH, depthWithin } from '../../domain/dashboards/limits';
 
 const MAX_TEXT = 255;
 const MAX_POSITION = 2_147_483_647;
@@ -30,6 +31,11 @@ const position = v.pipe(
   v.maxValue(MAX_POSITION, `must be at most ${MAX_POSITION}`),
 );
 const period = v.pipe(text, v.check(isPeriod, PERIOD_MESSAGE));
+// Checked here, before anything recursive walks the document (SPEC 6: at most 32 levels).
+const document = v.pipe(
+  v.unknown(),
+  v.check((value: unknown) => depthWithin(value, MAX_DOCUMENT_DEPTH), DEPTH_MESSAGE),
+);
 const sourceType = v.picklist(['database', 'project'], 'must be one of database, project');
 
 const DASHBOARD_FIELDS = v.object({
@@ -46,8 +52,8 @@ const DASHBOARD_FIELDS = v.object({
   source_id: v.optional(text),
   // null is what a dashboard of a project source shows, so a client echoing one back may send it
   database_id: v.optional(v.nullable(v.string('must be a string or null'))),
-  payload: v.optional(v.unknown()),
-  segments: v.optional(v.unknown()),
+  payload: v.optional(document),
+  segments: v.optional(document),
 });
 export type DashboardFields = v.InferOutput<typeof DASHBOARD_FIELDS>;
 
@@ -84,3 +90,31 @@ export const parseDashboardFields = (fields: Record<string, unknown>, bag: Error
 
 export const parseGroupFields = (fields: Record<string, unknown>, bag: ErrorBag): GroupFields =>
   parseLenient(GROUP_FIELDS, fields, bag);
+
+// The dashboards list is paged (SPEC 6): `limit` 1..1000 (default 100), `offset` 0 or more.
+export const DEFAULT_PAGE_LIMIT = 100;
+export const MAX_PAGE_LIMIT = 1_000;
+const MAX_OFFSET = 1_000_000_000;
+
+function pageNumber(name: string, min: number, max: number) {
+  return v.pipe(
+    v.string(`${name} must be given once`),
+    v.regex(/^\d{1,10}$/, `${name} must be an integer from ${min} to ${max}`),
+    v.transform(Number),
+    v.minValue(min, `${name} must be an integer from ${min} to ${max}`),
+    v.maxValue(max, `${name} must be an integer from ${min} to ${max}`),
+  );
+}
+
+const PAGE = v.object({
+  limit: v.optional(pageNumber('limit', 1, MAX_PAGE_LIMIT), String(DEFAULT_PAGE_LIMIT)),
+  offset: v.optional(pageNumber('offset', 0, MAX_OFFSET), '0'),
+});
+export type Page = v.InferOutput<typeof PAGE>;
+
+/** `limit` and `offset` of a list request's query string, else 400 naming the parameter. */
+export function parsePage(query: Record<string, unknown>): Page {
+  const result = v.safeParse(PAGE, { limit: query.limit, offset: query.offset });
+  if (!result.success) throw badRequest(result.issues[0].message);
+  return result.output;
+}

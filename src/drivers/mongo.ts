@@ -9,15 +9,18 @@
 // A write set is one ordered bulkWrite of upserts with $inc (track) and $set (assert) on
 // `data.<dot path>`, as the libraries write it; MongoDB has no transaction here without a replica
 // set, so a write set that fails half-way may leave its first buckets written (as the libraries do).
-import { MongoClient, type AnyBulkWriteOperation, type Document, type Filter } from 'mongodb';
+import type { AnyBulkWriteOperation, Document, Filter, MongoClient } from 'mongodb';
 import { PathSplitter } from '../model/leaves';
 import type { IdentifierMode } from './sqlite-setup';
 import { libraryRowPlan } from './library-rows';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, bucketWrites, foldRows, fullKey, idleCloser, rowObject,
   setupMessage, storeUnavailable, type BucketWrite, type NetworkSettings,
+  lazyModule,
 } from './network-store';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+
+const loadMongo = lazyModule(() => import('mongodb'));
 
 export const COLLECTION = 'trifle_stats';
 
@@ -74,7 +77,9 @@ export function createMongoStore(options: MongoStoreOptions): MetricStore {
     void c?.close().catch(() => undefined);
   });
 
-  function collection() {
+  /** The collection, the client library loaded on first use (network-store.ts, lazyModule). */
+  async function collection() {
+    const { MongoClient } = await loadMongo();
     idle.touch();
     client ??= new MongoClient(mongoUrl(options), {
       maxPoolSize: POOL_SIZE,
@@ -92,7 +97,7 @@ export function createMongoStore(options: MongoStoreOptions): MetricStore {
 
     async setup(): Promise<SetupResult> {
       try {
-        const c = collection();
+        const c = await collection();
         const existing = await c.db.listCollections({ name: COLLECTION }, { nameOnly: true }).toArray();
         if (existing.length === 0) await c.db.createCollection(COLLECTION);
         await c.createIndex(INDEX_KEYS[mode], { unique: true });
@@ -107,7 +112,7 @@ export function createMongoStore(options: MongoStoreOptions): MetricStore {
       const buckets = bucketWrites(writes);
       if (buckets.length === 0) return;
       try {
-        await collection().bulkWrite(buckets.map((b) => bucketUpdate(mode, b, options.expireAfter)), { ordered: true });
+        await (await collection()).bulkWrite(buckets.map((b) => bucketUpdate(mode, b, options.expireAfter)), { ordered: true });
       } catch (err) {
         throw storeUnavailable('mongo', err);
       } finally {
@@ -128,7 +133,7 @@ export function createMongoStore(options: MongoStoreOptions): MetricStore {
         : { key: ref.key, granularity: ref.granularity, at: { $gte: first, $lte: last } };
       let docs: Document[];
       try {
-        docs = await collection().find(filter, { projection: { _id: 0, key: 1, at: 1, data: 1 } }).toArray();
+        docs = await (await collection()).find(filter, { projection: { _id: 0, key: 1, at: 1, data: 1 } }).toArray();
       } catch (err) {
         throw storeUnavailable('mongo', err);
       } finally {

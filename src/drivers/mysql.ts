@@ -9,7 +9,7 @@
 // The SQL is the common ground of both servers: JSON text in, CAST(... AS CHAR) out (MariaDB's
 // JSON is text), sums in DOUBLE (the libraries' DECIMAL(65,10) leaves `10.0000000000`, which
 // reads as 10). Deadlocks between service instances are retried.
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import { conflict } from '../errors';
 import { PathSplitter } from '../model/leaves';
 import type { IdentifierMode } from './sqlite-setup';
@@ -17,8 +17,11 @@ import { libraryRowPlan } from './library-rows';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, bucketWrites, foldRows, fullKey, rowObject,
   setupMessage, storeUnavailable, withTimeout, type BucketWrite, type NetworkSettings,
+  lazyModule,
 } from './network-store';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+
+const loadMysql = lazyModule(async () => (await import('mysql2/promise')).default);
 
 export interface MysqlStoreOptions extends NetworkSettings {
   mode: IdentifierMode;
@@ -92,7 +95,9 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
   const splitter = new PathSplitter();
   let pool: mysql.Pool | null = null;
 
-  function poolOf(): mysql.Pool {
+  /** The pool, the client library loaded on first use (network-store.ts, lazyModule). */
+  async function poolOf(): Promise<mysql.Pool> {
+    const { createPool } = await loadMysql();
     if (pool) return pool;
     const common = {
       connectionLimit: POOL_SIZE,
@@ -105,8 +110,8 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
       multipleStatements: true,
     };
     pool = options.url
-      ? mysql.createPool({ uri: options.url, ...common })
-      : mysql.createPool({
+      ? createPool({ uri: options.url, ...common })
+      : createPool({
           host: options.host,
           port: options.port,
           database: options.database,
@@ -119,7 +124,7 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
   }
 
   async function connection(): Promise<mysql.PoolConnection> {
-    return withTimeout(poolOf().getConnection(), timeout, 'mysql connect');
+    return withTimeout((await poolOf()).getConnection(), timeout, 'mysql connect');
   }
 
   async function writeOnce(buckets: BucketWrite[]): Promise<void> {
@@ -199,7 +204,7 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
         : [ref.key, ref.granularity, first, last];
       let rows: Array<{ id: string | Date; data: unknown }>;
       try {
-        const [result] = await withTimeout(poolOf().query({ sql: READ_SQL[mode], values, timeout }), timeout, 'mysql read');
+        const [result] = await withTimeout((await poolOf()).query({ sql: READ_SQL[mode], values, timeout }), timeout, 'mysql read');
         rows = result as Array<{ id: string | Date; data: unknown }>;
       } catch (err) {
         if ((err as { errno?: number }).errno === NO_SUCH_TABLE) return new Array<string>(starts.length).fill('{}');

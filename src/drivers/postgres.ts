@@ -8,7 +8,7 @@
 // the row's top level (`data || {...}`), inside one transaction per write set. Leaf names are bound
 // as parameters, never spliced into a text-array path, so a name with a comma stays one member
 // (the libraries' '{a,b}' path splits it). Deadlocks between service instances are retried.
-import pg from 'pg';
+import type pg from 'pg';
 import { conflict } from '../errors';
 import { PathSplitter } from '../model/leaves';
 import type { IdentifierMode } from './sqlite-setup';
@@ -16,8 +16,11 @@ import { libraryRowPlan } from './library-rows';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, bucketWrites, foldRows, fullKey, rowObject, setupMessage,
   storeUnavailable, type BucketWrite, type NetworkSettings, SEPARATOR,
+  lazyModule,
 } from './network-store';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+
+const loadPg = lazyModule(async () => (await import('pg')).default);
 
 export interface PostgresStoreOptions extends NetworkSettings {
   mode: IdentifierMode;
@@ -118,9 +121,11 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
   }
   let pool: pg.Pool | null = null;
 
-  function poolOf(): pg.Pool {
+  /** The pool, the client library loaded on first use (see loadClient). */
+  async function poolOf(): Promise<pg.Pool> {
+    const { Pool } = await loadPg();
     if (pool) return pool;
-    const p = new pg.Pool({
+    const p = new Pool({
       ...(options.url
         ? { connectionString: options.url }
         : {
@@ -145,7 +150,7 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
   }
 
   async function writeOnce(buckets: BucketWrite[]): Promise<void> {
-    const client = await poolOf().connect();
+    const client = await (await poolOf()).connect();
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -172,7 +177,7 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
 
     async setup(): Promise<SetupResult> {
       try {
-        const client = await poolOf().connect();
+        const client = await (await poolOf()).connect();
         try {
           for (const statement of DDL[mode]) await client.query(statement);
           const { rows } = await client.query<{ column_name: string }>(
@@ -221,7 +226,7 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
         : [ref.key, ref.granularity, first, last];
       let rows: Array<{ id: string | Date; data: unknown }>;
       try {
-        rows = (await poolOf().query({ name: `trifle_read_${mode}`, text: READ_SQL[mode], values: params })).rows;
+        rows = (await (await poolOf()).query({ name: `trifle_read_${mode}`, text: READ_SQL[mode], values: params })).rows;
       } catch (err) {
         if ((err as { code?: string }).code === UNDEFINED_TABLE) return new Array<string>(starts.length).fill('{}');
         throw storeUnavailable('postgres', err);

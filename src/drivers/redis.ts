@@ -6,14 +6,17 @@
 // A write set is one MULTI: HSET for asserts, HINCRBYFLOAT for tracks (the Ruby library's HINCRBY
 // refuses a float, leaving the other fields of that write in place; those hashes read as they are).
 // One connection per source and service instance, opened on use and closed when idle.
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { PathSplitter } from '../model/leaves';
 import { libraryRowPlan } from './library-rows';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, SEPARATOR, bucketWrites, foldRows, fullKey, idleCloser, numericFields,
   setupMessage, storeUnavailable, withTimeout, type NetworkSettings,
+  lazyModule,
 } from './network-store';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+
+const loadRedis = lazyModule(async () => (await import('ioredis')).default);
 
 export const DEFAULT_REDIS_PREFIX = 'trfl';
 
@@ -41,7 +44,7 @@ export function createRedisStore(options: RedisStoreOptions): MetricStore {
     c?.disconnect();
   }
 
-  function create(): Redis {
+  function create(RedisClient: typeof Redis): Redis {
     const settings = {
       connectTimeout: timeout,
       commandTimeout: timeout,
@@ -52,19 +55,20 @@ export function createRedisStore(options: RedisStoreOptions): MetricStore {
       retryStrategy: () => null,
     };
     const c = options.url
-      ? new Redis(options.url, settings)
-      : new Redis({ host: options.host, port: options.port, password: options.password, db: options.db ?? 0, ...settings });
+      ? new RedisClient(options.url, settings)
+      : new RedisClient({ host: options.host, port: options.port, password: options.password, db: options.db ?? 0, ...settings });
     c.on('error', () => undefined); // failures reach the caller through its command
     return c;
   }
 
   /** A connected client; a closed or failed one is replaced. */
   async function connected(): Promise<Redis> {
+    const RedisClient = await loadRedis();
     idle.touch();
     if (client && client.status === 'ready') return client;
     if (client && client.status !== 'connecting' && client.status !== 'connect') drop();
     if (!connecting) {
-      const c = (client = create());
+      const c = (client = create(RedisClient));
       connecting = withTimeout(c.connect(), timeout, 'redis connect').then(
         () => c,
         (err: unknown) => {

@@ -16,7 +16,7 @@ import type { IdentifierMode } from './sqlite-setup';
 import { libraryRowPlan } from './library-rows';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, bucketWrites, foldRows, fullKey, rowObject,
-  setupMessage, storeUnavailable, withTimeout, type BucketWrite, type NetworkSettings,
+  assertLayoutColumns, setupFailure, storeUnavailable, withTimeout, type BucketWrite, type NetworkSettings,
   lazyModule,
 } from './network-store';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
@@ -161,17 +161,12 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
             sql: "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'trifle_stats' ORDER BY ordinal_position",
             timeout,
           });
-          const found = (rows as Array<{ name: string }>).map((r) => r.name);
-          const wanted = [...COLUMNS[mode], 'data'];
-          if (found.join(',') !== wanted.join(',')) {
-            throw new Error(`table trifle_stats has columns (${found.join(', ')}), not the ${mode} identifier layout (${wanted.join(', ')})`);
-          }
+          assertLayoutColumns((rows as Array<{ name: string }>).map((r) => r.name), COLUMNS[mode], mode);
         } finally {
           conn.release();
         }
       } catch (err) {
-        const layout = err instanceof Error && err.message.startsWith('table trifle_stats has');
-        throw new Error(layout ? (err as Error).message : setupMessage('mysql', err, options));
+        throw setupFailure('mysql', err, options);
       }
       return { status: 'ready', message: `trifle_stats ready (identifier mode ${mode})` };
     },

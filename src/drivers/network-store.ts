@@ -65,6 +65,21 @@ export function withTimeout<T>(work: Promise<T>, ms: number, what: string): Prom
 
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
 
+/** An existing trifle_stats whose columns are not the identifier mode's layout (its message is the client's). */
+class LayoutMismatch extends Error {}
+
+/** Setup's check of an existing table: exactly the identifier columns of the mode, then `data`. */
+export function assertLayoutColumns(found: readonly string[], identifiers: readonly string[], mode: string): void {
+  const wanted = [...identifiers, 'data'];
+  if (found.join(',') === wanted.join(',')) return;
+  throw new LayoutMismatch(`table trifle_stats has columns (${found.join(', ')}), not the ${mode} identifier layout (${wanted.join(', ')})`);
+}
+
+/** What setup answers for a failure: a layout mismatch as it is, anything else as setupMessage. */
+export function setupFailure(kind: string, err: unknown, settings: NetworkSettings): Error {
+  return err instanceof LayoutMismatch ? err : new Error(setupMessage(kind, err, settings));
+}
+
 /** A setup failure as a message for the client: no credentials, no host, no server paths. */
 export function setupMessage(kind: string, err: unknown, settings: NetworkSettings): string {
   const e = (err ?? {}) as { code?: unknown; errno?: unknown; message?: unknown; name?: unknown };

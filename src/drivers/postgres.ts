@@ -14,7 +14,7 @@ import { PathSplitter } from '../model/leaves';
 import type { IdentifierMode } from './sqlite-setup';
 import { libraryRowPlan } from './library-rows';
 import {
-  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, bucketWrites, foldRows, fullKey, rowObject, setupMessage,
+  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, bucketWrites, foldRows, fullKey, rowObject, assertLayoutColumns, setupFailure,
   storeUnavailable, type BucketWrite, type NetworkSettings, SEPARATOR,
   lazyModule,
 } from './network-store';
@@ -183,17 +183,12 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
           const { rows } = await client.query<{ column_name: string }>(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'trifle_stats' ORDER BY ordinal_position",
           );
-          const found = rows.map((r) => r.column_name);
-          const wanted = [...COLUMNS[mode], 'data'];
-          if (found.join(',') !== wanted.join(',')) {
-            throw new Error(`table trifle_stats has columns (${found.join(', ')}), not the ${mode} identifier layout (${wanted.join(', ')})`);
-          }
+          assertLayoutColumns(rows.map((r) => r.column_name), COLUMNS[mode], mode);
         } finally {
           client.release();
         }
       } catch (err) {
-        const layout = err instanceof Error && err.message.startsWith('table trifle_stats has');
-        throw new Error(layout ? (err as Error).message : setupMessage('postgres', err, options));
+        throw setupFailure('postgres', err, options);
       }
       return { status: 'ready', message: `trifle_stats ready (identifier mode ${mode})` };
     },

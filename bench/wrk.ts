@@ -39,6 +39,8 @@ export interface WrkResult {
   p99: number;
   /** answers other than 2xx/3xx plus socket errors */
   failures: number;
+  /** wrk's own words for them, e.g. "non-2xx 3, timeout 5" */
+  failureText: string;
 }
 
 const luaString = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
@@ -88,6 +90,7 @@ export function parseWrk(out: string, seconds: number): WrkResult {
     p50: millis(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? 'NaN'),
     p99: millis(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? 'NaN'),
     failures: non2xx + socketErrors,
+    failureText: `non-2xx ${non2xx}${socket ? `, socket errors ${socket.slice(1).join('/')} (connect/read/write/timeout)` : ''}`,
   };
 }
 
@@ -99,7 +102,7 @@ export async function runWrk(load: WrkLoad): Promise<WrkResult> {
     load.bodies.forEach((body, k) => writeFileSync(path.join(dir, `${k + 1}.json`), body));
     const script = path.join(dir, 'load.lua');
     writeFileSync(script, luaScript(load, dir));
-    const args = ['-t', String(load.threads ?? 2), '-c', String(load.connections), '-d', `${load.seconds}s`, '--latency', '-s', script, load.url];
+    const args = ['-t', String(load.threads ?? 2), '-c', String(load.connections), '-d', `${Math.max(1, Math.round(load.seconds))}s`, '--latency', '-s', script, load.url];
     const out = await new Promise<string>((resolve, reject) => {
       const child = spawn(wrk, args, { stdio: ['ignore', 'pipe', 'inherit'] });
       let text = '';

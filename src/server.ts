@@ -56,16 +56,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   mkdirSync(path.join(config.sources.sqliteRoot, '.uploads'), { recursive: true });
   const db = openDatabase(path.join(config.storage.dataDir, 'service.db'), { nativeBinding: options.nativeBinding });
   migrate(db);
+  const sources = createSourcesRepo(db);
   const deps: Deps = {
     config,
     db,
     log,
     now: () => Date.now(),
     accounts: createAccountsRepo(db),
-    sources: createSourcesRepo(db),
+    sources,
     dashboards: createDashboardsRepo(db),
     loginThrottle: createLoginThrottle(),
-    metrics: createMetricsEngine({ db, config, log, nativeBinding: options.nativeBinding }),
+    metrics: createMetricsEngine({ db, config, log, nativeBinding: options.nativeBinding, findSource: (id) => sources.byId(id) }),
     nativeBinding: options.nativeBinding,
   };
   const app = createApp(deps);

@@ -17,7 +17,9 @@ export interface BucketCacheLimits {
   textLength: number;
 }
 
-export const DEFAULT_BUCKET_CACHE_LIMITS: BucketCacheLimits = { entries: 8_000, textLength: 2_000_000 };
+// Sized by bytes: a fold window of distinct keys touches tens of thousands of small buckets, which
+// an entry count of a few thousand made thrash. 8 MB of JSON text is about 50 MB of parsed trees.
+export const DEFAULT_BUCKET_CACHE_LIMITS: BucketCacheLimits = { entries: 500_000, textLength: 8_000_000 };
 export const REFRESH_MISSES = 8;
 
 interface Entry {

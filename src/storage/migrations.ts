@@ -3,8 +3,12 @@
 import type { Db } from './db';
 import { CORE_SCHEMA } from './schema/001_core';
 import { METRICS_SCHEMA } from './schema/002_metrics';
+import { migrateMetricLog } from './schema/003_metric_log';
 
-const MIGRATIONS: readonly string[] = [CORE_SCHEMA, METRICS_SCHEMA];
+/** SQL text, or a function for a migration that moves data. */
+type Migration = string | ((db: Db) => void);
+
+const MIGRATIONS: readonly Migration[] = [CORE_SCHEMA, METRICS_SCHEMA, migrateMetricLog];
 
 export function migrate(db: Db): number {
   const current = db.pragma('user_version', { simple: true }) as number;
@@ -13,7 +17,9 @@ export function migrate(db: Db): number {
   }
   for (let v = current; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[v]!);
+      const migration = MIGRATIONS[v]!;
+      if (typeof migration === 'string') db.exec(migration);
+      else migration(db);
       db.pragma(`user_version = ${v + 1}`);
     }).immediate();
   }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { emptyWriteSet, type BucketOps, type WriteSet } from '../../src/drivers/types';
 import { parsePoint } from '../../src/domain/metrics/ingest';
 import { PathSplitter, applyBucketOps, nestLeaves, type Tree } from '../../src/model/leaves';
-import { PlanCache, SYSTEM_KEY, mergeIntoPending, mergePoints, planFor } from '../../src/domain/metrics/merge';
+import { PlanCache, SYSTEM_KEY, finishMerging, mergeIntoPending, mergePoints, planFor } from '../../src/domain/metrics/merge';
 
 const source = {
   id: 'src-1',
@@ -164,9 +164,10 @@ describe('mergeIntoPending', () => {
     [point({ values: { amount: { net: 4 } } })],
   ];
 
-  test('merging request after request into one write set equals merging each on its own', () => {
+  test('merging request after request into one write set, then finishing it, equals merging each on its own', () => {
     const cached = emptyWriteSet();
     for (const points of requests()) mergeIntoPending(cached, plan, points);
+    finishMerging(cached);
     const separate = emptyWriteSet();
     for (const points of requests()) mergePoints(separate, plan, points);
     assert.deepEqual(dump(cached), dump(separate));
@@ -178,6 +179,7 @@ describe('mergeIntoPending', () => {
     mergeIntoPending(first, plan, [point({ values: { n: 1 } })]);
     const second = emptyWriteSet();
     mergeIntoPending(second, plan, [point({ values: { n: 2 } })]);
+    finishMerging(second);
     assert.deepEqual(after(opsOf(second, 'orders', '1m', Date.UTC(2025, 2, 4, 10, 20))), { n: 2 });
     assert.deepEqual(after(opsOf(second, SYSTEM_KEY, '1m', Date.UTC(2025, 2, 4, 10, 20))), { count: 1, keys: { orders: 1 } });
   });

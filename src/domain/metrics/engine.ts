@@ -6,11 +6,12 @@ import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
 import { createDriverRegistry } from '../../drivers';
 import { translateSqliteError } from '../../drivers/sqlite';
-import type { SetupResult } from '../../drivers/types';
+import type { LogEntry, LogRecord, SetupResult, WriteSet } from '../../drivers/types';
 import type { Source } from '../types';
 import { parseBatch, parsePoint, type ValidPoint } from './ingest';
 import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './batch-parser';
 import { PlanCache, mergeIntoPending } from './merge';
+import { decodePoints, encodePoints, wireFromBytes, wireToBytes } from './point-wire';
 import type { SeriesData } from './query';
 import { type SeriesParams, type SeriesText, parseSeriesParams, parseSeriesValues, readSeriesText } from './series';
 import { createWriteQueue } from './write-queue';
@@ -23,6 +24,11 @@ export interface MetricsEngineOptions {
   batchParser?: BatchParserOptions;
   /** better-sqlite3 native binding (single executable), used for sqlite source files */
   nativeBinding?: unknown;
+  /**
+   * The source of an id, to replay the embedded store's write log after a restart. Without it the
+   * embedded store is written without its log (each group commit applied directly).
+   */
+  findSource?: (id: string) => Source | undefined;
 }
 
 export interface MetricsEngine {
@@ -51,10 +57,19 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const { config } = options;
   const drivers = createDriverRegistry({ db: options.db, nativeBinding: options.nativeBinding });
   const plans = new PlanCache();
+  const { findSource } = options;
+
+  /** Merges a logged entry back (after a restart or a failed fold); a deleted source's are dropped. */
+  function replay(record: LogRecord, writes: WriteSet): void {
+    const source = findSource!(record.sourceId);
+    if (source) mergeIntoPending(writes, plans.get(source), decodePoints(wireFromBytes(record.body)));
+  }
+
   const queue = createWriteQueue({
     maxPendingPoints: config.limits.writeQueueMaxPoints,
     log: options.log,
     translateError: translateSqliteError,
+    replay: findSource ? replay : undefined,
   });
 
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
@@ -62,13 +77,23 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   function write(source: Source, points: ValidPoint[]): Promise<void> {
     const store = drivers.storeFor(source);
     const plan = plans.get(source);
-    return queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points));
+    const entry: LogEntry | undefined = store.log && findSource
+      ? { sourceId: source.id, body: wireToBytes(encodePoints(points)) }
+      : undefined;
+    return queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points), entry);
   }
 
   /** Writes a batch's points; resolves with their count once committed. */
   function writeBatch(source: Source, points: ValidPoint[]): Promise<number> {
     const count = points.length;
     return write(source, points).then(() => count);
+  }
+
+  /** The source's store once every acknowledged point is in it (reads see them all). */
+  async function settledStore(source: Source) {
+    const store = drivers.storeFor(source);
+    await queue.settle(store);
+    return store;
   }
 
   function assertIngestEnabled(): void {
@@ -107,12 +132,12 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async series(source, query) {
       const params = parseSeriesParams(source, query, { keyRequired: false });
-      return readSeriesText(drivers.storeFor(source), source, params);
+      return readSeriesText(await settledStore(source), source, params);
     },
 
     async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
-      return { params, series: parseSeriesValues(await readSeriesText(drivers.storeFor(source), source, params)) };
+      return { params, series: parseSeriesValues(await readSeriesText(await settledStore(source), source, params)) };
     },
 
     async setup(source) {

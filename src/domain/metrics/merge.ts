@@ -12,7 +12,8 @@ import { SlotRun, TrackGroup, sameBuckets } from './track-groups';
 
 export { PlanCache, planFor, type GranularityPlan, type PlanInput, type SourcePlan } from './plan';
 
-export const SYSTEM_KEY = '__system__key__';
+export { SYSTEM_KEY } from '../../model/write-set';
+import { SYSTEM_KEY } from '../../model/write-set';
 export const UNTRACKED_KEY = '__untracked__';
 const UNTRACKED_PATH = `keys.${UNTRACKED_KEY}`;
 
@@ -203,22 +204,27 @@ class Merger {
 
 /** Merges points of one source into `writes`, in order. */
 export function mergePoints(writes: WriteSet, plan: SourcePlan, points: readonly ValidPoint[]): void {
-  mergeWith(new Merger(writes, plan), points);
-}
-
-function mergeWith(merger: Merger, points: readonly ValidPoint[]): void {
+  const merger = new Merger(writes, plan);
   for (const point of points) merger.add(point);
   merger.spreadGroups();
 }
 
 /**
- * mergePoints for the requests of one group commit: they share one merger per pending write set
- * and plan, and with it its bucket look-ups (for single points, setting up a merger cost more than
- * merging). The merger lives on the write set and goes with it.
+ * mergePoints for the write queue: the requests merged into one write set (a group commit, or a
+ * fold window of about a second) share one merger per plan, so tracks of every request that share
+ * their buckets are summed before they are spread. The mergers live on the write set and go with
+ * it; `finishMerging` spreads what they hold before the set is applied.
  */
 export function mergeIntoPending(writes: WriteSet, plan: SourcePlan, points: readonly ValidPoint[]): void {
   const mergers = (writes.merging ??= new Map());
   let merger = mergers.get(plan) as Merger | undefined;
   if (!merger) mergers.set(plan, (merger = new Merger(writes, plan)));
-  mergeWith(merger, points);
+  for (const point of points) merger.add(point);
+}
+
+/** Spreads the track groups still held by the write set's mergers; call before applying it. */
+export function finishMerging(writes: WriteSet): void {
+  if (!writes.merging) return;
+  for (const merger of writes.merging.values()) (merger as Merger).spreadGroups();
+  writes.merging = undefined;
 }

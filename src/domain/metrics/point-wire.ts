@@ -98,3 +98,29 @@ export function encodeError(err: unknown): WireError {
 export function decodeError(wire: WireError): AppError {
   return new AppError(wire.kind, wire.message, wire.options);
 }
+
+/**
+ * WirePoints as one byte string, the body of a write-log entry (drivers/types.ts WriteLog): a
+ * 4-byte length, the strings and the point count as JSON, padding to 8 bytes, then meta and
+ * values as doubles (the machine's byte order: the log is read back by the same machine).
+ */
+export function wireToBytes(wire: WirePoints): Buffer {
+  const head = Buffer.from(JSON.stringify([wire.keys, wire.pathLists, wire.meta.length / FIELDS]));
+  const start = Math.ceil((4 + head.length) / 8) * 8;
+  const out = Buffer.alloc(start + (wire.meta.length + wire.values.length) * 8);
+  out.writeUInt32LE(head.length, 0);
+  head.copy(out, 4);
+  Buffer.from(wire.meta.buffer, wire.meta.byteOffset, wire.meta.byteLength).copy(out, start);
+  Buffer.from(wire.values.buffer, wire.values.byteOffset, wire.values.byteLength).copy(out, start + wire.meta.byteLength);
+  return out;
+}
+
+export function wireFromBytes(bytes: Uint8Array): WirePoints {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headLength = buf.readUInt32LE(0);
+  const [keys, pathLists, count] = JSON.parse(buf.toString('utf8', 4, 4 + headLength)) as [string[], string[][], number];
+  const start = Math.ceil((4 + headLength) / 8) * 8;
+  // a copy: the doubles must be aligned, which a slice of the caller's buffer need not be
+  const doubles = new Float64Array(buf.buffer.slice(buf.byteOffset + start, buf.byteOffset + buf.length));
+  return { keys, pathLists, meta: doubles.subarray(0, count * FIELDS), values: doubles.subarray(count * FIELDS) };
+}

@@ -1,0 +1,53 @@
+// Embedded store, second layout (docs/storage.md "The write log and the fold"):
+// - metric_log: the durable log of accepted points. A point is acknowledged once its entry is
+//   committed; a background fold applies entries to metric_buckets and deletes them in the same
+//   transaction, so an entry found here after a crash is replayed exactly once.
+// - metric_key_counts: the system key's per-key counts (`keys.<metric key>`), one row per series,
+//   bucket and key, so a write adds to its own key's row instead of rewriting one JSON row that
+//   holds every key ever written in the bucket. The system key's metric_buckets rows keep `count`.
+// Existing system-key rows move their `keys` here.
+import type { Db } from '../db';
+import { SYSTEM_KEY } from '../../model/write-set';
+
+const SCHEMA = `
+CREATE TABLE metric_log (
+  id INTEGER PRIMARY KEY,
+  source_id TEXT NOT NULL,
+  body BLOB NOT NULL
+);
+
+CREATE TABLE metric_key_counts (
+  series_id INTEGER NOT NULL,
+  bucket INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (series_id, bucket, key)
+) WITHOUT ROWID;
+`;
+
+/** Dot paths of the numeric leaves under a nested map. */
+function leaves(node: unknown, prefix: string, out: Array<[string, number]>): void {
+  if (typeof node === 'number') out.push([prefix, node]);
+  else if (typeof node === 'object' && node !== null && !Array.isArray(node)) {
+    for (const [name, child] of Object.entries(node)) leaves(child, prefix === '' ? name : `${prefix}.${name}`, out);
+  }
+}
+
+export function migrateMetricLog(db: Db): void {
+  db.exec(SCHEMA);
+  const rows = db.prepare<[string], { series_id: number; bucket: number; data: string }>(
+    `SELECT b.series_id, b.bucket, b.data FROM metric_buckets b JOIN metric_series s ON s.id = b.series_id
+     WHERE s.key = ?`,
+  ).all(SYSTEM_KEY);
+  const addCount = db.prepare('INSERT INTO metric_key_counts (series_id, bucket, key, count) VALUES (?, ?, ?, ?)');
+  const rewrite = db.prepare('UPDATE metric_buckets SET data = ? WHERE series_id = ? AND bucket = ?');
+  for (const row of rows) {
+    const tree = JSON.parse(row.data) as Record<string, unknown>;
+    if (!('keys' in tree)) continue;
+    const counts: Array<[string, number]> = [];
+    leaves(tree.keys, '', counts);
+    for (const [key, count] of counts) addCount.run(row.series_id, row.bucket, key, count);
+    delete tree.keys;
+    rewrite.run(JSON.stringify(tree), row.series_id, row.bucket);
+  }
+}

@@ -7,6 +7,13 @@ export const SYSTEM_KEY = '__system__key__';
 /** The system key's per-key counts: `keys.<metric key>` */
 export const SYSTEM_KEYS_PREFIX = 'keys.';
 
+/** A leaf of a metric key in a source (overflow checks). */
+export interface LargeLeaf {
+  sourceId: string;
+  key: string;
+  path: string;
+}
+
 /** Pending operations of one bucket, by dot path. */
 export interface BucketOps {
   /** amounts to add to the stored leaf (track) */

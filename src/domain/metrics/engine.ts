@@ -15,6 +15,8 @@ import { decodePoints, encodePoints, wireFromBytes, wireToBytes } from './point-
 import type { SeriesData } from './query';
 import { type SeriesParams, type SeriesText, parseSeriesParams, parseSeriesValues, readSeriesText } from './series';
 import { createWriteQueue } from './write-queue';
+import { OverflowGuard } from './overflow';
+import { createLargeLeavesRepo } from '../../storage/large-leaves';
 
 export interface MetricsEngineOptions {
   db: Db;
@@ -74,19 +76,25 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
 
-  function write(source: Source, points: ValidPoint[]): Promise<void> {
+  const guard = new OverflowGuard(createLargeLeavesRepo(options.db));
+
+  function write(source: Source, points: ValidPoint[], batch = false): Promise<void> {
     const store = drivers.storeFor(source);
     const plan = plans.get(source);
-    const entry: LogEntry | undefined = store.log && findSource
-      ? { sourceId: source.id, body: wireToBytes(encodePoints(points)) }
-      : undefined;
-    return queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points), entry);
+    const enqueue = () => {
+      const entry: LogEntry | undefined = store.log && findSource
+        ? { sourceId: source.id, body: wireToBytes(encodePoints(points)) }
+        : undefined;
+      return queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points), entry);
+    };
+    if (!guard.needsCheck(source.id, points)) return enqueue();
+    return guard.checked(points, { plan, store, batch, drain: () => queue.drain(store), write: enqueue });
   }
 
   /** Writes a batch's points; resolves with their count once committed. */
   function writeBatch(source: Source, points: ValidPoint[]): Promise<number> {
     const count = points.length;
-    return write(source, points).then(() => count);
+    return write(source, points, true).then(() => count);
   }
 
   /** The source's store once every acknowledged point is in it (reads see them all). */

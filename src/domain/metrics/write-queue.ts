@@ -48,8 +48,10 @@ export interface WriteQueue {
    * they are durable. Throws 503 synchronously when the queue is full or closed.
    */
   enqueue(store: MetricStore, pointCount: number, merge: Merge, entry?: LogEntry): Promise<void>;
-  /** Commits and folds everything of one store accepted so far. */
+  /** Folds a log store's window: resolves once every acknowledged point is in the store. */
   settle(store: MetricStore): Promise<void>;
+  /** Commits the points taken so far (acknowledged or not), then settles the store. */
+  drain(store: MetricStore): Promise<void>;
   /** Commits and folds everything pending now. */
   flush(): Promise<void>;
   /** Commits what is pending and refuses further writes. */
@@ -166,6 +168,16 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
     await done;
   }
 
+  /** Waits for the commits of the points taken so far (not for those taken meanwhile). */
+  async function commitsTaken(store: MetricStore, state: StoreState): Promise<void> {
+    const target = state.next;
+    if (target) {
+      const done = new Promise<void>((resolve) => target.waiters.push({ resolve, reject: () => resolve() }));
+      start(store, state);
+      await done;
+    } else if (state.running) await state.running;
+  }
+
   async function settleAll(): Promise<void> {
     await Promise.all(
       [...stores].map(async ([store, state]) => {
@@ -205,6 +217,11 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
 
     // Acknowledged points are applied (plain stores) or in the fold window (log stores).
     settle: (store) => foldNow(store, stateOf(store)),
+    async drain(store) {
+      const state = stateOf(store);
+      await commitsTaken(store, state);
+      await foldNow(store, state);
+    },
     flush: settleAll,
 
     async close() {

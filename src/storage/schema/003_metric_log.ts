@@ -5,6 +5,9 @@
 // - metric_key_counts: the system key's per-key counts (`keys.<metric key>`), one row per series,
 //   bucket and key, so a write adds to its own key's row instead of rewriting one JSON row that
 //   holds every key ever written in the bucket. The system key's metric_buckets rows keep `count`.
+// - metric_large_leaves: leaves that took a value of magnitude 2^990 or more (any store). Writes to
+//   them are checked against the stored value before they are accepted, so a track whose sum
+//   would leave the finite range of a double is refused (SPEC 5.2); all other writes skip that check.
 // Existing system-key rows move their `keys` here.
 import type { Db } from '../db';
 import { SYSTEM_KEY } from '../../model/write-set';
@@ -22,6 +25,13 @@ CREATE TABLE metric_key_counts (
   key TEXT NOT NULL,
   count INTEGER NOT NULL,
   PRIMARY KEY (series_id, bucket, key)
+) WITHOUT ROWID;
+
+CREATE TABLE metric_large_leaves (
+  source_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  path TEXT NOT NULL,
+  PRIMARY KEY (source_id, key, path)
 ) WITHOUT ROWID;
 `;
 

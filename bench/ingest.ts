@@ -13,8 +13,9 @@
 //    live:   1,000 of 5,000 keys per request, timestamps within one minute (each body its own minute);
 //    wide:   1,000 of 5,000 keys per request, timestamps over 24 hours.
 //    The bare Koa handler on the narrow bodies is the ceiling of parsing alone.
-import { cpuSeconds, fmt, pointsBody, projectHeaders, sampleKeys, seeded, serviceLabel, spawnServer, spawnService, type ChildServer } from './helpers';
+import { cpuSeconds, fmt, projectHeaders, seeded, serviceLabel, spawnServer, spawnService, type ChildServer } from './helpers';
 import { runWrk, type WrkResult } from './wrk';
+import { WORKLOADS, type Workload } from './workloads';
 
 console.log(serviceLabel());
 
@@ -22,10 +23,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SLICES = Number(process.env.BENCH_SLICES ?? 4);
 const PARTS = new Set((process.env.BENCH_PART ?? 'single,narrow,live,wide').replace('batches', 'narrow,live,wide').split(','));
 const SINGLE = JSON.stringify({ key: 'bench.single', at: '2026-01-24T10:00:00Z', values: { count: 1, amount: { net: 2.5, tax: 0.5 } } });
-const BODIES = 64;
-const KEY_POOL = 5000;
-const HOUR = 3_600_000;
-const BASE = Date.UTC(2026, 0, 5);
 
 interface Totals {
   ok: number;
@@ -83,33 +80,6 @@ async function singlePoints(): Promise<void> {
     `p99 ${fmt(Math.max(...ours.p99), 2)} ms (target <= 20 ms), ` +
     `server CPU per request bare / service ${((base.cpu / base.ok) / (ours.cpu / ours.ok)).toFixed(2)}`);
 }
-
-interface Workload {
-  name: string;
-  bodies: (random: () => number) => string[];
-  target: number;
-  p99Target?: number;
-}
-
-const WORKLOADS: Workload[] = [
-  {
-    name: 'narrow',
-    bodies: (random) => Array.from({ length: 24 }, (_, h) => pointsBody(Array(1000).fill('bench.orders'), BASE + h * HOUR, HOUR, random)),
-    target: 6e6,
-  },
-  {
-    name: 'live',
-    bodies: (random) => Array.from({ length: BODIES }, (_, m) => pointsBody(sampleKeys(KEY_POOL, 1000, random), BASE + m * 60_000, 60_000, random)),
-    target: 1e6,
-    p99Target: 100,
-  },
-  {
-    name: 'wide',
-    bodies: (random) => Array.from({ length: BODIES }, () => pointsBody(sampleKeys(KEY_POOL, 1000, random), BASE, 24 * HOUR, random)),
-    target: 0.5e6,
-    p99Target: 100,
-  },
-];
 
 async function batchWorkload(w: Workload): Promise<void> {
   const bodies = w.bodies(seeded(42));

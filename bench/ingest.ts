@@ -91,7 +91,7 @@ async function batchWorkload(w: Workload): Promise<void> {
   await service.stop();
   service.remove();
   const leafValues = r.perSecond * 3000;
-  const p99 = w.p99Target ? `, p99 target <= ${w.p99Target} ms: ${r.p99 <= w.p99Target ? 'met' : 'missed'}` : '';
+  const p99 = w.p99Target ? `, p99 target <= ${w.p99Target} ms: ${r.perSecond > 0 && r.p99 <= w.p99Target ? 'met' : 'missed'}` : '';
   console.log(`${w.name}: ${fmt(r.perSecond, 1)} batches/s, ${fmt(leafValues)} leaf values/s, p50 ${fmt(r.p50, 1)} ms, ` +
     `p99 ${fmt(r.p99, 1)} ms, failures ${r.failures}${r.failures ? ` (${r.failureText})` : ''}, server CPU ${fmt((t.cpu / t.ok) * 1e3, 2)} ms per batch ` +
     `(${fmt(t.cpu / t.seconds, 2)} cores); target ${fmt(w.target)}: x${(leafValues / w.target).toFixed(2)}${p99}`);

@@ -1,6 +1,7 @@
 // wrk (Debian's package) as the load generator of the HTTP benchmarks, in its own process so that
 // it never shares the benchmark's or the service's event loop. Request bodies are written to files
-// that a generated Lua script loads once per wrk thread and cycles through.
+// that a generated Lua script loads once per wrk thread and cycles through. Responses slower than
+// wrk's default 2 s time-out would count as errors without a latency: the time-out is 30 s.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -102,7 +103,7 @@ export async function runWrk(load: WrkLoad): Promise<WrkResult> {
     load.bodies.forEach((body, k) => writeFileSync(path.join(dir, `${k + 1}.json`), body));
     const script = path.join(dir, 'load.lua');
     writeFileSync(script, luaScript(load, dir));
-    const args = ['-t', String(load.threads ?? 2), '-c', String(load.connections), '-d', `${Math.max(1, Math.round(load.seconds))}s`, '--latency', '-s', script, load.url];
+    const args = ['-t', String(load.threads ?? 2), '-c', String(load.connections), '-d', `${Math.max(1, Math.round(load.seconds))}s`, '--latency', '--timeout', '30s', '-s', script, load.url];
     const out = await new Promise<string>((resolve, reject) => {
       const child = spawn(wrk, args, { stdio: ['ignore', 'pipe', 'inherit'] });
       let text = '';

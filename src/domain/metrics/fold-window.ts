@@ -61,7 +61,7 @@ export class FoldWindow {
 
   /** Takes the points of a durable log append (entries up to `lastId`). */
   accept(merges: ReadonlyArray<(writes: WriteSet) => void>, points: number, lastId: number): void {
-    this.lastId = lastId;
+    this.lastId = Math.max(this.lastId, lastId);
     if (!this.rebuild) for (const merge of merges) merge(this.writes);
     this.points += points;
     if (this.points >= this.atPoints) this.urgent = true;

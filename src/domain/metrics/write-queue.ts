@@ -195,9 +195,9 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
         throw unavailable('Write queue is full, retry later', 1);
       }
       const state = stateOf(store);
+      if (state.window && !entry) throw new Error(`a write to the ${store.kind} store needs its log entry`);
       const batch = (state.next ??= { writes: emptyWriteSet(), merges: [], entries: [], points: 0, waiters: [] });
-      if (state.window) {
-        if (!entry) throw new Error(`a write to the ${store.kind} store needs its log entry`);
+      if (entry && state.window) {
         batch.merges.push(merge);
         batch.entries.push(entry);
       } else {

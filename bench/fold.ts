@@ -1,9 +1,9 @@
 // The write path's CPU cost without HTTP, to choose the fold window: the workloads merged
 // and applied to the embedded store (temp database, WAL, the service's pragmas) with N requests of
 // 1,000 points per fold, N = 1 being the earlier design (every group commit rewrites its buckets).
-// Run: node --import tsx bench/fold.ts        (BENCH_REQUESTS=300 requests per setting)
+// Run: node --import tsx bench/fold.ts        (BENCH_REQUESTS=100 requests per setting)
 // Prints, per workload and window, the time per point for merging and for folding (median of
-// BENCH_REPEATS=3 runs on fresh databases); relative figures are what counts on a shared machine.
+// BENCH_REPEATS=1 runs on fresh databases); relative figures are what counts on a shared machine.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,9 +16,9 @@ import { migrate } from '../src/storage/migrations';
 import { fmt, seeded } from './helpers';
 import { WORKLOADS } from './workloads';
 
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300);
-const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
-const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,10,100,300').split(',').map(Number);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 1);
+const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,10,100').split(',').map(Number);
 const plan = planFor({ id: 'bench', timeZone: 'UTC', beginningOfWeek: 1, granularities: ['1m', '1h', '1d', '1w', '1mo', '1q', '1y'] });
 
 interface Cost {

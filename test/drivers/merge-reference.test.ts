@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parsePoint, type ValidPoint } from '../../src/domain/metrics/ingest';
 import { SYSTEM_KEY, mergeIntoPending, planFor } from '../../src/domain/metrics/merge';
-import { decodePoints, encodePoints, wireFromBytes, wireToBytes } from '../../src/domain/metrics/point-wire';
+import { decodePoints, wireFromBytes } from '../../src/domain/metrics/point-wire';
 import { createWriteQueue } from '../../src/domain/metrics/write-queue';
 import { PathSplitter, nestLeaves } from '../../src/model/leaves';
 import { embeddedFactory } from './helpers';
@@ -80,8 +80,7 @@ test('the write path stores what the reference computes, for any cut into reques
           let at = 0;
           for (let r = 0; at < points.length; r++) {
             const request = points.slice(at, (at += cuts[r % cuts.length]!));
-            const entry = { sourceId: source.id, body: wireToBytes(encodePoints(request)) };
-            const acked = queue.enqueue(store, request.length, (writes) => mergeIntoPending(writes, plan, request), entry);
+            const acked = queue.enqueue(store, request.length, (writes) => mergeIntoPending(writes, plan, request), { sourceId: source.id, points: request });
             if (folds[r % folds.length]) await acked.then(() => queue.settle(store));
           }
           await queue.flush();

@@ -3,7 +3,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LogEntry, LogRecord, MetricStore, WriteSet } from '../../src/drivers/types';
-import { createWriteQueue } from '../../src/domain/metrics/write-queue';
+
+import { createWriteQueue, type LoggedPoints } from '../../src/domain/metrics/write-queue';
+import { parsePoint } from '../../src/domain/metrics/ingest';
+import { decodePoints, encodePoints, wireFromBytes, wireToBytes } from '../../src/domain/metrics/point-wire';
 
 /** A store with an in-memory log; applied sets are recorded as the tags merged into them. */
 function logStore(log: LogRecord[] = []) {
@@ -41,16 +44,20 @@ const tagWrites = (writes: WriteSet, name: string) => {
   if (!tags) writes.sources.set('tags', (tags = new Map()));
   tags.set(name, new Map());
 };
-const entry = (name: string): LogEntry => ({ sourceId: 's', body: Buffer.from(name) });
-const replay = (record: LogRecord, writes: WriteSet) => tagWrites(writes, Buffer.from(record.body).toString());
+// Points stand for tags: each tag is the key of one point.
+const pointOf = (name: string) => parsePoint({ key: name, at: '2026-01-01T00:00:00Z', values: { n: 1 } });
+const entry = (name: string): LoggedPoints => ({ sourceId: 's', points: [pointOf(name)] });
+const replay = (record: LogRecord, writes: WriteSet) => {
+  for (const p of decodePoints(wireFromBytes(record.body))) tagWrites(writes, p.key);
+};
 const queueFor = () => createWriteQueue({ maxPendingPoints: 100, replay, foldAfterMs: 60_000 });
 
 describe('write queue with a write log', () => {
-  test('a write is acknowledged once logged, folded on settle, and the log is emptied', async () => {
+  test('writes are acknowledged once logged (one entry per commit), folded on settle, and the log is emptied', async () => {
     const { store, applied, log } = logStore();
     const queue = queueFor();
     await Promise.all(['a', 'b'].map((t) => queue.enqueue(store, 1, (w) => tagWrites(w, t), entry(t))));
-    assert.equal(log.length, 2);
+    assert.equal(log.length, 1);
     assert.deepEqual(applied, []); // the first fold is a rebuild from the log
     await queue.settle(store);
     assert.deepEqual(applied, [['a', 'b']]);
@@ -62,7 +69,7 @@ describe('write queue with a write log', () => {
   });
 
   test('entries found in the log at start are folded before anything else, once', async () => {
-    const { store, applied, log } = logStore([{ id: 7, sourceId: 's', body: Buffer.from('old') }]);
+    const { store, applied, log } = logStore([{ id: 7, sourceId: 's', body: wireToBytes(encodePoints([pointOf('old')])) }]);
     const queue = queueFor();
     await queue.enqueue(store, 1, (w) => tagWrites(w, 'new'), entry('new'));
     await queue.settle(store);
@@ -92,7 +99,7 @@ describe('write queue with a write log', () => {
   test('a write without its log entry is a programming error, refused before anything is taken', () => {
     const { store } = logStore();
     const queue = queueFor();
-    assert.throws(() => queue.enqueue(store, 1, (w) => tagWrites(w, 'x')), /needs its log entry/);
+    assert.throws(() => queue.enqueue(store, 1, (w) => tagWrites(w, 'x')), /needs its logged points/);
     assert.equal(queue.pendingPoints, 0);
   });
 });

@@ -6,12 +6,12 @@ import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
 import { createDriverRegistry } from '../../drivers';
 import { translateSqliteError } from '../../drivers/sqlite';
-import type { LogEntry, LogRecord, SetupResult, WriteSet } from '../../drivers/types';
+import type { LogRecord, SetupResult, WriteSet } from '../../drivers/types';
 import type { Source } from '../types';
 import { parseBatch, parsePoint, type ValidPoint } from './ingest';
 import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './batch-parser';
 import { PlanCache, mergeIntoPending } from './merge';
-import { decodePoints, encodePoints, wireFromBytes, wireToBytes } from './point-wire';
+import { decodePoints, wireFromBytes } from './point-wire';
 import type { SeriesData } from './query';
 import { type SeriesParams, type SeriesText, parseSeriesParams, parseSeriesValues, readSeriesText } from './series';
 import { createWriteQueue } from './write-queue';
@@ -82,10 +82,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     const store = drivers.storeFor(source);
     const plan = plans.get(source);
     const enqueue = () => {
-      const entry: LogEntry | undefined = store.log && findSource
-        ? { sourceId: source.id, body: wireToBytes(encodePoints(points)) }
-        : undefined;
-      return queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points), entry);
+      const logged = store.log && findSource ? { sourceId: source.id, points } : undefined;
+      return queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points), logged);
     };
     if (!guard.needsCheck(source.id, points)) return enqueue();
     return guard.checked(points, { plan, store, batch, drain: () => queue.drain(store), write: enqueue });

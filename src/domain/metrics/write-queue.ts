@@ -19,9 +19,17 @@ import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
 import { emptyWriteSet, type LogEntry, type LogRecord, type MetricStore, type WriteSet } from '../../drivers/types';
 import { FoldWindow } from './fold-window';
+import type { ValidPoint } from './ingest';
 import { finishMerging } from './merge';
+import { encodePoints, wireToBytes } from './point-wire';
 
 export type Merge = (writes: WriteSet) => void;
+
+/** A request's points as a log store logs them (one log row per source per commit). */
+export interface LoggedPoints {
+  sourceId: string;
+  points: readonly ValidPoint[];
+}
 
 export interface WriteQueueOptions {
   /** pending points above which enqueue answers 503 */
@@ -44,10 +52,10 @@ export interface WriteQueueOptions {
 export interface WriteQueue {
   /**
    * Takes `pointCount` points: `merge` merges them into a write set (synchronously for a plain
-   * store, after the log append for a log store, which also needs their `entry`). Resolves once
+   * store, after the log append for a log store, which also needs them as `logged`). Resolves once
    * they are durable. Throws 503 synchronously when the queue is full or closed.
    */
-  enqueue(store: MetricStore, pointCount: number, merge: Merge, entry?: LogEntry): Promise<void>;
+  enqueue(store: MetricStore, pointCount: number, merge: Merge, logged?: LoggedPoints): Promise<void>;
   /** Folds a log store's window: resolves once every acknowledged point is in the store. */
   settle(store: MetricStore): Promise<void>;
   /** Commits the points taken so far (acknowledged or not), then settles the store. */
@@ -70,7 +78,7 @@ interface Pending {
   writes: WriteSet;
   /** log stores: merges run once the entries are durable */
   merges: Merge[];
-  entries: LogEntry[];
+  logged: LoggedPoints[];
   points: number;
   waiters: Waiter[];
 }
@@ -82,6 +90,17 @@ interface StoreState {
   running: Promise<void> | null;
   /** log stores only */
   window: FoldWindow | null;
+}
+
+/** One log entry per source for the requests of a commit: one encoding and one row, not one per request. */
+function logEntries(logged: readonly LoggedPoints[]): LogEntry[] {
+  const bySource = new Map<string, ValidPoint[]>();
+  for (const { sourceId, points } of logged) {
+    const all = bySource.get(sourceId);
+    if (all) for (const p of points) all.push(p);
+    else bySource.set(sourceId, points.slice());
+  }
+  return [...bySource].map(([sourceId, points]) => ({ sourceId, body: wireToBytes(encodePoints(points)) }));
 }
 
 export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
@@ -113,7 +132,7 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
   async function commit(store: MetricStore, state: StoreState, batch: Pending): Promise<void> {
     let lastId = 0;
     try {
-      if (state.window) lastId = await store.log!.append(batch.entries);
+      if (state.window) lastId = await store.log!.append(logEntries(batch.logged));
       else {
         finishMerging(batch.writes);
         await store.apply(batch.writes);
@@ -188,18 +207,18 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
   }
 
   return {
-    enqueue(store, pointCount, merge, entry) {
+    enqueue(store, pointCount, merge, logged) {
       if (closed) throw unavailable('The server is shutting down, retry later', 1);
       // A lone request larger than the bound still passes: its size is capped by the body limit.
       if (pendingPoints > 0 && pendingPoints + pointCount > options.maxPendingPoints) {
         throw unavailable('Write queue is full, retry later', 1);
       }
       const state = stateOf(store);
-      if (state.window && !entry) throw new Error(`a write to the ${store.kind} store needs its log entry`);
-      const batch = (state.next ??= { writes: emptyWriteSet(), merges: [], entries: [], points: 0, waiters: [] });
-      if (entry && state.window) {
+      if (state.window && !logged) throw new Error(`a write to the ${store.kind} store needs its logged points`);
+      const batch = (state.next ??= { writes: emptyWriteSet(), merges: [], logged: [], points: 0, waiters: [] });
+      if (logged && state.window) {
         batch.merges.push(merge);
-        batch.entries.push(entry);
+        batch.logged.push(logged);
       } else {
         // Merging cannot fail on validated points; it runs before anything of this request is counted.
         merge(batch.writes);

@@ -19,6 +19,9 @@ const UNTRACKED_PATH = `keys.${UNTRACKED_KEY}`;
 
 type LeafWrite = (ops: BucketOps, path: string, value: number) => void;
 
+/** Track groups a merger holds before it spreads them (bounds a fold window's memory). */
+const MAX_GROUPS = 10_000;
+
 export function addLeaf(ops: BucketOps, path: string, amount: number): void {
   const set = ops.set;
   if (set !== null && set.has(path)) set.set(path, set.get(path)! + amount);
@@ -80,6 +83,7 @@ class Merger {
   private readonly slots = new Map<string, KeySlots>();
   private readonly system: KeySlots;
   private readonly groups = new Map<string, Map<number, TrackGroup>>();
+  private groupCount = 0;
   /** the group of the previous track, for the next point of the same key and finest bucket */
   private last: { key: string; finest: number; group: TrackGroup } | null = null;
   /** bucket starts of the point being merged, one per granularity (reused) */
@@ -114,6 +118,7 @@ class Merger {
   spreadGroups(): void {
     for (const [key, byBucket] of this.groups) this.spreadKeyGroups(key, byBucket.values());
     this.groups.clear();
+    this.groupCount = 0;
     this.last = null;
   }
 
@@ -153,7 +158,16 @@ class Merger {
       let byBucket = this.groups.get(key);
       if (!byBucket) this.groups.set(key, (byBucket = new Map()));
       group = byBucket.get(finest);
-      if (!group) byBucket.set(finest, (group = new TrackGroup(buckets.slice(), point)));
+      if (!group) {
+        // A fold window of distinct keys makes a group per point: spread them early instead of
+        // holding them all (bucket operations are shared by points, groups are not).
+        if (this.groupCount >= MAX_GROUPS) {
+          this.spreadGroups();
+          return this.groupFor(point, buckets);
+        }
+        byBucket.set(finest, (group = new TrackGroup(buckets.slice(), point)));
+        this.groupCount++;
+      }
       this.last = { key, finest, group };
     }
     return sameBuckets(group.buckets, buckets) ? group : null;

@@ -234,4 +234,18 @@ describe('merging in groups', () => {
     for (const p of points) mergePoints(oneByOne, plan, [p]);
     assert.deepEqual(applied(grouped), applied(oneByOne));
   });
+
+  test('a window of more distinct keys than a merger holds groups for (10,000) still sums every point once', () => {
+    const points = Array.from({ length: 25_000 }, (_, i) => point({
+      key: `k${i % 12_000}`,
+      at: iso(Date.UTC(2025, 2, 4, 10) + (i % 7) * 60_000),
+      values: { n: 1 + (i % 3) },
+    }));
+    const window = emptyWriteSet();
+    for (let i = 0; i < points.length; i += 1000) mergeIntoPending(window, plan, points.slice(i, i + 1000));
+    finishMerging(window);
+    const oneByOne = emptyWriteSet();
+    for (const p of points) mergePoints(oneByOne, plan, [p]);
+    assert.deepEqual(applied(window), applied(oneByOne));
+  });
 });

@@ -19,6 +19,9 @@ import { WORKLOADS } from './workloads';
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 1);
 const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,10,100').split(',').map(Number);
+const PARTS = new Set((process.env.BENCH_PART ?? 'narrow,live,wide').split(','));
+// BENCH_CACHE_TEXT=8000000 sizes the parsed-bucket cache (JSON text bytes) for a comparison
+const CACHE = process.env.BENCH_CACHE_TEXT ? { entries: 500_000, textLength: Number(process.env.BENCH_CACHE_TEXT) } : undefined;
 const plan = planFor({ id: 'bench', timeZone: 'UTC', beginningOfWeek: 1, granularities: ['1m', '1h', '1d', '1w', '1mo', '1q', '1y'] });
 
 interface Cost {
@@ -31,7 +34,7 @@ async function run(requests: ReturnType<typeof parseBatch>[], perFold: number): 
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-fold-'));
   const db = openDatabase(path.join(dir, 'service.db'));
   migrate(db);
-  const store = createEmbeddedStore(db);
+  const store = createEmbeddedStore(db, CACHE);
   const cost: Cost = { merge: 0, fold: 0, longestFold: 0 };
   try {
     for (let r = 0; r < REQUESTS; r += perFold) {
@@ -55,7 +58,7 @@ async function run(requests: ReturnType<typeof parseBatch>[], perFold: number): 
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-for (const w of WORKLOADS) {
+for (const w of WORKLOADS.filter((x) => PARTS.has(x.name))) {
   const requests = w.bodies(seeded(42)).map((body) => parseBatch(JSON.parse(body)));
   for (const perFold of WINDOWS) {
     const runs: Cost[] = [];

@@ -49,13 +49,18 @@ const BLANK = /^[\s\u180e\u200b-\u200d\u2060]*$/;
 // A high surrogate not followed by a low one, or a low one not preceded by a high one.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+// The points of a batch mostly share their key: the last key found good is not checked again.
+let lastGoodKey: string | null = null;
+
 /** Why a key cannot be read (400), or null. */
 function keyError(key: unknown): string | null {
+  if (key === lastGoodKey) return null;
   if (typeof key !== 'string' || key.length === 0 || keyLength(key) > MAX_KEY_LENGTH) {
     return `must be a string of 1 to ${MAX_KEY_LENGTH} characters`;
   }
   if (BLANK.test(key)) return 'must not be blank';
   if (LONE_SURROGATE.test(key)) return 'must be well-formed Unicode (it holds a lone surrogate)';
+  lastGoodKey = key;
   return null;
 }
 

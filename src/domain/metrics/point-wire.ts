@@ -9,15 +9,19 @@ import { samePaths } from './track-groups';
 export interface WirePoints {
   keys: string[];
   pathLists: string[][];
-  /** per point: key index, atMs, flags (1 assert, 2 untracked), path list index */
+  /** per point: atMs, then key index x 2^24 + path list index x 4 + flags (1 assert, 2 untracked) */
   meta: Float64Array;
   /** every point's leaf values, in order */
   values: Float64Array;
 }
 
-const FIELDS = 4;
+const FIELDS = 2;
 const ASSERT = 1;
 const UNTRACKED = 2;
+// Indexes packed into one double (exact below 2^53): path lists below 2^22, keys below 2^29, far
+// above what a write log entry holds (its points are bounded by the write queue).
+const KEY_UNIT = 2 ** 24;
+const LIST_UNIT = 4;
 
 /** An unambiguous text for a list of paths (lengths first). */
 function signature(paths: readonly string[]): string {
@@ -51,10 +55,8 @@ export function encodePoints(points: readonly ValidPoint[]): WirePoints {
     }
     lastPaths = p.paths;
     const m = i * FIELDS;
-    meta[m] = k;
-    meta[m + 1] = p.atMs;
-    meta[m + 2] = (p.assert ? ASSERT : 0) | (p.untracked ? UNTRACKED : 0);
-    meta[m + 3] = lastList;
+    meta[m] = p.atMs;
+    meta[m + 1] = k * KEY_UNIT + lastList * LIST_UNIT + (p.assert ? ASSERT : 0) + (p.untracked ? UNTRACKED : 0);
     for (let j = 0; j < p.values.length; j++) values[v++] = p.values[j]!;
   }
   return { keys, pathLists, meta, values };
@@ -67,13 +69,16 @@ export function decodePoints(wire: WirePoints): ValidPoint[] {
   let v = 0;
   for (let i = 0; i < count; i++) {
     const m = i * FIELDS;
-    const paths = pathLists[meta[m + 3]!]!;
+    const packed = meta[m + 1]!;
+    const key = Math.floor(packed / KEY_UNIT);
+    const low = packed - key * KEY_UNIT;
+    const flags = low % LIST_UNIT;
+    const paths = pathLists[(low - flags) / LIST_UNIT]!;
     const leafValues: number[] = new Array(paths.length);
     for (let j = 0; j < paths.length; j++) leafValues[j] = values[v++]!;
-    const flags = meta[m + 2]!;
     points[i] = {
-      key: keys[meta[m]!]!,
-      atMs: meta[m + 1]!,
+      key: keys[key]!,
+      atMs: meta[m]!,
       assert: (flags & ASSERT) !== 0,
       untracked: (flags & UNTRACKED) !== 0,
       paths,

@@ -18,11 +18,10 @@ export function statements(db: Db) {
     readKeyCounts: db.prepare<[number, number, number], [number, string, number]>(
       'SELECT bucket, key, count FROM metric_key_counts WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket, key',
     ).raw(true),
-    appendLog: db.prepare<[string, Uint8Array]>('INSERT INTO metric_log (source_id, body) VALUES (?, ?)'),
-    unfoldedLog: db.prepare<[], { id: number; source_id: string; body: Buffer }>(
-      'SELECT id, source_id, body FROM metric_log ORDER BY id',
+    foldedUpTo: db.prepare<[], number>('SELECT folded_up_to FROM metric_fold_state WHERE id = 1').pluck(),
+    setFoldedUpTo: db.prepare<[number]>(
+      'INSERT INTO metric_fold_state (id, folded_up_to) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET folded_up_to = excluded.folded_up_to',
     ),
-    deleteLog: db.prepare<[number]>('DELETE FROM metric_log WHERE id <= ?'),
   };
 }
 

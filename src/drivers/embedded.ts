@@ -2,16 +2,24 @@
 // migrations 002 and 003). One row per bucket holding the bucket's nested values as the JSON text
 // GET serves, so a year of hourly buckets reads as 8,760 short rows with no parsing. Writes arrive
 // in two steps (docs/storage.md "The write log and the fold"): `log.append` makes accepted points
-// durable, and `apply` folds a window of them into the buckets, reading, changing and rewriting
-// each touched bucket once, and removes the log entries it covers in the same transaction.
+// durable (a file beside the database, embedded-log.ts), and `apply` folds a window of them into
+// the buckets, reading, changing and rewriting each touched bucket once, and records the last
+// log record it covers in the same transaction.
 // The system key's per-key counts live in their own table (one row per key), so a write adds to
 // its key's count instead of rewriting a row that holds every key of the bucket.
 import type { Db } from '../storage/db';
 import { PathSplitter, applyBucketOps, parseTree, setLeaf } from '../model/leaves';
 import { SYSTEM_KEY, SYSTEM_KEYS_PREFIX, type BucketOps } from '../model/write-set';
 import { BucketTreeCache, type BucketCacheLimits } from './bucket-cache';
+import path from 'node:path';
 import { bucketUpserts, keyCountUpserts, statements } from './embedded-sql';
-import type { KeyWrites, LogEntry, LogRecord, MetricStore, SeriesRef, SetupResult, WriteLog, WriteSet } from './types';
+import { type FileLog, openFileLog } from './embedded-log';
+import type { KeyWrites, MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+
+/** The write log's file beside a database file; none for an in-memory database. */
+function logFileOf(db: Db): string | null {
+  return db.memory || db.name === '' ? null : path.join(path.dirname(db.name), 'metric-log.bin');
+}
 
 const SERIES_CACHE_LIMIT = 100_000;
 const seriesName = (sourceId: string, key: string, granularity: string) => `${sourceId}\u0000${key}\u0000${granularity}`;
@@ -89,23 +97,11 @@ export function createEmbeddedStore(db: Db, cacheLimits?: BucketCacheLimits): Me
     for (const [sourceId, keys] of writes.sources) applySource(sourceId, keys, created);
     upserts.flush();
     keyCounts.flush();
-    if (writes.logUpTo !== undefined) sql.deleteLog.run(writes.logUpTo);
+    if (writes.logUpTo !== undefined) sql.setFoldedUpTo.run(writes.logUpTo);
   });
 
-  const appendAll = db.transaction((entries: readonly LogEntry[]) => {
-    let id = 0;
-    for (const e of entries) id = Number(sql.appendLog.run(e.sourceId, e.body).lastInsertRowid);
-    return id;
-  });
-
-  const log: WriteLog = {
-    async append(entries: readonly LogEntry[]): Promise<number> {
-      return appendAll.immediate(entries);
-    },
-    async unfolded(): Promise<LogRecord[]> {
-      return sql.unfoldedLog.all().map((r) => ({ id: r.id, sourceId: r.source_id, body: r.body }));
-    },
-  };
+  const logFile = logFileOf(db);
+  const log: FileLog | undefined = logFile ? openFileLog(logFile, () => sql.foldedUpTo.get() ?? 0) : undefined;
 
   /** The system key's rows with their per-key counts nested under `keys`. */
   function withKeyCounts(id: number, first: number, last: number, rows: Array<[number, string]>): Array<[number, string]> {
@@ -138,6 +134,7 @@ export function createEmbeddedStore(db: Db, cacheLimits?: BucketCacheLimits): Me
         throw err;
       }
       for (const [name, id] of created) remember(name, id);
+      if (writes.logUpTo !== undefined) log?.folded(writes.logUpTo);
     },
 
     async read(ref: SeriesRef, bucketStartsMs: readonly number[]): Promise<string[]> {
@@ -163,6 +160,7 @@ export function createEmbeddedStore(db: Db, cacheLimits?: BucketCacheLimits): Me
     async close(): Promise<void> {
       seriesIds.clear();
       trees.clear();
+      log?.close();
     },
   };
 }

@@ -1,7 +1,8 @@
 // Embedded store, second layout (docs/storage.md "The write log and the fold"):
-// - metric_log: the durable log of accepted points. A point is acknowledged once its entry is
-//   committed; a background fold applies entries to metric_buckets and deletes them in the same
-//   transaction, so an entry found here after a crash is replayed exactly once.
+// - metric_fold_state: the sequence number of the last write-log record folded into the buckets
+//   (the log itself is a file beside this database, src/drivers/embedded-log.ts). A fold sets it in
+//   the transaction that applies the records, so a record is replayed after a crash only if its
+//   fold did not commit.
 // - metric_key_counts: the system key's per-key counts (`keys.<metric key>`), one row per series,
 //   bucket and key, so a write adds to its own key's row instead of rewriting one JSON row that
 //   holds every key ever written in the bucket. The system key's metric_buckets rows keep `count`.
@@ -13,10 +14,9 @@ import type { Db } from '../db';
 import { SYSTEM_KEY } from '../../model/write-set';
 
 const SCHEMA = `
-CREATE TABLE metric_log (
-  id INTEGER PRIMARY KEY,
-  source_id TEXT NOT NULL,
-  body BLOB NOT NULL
+CREATE TABLE metric_fold_state (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  folded_up_to INTEGER NOT NULL
 );
 
 CREATE TABLE metric_key_counts (

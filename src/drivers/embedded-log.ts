@@ -9,7 +9,7 @@
 // metric_fold_state, in its own transaction; records up to it are never replayed, and once a
 // fold has covered every record the file is emptied. Record: u32 length of what follows, f64
 // sequence number, u16 source id length, source id (UTF-8), body.
-import { closeSync, ftruncateSync, fstatSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, fstatSync, openSync, readFileSync, writeSync, writevSync } from 'node:fs';
 import type { LogEntry, LogRecord, WriteLog } from './types';
 
 const HEAD = 4 + 8 + 2;
@@ -20,7 +20,8 @@ export interface FileLog extends WriteLog {
   close(): void;
 }
 
-function encode(entries: readonly LogEntry[], firstSeq: number): Buffer {
+/** A commit's records as buffers to write in order (bodies are not copied). */
+function encode(entries: readonly LogEntry[], firstSeq: number): Buffer[] {
   const parts: Buffer[] = [];
   entries.forEach((e, i) => {
     const source = Buffer.from(e.sourceId);
@@ -30,7 +31,7 @@ function encode(entries: readonly LogEntry[], firstSeq: number): Buffer {
     head.writeUInt16LE(source.length, 12);
     parts.push(head, source, Buffer.from(e.body.buffer, e.body.byteOffset, e.body.byteLength));
   });
-  return Buffer.concat(parts);
+  return parts;
 }
 
 /** The whole records of a file's bytes, and where the last whole one ends (a torn tail is cut). */
@@ -50,8 +51,16 @@ function decode(bytes: Buffer): { records: LogRecord[]; validLength: number } {
   return { records, validLength: at };
 }
 
-function writeAll(fd: number, bytes: Buffer): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+/** One writev(2); a short write (rare for a regular file) is finished with plain writes. */
+function writeAll(fd: number, parts: Buffer[]): number {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  let done = writevSync(fd, parts);
+  if (done < total) {
+    const rest = Buffer.concat(parts).subarray(done);
+    for (let at = 0; at < rest.length; ) at += writeSync(fd, rest, at, rest.length - at);
+    done = total;
+  }
+  return total;
 }
 
 /** Opens (or creates) the log; `foldedUpTo` is the last sequence number already applied. */
@@ -65,14 +74,14 @@ export function openFileLog(file: string, foldedUpTo: () => number): FileLog {
   return {
     async append(entries) {
       if (entries.length === 0) return lastSeq;
-      const bytes = encode(entries, lastSeq + 1);
+      let written: number;
       try {
-        writeAll(fd, bytes);
+        written = writeAll(fd, encode(entries, lastSeq + 1));
       } catch (err) {
         ftruncateSync(fd, size); // no part of a failed append stays (e.g. a full disk)
         throw err;
       }
-      size += bytes.length;
+      size += written;
       lastSeq += entries.length;
       return lastSeq;
     },

@@ -40,7 +40,10 @@ export interface LogRecord extends LogEntry {
  * `logUpTo` removes the entries it folds in the same transaction (write-set.ts).
  */
 export interface WriteLog {
-  /** Appends entries in one durable transaction; resolves with the id of the last one. */
+  /**
+   * Appends entries durably, all or none; resolves with the id of the last one. The bodies are lent
+   * for the call (the write queue reuses their bytes for its next commit): write or copy them.
+   */
   append(entries: readonly LogEntry[]): Promise<number>;
   /** Entries not folded yet, oldest first (after a restart or a failed fold). */
   unfolded(): Promise<LogRecord[]>;

@@ -17,7 +17,7 @@ function logStore(log: LogRecord[] = []) {
     kind: 'logged',
     log: {
       async append(entries: readonly LogEntry[]) {
-        for (const e of entries) log.push({ ...e, id: nextId++ });
+        for (const e of entries) log.push({ sourceId: e.sourceId, body: Buffer.from(e.body), id: nextId++ }); // bodies are lent for the call
         return nextId - 1;
       },
       async unfolded() {

@@ -21,7 +21,7 @@ import { emptyWriteSet, type LogEntry, type LogRecord, type MetricStore, type Wr
 import { FoldWindow } from './fold-window';
 import type { ValidPoint } from './ingest';
 import { finishMerging } from './merge';
-import { encodePoints, wireToBytes } from './point-wire';
+import { WireScratch } from './point-wire';
 
 export type Merge = (writes: WriteSet) => void;
 
@@ -90,17 +90,20 @@ interface StoreState {
   running: Promise<void> | null;
   /** log stores only */
   window: FoldWindow | null;
+  /** log stores only: where a commit's log entries are encoded */
+  scratch: WireScratch | null;
 }
 
-/** One log entry per source for the requests of a commit: one encoding and one row, not one per request. */
-function logEntries(logged: readonly LoggedPoints[]): LogEntry[] {
+/** One log entry per source for the requests of a commit: one encoding and one record, not one per request. */
+function logEntries(logged: readonly LoggedPoints[], scratch: WireScratch): LogEntry[] {
   const bySource = new Map<string, ValidPoint[]>();
   for (const { sourceId, points } of logged) {
     const all = bySource.get(sourceId);
     if (all) for (const p of points) all.push(p);
     else bySource.set(sourceId, points.slice());
   }
-  return [...bySource].map(([sourceId, points]) => ({ sourceId, body: wireToBytes(encodePoints(points)) }));
+  scratch.reset(); // the previous commit's bodies are written: their bytes can be reused
+  return [...bySource].map(([sourceId, points]) => ({ sourceId, body: scratch.encode(points) }));
 }
 
 export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
@@ -119,7 +122,7 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
       const window = logged
         ? new FoldWindow({ store, replay: options.replay!, log: options.log, afterMs: options.foldAfterMs, atPoints: options.foldAtPoints, wake: () => start(store, stateOf(store)) })
         : null;
-      stores.set(store, (state = { next: null, running: null, window }));
+      stores.set(store, (state = { next: null, running: null, window, scratch: window ? new WireScratch() : null }));
     }
     return state;
   }
@@ -132,7 +135,7 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
   async function commit(store: MetricStore, state: StoreState, batch: Pending): Promise<void> {
     let lastId = 0;
     try {
-      if (state.window) lastId = await store.log!.append(logEntries(batch.logged));
+      if (state.window) lastId = await store.log!.append(logEntries(batch.logged, state.scratch!));
       else {
         finishMerging(batch.writes);
         await store.apply(batch.writes);

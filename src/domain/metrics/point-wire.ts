@@ -140,9 +140,9 @@ export function wireFromBytes(bytes: Uint8Array): WirePoints {
 }
 
 /**
- * Encodes write-log bodies into one reused buffer, in wireToBytes' layout: a commit's bodies need
- * no allocation of their own (fresh array buffers per commit made V8 collect often under load).
- * The bodies stay valid until `reset`, which the write queue calls before the next commit.
+ * Encodes write-log bodies into one reused buffer, in wireToBytes' layout, so a commit's bodies
+ * need no allocation of their own. The bodies stay valid until `reset`, which the write queue
+ * calls before the next commit.
  */
 export class WireScratch {
   private buf = Buffer.allocUnsafe(1 << 20);

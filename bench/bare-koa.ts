@@ -16,4 +16,7 @@ server.listen(0, '127.0.0.1', () => {
   const address = server.address();
   if (address && typeof address === 'object') process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`);
 });
-process.once('SIGTERM', () => server.close(() => process.exit(0)));
+process.once('SIGTERM', () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+});

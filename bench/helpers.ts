@@ -107,9 +107,24 @@ export function seeded(seed: number): () => number {
 
 /** A batch body: 1,000 points x 3 leaves spread over the hour starting at `hourMs`. */
 export function batchBody(hourMs: number, random: () => number, key = 'bench.orders'): string {
-  const points = Array.from({ length: 1000 }, (_, i) => ({
+  return pointsBody(Array.from({ length: 1000 }, () => key), hourMs, 3_600_000, random);
+}
+
+/** `count` distinct keys out of `pool` (named bench.key.<n>), in random order. */
+export function sampleKeys(pool: number, count: number, random: () => number): string[] {
+  const ids = Array.from({ length: pool }, (_, i) => i);
+  for (let i = 0; i < count; i++) {
+    const j = i + Math.floor(random() * (pool - i));
+    [ids[i], ids[j]] = [ids[j]!, ids[i]!];
+  }
+  return ids.slice(0, count).map((n) => `bench.key.${n}`);
+}
+
+/** One point of 3 leaves per key, timestamps spread over [startMs, startMs + spanMs). */
+export function pointsBody(keys: readonly string[], startMs: number, spanMs: number, random: () => number): string {
+  const points = keys.map((key, i) => ({
     key,
-    at: new Date(hourMs + Math.floor(random() * 3_600_000)).toISOString(),
+    at: new Date(startMs + Math.floor(random() * spanMs)).toISOString(),
     values: { count: 1, amount: { net: (i % 50) + 0.5, tax: i % 7 } },
   }));
   return JSON.stringify({ points });

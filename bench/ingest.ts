@@ -1,106 +1,113 @@
-// Ingest throughput through HTTP, the service in a child process.
-// Run: node --import tsx bench/ingest.ts        (BENCH_SECONDS=10 per run by default)
+// Ingest throughput through HTTP: the service in a child process, wrk (its own process) as the load.
+// Run: node --import tsx bench/ingest.ts        (BENCH_SECONDS=10 per measured run by default)
+//      BENCH_PART=single|narrow|live|wide|batches picks parts (comma-separated); default all.
 //
 // 1. Single points of 3 nested leaves, 32 connections: the service (auth, validation, group commit,
-//    fsync-free WAL commit before each 201) against a bare Koa handler that parses the same body and
-//    answers 201. Both get the same requests (headers included) from the same client settings, in
-//    alternating slices (BENCH_SLICES, default 4, per side) so that a drift in the speed of the
-//    machine during the run weighs on both alike, after one second of warm-up each (not counted);
-//    the ratio compares their totals. Client and server share this machine's cores, so each side's
-//    CPU time per request (all its threads, from /proc) is printed too: the ratio of those is the
-//    one that does not depend on how fast the client can send.
-// 2. Batches of 1,000 points x 3 leaves spread over one hour, default 7 granularities, 8
-//    connections: leaf values per second (points x leaves), against the 1,000,000/s target.
-import autocannon, { type Result } from 'autocannon';
-import { batchBody, cpuSeconds, fmt, projectHeaders, seeded, serviceLabel, spawnServer, spawnService } from './helpers';
+//    durable commit before each 201) against a bare Koa handler that parses the same body and answers
+//    201, in alternating slices (BENCH_SLICES, default 4, per side) after a warm-up each, so a drift in
+//    the machine's speed weighs on both alike. Server CPU per request (all threads, /proc) is printed
+//    too: client and server share this machine's cores.
+// 2. Batches through POST /api/v1/metrics/batch, 2 wrk threads, 8 connections, 1,000 points x 3 leaves
+//    per request, default 7 granularities, each workload on a fresh server after 2 s of warm-up:
+//    narrow: one key, timestamps over one hour (each body its own hour);
+//    live:   1,000 of 5,000 keys per request, timestamps within one minute (each body its own minute);
+//    wide:   1,000 of 5,000 keys per request, timestamps over 24 hours.
+//    The bare Koa handler on the narrow bodies is the ceiling of parsing alone.
+import { cpuSeconds, fmt, projectHeaders, seeded, serviceLabel, spawnServer, spawnService, type ChildServer } from './helpers';
+import { runWrk, type WrkResult } from './wrk';
+import { WORKLOADS, type Workload } from './workloads';
 
 console.log(serviceLabel());
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SLICES = Number(process.env.BENCH_SLICES ?? 4);
+const PARTS = new Set((process.env.BENCH_PART ?? 'single,narrow,live,wide').replace('batches', 'narrow,live,wide').split(','));
 const SINGLE = JSON.stringify({ key: 'bench.single', at: '2026-01-24T10:00:00Z', values: { count: 1, amount: { net: 2.5, tax: 0.5 } } });
 
-function line(name: string, r: Result): string {
-  const perSecond = r['2xx'] / r.duration;
-  return `${name}: ${fmt(perSecond)} req/s (2xx), latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`;
-}
-
-/** Totals of several runs against one server: requests per second overall, latency per slice. */
-interface Slices {
+interface Totals {
   ok: number;
-  cpu: number;
   seconds: number;
-  non2xx: number;
-  errors: number;
+  cpu: number;
+  failures: number;
   p50: number[];
   p99: number[];
 }
 
-function addSlice(into: Slices, r: Result, cpu: number): void {
-  into.cpu += cpu;
-  into.ok += r['2xx'];
-  into.seconds += r.duration;
-  into.non2xx += r.non2xx;
-  into.errors += r.errors;
-  into.p50.push(r.latency.p50);
-  into.p99.push(r.latency.p99);
+const totals = (): Totals => ({ ok: 0, seconds: 0, cpu: 0, failures: 0, p50: [], p99: [] });
+
+/** One wrk run against a server, counting its CPU time. */
+async function measure(server: ChildServer, path: string, headers: Record<string, string>, bodies: string[], connections: number, seconds: number, into?: Totals): Promise<WrkResult> {
+  const cpu = cpuSeconds(server.pid);
+  const r = await runWrk({ url: `${server.url}${path}`, headers, bodies, connections, seconds });
+  if (into) {
+    into.cpu += cpuSeconds(server.pid) - cpu;
+    into.ok += r.perSecond * r.seconds;
+    into.seconds += r.seconds;
+    into.failures += r.failures;
+    into.p50.push(r.p50);
+    into.p99.push(r.p99);
+  }
+  return r;
 }
 
-function sliceLine(name: string, s: Slices): string {
+function sliceLine(name: string, s: Totals): string {
   const median = [...s.p50].sort((a, b) => a - b)[Math.floor(s.p50.length / 2)];
-  return `${name}: ${fmt(s.ok / s.seconds)} req/s (2xx), latency p50 ${median} ms (median slice), ` +
-    `p99 ${Math.max(...s.p99)} ms (worst slice), non-2xx ${s.non2xx}, errors ${s.errors}, ` +
-    `server CPU ${fmt((s.cpu / (s.ok + s.non2xx)) * 1e6, 1)} µs per request (${fmt(s.cpu / s.seconds, 2)} cores)`;
+  return `${name}: ${fmt(s.ok / s.seconds)} req/s (2xx), latency p50 ${fmt(median!, 2)} ms (median slice), ` +
+    `p99 ${fmt(Math.max(...s.p99), 2)} ms (worst slice), failures ${s.failures}, ` +
+    `server CPU ${fmt((s.cpu / s.ok) * 1e6, 1)} µs per request (${fmt(s.cpu / s.seconds, 2)} cores)`;
 }
 
 async function singlePoints(): Promise<void> {
   const service = await spawnService();
   const bare = await spawnServer('bench/bare-koa.ts');
   const headers = await projectHeaders(service);
-  const load = (url: string, seconds = SECONDS / SLICES) =>
-    autocannon({ url: `${url}/api/v1/metrics`, method: 'POST', headers, body: SINGLE, connections: 32, duration: seconds });
-  await load(service.url, 1);
-  await load(bare.url, 1);
-  const ours: Slices = { ok: 0, cpu: 0, seconds: 0, non2xx: 0, errors: 0, p50: [], p99: [] };
-  const base: Slices = { ok: 0, cpu: 0, seconds: 0, non2xx: 0, errors: 0, p50: [], p99: [] };
-  const measure = async (into: Slices, server: { url: string; pid: number }) => {
-    const cpu = cpuSeconds(server.pid);
-    const r = await load(server.url);
-    addSlice(into, r, cpuSeconds(server.pid) - cpu);
-  };
+  const path = '/api/v1/metrics';
+  await measure(service, path, headers, [SINGLE], 32, 1);
+  await measure(bare, path, headers, [SINGLE], 32, 1);
+  const ours = totals();
+  const base = totals();
   for (let slice = 0; slice < SLICES; slice++) {
-    await measure(ours, service);
-    await measure(base, bare);
+    await measure(service, path, headers, [SINGLE], 32, SECONDS / SLICES, ours);
+    await measure(bare, path, headers, [SINGLE], 32, SECONDS / SLICES, base);
   }
   await Promise.all([service.stop(), bare.stop()]);
   service.remove();
   bare.remove();
+  const ratio = ours.ok / ours.seconds / (base.ok / base.seconds);
   console.log(sliceLine('single point, service ', ours));
   console.log(sliceLine('single point, bare Koa', base));
-  console.log(`ratio service / bare Koa: ${((ours.ok / ours.seconds) / (base.ok / base.seconds)).toFixed(2)} in requests per second, ` +
-    `${((base.cpu / base.ok) / (ours.cpu / ours.ok)).toFixed(2)} in server CPU per request (bare / service)`);
+  console.log(`single point: ratio service / bare Koa ${ratio.toFixed(2)} (target >= 0.85: x${(ratio / 0.85).toFixed(2)}), ` +
+    `p99 ${fmt(Math.max(...ours.p99), 2)} ms (target <= 20 ms), ` +
+    `server CPU per request bare / service ${((base.cpu / base.ok) / (ours.cpu / ours.ok)).toFixed(2)}`);
 }
 
-async function batches(): Promise<void> {
+async function batchWorkload(w: Workload): Promise<void> {
+  const bodies = w.bodies(seeded(42));
   const service = await spawnService();
   const headers = await projectHeaders(service);
-  const random = seeded(42);
-  const start = Date.UTC(2026, 0, 5);
-  const requests = Array.from({ length: 24 }, (_, h) => ({ body: batchBody(start + h * 3_600_000, random) }));
-  const cpu = cpuSeconds(service.pid);
-  const r = await autocannon({ url: `${service.url}/api/v1/metrics/batch`, method: 'POST', headers, requests, connections: 8, duration: SECONDS });
-  const used = cpuSeconds(service.pid) - cpu;
+  await measure(service, '/api/v1/metrics/batch', headers, bodies, 8, 2);
+  const t = totals();
+  const r = await measure(service, '/api/v1/metrics/batch', headers, bodies, 8, SECONDS, t);
   await service.stop();
   service.remove();
-  const leafValues = (r['2xx'] * 3000) / r.duration;
-  console.log(line('batch of 1,000 points x 3 leaves', r));
-  console.log(
-    `batch ingest: ${fmt(r['2xx'] * 1000 / r.duration)} points/s, ${fmt(leafValues)} leaf values/s ` +
-      `(${fmt(leafValues * 7)} bucket leaf updates/s over 7 granularities); target 1,000,000 leaf values/s: x${(leafValues / 1e6).toFixed(2)}`,
-  );
-  console.log(`batch ingest: server CPU ${fmt((used / r['2xx']) * 1e3, 2)} ms per batch, ${fmt(used / r.duration, 2)} cores busy`);
+  const leafValues = r.perSecond * 3000;
+  const p99 = w.p99Target ? `, p99 target <= ${w.p99Target} ms: ${r.perSecond > 0 && r.p99 <= w.p99Target ? 'met' : 'missed'}` : '';
+  console.log(`${w.name}: ${fmt(r.perSecond, 1)} batches/s, ${fmt(leafValues)} leaf values/s, p50 ${fmt(r.p50, 1)} ms, ` +
+    `p99 ${fmt(r.p99, 1)} ms, failures ${r.failures}${r.failures ? ` (${r.failureText})` : ''}, server CPU ${fmt((t.cpu / t.ok) * 1e3, 2)} ms per batch ` +
+    `(${fmt(t.cpu / t.seconds, 2)} cores); target ${fmt(w.target)}: x${(leafValues / w.target).toFixed(2)}${p99}`);
 }
 
-const PART = process.env.BENCH_PART ?? 'all'; // single | batch | all
-if (PART !== 'batch') await singlePoints();
-if (PART !== 'single') await batches();
+async function bareBatchCeiling(): Promise<void> {
+  const bare = await spawnServer('bench/bare-koa.ts');
+  const bodies = WORKLOADS[0]!.bodies(seeded(42));
+  const headers = { 'content-type': 'application/json' };
+  await measure(bare, '/', headers, bodies, 8, 1);
+  const r = await measure(bare, '/', headers, bodies, 8, SECONDS / 2);
+  await bare.stop();
+  bare.remove();
+  console.log(`bare Koa on the narrow bodies (parse only): ${fmt(r.perSecond * 3000)} leaf values/s, p99 ${fmt(r.p99, 1)} ms`);
+}
+
+if (PARTS.has('single')) await singlePoints();
+for (const w of WORKLOADS) if (PARTS.has(w.name)) await batchWorkload(w);
+if (PARTS.has('narrow')) await bareBatchCeiling();

@@ -1,18 +1,22 @@
-// Memory and disk use under a sustained ingest load, the service in a child process.
-// Run: node --import tsx bench/memory.ts        (BENCH_SECONDS=60 by default)
+// Memory and disk use under sustained ingest, the service in a child process, wrk as the load.
+// Run: node --import tsx bench/memory.ts        (BENCH_SECONDS=60 per workload by default;
+//      BENCH_PART=narrow,live,wide picks workloads)
 //
-// Batches of 1,000 points x 3 leaves, each batch over its own hour, 8 connections, for the whole
-// run; the child's RSS is sampled every second. After a graceful stop the database is checkpointed
-// and its size divided by the number of stored leaves (every granularity's and the system key's).
+// Each workload of bench/workloads.ts (2 wrk threads, 8 connections) runs on a fresh server for the
+// whole time while the child's RSS is sampled every second (target: under 250 MB throughout).
+// After a graceful stop the database is checkpointed and its size divided by the stored leaves
+// (every granularity's and the system key's, per-key counts included).
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
-import { batchBody, fmt, projectHeaders, rssBytes, seeded, serviceLabel, spawnService } from './helpers';
+import { fmt, projectHeaders, rssBytes, seeded, serviceLabel, spawnService } from './helpers';
+import { runWrk } from './wrk';
+import { WORKLOADS } from './workloads';
 
 console.log(serviceLabel());
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
+const PARTS = new Set((process.env.BENCH_PART ?? 'narrow,live,wide').split(','));
 const MB = 1024 * 1024;
 
 function countLeaves(node: unknown): number {
@@ -23,47 +27,38 @@ function countLeaves(node: unknown): number {
   return n;
 }
 
-function diskPerLeaf(dataDir: string): { bytes: number; leaves: number; buckets: number } {
+function diskPerLeaf(dataDir: string): { bytes: number; leaves: number } {
   const file = path.join(dataDir, 'service.db');
   const db = new Database(file);
   try {
     db.pragma('wal_checkpoint(TRUNCATE)');
-    let leaves = 0;
-    let buckets = 0;
+    let leaves = db.prepare('SELECT count(*) FROM metric_key_counts').pluck().get() as number;
     for (const data of db.prepare('SELECT data FROM metric_buckets').pluck().iterate() as Iterable<string>) {
       leaves += countLeaves(JSON.parse(data));
-      buckets++;
     }
-    return { bytes: statSync(file).size, leaves, buckets };
+    return { bytes: statSync(file).size, leaves };
   } finally {
     db.close();
   }
 }
 
-const service = await spawnService();
-const headers = await projectHeaders(service);
-const random = seeded(7);
-const start = Date.UTC(2025, 0, 1);
-// Enough distinct hours that the run keeps creating buckets (about 40 days).
-const requests = Array.from({ length: 1000 }, (_, h) => ({ body: batchBody(start + h * 3_600_000, random) }));
-const idle = rssBytes(service.pid);
-const samples: number[] = [];
-const timer = setInterval(() => samples.push(rssBytes(service.pid)), 1000);
-const result = await autocannon({ url: `${service.url}/api/v1/metrics/batch`, method: 'POST', headers, requests, connections: 8, duration: SECONDS });
-clearInterval(timer);
-await service.stop();
-
-const sorted = [...samples].sort((a, b) => a - b);
-const disk = diskPerLeaf(service.dataDir);
-service.remove();
-console.log(`ingest: ${fmt(result['2xx'])} batches (${fmt(result['2xx'] * 1000)} points) in ${result.duration.toFixed(0)} s, non-2xx ${result.non2xx}`);
-console.log(
-  `RSS: idle ${fmt(idle / MB, 1)} MB; under load p50 ${fmt(sorted[Math.floor(sorted.length / 2)]! / MB, 1)} MB, ` +
-    `max ${fmt(sorted[sorted.length - 1]! / MB, 1)} MB, last ${fmt(samples[samples.length - 1]! / MB, 1)} MB; ` +
-    `max / idle x${(sorted[sorted.length - 1]! / idle).toFixed(2)}`,
-);
-console.log(`RSS every 5 s (MB): ${samples.filter((_, i) => i % 5 === 4).map((b) => fmt(b / MB)).join(' ')}`);
-console.log(
-  `disk: ${fmt(disk.bytes / MB, 1)} MB for ${fmt(disk.leaves)} stored leaves in ${fmt(disk.buckets)} buckets: ` +
-    `${fmt(disk.bytes / disk.leaves, 1)} bytes per leaf`,
-);
+for (const w of WORKLOADS.filter((x) => PARTS.has(x.name))) {
+  const service = await spawnService();
+  const headers = await projectHeaders(service);
+  const idle = rssBytes(service.pid);
+  const samples: number[] = [];
+  const timer = setInterval(() => samples.push(rssBytes(service.pid)), 1000);
+  const r = await runWrk({ url: `${service.url}/api/v1/metrics/batch`, headers, bodies: w.bodies(seeded(7)), connections: 8, seconds: SECONDS });
+  clearInterval(timer);
+  await service.stop();
+  const disk = diskPerLeaf(service.dataDir);
+  service.remove();
+  const sorted = [...samples].sort((a, b) => a - b);
+  const max = sorted[sorted.length - 1]!;
+  console.log(
+    `${w.name}: ${fmt(r.perSecond * r.seconds)} batches in ${fmt(r.seconds)} s (${fmt(r.perSecond * 3000)} leaf values/s), failures ${r.failures}; ` +
+      `RSS idle ${fmt(idle / MB, 1)} MB, p50 ${fmt(sorted[Math.floor(sorted.length / 2)]! / MB, 1)} MB, max ${fmt(max / MB, 1)} MB ` +
+      `(target < 250 MB: ${max < 250 * MB ? 'met' : 'missed'}); disk ${fmt(disk.bytes / disk.leaves, 1)} bytes per stored leaf (${fmt(disk.leaves)} leaves)`,
+  );
+  console.log(`${w.name}: RSS every 5 s (MB): ${samples.filter((_, i) => i % 5 === 4).map((b) => fmt(b / MB)).join(' ')}`);
+}

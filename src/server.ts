@@ -1,6 +1,6 @@
 // startServer(config) -> { url, close }: open storage, migrate, build deps, listen.
 // Used by main.ts and by the tests, which start as many servers as they like in one process.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { Socket } from 'node:net';
@@ -29,6 +29,18 @@ import { SERVER_VERSION } from './version';
 const SUMMARY_INTERVAL_MS = 60_000;
 /** A stop waits this long for slow connections before cutting them. */
 const STOP_DEADLINE_MS = 10_000;
+
+/**
+ * Points a run with the write log acknowledged but did not fold yet: the log is then used for this
+ * run too, so they are replayed and folded, whatever storage.write_log says now.
+ */
+function hasUnfoldedLog(dataDir: string): boolean {
+  try {
+    return statSync(path.join(dataDir, 'metric-log.bin')).size > 0;
+  } catch {
+    return false;
+  }
+}
 
 export interface StartOptions {
   log?: Logger;
@@ -90,14 +102,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     now,
     log,
     intervalMs: options.sweepTimer === false ? 0 : config.retention.sweepIntervalSeconds * 1000,
+    beforeSweep: () => deps.metrics.flush(),
   });
+  const sources = createSourcesRepo(db);
   const deps: Deps = {
     config,
     db,
     log,
     now,
     accounts: createAccountsRepo(db),
-    sources: createSourcesRepo(db),
+    sources,
     dashboards: createDashboardsRepo(db),
     loginThrottle: createLoginThrottle(),
     metrics: createMetricsEngine({
@@ -107,6 +121,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       nativeBinding: options.nativeBinding,
       secrets,
       onCommitted: (points, leaves, seconds) => stats.committed(points, leaves, seconds),
+      findSource: (id) => sources.byId(id),
+      writeLog: config.storage.writeLog || hasUnfoldedLog(config.storage.dataDir),
     }),
     ops: { stats, sweeper, stopping: false },
     nativeBinding: options.nativeBinding,

@@ -24,7 +24,34 @@ export interface SetupResult {
   message: string;
 }
 
+/** Accepted points of one source in the compact form of the domain (opaque to the store). */
+export interface LogEntry {
+  sourceId: string;
+  body: Uint8Array;
+}
+
+export interface LogRecord extends LogEntry {
+  id: number;
+}
+
+/**
+ * A durable log of accepted points, for a store that folds them into its buckets later (the
+ * embedded store). A point is acknowledged once its entry is appended; a write set carrying
+ * `logUpTo` removes the entries it folds in the same transaction (write-set.ts).
+ */
+export interface WriteLog {
+  /**
+   * Appends entries durably, all or none; resolves with the id of the last one. The bodies are lent
+   * for the call (the write queue reuses their bytes for its next commit): write or copy them.
+   */
+  append(entries: readonly LogEntry[]): Promise<number>;
+  /** Entries not folded yet, oldest first (after a restart or a failed fold). */
+  unfolded(): Promise<LogRecord[]>;
+}
+
 export interface MetricStore {
+  /** present on stores that acknowledge writes by a log append and fold them in the background */
+  readonly log?: WriteLog;
   /** `embedded`, `sqlite`, `postgres`, ... (for logs and errors) */
   readonly kind: string;
   /** Creates the store's tables/indexes (idempotent). Rejects with an Error meant for the client. */

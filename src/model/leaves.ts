@@ -68,7 +68,11 @@ export function addToLeaf(root: Tree, parts: readonly string[], amount: number):
   const parent = parentOf(root, parts);
   const last = parts[parts.length - 1]!;
   const old = child(parent, last);
-  put(parent, last, (typeof old === 'number' ? old : 0) + amount);
+  const stored = typeof old === 'number' ? old : 0;
+  const sum = stored + amount;
+  // The engine refuses a track that would overflow (422) before accepting it; this is the last
+  // guard, so a store never holds a number JSON cannot spell.
+  put(parent, last, Number.isFinite(sum) ? sum : stored);
 }
 
 /** Applies one bucket's pending operations to its stored nested values. */

@@ -2,6 +2,18 @@
 // metric key, granularity and bucket, the pending operation of every leaf path. A store applies a
 // whole write set in one transaction, so a flush either commits every point merged into it or none.
 
+/** The key under which every write is counted (SPEC 5.1); only the service writes it. */
+export const SYSTEM_KEY = '__system__key__';
+/** The system key's per-key counts: `keys.<metric key>` */
+export const SYSTEM_KEYS_PREFIX = 'keys.';
+
+/** A leaf of a metric key in a source (overflow checks). */
+export interface LargeLeaf {
+  sourceId: string;
+  key: string;
+  path: string;
+}
+
 /** Pending operations of one bucket, by dot path. */
 export interface BucketOps {
   /** amounts to add to the stored leaf (track) */
@@ -24,6 +36,11 @@ export interface WriteSet {
    * ignore it. Held here rather than in a WeakMap so that it dies young with the set.
    */
   merging?: Map<object, object>;
+  /**
+   * Stores with a write log: the id of the last log entry this set folds. The store removes the
+   * entries up to it in the transaction that applies the set, so each entry is applied once.
+   */
+  logUpTo?: number;
 }
 
 export function emptyWriteSet(): WriteSet {

@@ -20,6 +20,11 @@ export interface SweeperOptions {
   budgetMs?: number;
   /** rows per DELETE statement (default 128) */
   chunkRows?: number;
+  /**
+   * Runs before each sweep: folds the points the embedded store holds in its write window, so the
+   * sweep sees (and deletes) every acknowledged bucket rather than one a later fold writes back.
+   */
+  beforeSweep?: () => Promise<void>;
 }
 
 /** Upper bounds (ms) of the transaction duration histogram. */
@@ -120,6 +125,7 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
 
   async function sweepAll(): Promise<number> {
     const started = performance.now();
+    await options.beforeSweep?.();
     const s = connection();
     const nowMs = options.now();
     let deleted = 0;

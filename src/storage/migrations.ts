@@ -5,8 +5,12 @@ import { CORE_SCHEMA } from './schema/001_core';
 import { METRICS_SCHEMA } from './schema/002_metrics';
 import { DASHBOARD_SHARES_SCHEMA } from './schema/003_dashboard_shares';
 import { RETENTION_SCHEMA } from './schema/004_retention';
+import { migrateMetricLog } from './schema/005_metric_log';
 
-const MIGRATIONS: readonly string[] = [CORE_SCHEMA, METRICS_SCHEMA, DASHBOARD_SHARES_SCHEMA, RETENTION_SCHEMA];
+/** SQL text, or a function for a migration that moves data. */
+type Migration = string | ((db: Db) => void);
+
+const MIGRATIONS: readonly Migration[] = [CORE_SCHEMA, METRICS_SCHEMA, DASHBOARD_SHARES_SCHEMA, RETENTION_SCHEMA, migrateMetricLog];
 
 /** The schema version this build writes (restore refuses newer files). */
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -18,7 +22,9 @@ export function migrate(db: Db): number {
   }
   for (let v = current; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[v]!);
+      const migration = MIGRATIONS[v]!;
+      if (typeof migration === 'string') db.exec(migration);
+      else migration(db);
       db.pragma(`user_version = ${v + 1}`);
     }).immediate();
   }

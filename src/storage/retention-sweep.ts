@@ -1,5 +1,5 @@
 // The retention sweep's SQL on the embedded store's tables (metric_series, metric_buckets from
-// migration 002). It runs on its own connection: the embedded store notices other connections'
+// migration 002, and metric_key_counts, the system key's per-key counts, from migration 005). It runs on its own connection: the embedded store notices other connections'
 // commits through `PRAGMA data_version` and drops its cached bucket trees, so a deleted bucket is
 // never written back from the cache. Each call to deleteBatch is one short IMMEDIATE transaction.
 import type { Db } from './db';
@@ -47,6 +47,11 @@ export function createRetentionSql(db: Db) {
       `DELETE FROM metric_buckets WHERE series_id = @series AND bucket IN
         (SELECT bucket FROM metric_buckets WHERE series_id = @series AND bucket < @before ORDER BY bucket LIMIT @limit)`,
     ),
+    // The same for the per-key counts of a system-key series (none for other series).
+    deleteOldestCounts: db.prepare<[{ series: number; before: number; limit: number }]>(
+      `DELETE FROM metric_key_counts WHERE series_id = @series AND (bucket, key) IN
+        (SELECT bucket, key FROM metric_key_counts WHERE series_id = @series AND bucket < @before ORDER BY bucket, key LIMIT @limit)`,
+    ),
   };
 
   /**
@@ -59,9 +64,11 @@ export function createRetentionSql(db: Db) {
     let finished = 0;
     while (finished < ranges.length) {
       const range = ranges[finished]!;
-      const n = q.deleteOldest.run({ series: range.seriesId, before: range.beforeSec, limit: chunk }).changes;
-      deleted += n;
-      if (n < chunk) finished++;
+      const bounds = { series: range.seriesId, before: range.beforeSec, limit: chunk };
+      const buckets = q.deleteOldest.run(bounds).changes;
+      const counts = q.deleteOldestCounts.run(bounds).changes;
+      deleted += buckets + counts;
+      if (buckets < chunk && counts < chunk) finished++;
       if (performance.now() - started >= budgetMs) break;
     }
     return { deleted, finished };

@@ -1,13 +1,12 @@
 // Numbers and keys at the ingest edge (SPEC 5.2). Issue 9: keys " ", a no-break space or a lone
 // surrogate were accepted but could never be read back; `__system__key__` could be written
 // directly; two tracks of 1e308 were both accepted, after which the embedded store returned null.
-// The rules live in the ingest code (src/domain/metrics/ingest.ts, point-wire.ts); tests marked
-// `todo` wait for them there.
+// The rules live in the ingest code (src/domain/metrics/ingest.ts, point-wire.ts and the checked
+// lane of the write path); test/http/ingest-rules-engine.test.ts covers them for sqlite sources too.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createProjectWithToken, request, type ProjectAgent, type TestServer, startTestServer } from '../helpers/server';
 
-const TODO = { todo: 'needs the ingest rules of SPEC 5.2' };
 const AT = '2026-01-24T10:00:00Z';
 const RANGE = `from=${AT}&to=${AT}&granularity=1h`;
 
@@ -40,7 +39,7 @@ describe('ingest rules for keys and numbers', () => {
     ['a key with a lone surrogate', `{"key":"a\\ud800b","at":"${AT}","values":{"n":1}}`],
     ['a key with a lone low surrogate', `{"key":"\\udc00","at":"${AT}","values":{"n":1}}`],
   ] as const) {
-    test(`${name} is 400 and stores nothing`, TODO, async () => {
+    test(`${name} is 400 and stores nothing`, async () => {
       const res = await postText(text);
       assert.equal(res.status, 400, res.text);
       assert.match(res.body.errors.detail, /key/);
@@ -48,7 +47,7 @@ describe('ingest rules for keys and numbers', () => {
     });
   }
 
-  test('__system__key__ written directly is 422 naming key, and the system key is unchanged', TODO, async () => {
+  test('__system__key__ written directly is 422 naming key, and the system key is unchanged', async () => {
     const ok = await request(server, 'POST', '/api/v1/metrics', { key: 'ok', at: AT, values: { n: 1 } }, as());
     assert.equal(ok.status, 201);
     const before = await read('__system__key__');
@@ -58,7 +57,7 @@ describe('ingest rules for keys and numbers', () => {
     assert.deepEqual((await read('__system__key__')).body, before.body);
   });
 
-  test('a second track of 1e308 would overflow: refused whole (422), the stored value unchanged', TODO, async () => {
+  test('a second track of 1e308 would overflow: refused whole (422), the stored value unchanged', async () => {
     const first = await request(server, 'POST', '/api/v1/metrics', { key: 'big', at: AT, values: { v: 1e308 } }, as());
     assert.equal(first.status, 201, first.text);
     const second = await request(server, 'POST', '/api/v1/metrics', { key: 'big', at: AT, values: { v: 1e308, other: 1 } }, as());

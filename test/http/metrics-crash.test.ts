@@ -16,11 +16,14 @@ interface Child {
   url: string;
 }
 
-/** `service serve --port 0 --data <dir>` as a child process; resolves with its URL once listening. */
-function startChild(): Promise<Child> {
+/**
+ * `service serve --port 0 --data <dir>` as a child process, with or without the write log
+ * (storage.write_log); resolves with its URL once listening.
+ */
+function startChild(writeLog: boolean): Promise<Child> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--port', '0', '--data', dataDir], {
     cwd: ROOT,
-    env: { ...process.env, SERVICE_LOG_LEVEL: 'error' },
+    env: { ...process.env, SERVICE_LOG_LEVEL: 'error', SERVICE_WRITE_LOG: String(writeLog) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -42,48 +45,74 @@ function kill(child: Child): Promise<void> {
   });
 }
 
-test('every acknowledged point survives kill -9', async (t) => {
-  const first = await startChild();
-  const agent = await createProjectWithToken(first);
-  const as = { token: agent.sourceToken, sourceId: agent.sourceId };
-  const at = '2026-03-01T12:34:56Z';
-  let acked = 0;
-  let sent = 0;
-  let killing: Promise<void> | null = null;
+const GRANULARITIES = ['1m', '1h', '1d', '1w', '1mo', '1y'];
+const AT = '2026-03-01T12:34:56Z';
 
-  // Workers send single points and batches of 10 until the server dies under them.
+interface Tally {
+  acked: number;
+  sent: number;
+}
+
+/** Loads the server with single points and batches of 10 until it is killed after `killAt` acks. */
+async function loadUntilKilled(server: Child, as: { token: string; sourceId: string }, killAt: number, tally: Tally): Promise<void> {
+  let acked = 0;
+  let killing: Promise<void> | null = null;
   const worker = async (batch: boolean) => {
     while (!killing) {
       const points = batch ? 10 : 1;
-      sent += points;
+      tally.sent += points;
       const body = batch
-        ? { points: Array.from({ length: 10 }, () => ({ key: 'crash', at, values: { count: 1 } })) }
-        : { key: 'crash', at, values: { count: 1 } };
+        ? { points: Array.from({ length: 10 }, () => ({ key: 'crash', at: AT, values: { count: 1 } })) }
+        : { key: 'crash', at: AT, values: { count: 1 } };
       try {
-        const res = await request(first, 'POST', batch ? '/api/v1/metrics/batch' : '/api/v1/metrics', body, as);
+        const res = await request(server, 'POST', batch ? '/api/v1/metrics/batch' : '/api/v1/metrics', body, as);
         if (res.status !== 201) throw new Error(`unexpected ${res.status}: ${res.text}`);
         acked += points;
+        tally.acked += points;
       } catch (err) {
         if (!killing) throw err;
         return;
       }
-      if (acked >= 1500 && !killing) killing = kill(first);
+      if (acked >= killAt && !killing) killing = kill(server);
     }
   };
   await Promise.all(Array.from({ length: 12 }, (_, i) => worker(i % 2 === 1)));
   await killing;
+}
 
-  const second = await startChild();
+/** The count stored under every granularity, which must agree with each other and the system key. */
+async function storedCount(server: Child, as: { token: string; sourceId: string }): Promise<number> {
+  const counts: number[] = [];
+  for (const granularity of GRANULARITIES) {
+    const metric = await request(server, 'GET', `/api/v1/metrics?${new URLSearchParams({ key: 'crash', from: AT, to: AT, granularity })}`, undefined, as);
+    const system = await request(server, 'GET', `/api/v1/metrics?${new URLSearchParams({ from: AT, to: AT, granularity })}`, undefined, as);
+    const count = (metric.body.data.values[0] as { count: number }).count;
+    assert.deepEqual(system.body.data.values[0], { count, keys: { crash: count } }, `system key at ${granularity}`);
+    counts.push(count);
+  }
+  assert.ok(counts.every((c) => c === counts[0]), `granularities disagree: ${counts.join(', ')}`);
+  return counts[0]!;
+}
+
+// Five rounds on one data directory, killed after different amounts of work, so that kills land
+// with points in the write log, in the fold window and in the middle of folds. Runs switch the write
+// log on and off between kills: a run without it must still replay what a run with it left.
+test('every acknowledged point survives kill -9, five times over, once each', async (t) => {
+  let server = await startChild(true);
+  const agent = await createProjectWithToken(server, { granularities: GRANULARITIES });
+  const as = { token: agent.sourceToken, sourceId: agent.sourceId };
+  const tally: Tally = { acked: 0, sent: 0 };
   try {
-    const query = new URLSearchParams({ key: 'crash', from: at, to: at, granularity: '1h' });
-    const res = await request(second, 'GET', `/api/v1/metrics?${query}`, undefined, as);
-    const stored = (res.body.data.values[0] as { count: number }).count;
-    t.diagnostic(`sent ${sent}, acknowledged ${acked}, stored after restart ${stored}`);
-    assert.ok(stored >= acked, `stored ${stored} < acknowledged ${acked}`);
-    assert.ok(stored <= sent, `stored ${stored} > sent ${sent}`);
-    const system = await request(second, 'GET', `/api/v1/metrics?${new URLSearchParams({ from: at, to: at, granularity: '1h' })}`, undefined, as);
-    assert.deepEqual(system.body.data.values[0], { count: stored, keys: { crash: stored } });
+    const rounds: Array<[killAt: number, restartWithLog: boolean]> = [[1500, false], [300, true], [2500, true], [800, false], [4000, true]];
+    for (const [killAt, restartWithLog] of rounds) {
+      await loadUntilKilled(server, as, killAt, tally);
+      server = await startChild(restartWithLog);
+      const stored = await storedCount(server, as);
+      t.diagnostic(`after kill at ${killAt}, restarted ${restartWithLog ? 'with' : 'without'} the write log: sent ${tally.sent}, acknowledged ${tally.acked}, stored ${stored}`);
+      assert.ok(stored >= tally.acked, `stored ${stored} < acknowledged ${tally.acked}`);
+      assert.ok(stored <= tally.sent, `stored ${stored} > sent ${tally.sent}`);
+    }
   } finally {
-    await kill(second);
+    await kill(server);
   }
 });

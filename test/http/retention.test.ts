@@ -19,8 +19,8 @@ describe('retention', () => {
   const write = (p: { sourceToken: string; sourceId: string }, at: number, count: number) =>
     request(server, 'POST', '/api/v1/metrics', { key: 'hits', at: new Date(at).toISOString(), values: { count } }, { token: p.sourceToken, sourceId: p.sourceId });
 
-  async function series(p: { sourceToken: string; sourceId: string }, granularity: string, from: number, to: number) {
-    const qs = `key=hits&granularity=${granularity}&from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`;
+  async function series(p: { sourceToken: string; sourceId: string }, granularity: string, from: number, to: number, key = 'hits') {
+    const qs = `key=${key}&granularity=${granularity}&from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`;
     const res = await request(server, 'GET', `/api/v1/metrics?${qs}`, undefined, { token: p.sourceToken, sourceId: p.sourceId });
     assert.equal(res.status, 200, res.text);
     return res.body.data.values as Array<{ count?: number }>;
@@ -47,6 +47,9 @@ describe('retention', () => {
     clock = T0 + 2 * HOUR + 1000; // the 10:00 hour is past expire_after; the day keeps its 30 days
     await server.deps.ops.sweeper.sweep();
     assert.deepEqual(await series(p, '1h', T0, T0), [{}]);
+    // The system key's bucket goes too: its count and its per-key counts (kept in their own table).
+    assert.deepEqual(await series(p, '1h', T0, T0, '__system__key__'), [{}]);
+    assert.deepEqual(await series(keep, '1h', T0, T0, '__system__key__'), [{ count: 2, keys: { hits: 2 } }]);
     assert.deepEqual(await series(p, '1m', T0, T0 + 30 * 60_000).then((v) => v.filter((b) => b.count)), []);
     assert.deepEqual(await series(p, '1d', T0, T0), [{ count: 5 }]);
     // A project without rules keeps everything.

@@ -42,7 +42,7 @@ describe('config', () => {
         bodyBytesInFlight: 8_388_608,
         trustProxy: false,
       },
-      storage: { dataDir: path.join(cwd, 'data') },
+      storage: { dataDir: path.join(cwd, 'data'), writeLog: false },
       deployment: { mode: 'self_hosted' },
       features: { projectsEnabled: true, registrationEnabled: true },
       limits: {
@@ -153,6 +153,7 @@ level = "warn"
       'server.body_bytes_in_flight': ['65535', 'lots'],
       'server.trust_proxy': ['sometimes'],
       'storage.data_dir': [' '],
+      'storage.write_log': ['sometimes'],
       'deployment.mode': ['cloud', 'SAAS'],
       'features.projects_enabled': ['maybe', '2'],
       'features.registration_enabled': ['enabled'],

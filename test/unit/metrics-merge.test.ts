@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { emptyWriteSet, type BucketOps, type WriteSet } from '../../src/drivers/types';
 import { parsePoint } from '../../src/domain/metrics/ingest';
 import { PathSplitter, applyBucketOps, nestLeaves, type Tree } from '../../src/model/leaves';
-import { PlanCache, SYSTEM_KEY, mergeIntoPending, mergePoints, planFor } from '../../src/domain/metrics/merge';
+import { PlanCache, SYSTEM_KEY, finishMerging, mergeIntoPending, mergePoints, planFor } from '../../src/domain/metrics/merge';
 
 const source = {
   id: 'src-1',
@@ -164,9 +164,10 @@ describe('mergeIntoPending', () => {
     [point({ values: { amount: { net: 4 } } })],
   ];
 
-  test('merging request after request into one write set equals merging each on its own', () => {
+  test('merging request after request into one write set, then finishing it, equals merging each on its own', () => {
     const cached = emptyWriteSet();
     for (const points of requests()) mergeIntoPending(cached, plan, points);
+    finishMerging(cached);
     const separate = emptyWriteSet();
     for (const points of requests()) mergePoints(separate, plan, points);
     assert.deepEqual(dump(cached), dump(separate));
@@ -178,6 +179,7 @@ describe('mergeIntoPending', () => {
     mergeIntoPending(first, plan, [point({ values: { n: 1 } })]);
     const second = emptyWriteSet();
     mergeIntoPending(second, plan, [point({ values: { n: 2 } })]);
+    finishMerging(second);
     assert.deepEqual(after(opsOf(second, 'orders', '1m', Date.UTC(2025, 2, 4, 10, 20))), { n: 2 });
     assert.deepEqual(after(opsOf(second, SYSTEM_KEY, '1m', Date.UTC(2025, 2, 4, 10, 20))), { count: 1, keys: { orders: 1 } });
   });
@@ -231,5 +233,19 @@ describe('merging in groups', () => {
     const oneByOne = emptyWriteSet();
     for (const p of points) mergePoints(oneByOne, plan, [p]);
     assert.deepEqual(applied(grouped), applied(oneByOne));
+  });
+
+  test('a window of more distinct keys than a merger holds groups for (10,000) still sums every point once', () => {
+    const points = Array.from({ length: 25_000 }, (_, i) => point({
+      key: `k${i % 12_000}`,
+      at: iso(Date.UTC(2025, 2, 4, 10) + (i % 7) * 60_000),
+      values: { n: 1 + (i % 3) },
+    }));
+    const window = emptyWriteSet();
+    for (let i = 0; i < points.length; i += 1000) mergeIntoPending(window, plan, points.slice(i, i + 1000));
+    finishMerging(window);
+    const oneByOne = emptyWriteSet();
+    for (const p of points) mergePoints(oneByOne, plan, [p]);
+    assert.deepEqual(applied(window), applied(oneByOne));
   });
 });

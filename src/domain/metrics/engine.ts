@@ -6,15 +6,18 @@ import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
 import { createDriverRegistry } from '../../drivers';
 import { translateSqliteError } from '../../drivers/sqlite';
-import type { SetupResult } from '../../drivers/types';
+import type { LogRecord, SetupResult, WriteSet } from '../../drivers/types';
 import type { SecretBox } from '../../lib/secrets';
 import type { Source } from '../types';
 import { parseBatch, parsePoint, type ValidPoint } from './ingest';
 import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './batch-parser';
 import { PlanCache, mergeIntoPending } from './merge';
+import { decodePoints, wireFromBytes } from './point-wire';
 import type { SeriesData } from './query';
 import { type SeriesParams, type SeriesText, parseSeriesParams, parseSeriesValues, readSeriesText } from './series';
 import { createWriteQueue } from './write-queue';
+import { OverflowGuard } from './overflow';
+import { createLargeLeavesRepo } from '../../storage/large-leaves';
 
 export interface MetricsEngineOptions {
   db: Db;
@@ -28,6 +31,13 @@ export interface MetricsEngineOptions {
   secrets?: SecretBox;
   /** told of every committed write, for GET /metrics (points, leaf values, seconds since enqueue) */
   onCommitted?: (points: number, leaves: number, seconds: number) => void;
+  /**
+   * The source of an id, to replay the embedded store's write log after a restart. Without it the
+   * embedded store is written without its log (each group commit applied directly).
+   */
+  findSource?: (id: string) => Source | undefined;
+  /** acknowledge embedded writes after the write log's append and fold them later (needs findSource) */
+  writeLog?: boolean;
 }
 
 export interface MetricsEngine {
@@ -57,18 +67,35 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const sqlite = { timeoutMs: config.limits.sqliteSourceTimeoutMs, idleMs: config.limits.sqliteIdleCloseMs, log: options.log };
   const drivers = createDriverRegistry({ db: options.db, nativeBinding: options.nativeBinding, sqlite, secrets: options.secrets });
   const plans = new PlanCache();
+  const findSource = options.writeLog ? options.findSource : undefined;
+
+  /** Merges a logged entry back (after a restart or a failed fold); a deleted source's are dropped. */
+  function replay(record: LogRecord, writes: WriteSet): void {
+    const source = findSource!(record.sourceId);
+    if (source) mergeIntoPending(writes, plans.get(source), decodePoints(wireFromBytes(record.body)));
+  }
+
   const queue = createWriteQueue({
     maxPendingPoints: config.limits.writeQueueMaxPoints,
     log: options.log,
     translateError: translateSqliteError,
+    replay: findSource ? replay : undefined,
   });
 
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
 
-  function write(source: Source, points: ValidPoint[]): Promise<void> {
+  const guard = new OverflowGuard(createLargeLeavesRepo(options.db));
+
+  function write(source: Source, points: ValidPoint[], batch = false): Promise<void> {
     const store = drivers.storeFor(source);
     const plan = plans.get(source);
-    const done = queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points));
+    const enqueue = () => {
+      const logged = store.log && findSource ? { sourceId: source.id, points } : undefined;
+      return queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points), logged);
+    };
+    const done = guard.needsCheck(source.id, points)
+      ? guard.checked(points, { plan, store, batch, drain: () => queue.drain(store), write: enqueue })
+      : enqueue();
     const observe = options.onCommitted;
     if (!observe) return done;
     const started = performance.now();
@@ -81,7 +108,14 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   /** Writes a batch's points; resolves with their count once committed. */
   function writeBatch(source: Source, points: ValidPoint[]): Promise<number> {
     const count = points.length;
-    return write(source, points).then(() => count);
+    return write(source, points, true).then(() => count);
+  }
+
+  /** The source's store once every acknowledged point is in it (reads see them all). */
+  async function settledStore(source: Source) {
+    const store = drivers.storeFor(source);
+    await queue.settle(store);
+    return store;
   }
 
   function assertIngestEnabled(): void {
@@ -120,12 +154,12 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async series(source, query) {
       const params = parseSeriesParams(source, query, { keyRequired: false });
-      return readSeriesText(drivers.storeFor(source), source, params);
+      return readSeriesText(await settledStore(source), source, params);
     },
 
     async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
-      return { params, series: parseSeriesValues(await readSeriesText(drivers.storeFor(source), source, params)) };
+      return { params, series: parseSeriesValues(await readSeriesText(await settledStore(source), source, params)) };
     },
 
     async setup(source) {

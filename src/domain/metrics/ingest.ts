@@ -6,6 +6,7 @@
 // naming the point's index.
 import { badRequest, invalid } from '../../errors';
 import { parseTimestamp } from '../../lib/time';
+import { SYSTEM_KEY } from '../../model/write-set';
 
 export const MAX_KEY_LENGTH = 255;
 export const MAX_DEPTH = 32;
@@ -42,13 +43,35 @@ function keyLength(key: string): number {
   return key.length <= MAX_KEY_LENGTH ? key.length : [...key].length; // code points, not UTF-16 units
 }
 
+// White space in Unicode's sense (\s: tab, no-break space, the U+2000 spaces, ideographic space,
+// BOM...) and the zero-width characters that print as nothing: a key of only these is blank.
+const BLANK = /^[\s\u180e\u200b-\u200d\u2060]*$/;
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+// The points of a batch mostly share their key: the last key found good is not checked again.
+let lastGoodKey: string | null = null;
+
+/** Why a key cannot be read (400), or null. */
+function keyError(key: unknown): string | null {
+  if (key === lastGoodKey) return null;
+  if (typeof key !== 'string' || key.length === 0 || keyLength(key) > MAX_KEY_LENGTH) {
+    return `must be a string of 1 to ${MAX_KEY_LENGTH} characters`;
+  }
+  if (BLANK.test(key)) return 'must not be blank';
+  if (LONE_SURROGATE.test(key)) return 'must be well-formed Unicode (it holds a lone surrogate)';
+  lastGoodKey = key;
+  return null;
+}
+
 /** The 400-level checks: the fields every point must carry in a readable form. */
 function readableErrors(body: Record<string, unknown>, atMs: number | null): FieldError[] {
   const errors: FieldError[] = [];
   const { key, at, values } = body;
   if (key === undefined) errors.push({ field: 'key', message: 'is required' });
-  else if (typeof key !== 'string' || key.length === 0 || keyLength(key) > MAX_KEY_LENGTH) {
-    errors.push({ field: 'key', message: `must be a string of 1 to ${MAX_KEY_LENGTH} characters` });
+  else {
+    const problem = keyError(key);
+    if (problem) errors.push({ field: 'key', message: problem });
   }
   if (at === undefined) errors.push({ field: 'at', message: 'is required' });
   else if (atMs === null) {
@@ -103,6 +126,7 @@ function dedupe(leaves: Leaves): void {
 
 function ruleErrors(body: Record<string, unknown>, leaves: Leaves): FieldError[] {
   const errors: FieldError[] = [];
+  if (body.key === SYSTEM_KEY) errors.push({ field: 'key', message: `must not be the system key ${SYSTEM_KEY}` });
   if (leaves.error) errors.push({ field: 'values', message: leaves.error });
   else if (leaves.paths.length === 0) errors.push({ field: 'values', message: 'must hold at least one numeric leaf' });
   const { operation, untracked } = body;

@@ -12,11 +12,15 @@ import { SlotRun, TrackGroup, sameBuckets } from './track-groups';
 
 export { PlanCache, planFor, type GranularityPlan, type PlanInput, type SourcePlan } from './plan';
 
-export const SYSTEM_KEY = '__system__key__';
+export { SYSTEM_KEY } from '../../model/write-set';
+import { SYSTEM_KEY } from '../../model/write-set';
 export const UNTRACKED_KEY = '__untracked__';
 const UNTRACKED_PATH = `keys.${UNTRACKED_KEY}`;
 
 type LeafWrite = (ops: BucketOps, path: string, value: number) => void;
+
+/** Track groups a merger holds before it spreads them (bounds a fold window's memory). */
+const MAX_GROUPS = 10_000;
 
 export function addLeaf(ops: BucketOps, path: string, amount: number): void {
   const set = ops.set;
@@ -79,6 +83,7 @@ class Merger {
   private readonly slots = new Map<string, KeySlots>();
   private readonly system: KeySlots;
   private readonly groups = new Map<string, Map<number, TrackGroup>>();
+  private groupCount = 0;
   /** the group of the previous track, for the next point of the same key and finest bucket */
   private last: { key: string; finest: number; group: TrackGroup } | null = null;
   /** bucket starts of the point being merged, one per granularity (reused) */
@@ -113,6 +118,7 @@ class Merger {
   spreadGroups(): void {
     for (const [key, byBucket] of this.groups) this.spreadKeyGroups(key, byBucket.values());
     this.groups.clear();
+    this.groupCount = 0;
     this.last = null;
   }
 
@@ -152,7 +158,16 @@ class Merger {
       let byBucket = this.groups.get(key);
       if (!byBucket) this.groups.set(key, (byBucket = new Map()));
       group = byBucket.get(finest);
-      if (!group) byBucket.set(finest, (group = new TrackGroup(buckets.slice(), point)));
+      if (!group) {
+        // A fold window of distinct keys makes a group per point: spread them early instead of
+        // holding them all (bucket operations are shared by points, groups are not).
+        if (this.groupCount >= MAX_GROUPS) {
+          this.spreadGroups();
+          return this.groupFor(point, buckets);
+        }
+        byBucket.set(finest, (group = new TrackGroup(buckets.slice(), point)));
+        this.groupCount++;
+      }
       this.last = { key, finest, group };
     }
     return sameBuckets(group.buckets, buckets) ? group : null;
@@ -203,22 +218,27 @@ class Merger {
 
 /** Merges points of one source into `writes`, in order. */
 export function mergePoints(writes: WriteSet, plan: SourcePlan, points: readonly ValidPoint[]): void {
-  mergeWith(new Merger(writes, plan), points);
-}
-
-function mergeWith(merger: Merger, points: readonly ValidPoint[]): void {
+  const merger = new Merger(writes, plan);
   for (const point of points) merger.add(point);
   merger.spreadGroups();
 }
 
 /**
- * mergePoints for the requests of one group commit: they share one merger per pending write set
- * and plan, and with it its bucket look-ups (for single points, setting up a merger cost more than
- * merging). The merger lives on the write set and goes with it.
+ * mergePoints for the write queue: the requests merged into one write set (a group commit, or a
+ * fold window of about a second) share one merger per plan, so tracks of every request that share
+ * their buckets are summed before they are spread. The mergers live on the write set and go with
+ * it; `finishMerging` spreads what they hold before the set is applied.
  */
 export function mergeIntoPending(writes: WriteSet, plan: SourcePlan, points: readonly ValidPoint[]): void {
   const mergers = (writes.merging ??= new Map());
   let merger = mergers.get(plan) as Merger | undefined;
   if (!merger) mergers.set(plan, (merger = new Merger(writes, plan)));
-  mergeWith(merger, points);
+  for (const point of points) merger.add(point);
+}
+
+/** Spreads the track groups still held by the write set's mergers; call before applying it. */
+export function finishMerging(writes: WriteSet): void {
+  if (!writes.merging) return;
+  for (const merger of writes.merging.values()) (merger as Merger).spreadGroups();
+  writes.merging = undefined;
 }

@@ -9,15 +9,25 @@ import { samePaths } from './track-groups';
 export interface WirePoints {
   keys: string[];
   pathLists: string[][];
-  /** per point: key index, atMs, flags (1 assert, 2 untracked), path list index */
+  /** per point: atMs, then key index x 2^24 + path list index x 4 + flags (1 assert, 2 untracked) */
   meta: Float64Array;
   /** every point's leaf values, in order */
   values: Float64Array;
 }
 
-const FIELDS = 4;
+const FIELDS = 2;
 const ASSERT = 1;
 const UNTRACKED = 2;
+// Indexes packed into one double (exact below 2^53): path lists below 2^22, keys below 2^29, far
+// above what a write log entry holds (its points are bounded by the write queue).
+const KEY_UNIT = 2 ** 24;
+const LIST_UNIT = 4;
+
+function leafCountOf(points: readonly ValidPoint[]): number {
+  let count = 0;
+  for (const p of points) count += p.values.length;
+  return count;
+}
 
 /** An unambiguous text for a list of paths (lengths first). */
 function signature(paths: readonly string[]): string {
@@ -26,15 +36,18 @@ function signature(paths: readonly string[]): string {
   return text;
 }
 
-export function encodePoints(points: readonly ValidPoint[]): WirePoints {
+/** Where encodePoints puts its numbers (default: new arrays). */
+export type DoublesAllocator = (length: number) => Float64Array;
+
+const newDoubles: DoublesAllocator = (length) => new Float64Array(length);
+
+export function encodePoints(points: readonly ValidPoint[], alloc: DoublesAllocator = newDoubles): WirePoints {
   const keyIndex = new Map<string, number>();
   const listIndex = new Map<string, number>();
   const keys: string[] = [];
   const pathLists: string[][] = [];
-  const meta = new Float64Array(points.length * FIELDS);
-  let leafCount = 0;
-  for (const p of points) leafCount += p.values.length;
-  const values = new Float64Array(leafCount);
+  const meta = alloc(points.length * FIELDS);
+  const values = alloc(leafCountOf(points));
   let lastPaths: readonly string[] | null = null;
   let lastList = -1;
   let v = 0;
@@ -51,10 +64,8 @@ export function encodePoints(points: readonly ValidPoint[]): WirePoints {
     }
     lastPaths = p.paths;
     const m = i * FIELDS;
-    meta[m] = k;
-    meta[m + 1] = p.atMs;
-    meta[m + 2] = (p.assert ? ASSERT : 0) | (p.untracked ? UNTRACKED : 0);
-    meta[m + 3] = lastList;
+    meta[m] = p.atMs;
+    meta[m + 1] = k * KEY_UNIT + lastList * LIST_UNIT + (p.assert ? ASSERT : 0) + (p.untracked ? UNTRACKED : 0);
     for (let j = 0; j < p.values.length; j++) values[v++] = p.values[j]!;
   }
   return { keys, pathLists, meta, values };
@@ -67,13 +78,16 @@ export function decodePoints(wire: WirePoints): ValidPoint[] {
   let v = 0;
   for (let i = 0; i < count; i++) {
     const m = i * FIELDS;
-    const paths = pathLists[meta[m + 3]!]!;
+    const packed = meta[m + 1]!;
+    const key = Math.floor(packed / KEY_UNIT);
+    const low = packed - key * KEY_UNIT;
+    const flags = low % LIST_UNIT;
+    const paths = pathLists[(low - flags) / LIST_UNIT]!;
     const leafValues: number[] = new Array(paths.length);
     for (let j = 0; j < paths.length; j++) leafValues[j] = values[v++]!;
-    const flags = meta[m + 2]!;
     points[i] = {
-      key: keys[meta[m]!]!,
-      atMs: meta[m + 1]!,
+      key: keys[key]!,
+      atMs: meta[m]!,
       assert: (flags & ASSERT) !== 0,
       untracked: (flags & UNTRACKED) !== 0,
       paths,
@@ -97,4 +111,69 @@ export function encodeError(err: unknown): WireError {
 
 export function decodeError(wire: WireError): AppError {
   return new AppError(wire.kind, wire.message, wire.options);
+}
+
+/**
+ * WirePoints as one byte string, the body of a write-log entry (drivers/types.ts WriteLog): meta
+ * and values as doubles (the machine's byte order: the log is read back by the same machine), then
+ * the strings and the point count as JSON, then that JSON's length as 4 bytes.
+ */
+export function wireToBytes(wire: WirePoints): Buffer {
+  const head = Buffer.from(JSON.stringify([wire.keys, wire.pathLists, wire.meta.length / FIELDS]));
+  const doubles = wire.meta.byteLength + wire.values.byteLength;
+  const out = Buffer.alloc(doubles + head.length + 4);
+  Buffer.from(wire.meta.buffer, wire.meta.byteOffset, wire.meta.byteLength).copy(out, 0);
+  Buffer.from(wire.values.buffer, wire.values.byteOffset, wire.values.byteLength).copy(out, wire.meta.byteLength);
+  head.copy(out, doubles);
+  out.writeUInt32LE(head.length, doubles + head.length);
+  return out;
+}
+
+export function wireFromBytes(bytes: Uint8Array): WirePoints {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headLength = buf.readUInt32LE(buf.length - 4);
+  const headStart = buf.length - 4 - headLength;
+  const [keys, pathLists, count] = JSON.parse(buf.toString('utf8', headStart, buf.length - 4)) as [string[], string[][], number];
+  // a copy: the doubles must be aligned, which a slice of the caller's buffer need not be
+  const doubles = new Float64Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + headStart));
+  return { keys, pathLists, meta: doubles.subarray(0, count * FIELDS), values: doubles.subarray(count * FIELDS) };
+}
+
+/**
+ * Encodes write-log bodies into one reused buffer, in wireToBytes' layout, so a commit's bodies
+ * need no allocation of their own. The bodies stay valid until `reset`, which the write queue
+ * calls before the next commit.
+ */
+export class WireScratch {
+  private buf = Buffer.allocUnsafe(1 << 20);
+  private used = 0;
+
+  reset(): void {
+    this.used = 0;
+  }
+
+  encode(points: readonly ValidPoint[]): Buffer {
+    this.used = Math.ceil(this.used / 8) * 8;
+    const start = this.used;
+    this.ensure((points.length * FIELDS + leafCountOf(points)) * 8);
+    const wire = encodePoints(points, (length) => {
+      const doubles = new Float64Array(this.buf.buffer, this.buf.byteOffset + this.used, length);
+      this.used += length * 8;
+      return doubles;
+    });
+    const head = Buffer.from(JSON.stringify([wire.keys, wire.pathLists, points.length]));
+    this.ensure(head.length + 4);
+    head.copy(this.buf, this.used);
+    this.buf.writeUInt32LE(head.length, this.used + head.length);
+    this.used += head.length + 4;
+    return this.buf.subarray(start, this.used);
+  }
+
+  /** Room for `bytes` more; a new buffer keeps what is used (bodies already handed out keep the old one). */
+  private ensure(bytes: number): void {
+    if (this.used + bytes <= this.buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + bytes));
+    this.buf.copy(grown, 0, 0, this.used);
+    this.buf = grown;
+  }
 }

@@ -116,16 +116,83 @@ function FieldInput({ spec, widget, set, listId }: { spec: FieldSpec; widget: Wi
   );
 }
 
+type RawRow = Record<string, unknown>;
+const rowText = (row: RawRow, name: string) => (typeof row[name] === 'string' || typeof row[name] === 'number' ? String(row[name]) : '');
+const isExpression = (row: RawRow) => rowText(row, 'kind').toLowerCase() === 'expression';
+
+/** Trifle `series` rows: kind, path or expression, label, visible. Other fields of a row (color,
+ * color_selector, ...) are kept as they were. Rows are named a, b, c, ... for expressions. */
+function SeriesRows({ rows, set, listId }: { rows: RawRow[]; set: (rows: RawRow[]) => void; listId: string }) {
+  const change = (i: number, patch: RawRow) => set(rows.map((row, j) => (j === i ? { ...row, ...patch } : row)));
+  const letter = (i: number) => String.fromCharCode(97 + i);
+  return (
+    <fieldset class="wide series-rows" aria-label="Series rows">
+      <legend class="muted">Series rows <span class="series-rows__hint">(expressions name earlier rows a, b, c…)</span></legend>
+      {rows.map((row, i) => {
+        const expr = isExpression(row);
+        const n = i + 1;
+        return (
+          <div class="series-row" key={i} data-series-row={i}>
+            <span class="series-row__letter" aria-hidden="true">{letter(i)}</span>
+            <select aria-label={`Row ${n} kind`} name={`series-${i}-kind`} value={expr ? 'expression' : 'path'}
+              onChange={(e) => {
+                const kind = (e.target as HTMLSelectElement).value;
+                const { path: _p, expression: _e, ...rest } = row;
+                set(rows.map((r, j) => (j === i ? (kind === 'expression' ? { ...rest, kind, expression: '' } : { ...rest, kind, path: '' }) : r)));
+              }}>
+              <option value="path">path</option>
+              <option value="expression">expression</option>
+            </select>
+            <input class="series-row__source" aria-label={expr ? `Row ${n} expression` : `Row ${n} path`} name={`series-${i}-${expr ? 'expression' : 'path'}`}
+              list={expr ? undefined : listId} placeholder={expr ? 'a / b' : 'path.to.value'} value={rowText(row, expr ? 'expression' : 'path')}
+              onInput={(e) => change(i, { [expr ? 'expression' : 'path']: (e.target as HTMLInputElement).value })} />
+            <input class="series-row__label" aria-label={`Row ${n} label`} name={`series-${i}-label`} placeholder="label" value={rowText(row, 'label')}
+              onInput={(e) => change(i, { label: (e.target as HTMLInputElement).value })} />
+            <label class="series-row__visible" title="Drawn (hidden rows still feed expressions)">
+              <input type="checkbox" name={`series-${i}-visible`} checked={row.visible !== false && row.visible !== 'false'}
+                onChange={(e) => change(i, { visible: (e.target as HTMLInputElement).checked })} />
+              shown
+            </label>
+            <button type="button" class="icon" aria-label={`Remove row ${n}`} disabled={rows.length === 1} onClick={() => set(rows.filter((_, j) => j !== i))}>✕</button>
+          </div>
+        );
+      })}
+      <div class="row">
+        <button type="button" onClick={() => set([...rows, { kind: 'path', path: '', visible: true }])}>Add path row</button>
+        <button type="button" onClick={() => set([...rows, { kind: 'expression', expression: '', visible: true }])}>Add expression row</button>
+      </div>
+    </fieldset>
+  );
+}
+
+/** Drops rows left empty; trims what was typed. */
+function cleanRows(rows: RawRow[]): RawRow[] {
+  return rows
+    .map((row) => {
+      const out: RawRow = { ...row };
+      for (const k of ['path', 'expression', 'label']) if (typeof out[k] === 'string') out[k] = (out[k] as string).trim();
+      if (out.label === '') delete out.label;
+      return out;
+    })
+    .filter((row) => rowText(row, isExpression(row) ? 'expression' : 'path') || rowText(row, 'label'));
+}
+
+const hasSeries = (w: WidgetConfig) => Array.isArray(w.series) && w.series.length > 0;
+const PATH_FIELDS = new Set(['path', 'paths']);
+
 const GEOMETRY = ['x', 'y', 'w', 'h'] as const;
 
 export function WidgetForm({ initial, paths, onSave, onCancel }: { initial: WidgetConfig; paths: string[]; onSave: (w: WidgetConfig) => void; onCancel: () => void }) {
   const [widget, setWidget] = useState<WidgetConfig>(initial);
   const set = (name: string, value: unknown) => setWidget((w) => ({ ...w, [name]: value }));
   const listId = `paths-${initial.id}`;
+  // A widget with `series` rows draws them (they win over path/paths), so the form edits them.
+  const seriesForm = hasSeries(initial);
   const submit = (e: Event) => {
     e.preventDefault();
     const clean: WidgetConfig = { ...widget };
     if (Array.isArray(clean.paths)) clean.paths = (clean.paths as string[]).map((p) => p.trim()).filter(Boolean);
+    if (seriesForm) clean.series = cleanRows(clean.series as RawRow[]);
     for (const [k, v] of Object.entries(clean)) if (v === undefined) delete clean[k];
     onSave(clean);
   };
@@ -138,7 +205,8 @@ export function WidgetForm({ initial, paths, onSave, onCancel }: { initial: Widg
           Title
           <input name="title" value={widget.title ?? ''} onInput={(e) => set('title', (e.target as HTMLInputElement).value)} maxLength={255} />
         </label>
-        {(SPECS[widget.type] ?? []).map((spec) => (
+        {seriesForm && <SeriesRows rows={widget.series as RawRow[]} set={(rows) => set('series', rows)} listId={listId} />}
+        {(SPECS[widget.type] ?? []).filter((spec) => !(seriesForm && PATH_FIELDS.has(spec.name))).map((spec) => (
           <FieldInput key={spec.name} spec={spec} widget={widget} set={set} listId={listId} />
         ))}
         {GEOMETRY.map((g) => (

@@ -6,7 +6,7 @@ import type { WidgetConfig } from '../widgets/types';
 export const WIDGET_TYPES = ['kpi', 'timeseries', 'category', 'table', 'text', 'list', 'distribution', 'heatmap', 'group'] as const;
 
 type FieldSpec =
-  | { kind: 'path' | 'paths' | 'text' | 'number' | 'flag'; name: string; label: string }
+  | { kind: 'path' | 'paths' | 'text' | 'number' | 'flag'; name: string; label: string; /** a flag's value when the field is absent */ fallback?: boolean }
   | { kind: 'choice'; name: string; label: string; options: string[] };
 
 const SPECS: Record<string, FieldSpec[]> = {
@@ -23,7 +23,7 @@ const SPECS: Record<string, FieldSpec[]> = {
     { kind: 'choice', name: 'chart_type', label: 'Chart', options: ['line', 'area', 'bar', 'dots'] },
     { kind: 'flag', name: 'stacked', label: 'Stacked' },
     { kind: 'flag', name: 'normalized', label: 'Normalized' },
-    { kind: 'flag', name: 'legend', label: 'Legend' },
+    { kind: 'flag', name: 'legend', label: 'Legend', fallback: true },
   ],
   category: [
     { kind: 'path', name: 'path', label: 'Path (may end in .*)' },
@@ -63,7 +63,7 @@ function FieldInput({ spec, widget, set, listId }: { spec: FieldSpec; widget: Wi
   if (spec.kind === 'flag') {
     return (
       <label>
-        <input type="checkbox" name={spec.name} checked={value === true} onChange={(e) => set(spec.name, (e.target as HTMLInputElement).checked)} />
+        <input type="checkbox" name={spec.name} checked={value === undefined || value === null ? spec.fallback === true : value === true || value === 'true'} onChange={(e) => set(spec.name, (e.target as HTMLInputElement).checked)} />
         {spec.label}
       </label>
     );

@@ -31,7 +31,7 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
         <table class="data-table">
           <thead>
             <tr>
-              <th scope="col" class="data-table__path" title={prefix ? `Paths under ${prefix}` : undefined}>{prefix ? <code>{prefix}…</code> : 'Path'}</th>
+              <th scope="col" class="data-table__path" title={prefix ? `Paths under ${prefix}` : undefined}>{prefix ? <code>{prefix}*</code> : 'Path'}</th>
               {at.map((ms, i) => (
                 <th key={ms} scope="col" title={formatBucket(ms, ctx.timeZone, ctx.range.granularity)} class={i === current ? 'is-current' : undefined}>
                   {formatBucketShort(ms, ctx.timeZone, ctx.range.granularity)}

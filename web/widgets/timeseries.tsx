@@ -54,7 +54,7 @@ function seriesMeta(prefix: string, cut: string) {
   if (!prefix && !cut) return undefined;
   return (
     <>
-      {prefix && <code class="widget__prefix" title={`Series under ${prefix}`}>{prefix}…</code>}
+      {prefix && <code class="widget__prefix" title={`Series under ${prefix}`}>{prefix}*</code>}
       {prefix && cut && ' · '}
       {cut}
     </>

@@ -129,7 +129,10 @@ describe('editing', { skip: browserSkipReason() }, () => {
     ];
     const created = await request(h.server, 'POST', '/api/v1/dashboards', {
       name: 'Ratios', key: 'shop::SK::orders', source: { type: 'project', id: seeded.sourceId },
-      payload: { grid: [{ id: 'ratio', type: 'timeseries', title: 'Per order', series, x: 0, y: 0, w: 6, h: 3 }] },
+      payload: { grid: [
+        { id: 'ratio', type: 'timeseries', title: 'Per order', series, x: 0, y: 0, w: 6, h: 3 },
+        { id: 'plain', type: 'table', title: 'Plain', paths: ['revenue', 'count'], x: 6, y: 0, w: 6, h: 3 },
+      ] },
     }, { token: seeded.userToken });
     assert.equal(created.status, 201, created.text);
     const id = created.body.data.id as string;
@@ -170,6 +173,26 @@ describe('editing', { skip: browserSkipReason() }, () => {
       series[2],
       { kind: 'path', path: 'count', visible: true },
     ], 'the empty new row is dropped');
+
+    // A widget of paths turned into series rows through the form, to add an expression.
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit Plain' }).click();
+    await form.getByRole('button', { name: 'Use series rows' }).click();
+    assert.equal(await form.getByLabel('Row 2 path').inputValue(), 'count');
+    await form.getByRole('button', { name: 'Add expression row' }).click();
+    await form.getByLabel('Row 3 expression').fill('a / b');
+    await form.getByLabel('Row 3 label').fill('Per order');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
+    const plain = (await request(h.server, 'GET', `/api/v1/dashboards/${id}`, undefined, { token: seeded.userToken })).body.data.payload.grid[1];
+    assert.deepEqual(plain.series, [
+      { kind: 'path', path: 'revenue', visible: true },
+      { kind: 'path', path: 'count', visible: true },
+      { kind: 'expression', expression: 'a / b', visible: true, label: 'Per order' },
+    ]);
+    assert.equal(plain.paths, undefined);
+    await page.locator('[data-widget-id="plain"][data-state="ready"] tbody th', { hasText: 'Per order' }).waitFor();
     await context.close();
   });
 

@@ -187,7 +187,16 @@ export function WidgetForm({ initial, paths, onSave, onCancel }: { initial: Widg
   const set = (name: string, value: unknown) => setWidget((w) => ({ ...w, [name]: value }));
   const listId = `paths-${initial.id}`;
   // A widget with `series` rows draws them (they win over path/paths), so the form edits them.
-  const seriesForm = hasSeries(initial);
+  const seriesForm = hasSeries(widget);
+  const metric = (SPECS[widget.type] ?? []).some((spec) => PATH_FIELDS.has(spec.name));
+  /** path/paths become series rows (for expressions and labels), in the same order. */
+  const toSeries = () =>
+    setWidget((w) => {
+      const list = Array.isArray(w.paths) ? (w.paths as unknown[]) : typeof w.path === 'string' ? [w.path] : [];
+      const rows = list.map((p) => String(p).trim()).filter(Boolean).map((path) => ({ kind: 'path', path, visible: true }));
+      const { path: _path, paths: _paths, ...rest } = w;
+      return { ...rest, series: rows.length ? rows : [{ kind: 'path', path: '', visible: true }] } as WidgetConfig;
+    });
   const submit = (e: Event) => {
     e.preventDefault();
     const clean: WidgetConfig = { ...widget };
@@ -209,6 +218,12 @@ export function WidgetForm({ initial, paths, onSave, onCancel }: { initial: Widg
         {(SPECS[widget.type] ?? []).filter((spec) => !(seriesForm && PATH_FIELDS.has(spec.name))).map((spec) => (
           <FieldInput key={spec.name} spec={spec} widget={widget} set={set} listId={listId} />
         ))}
+        {!seriesForm && metric && (
+          <p class="wide muted form-note">
+            Need an expression (<code>a / b</code>) or labels?{' '}
+            <button type="button" class="link" onClick={toSeries}>Use series rows</button>
+          </p>
+        )}
         {GEOMETRY.map((g) => (
           <label class="field" key={g}>
             {{ x: 'Column (0–11)', y: 'Row', w: 'Width (columns)', h: 'Height (rows)' }[g]}

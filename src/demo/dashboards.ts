@@ -73,7 +73,7 @@ export function trafficDashboard(): DashboardSpec {
       chart_type: 'line',
       legend: false,
       y_label: 'ms',
-      series: [path('latency.sum', { visible: false }), path('latency.count', { visible: false }), expression('a / b', 'mean latency (ms)', { color: '#0072b2' })],
+      series: [path('latency.sum', { visible: false }), path('latency.count', { visible: false }), expression('a / b', 'mean latency (ms)', { color_selector: 'default.0' })],
       ...box(6, 7, 6, 4),
     },
     { id: 'latency-dist', type: 'distribution', title: 'Latency distribution', paths: ['latency.dist'], mode: '2d', designators: { horizontal: latencyDesignator }, ...box(0, 11, 6, 4) },

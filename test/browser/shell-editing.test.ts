@@ -121,6 +121,81 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await context.close();
   });
 
+  test('a widget of series rows: the form shows its rows, and saving a new title keeps them', async () => {
+    const series = [
+      { kind: 'path', path: 'revenue', visible: false, color: '#123456' },
+      { kind: 'path', path: 'count', visible: false },
+      { kind: 'expression', expression: 'a / b', label: 'Revenue per order' },
+    ];
+    const created = await request(h.server, 'POST', '/api/v1/dashboards', {
+      name: 'Ratios', key: 'shop::SK::orders', source: { type: 'project', id: seeded.sourceId },
+      payload: { grid: [
+        { id: 'ratio', type: 'timeseries', title: 'Per order', series, x: 0, y: 0, w: 6, h: 3 },
+        { id: 'plain', type: 'table', title: 'Plain', paths: ['revenue', 'count'], x: 6, y: 0, w: 6, h: 3 },
+      ] },
+    }, { token: seeded.userToken });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.data.id as string;
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    await page.goto(`${h.server.url}/d/${id}`);
+    await page.locator('[data-widget-id="ratio"][data-state="ready"]').waitFor();
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit Per order' }).click();
+    const form = page.getByRole('form', { name: 'Widget' });
+    assert.equal(await form.getByLabel('Row 1 path').inputValue(), 'revenue');
+    assert.equal(await form.getByLabel('Row 3 expression').inputValue(), 'a / b');
+    assert.equal(await form.getByLabel('Row 3 label').inputValue(), 'Revenue per order');
+    assert.equal(await form.getByLabel('Path 1', { exact: true }).count(), 0, 'no empty Paths field beside the rows');
+    await form.getByLabel('Title').fill('Revenue per order');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
+    const saved = (await request(h.server, 'GET', `/api/v1/dashboards/${id}`, undefined, { token: seeded.userToken })).body.data;
+    const widget = saved.payload.grid[0] as Record<string, unknown>;
+    assert.equal(widget.title, 'Revenue per order');
+    assert.deepEqual(widget.series, series, 'the rows, their order and their other fields are kept');
+    assert.equal(widget.paths, undefined);
+
+    // Rows edited through the form: a label added, a row hidden, a row added.
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit Revenue per order' }).click();
+    await form.getByLabel('Row 1 label').fill('Revenue');
+    await form.getByRole('button', { name: 'Add path row' }).click();
+    await form.getByLabel('Row 4 path').fill('count');
+    await form.getByRole('button', { name: 'Add expression row' }).click();
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
+    const again = (await request(h.server, 'GET', `/api/v1/dashboards/${id}`, undefined, { token: seeded.userToken })).body.data;
+    assert.deepEqual(again.payload.grid[0].series, [
+      { ...series[0], label: 'Revenue' },
+      series[1],
+      series[2],
+      { kind: 'path', path: 'count', visible: true },
+    ], 'the empty new row is dropped');
+
+    // A widget of paths turned into series rows through the form, to add an expression.
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit Plain' }).click();
+    await form.getByRole('button', { name: 'Use series rows' }).click();
+    assert.equal(await form.getByLabel('Row 2 path').inputValue(), 'count');
+    await form.getByRole('button', { name: 'Add expression row' }).click();
+    await form.getByLabel('Row 3 expression').fill('a / b');
+    await form.getByLabel('Row 3 label').fill('Per order');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
+    const plain = (await request(h.server, 'GET', `/api/v1/dashboards/${id}`, undefined, { token: seeded.userToken })).body.data.payload.grid[1];
+    assert.deepEqual(plain.series, [
+      { kind: 'path', path: 'revenue', visible: true },
+      { kind: 'path', path: 'count', visible: true },
+      { kind: 'expression', expression: 'a / b', visible: true, label: 'Per order' },
+    ]);
+    assert.equal(plain.paths, undefined);
+    await page.locator('[data-widget-id="plain"][data-state="ready"] tbody th', { hasText: 'Per order' }).waitFor();
+    await context.close();
+  });
+
   test('the JSON editor shows the server’s 422 at its field; a locked dashboard has no edit controls', async () => {
     const { context, page } = await signedInPage(h, seeded.userToken);
     await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);

@@ -152,7 +152,10 @@ describe('widgets in Chromium', { skip }, () => {
   test('timeseries: a legend button hides and shows its series', async () => {
     const plot = '[data-widget-id="ts-line"] .ts__plot';
     assert.equal(await attr(plot, 'data-series-count'), '2');
-    const web = page.locator('[data-widget-id="ts-line"] .legend__item', { hasText: 'requests.web' });
+    // The series share `requests.`: the legend names them by the rest, the head shows the prefix once.
+    assert.deepEqual(await page.$$eval('[data-widget-id="ts-line"] .legend__name', (e) => e.map((n) => n.textContent)), ['api', 'web']);
+    assert.equal(await page.textContent('[data-widget-id="ts-line"] .widget__prefix'), 'requests.*');
+    const web = page.locator('[data-widget-id="ts-line"] .legend__item[data-source="requests.web"]');
     assert.equal(await web.getAttribute('aria-pressed'), 'true');
     await web.click();
     await page.waitForSelector(`${plot}[data-series-count="1"]`, { timeout: 2000 });
@@ -168,9 +171,9 @@ describe('widgets in Chromium', { skip }, () => {
     await page.mouse.move(box.x + 2, box.y + box.height / 2);
     const text = await page.textContent('[data-widget-id="ts-line"] .ts-readout');
     assert.match(text!, /Sat 24 Jan, 01:00/);
-    assert.match(text!, /requests\.api\s*10/);
+    assert.match(text!, /api\s*10/);
     await page.mouse.move(box.x + box.width - 1, box.y + box.height / 2);
-    assert.match((await page.textContent('[data-widget-id="ts-line"] .ts-readout'))!, /still filling.*requests\.api\s*33/);
+    assert.match((await page.textContent('[data-widget-id="ts-line"] .ts-readout'))!, /still filling.*api\s*33/);
   });
 
   test('timeseries: cursors move together across charts; the read-out stays on the hovered one', async () => {

@@ -96,6 +96,11 @@ describe('heatmap grids', () => {
     assert.deepEqual([grid.yLabels, grid.total], [['b', 'd'], 4]);
   });
 
+  test('a time grid of histogram buckets puts them in numeric order, larger on top', () => {
+    const entries = [entry('100', [1]), entry('1000', [1]), entry('1000+', [1]), entry('150', [1]), entry('50', [1])];
+    assert.deepEqual(timeGrid(entries, [1000]).yLabels, ['1000+', '1000', '150', '100', '50']);
+  });
+
   test('intensity is a square-root scale clamped to 0..1', () => {
     assert.equal(intensity(0, 10), 0);
     assert.equal(intensity(10, 10), 1);

@@ -59,14 +59,14 @@ export function TimeControls({ view, range, granularity, granularities, timeZone
         ))}
       </div>
       <CustomRange range={range} timeZone={timeZone} apply={(from, to) => setView({ ...view, preset: null, from, to })} />
-      <span class="group">
+      <span class="group range-group">
         <button type="button" class="icon" aria-label="Back by one window" onClick={() => shift(-1)}>
           ◀
         </button>
-        <span class="range-label" data-testid="range-label" title={`${isoSeconds(range.from)} – ${isoSeconds(range.to)}`}>
+        <span class="range-label" data-testid="range-label" title={`${isoSeconds(range.from)} – ${isoSeconds(range.to)} (${timeZone})`}>
           {formatInZone(range.from, timeZone)} – {formatInZone(range.to, timeZone)}
         </span>
-        <span class="range-label">{timeZone}</span>
+        <span class="range-label range-zone">{timeZone}</span>
         <button type="button" class="icon" aria-label="Forward by one window" onClick={() => shift(1)}>
           ▶
         </button>

@@ -1,6 +1,7 @@
 // Explore: a source's keys with their event counts over the range (from the system key), a key's
 // paths, a chart and a table of one path, CSV download, and "add to a dashboard". The whole state
 // (source, key, path, range, granularity) is in the URL.
+import { compareBucketLabels } from '../widgets/data/buckets';
 import { useMemo, useState } from 'preact/hooks';
 import { api, get } from '../lib/api';
 import { keyCounts, seriesCsv, type KeyCounts } from '../lib/explore-data';
@@ -145,8 +146,19 @@ function KeyView({ source, metricKey, path, paths, loaded, range, now, onPath, o
           {path && <AddToDashboard source={source} metricKey={metricKey} path={path} />}
         </header>
         <ErrorNotice message={loaded.error} />
-        <div class="panel-body row">
-          {paths.map((p) => <button key={p} type="button" aria-pressed={p === path} class={p === path ? 'primary' : ''} onClick={() => onPath(p)}>{p}</button>)}
+        <div class="panel-body path-groups">
+          {pathGroups(paths).map(({ parent, leaves }) => (
+            <div class="path-group" key={parent || '\u0000'}>
+              {parent && <code class="path-group__parent" title={`Paths under ${parent}`}>{parent}.</code>}
+              <div class="row">
+                {leaves.map((p) => (
+                  <button key={p} type="button" aria-pressed={p === path} aria-label={p} title={p} class={p === path ? 'primary' : ''} onClick={() => onPath(p)}>
+                    {parent ? p.slice(parent.length + 1) : p}
+                  </button>
+                ))}
+              </div>
+            </div>
+          ))}
           {loaded.data && paths.length === 0 && <span class="muted">No values in this range.</span>}
         </div>
       </section>
@@ -213,4 +225,23 @@ function AddToDashboard({ source, metricKey, path }: { source: Source; metricKey
       {error && <span class="error-text" role="alert">{error}</span>}
     </form>
   );
+}
+
+/** Paths grouped by their parent (`requests.status` for `requests.status.200`) when a parent has
+ * two or more; the rest together under no parent, first. Order is kept within a group. */
+function pathGroups(paths: readonly string[]): Array<{ parent: string; leaves: string[] }> {
+  const parentOf = (p: string) => (p.includes('.') ? p.slice(0, p.lastIndexOf('.')) : '');
+  const byParent = new Map<string, string[]>();
+  for (const p of paths) byParent.set(parentOf(p), [...(byParent.get(parentOf(p)) ?? []), p]);
+  const loose: string[] = [];
+  const groups: Array<{ parent: string; leaves: string[] }> = [];
+  for (const [parent, leaves] of byParent) {
+    const tails = leaves.map((p) => p.slice(parent.length + 1));
+    // Histogram buckets ("50", "100", "1000+") in numeric order.
+    if (parent && leaves.length > 1 && tails.every((t) => /^-?\d+(\.\d+)?\+?$/.test(t))) {
+      groups.push({ parent, leaves: [...leaves].sort((a, b) => compareBucketLabels(a.slice(parent.length + 1), b.slice(parent.length + 1))) });
+    } else if (parent && leaves.length > 1) groups.push({ parent, leaves });
+    else loose.push(...leaves);
+  }
+  return loose.length ? [{ parent: '', leaves: loose }, ...groups] : groups;
 }

@@ -6,7 +6,7 @@ import type { WidgetConfig } from '../widgets/types';
 export const WIDGET_TYPES = ['kpi', 'timeseries', 'category', 'table', 'text', 'list', 'distribution', 'heatmap', 'group'] as const;
 
 type FieldSpec =
-  | { kind: 'path' | 'paths' | 'text' | 'number' | 'flag'; name: string; label: string }
+  | { kind: 'path' | 'paths' | 'text' | 'number' | 'flag'; name: string; label: string; /** a flag's value when the field is absent */ fallback?: boolean }
   | { kind: 'choice'; name: string; label: string; options: string[] };
 
 const SPECS: Record<string, FieldSpec[]> = {
@@ -23,7 +23,7 @@ const SPECS: Record<string, FieldSpec[]> = {
     { kind: 'choice', name: 'chart_type', label: 'Chart', options: ['line', 'area', 'bar', 'dots'] },
     { kind: 'flag', name: 'stacked', label: 'Stacked' },
     { kind: 'flag', name: 'normalized', label: 'Normalized' },
-    { kind: 'flag', name: 'legend', label: 'Legend' },
+    { kind: 'flag', name: 'legend', label: 'Legend', fallback: true },
   ],
   category: [
     { kind: 'path', name: 'path', label: 'Path (may end in .*)' },
@@ -63,7 +63,7 @@ function FieldInput({ spec, widget, set, listId }: { spec: FieldSpec; widget: Wi
   if (spec.kind === 'flag') {
     return (
       <label>
-        <input type="checkbox" name={spec.name} checked={value === true} onChange={(e) => set(spec.name, (e.target as HTMLInputElement).checked)} />
+        <input type="checkbox" name={spec.name} checked={value === undefined || value === null ? spec.fallback === true : value === true || value === 'true'} onChange={(e) => set(spec.name, (e.target as HTMLInputElement).checked)} />
         {spec.label}
       </label>
     );
@@ -116,16 +116,92 @@ function FieldInput({ spec, widget, set, listId }: { spec: FieldSpec; widget: Wi
   );
 }
 
+type RawRow = Record<string, unknown>;
+const rowText = (row: RawRow, name: string) => (typeof row[name] === 'string' || typeof row[name] === 'number' ? String(row[name]) : '');
+const isExpression = (row: RawRow) => rowText(row, 'kind').toLowerCase() === 'expression';
+
+/** Trifle `series` rows: kind, path or expression, label, visible. Other fields of a row (color,
+ * color_selector, ...) are kept as they were. Rows are named a, b, c, ... for expressions. */
+function SeriesRows({ rows, set, listId }: { rows: RawRow[]; set: (rows: RawRow[]) => void; listId: string }) {
+  const change = (i: number, patch: RawRow) => set(rows.map((row, j) => (j === i ? { ...row, ...patch } : row)));
+  const letter = (i: number) => String.fromCharCode(97 + i);
+  return (
+    <fieldset class="wide series-rows" aria-label="Series rows">
+      <legend class="muted">Series rows <span class="series-rows__hint">(expressions name earlier rows a, b, c…)</span></legend>
+      {rows.map((row, i) => {
+        const expr = isExpression(row);
+        const n = i + 1;
+        return (
+          <div class="series-row" key={i} data-series-row={i}>
+            <span class="series-row__letter" aria-hidden="true">{letter(i)}</span>
+            <select aria-label={`Row ${n} kind`} name={`series-${i}-kind`} value={expr ? 'expression' : 'path'}
+              onChange={(e) => {
+                const kind = (e.target as HTMLSelectElement).value;
+                const { path: _p, expression: _e, ...rest } = row;
+                set(rows.map((r, j) => (j === i ? (kind === 'expression' ? { ...rest, kind, expression: '' } : { ...rest, kind, path: '' }) : r)));
+              }}>
+              <option value="path">path</option>
+              <option value="expression">expression</option>
+            </select>
+            <input class="series-row__source" aria-label={expr ? `Row ${n} expression` : `Row ${n} path`} name={`series-${i}-${expr ? 'expression' : 'path'}`}
+              list={expr ? undefined : listId} placeholder={expr ? 'a / b' : 'path.to.value'} value={rowText(row, expr ? 'expression' : 'path')}
+              onInput={(e) => change(i, { [expr ? 'expression' : 'path']: (e.target as HTMLInputElement).value })} />
+            <input class="series-row__label" aria-label={`Row ${n} label`} name={`series-${i}-label`} placeholder="label" value={rowText(row, 'label')}
+              onInput={(e) => change(i, { label: (e.target as HTMLInputElement).value })} />
+            <label class="series-row__visible" title="Drawn (hidden rows still feed expressions)">
+              <input type="checkbox" name={`series-${i}-visible`} checked={row.visible !== false && row.visible !== 'false'}
+                onChange={(e) => change(i, { visible: (e.target as HTMLInputElement).checked })} />
+              shown
+            </label>
+            <button type="button" class="icon" aria-label={`Remove row ${n}`} disabled={rows.length === 1} onClick={() => set(rows.filter((_, j) => j !== i))}>✕</button>
+          </div>
+        );
+      })}
+      <div class="row">
+        <button type="button" onClick={() => set([...rows, { kind: 'path', path: '', visible: true }])}>Add path row</button>
+        <button type="button" onClick={() => set([...rows, { kind: 'expression', expression: '', visible: true }])}>Add expression row</button>
+      </div>
+    </fieldset>
+  );
+}
+
+/** Drops rows left empty; trims what was typed. */
+function cleanRows(rows: RawRow[]): RawRow[] {
+  return rows
+    .map((row) => {
+      const out: RawRow = { ...row };
+      for (const k of ['path', 'expression', 'label']) if (typeof out[k] === 'string') out[k] = (out[k] as string).trim();
+      if (out.label === '') delete out.label;
+      return out;
+    })
+    .filter((row) => rowText(row, isExpression(row) ? 'expression' : 'path') || rowText(row, 'label'));
+}
+
+const hasSeries = (w: WidgetConfig) => Array.isArray(w.series) && w.series.length > 0;
+const PATH_FIELDS = new Set(['path', 'paths']);
+
 const GEOMETRY = ['x', 'y', 'w', 'h'] as const;
 
 export function WidgetForm({ initial, paths, onSave, onCancel }: { initial: WidgetConfig; paths: string[]; onSave: (w: WidgetConfig) => void; onCancel: () => void }) {
   const [widget, setWidget] = useState<WidgetConfig>(initial);
   const set = (name: string, value: unknown) => setWidget((w) => ({ ...w, [name]: value }));
   const listId = `paths-${initial.id}`;
+  // A widget with `series` rows draws them (they win over path/paths), so the form edits them.
+  const seriesForm = hasSeries(widget);
+  const metric = (SPECS[widget.type] ?? []).some((spec) => PATH_FIELDS.has(spec.name));
+  /** path/paths become series rows (for expressions and labels), in the same order. */
+  const toSeries = () =>
+    setWidget((w) => {
+      const list = Array.isArray(w.paths) ? (w.paths as unknown[]) : typeof w.path === 'string' ? [w.path] : [];
+      const rows = list.map((p) => String(p).trim()).filter(Boolean).map((path) => ({ kind: 'path', path, visible: true }));
+      const { path: _path, paths: _paths, ...rest } = w;
+      return { ...rest, series: rows.length ? rows : [{ kind: 'path', path: '', visible: true }] } as WidgetConfig;
+    });
   const submit = (e: Event) => {
     e.preventDefault();
     const clean: WidgetConfig = { ...widget };
     if (Array.isArray(clean.paths)) clean.paths = (clean.paths as string[]).map((p) => p.trim()).filter(Boolean);
+    if (seriesForm) clean.series = cleanRows(clean.series as RawRow[]);
     for (const [k, v] of Object.entries(clean)) if (v === undefined) delete clean[k];
     onSave(clean);
   };
@@ -138,9 +214,16 @@ export function WidgetForm({ initial, paths, onSave, onCancel }: { initial: Widg
           Title
           <input name="title" value={widget.title ?? ''} onInput={(e) => set('title', (e.target as HTMLInputElement).value)} maxLength={255} />
         </label>
-        {(SPECS[widget.type] ?? []).map((spec) => (
+        {seriesForm && <SeriesRows rows={widget.series as RawRow[]} set={(rows) => set('series', rows)} listId={listId} />}
+        {(SPECS[widget.type] ?? []).filter((spec) => !(seriesForm && PATH_FIELDS.has(spec.name))).map((spec) => (
           <FieldInput key={spec.name} spec={spec} widget={widget} set={set} listId={listId} />
         ))}
+        {!seriesForm && metric && (
+          <p class="wide muted form-note">
+            Need an expression (<code>a / b</code>) or labels?{' '}
+            <button type="button" class="link" onClick={toSeries}>Use series rows</button>
+          </p>
+        )}
         {GEOMETRY.map((g) => (
           <label class="field" key={g}>
             {{ x: 'Column (0–11)', y: 'Row', w: 'Width (columns)', h: 'Height (rows)' }[g]}

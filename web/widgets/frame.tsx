@@ -32,7 +32,7 @@ export function Frame({ widget, state, message, paths, meta, children }: FramePr
       {(title || meta) && (
         <header class="widget__head">
           {title && <h3 class="widget__title" title={title}>{title}</h3>}
-          {meta && <span class="widget__meta">{meta}</span>}
+          {meta && <span class="widget__meta" title={typeof meta === 'string' ? meta : undefined}>{meta}</span>}
         </header>
       )}
       <div class="widget__body">{body(state, message, paths, children)}</div>

@@ -60,9 +60,19 @@ function Cells({ grid, ctx }: { grid: HeatmapGrid; ctx: WidgetContext }) {
   );
 }
 
-// At most ~8 x labels, evenly spaced, so they never collide.
+// At most ~8 x labels (~6 days), so they never collide. On a time axis of sub-day buckets spanning days, the
+// labels sit on midnights and name the day; evenly spaced clock times (14:00, 12:00, 10:00 on
+// successive days) read as time running backwards.
 function xTicks(grid: HeatmapGrid, ctx: WidgetContext): Array<[number, string]> {
   const n = grid.xLabels.length;
+  if (grid.timeAxis) {
+    const all = grid.xLabels.map((raw, i): [number, string] => [i, formatBucketShort(Number(raw), ctx.timeZone, ctx.range.granularity)]);
+    const days = all.filter(([, text]) => !/^\d{2}:\d{2}(:\d{2})?$/.test(text));
+    if (days.length >= 2 && days.length < n) {
+      const k = Math.ceil(days.length / 6);
+      return days.filter((_, j) => j % k === 0);
+    }
+  }
   const every = Math.max(1, Math.ceil(n / 8));
   const ticks: Array<[number, string]> = [];
   for (let i = 0; i < n; i += every) {

@@ -5,6 +5,7 @@ import { Frame } from './frame';
 import { drawable } from './common';
 import { widgetTimeline } from './data/series';
 import { largest } from './data/items';
+import { shortNames } from './data/names';
 import { formatExact } from './data/format';
 import { currentBucketIndex, formatBucket, formatBucketShort } from './data/time';
 import { seriesColorVar } from './colors';
@@ -13,7 +14,10 @@ import type { WidgetViewProps } from './types';
 export function TableWidget({ widget, ctx }: WidgetViewProps) {
   const data = useMemo(() => widgetTimeline(widget, ctx.series), [widget, ctx.series]);
   const { state, entries: all, message, paths } = drawable(data);
-  const { kept: entries, total } = largest(all, 100);
+  const { entries, total, prefix } = useMemo(() => {
+    const { kept, total } = largest(all, 100);
+    return { ...shortNames(kept), total };
+  }, [data]);
   const scroller = useRef<HTMLDivElement>(null);
   useLayoutEffect(() => {
     const el = scroller.current;
@@ -27,7 +31,7 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
         <table class="data-table">
           <thead>
             <tr>
-              <th scope="col" class="data-table__path">Path</th>
+              <th scope="col" class="data-table__path" title={prefix ? `Paths under ${prefix}` : undefined}>{prefix ? <code>{prefix}*</code> : 'Path'}</th>
               {at.map((ms, i) => (
                 <th key={ms} scope="col" title={formatBucket(ms, ctx.timeZone, ctx.range.granularity)} class={i === current ? 'is-current' : undefined}>
                   {formatBucketShort(ms, ctx.timeZone, ctx.range.granularity)}

@@ -8,6 +8,7 @@ import { drawable, flag } from './common';
 import { widgetTimeline } from './data/series';
 import { largest } from './data/items';
 import { chartColumns, entryKey } from './data/chart';
+import { shortNames } from './data/names';
 import { currentBucketIndex, granularityMs } from './data/time';
 import { seriesColorVar } from './colors';
 import { buildOptions, chartData, type ChartSpec, type ChartType } from './timeseries-chart';
@@ -21,7 +22,11 @@ const MAX_SERIES = 40;
 export function TimeseriesWidget({ widget, ctx }: WidgetViewProps) {
   const data = useMemo(() => widgetTimeline(widget, ctx.series), [widget, ctx.series]);
   const { state, entries: all, message, paths } = drawable(data);
-  const { kept: entries, total } = largest(all, MAX_SERIES);
+  // Series sharing a dotted prefix are named by their distinct part; the prefix is shown once.
+  const { entries, total, prefix } = useMemo(() => {
+    const { kept, total } = largest(all, MAX_SERIES);
+    return { ...shortNames(kept), total };
+  }, [data]);
   const [hidden, setHidden] = useState<ReadonlySet<string>>(new Set());
   const toggle = (key: string) => {
     const next = new Set(hidden);
@@ -29,9 +34,9 @@ export function TimeseriesWidget({ widget, ctx }: WidgetViewProps) {
     setHidden(next);
   };
   return (
-    <Frame widget={widget} state={state} message={message} paths={paths} meta={total > entries.length ? `largest ${entries.length} of ${total} series` : undefined}>
+    <Frame widget={widget} state={state} message={message} paths={paths} meta={seriesMeta(prefix, total > entries.length ? `largest ${entries.length} of ${total} series` : '')}>
       <div class="ts">
-        <Chart widget={widget} ctx={ctx} entries={entries} hidden={hidden} />
+        <Chart widget={widget} ctx={ctx} entries={entries} hidden={hidden} prefix={prefix} />
         {flag(widget.legend, true) && <Legend entries={entries} hidden={hidden} onToggle={toggle} />}
       </div>
     </Frame>
@@ -41,9 +46,22 @@ export function TimeseriesWidget({ widget, ctx }: WidgetViewProps) {
 interface ChartProps extends Pick<WidgetViewProps, 'widget' | 'ctx'> {
   entries: Entry[];
   hidden: ReadonlySet<string>;
+  prefix: string;
 }
 
-function Chart({ widget, ctx, entries, hidden }: ChartProps) {
+/** The shared path prefix of the series (once, in the head) and a note when series were cut. */
+function seriesMeta(prefix: string, cut: string) {
+  if (!prefix && !cut) return undefined;
+  return (
+    <>
+      {prefix && <code class="widget__prefix" title={`Series under ${prefix}`}>{prefix}*</code>}
+      {prefix && cut && ' · '}
+      {cut}
+    </>
+  );
+}
+
+function Chart({ widget, ctx, entries, hidden, prefix }: ChartProps) {
   const box = useRef<HTMLDivElement>(null);
   const spec = useMemo(() => chartSpec(widget, ctx, entries, hidden), [widget, ctx, entries, hidden]);
   useEffect(() => {
@@ -57,7 +75,8 @@ function Chart({ widget, ctx, entries, hidden }: ChartProps) {
       chart.destroy();
     };
   }, [spec, ctx.theme]);
-  const label = `${spec.type} chart of ${spec.columns.shown.map((e) => e.name).join(', ') || 'no series'}; drag across it to zoom the dashboard`;
+  const names = spec.columns.shown.map((e) => e.name).join(', ');
+  const label = `${spec.type} chart of ${names ? `${prefix}${prefix ? ' ' : ''}${names}` : 'no series'}; drag across it to zoom the dashboard`;
   return <div class="ts__plot" ref={box} role="img" aria-label={label} data-series-count={spec.columns.shown.length} />;
 }
 
@@ -98,7 +117,7 @@ function Legend({ entries, hidden, onToggle }: LegendProps) {
         const shown = !hidden.has(key);
         return (
           <li key={key}>
-            <button type="button" class="legend__item" aria-pressed={shown ? 'true' : 'false'} onClick={() => onToggle(key)} title={`${shown ? 'Hide' : 'Show'} ${entry.name}`}>
+            <button type="button" class="legend__item" aria-pressed={shown ? 'true' : 'false'} onClick={() => onToggle(key)} title={`${shown ? 'Hide' : 'Show'} ${entry.source === entry.name ? entry.name : `${entry.name} (${entry.source})`}`} data-source={entry.source}>
               <i style={{ background: seriesColorVar(i, entry.color) }} />
               <span class="legend__name">{entry.name}</span>
             </button>

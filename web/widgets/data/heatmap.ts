@@ -1,7 +1,7 @@
 // Heatmap cells. Two shapes, chosen by the data: when the path's children are maps themselves
 // (Trifle's 3d distribution: x bucket → y bucket → count), a matrix of x × y summed over the range;
 // when they are numbers, time buckets across and the children down.
-import { bucketLabels } from './buckets';
+import { bucketLabels, compareBucketLabels } from './buckets';
 import type { Entry } from './rows';
 
 export interface HeatmapGrid {
@@ -39,9 +39,15 @@ export function matrixGrid(entries: readonly Entry[]): HeatmapGrid {
 export function timeGrid(entries: readonly Entry[], at: readonly number[], limit = 24): HeatmapGrid & { total: number } {
   const sum = (e: Entry) => e.values.reduce<number>((s, v) => s + (v ?? 0), 0);
   const keep = new Set([...entries].sort((a, b) => sum(b) - sum(a)).slice(0, limit));
-  const shown = entries.filter((e) => keep.has(e));
+  let shown = entries.filter((e) => keep.has(e));
+  // Children that are all histogram buckets ("50", "100", "1000+") go in numeric order, larger on
+  // top as in the matrix shape; other children keep their order.
+  const label = (e: Entry) => e.binding || e.name;
+  if (shown.length > 1 && shown.every((e) => /^-?\d+(\.\d+)?\+?$/.test(label(e)))) {
+    shown = [...shown].sort((a, b) => compareBucketLabels(label(b), label(a)));
+  }
   const cells = shown.map((e) => at.map((_, i) => e.values[i] ?? 0));
-  return { xLabels: at.map(String), yLabels: shown.map((e) => e.binding || e.name), cells, max: maxOf(cells), timeAxis: true, total: entries.length };
+  return { xLabels: at.map(String), yLabels: shown.map(label), cells, max: maxOf(cells), timeAxis: true, total: entries.length };
 }
 
 /** True when the entries' bindings are two levels deep (x.y), the matrix shape. */

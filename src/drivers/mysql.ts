@@ -10,14 +10,13 @@
 // JSON is text), sums in DOUBLE (the libraries' DECIMAL(65,10) leaves `10.0000000000`, which
 // reads as 10). Deadlocks between service instances are retried.
 import type mysql from 'mysql2/promise';
-import { conflict } from '../errors';
 import { PathSplitter } from '../model/leaves';
 import type { IdentifierMode } from './sqlite-setup';
 import { libraryRowPlan } from './library-rows';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, bucketWrites, foldRows, fullKey, rowObject,
   assertLayoutColumns, setupFailure, storeUnavailable, withTimeout, type BucketWrite, type NetworkSettings,
-  lazyModule,
+  lazyModule, sqlReadRange, writeWithRetries,
 } from './network-store';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 
@@ -174,29 +173,17 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
     async apply(writes: WriteSet): Promise<void> {
       const buckets = bucketWrites(writes);
       if (buckets.length === 0) return;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await writeOnce(buckets);
-        } catch (err) {
-          const errno = (err as { errno?: number }).errno ?? 0;
-          if (RETRYABLE.has(errno) && attempt < 4) continue;
-          if (errno === NO_SUCH_TABLE) throw conflict('The database source is not set up: run its setup first');
-          throw storeUnavailable('mysql', err);
-        }
-      }
+      const errno = (err: unknown) => (err as { errno?: number }).errno ?? 0;
+      await writeWithRetries('mysql', () => writeOnce(buckets), {
+        retryable: (err) => RETRYABLE.has(errno(err)),
+        missingTable: (err) => errno(err) === NO_SUCH_TABLE,
+      });
     },
 
     async read(ref: SeriesRef, starts: readonly number[]): Promise<string[]> {
       if (starts.length === 0) return [];
       const plan = libraryRowPlan(starts, ref.granularity, options.timeZone);
-      const first = new Date(plan.lookups[0]!);
-      const last = new Date(plan.lookups[plan.lookups.length - 1]!);
-      const byKey = new Map<string, number>();
-      if (mode === 'full') for (const ms of plan.lookups) byKey.set(fullKey(ref.key, ref.granularity, ms), ms);
-      const values: unknown[] =
-        mode === 'full' ? [[...byKey.keys()]]
-        : mode === 'partial' ? [`${ref.key}${SEPARATOR}${ref.granularity}`, first, last]
-        : [ref.key, ref.granularity, first, last];
+      const { params: values, byKey } = sqlReadRange(mode, ref, plan.lookups);
       let rows: Array<{ id: string | Date; data: unknown }>;
       try {
         const [result] = await withTimeout((await poolOf()).query({ sql: READ_SQL[mode], values, timeout }), timeout, 'mysql read');

@@ -5,11 +5,12 @@
 // Failures never show the client a driver message: on metrics calls they become 503 with
 // Retry-After (the cause rides along on the error for the log); on setup a short message built
 // from the error's code, with every credential and the host scrubbed out.
-import { AppError } from '../errors';
+import { AppError, conflict } from '../errors';
 import { PathSplitter, nestLeaves } from '../model/leaves';
 import { flattenLeaves, isMap } from '../model/paths';
 import { addLeaves, type LibraryRowPlan } from './library-rows';
-import type { WriteSet } from './types';
+import type { IdentifierMode } from './sqlite-setup';
+import type { SeriesRef, WriteSet } from './types';
 
 export const OPERATION_TIMEOUT_MS = 5_000;
 /** connections unused this long are closed; the next call opens them again */
@@ -227,4 +228,42 @@ export const SEPARATOR = '::';
 export function lazyModule<T>(load: () => Promise<T>): () => Promise<T> {
   let loaded: Promise<T> | null = null;
   return () => (loaded ??= load());
+}
+
+/**
+ * A SQL store's write of one write set, retried when the server reports a transient conflict
+ * (deadlock, serialization failure) at most `attempts` times in all; other failures: a missing
+ * table is 409 (set up first), anything else 503 (storeUnavailable).
+ */
+export async function writeWithRetries(
+  kind: string,
+  write: () => Promise<void>,
+  failure: { retryable(err: unknown): boolean; missingTable(err: unknown): boolean },
+  attempts = 4,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (failure.retryable(err) && attempt < attempts) continue;
+      if (failure.missingTable(err)) throw conflict('The database source is not set up: run its setup first');
+      throw storeUnavailable(kind, err);
+    }
+  }
+}
+
+/**
+ * What a SQL read of one series asks for: the joined keys of `full` mode (each mapped back to its
+ * instant), or the key (`partial`: with the granularity) and the first and last instant to look at.
+ */
+export function sqlReadRange(mode: IdentifierMode, ref: SeriesRef, lookups: readonly number[]) {
+  const byKey = new Map<string, number>();
+  if (mode === 'full') for (const ms of lookups) byKey.set(fullKey(ref.key, ref.granularity, ms), ms);
+  const first = new Date(lookups[0]!);
+  const last = new Date(lookups[lookups.length - 1]!);
+  const params: unknown[] =
+    mode === 'full' ? [[...byKey.keys()]]
+    : mode === 'partial' ? [`${ref.key}${SEPARATOR}${ref.granularity}`, first, last]
+    : [ref.key, ref.granularity, first, last];
+  return { params, byKey };
 }

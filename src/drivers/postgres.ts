@@ -9,14 +9,13 @@
 // as parameters, never spliced into a text-array path, so a name with a comma stays one member
 // (the libraries' '{a,b}' path splits it). Deadlocks between service instances are retried.
 import type pg from 'pg';
-import { conflict } from '../errors';
 import { PathSplitter } from '../model/leaves';
 import type { IdentifierMode } from './sqlite-setup';
 import { libraryRowPlan } from './library-rows';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, bucketWrites, foldRows, fullKey, rowObject, assertLayoutColumns, setupFailure,
   storeUnavailable, type BucketWrite, type NetworkSettings, SEPARATOR,
-  lazyModule,
+  lazyModule, sqlReadRange, writeWithRetries,
 } from './network-store';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 
@@ -196,29 +195,17 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
     async apply(writes: WriteSet): Promise<void> {
       const buckets = bucketWrites(writes);
       if (buckets.length === 0) return;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await writeOnce(buckets);
-        } catch (err) {
-          const code = (err as { code?: string }).code ?? '';
-          if (RETRYABLE.has(code) && attempt < 4) continue;
-          if (code === UNDEFINED_TABLE) throw conflict('The database source is not set up: run its setup first');
-          throw storeUnavailable('postgres', err);
-        }
-      }
+      const code = (err: unknown) => (err as { code?: string }).code ?? '';
+      await writeWithRetries('postgres', () => writeOnce(buckets), {
+        retryable: (err) => RETRYABLE.has(code(err)),
+        missingTable: (err) => code(err) === UNDEFINED_TABLE,
+      });
     },
 
     async read(ref: SeriesRef, starts: readonly number[]): Promise<string[]> {
       if (starts.length === 0) return [];
       const plan = libraryRowPlan(starts, ref.granularity, options.timeZone);
-      const first = new Date(plan.lookups[0]!);
-      const last = new Date(plan.lookups[plan.lookups.length - 1]!);
-      const byKey = new Map<string, number>();
-      if (mode === 'full') for (const ms of plan.lookups) byKey.set(fullKey(ref.key, ref.granularity, ms), ms);
-      const params: unknown[] =
-        mode === 'full' ? [[...byKey.keys()]]
-        : mode === 'partial' ? [`${ref.key}${SEPARATOR}${ref.granularity}`, first, last]
-        : [ref.key, ref.granularity, first, last];
+      const { params, byKey } = sqlReadRange(mode, ref, plan.lookups);
       let rows: Array<{ id: string | Date; data: unknown }>;
       try {
         rows = (await (await poolOf()).query({ name: `trifle_read_${mode}`, text: READ_SQL[mode], values: params })).rows;

@@ -72,6 +72,21 @@ const ENDPOINTS: Endpoint[] = [
   { method: 'POST', path: '/api/v1/dashboard-groups', body: { name: 'G', position: 1 } },
   { method: 'PUT', path: '/api/v1/dashboard-groups/{group}', body: { name: 'G2' } },
   { method: 'DELETE', path: '/api/v1/dashboard-groups/{group}' },
+  // The web interface's extensions (docs/interface.md) and operations (docs/operations.md). Sign-out
+  // and token revocation name ids the fuzz does not use, so its own tokens stay valid.
+  { method: 'GET', path: '/api/v1/bootstrap/setup-state' },
+  { method: 'GET', path: '/api/v1/session' },
+  { method: 'POST', path: '/api/v1/session', body: { email: 'fuzz-owner@example.com', password: 'not the password' } },
+  { method: 'GET', path: '/api/v1/bootstrap/source-tokens', query: { source_id: '{source}' } },
+  { method: 'DELETE', path: '/api/v1/bootstrap/source-tokens/00000000-0000-4000-8000-000000000000' },
+  { method: 'GET', path: '/api/v1/sources/{source}/metrics', query: { key: 'fuzz', from: AT, to: TO, granularity: '1h' } },
+  { method: 'PUT', path: '/api/v1/bootstrap/projects/{source}', body: { name: 'P2', retention: { '1h': '30d' }, expire_after: 86_400 } },
+  { method: 'POST', path: '/api/v1/dashboards/{dashboard}/shares', body: {} },
+  { method: 'GET', path: '/api/v1/dashboards/{dashboard}/shares' },
+  { method: 'GET', path: '/api/v1/shared/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+  { method: 'GET', path: '/api/v1/shared/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/metrics', query: { from: AT, to: TO, granularity: '1h' } },
+  { method: 'GET', path: '/metrics' },
+  { method: 'GET', path: '/d/{dashboard}', query: { range: '7d', kiosk: '' } },
 ];
 
 const DEEP = '\u0000DEEP\u0000';

@@ -12,11 +12,10 @@
 import type mysql from 'mysql2/promise';
 import { PathSplitter } from '../model/leaves';
 import type { IdentifierMode } from './sqlite-setup';
-import { libraryRowPlan } from './library-rows';
 import {
-  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, bucketWrites, foldRows, fullKey, rowObject,
-  assertLayoutColumns, setupFailure, storeUnavailable, withTimeout, type BucketWrite, type NetworkSettings,
-  lazyModule, sqlReadRange, writeWithRetries,
+  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, assertLayoutColumns, bucketWrites, fullKey, lazyModule,
+  readSqlSeries, setupFailure, withTimeout, writeWithRetries, type BucketWrite, type NetworkSettings, type SqlRow,
+  type SqlSeriesRead,
 } from './network-store';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 
@@ -148,6 +147,18 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
     }
   }
 
+  const sqlRead: SqlSeriesRead = {
+    kind: 'mysql',
+    mode,
+    timeZone: options.timeZone,
+    splitter,
+    async query(values) {
+      const [result] = await withTimeout((await poolOf()).query({ sql: READ_SQL[mode], values, timeout }), timeout, 'mysql read');
+      return result as SqlRow[];
+    },
+    missingTable: (err) => (err as { errno?: number }).errno === NO_SUCH_TABLE,
+  };
+
   return {
     kind: 'mysql',
 
@@ -181,22 +192,7 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
     },
 
     async read(ref: SeriesRef, starts: readonly number[]): Promise<string[]> {
-      if (starts.length === 0) return [];
-      const plan = libraryRowPlan(starts, ref.granularity, options.timeZone);
-      const { params: values, byKey } = sqlReadRange(mode, ref, plan.lookups);
-      let rows: Array<{ id: string | Date; data: unknown }>;
-      try {
-        const [result] = await withTimeout((await poolOf()).query({ sql: READ_SQL[mode], values, timeout }), timeout, 'mysql read');
-        rows = result as Array<{ id: string | Date; data: unknown }>;
-      } catch (err) {
-        if ((err as { errno?: number }).errno === NO_SUCH_TABLE) return new Array<string>(starts.length).fill('{}');
-        throw storeUnavailable('mysql', err);
-      }
-      const located = rows.map((r): [number, Record<string, unknown>] => [
-        r.id instanceof Date ? r.id.getTime() : byKey.get(r.id) ?? NaN,
-        rowObject(r.data),
-      ]);
-      return foldRows(plan, starts.length, located, splitter);
+      return readSqlSeries(sqlRead, ref, starts);
     },
 
     async close(): Promise<void> {

@@ -8,7 +8,7 @@
 import { AppError, conflict } from '../errors';
 import { PathSplitter, nestLeaves } from '../model/leaves';
 import { flattenLeaves, isMap } from '../model/paths';
-import { addLeaves, type LibraryRowPlan } from './library-rows';
+import { addLeaves, libraryRowPlan, type LibraryRowPlan } from './library-rows';
 import type { IdentifierMode } from './sqlite-setup';
 import type { SeriesRef, WriteSet } from './types';
 
@@ -266,4 +266,43 @@ export function sqlReadRange(mode: IdentifierMode, ref: SeriesRef, lookups: read
     : mode === 'partial' ? [`${ref.key}${SEPARATOR}${ref.granularity}`, first, last]
     : [ref.key, ref.granularity, first, last];
   return { params, byKey };
+}
+
+/** A row of a SQL read: the full key (`full` mode) or the instant in `at`, and the row's `data`. */
+export interface SqlRow {
+  id: string | Date;
+  data: unknown;
+}
+
+export interface SqlSeriesRead {
+  kind: string;
+  mode: IdentifierMode;
+  timeZone: string;
+  splitter: PathSplitter;
+  /** runs the mode's read statement with these parameters */
+  query(params: unknown[]): Promise<SqlRow[]>;
+  /** the error says trifle_stats does not exist (not set up yet: every bucket reads empty) */
+  missingTable(err: unknown): boolean;
+}
+
+/**
+ * One series of a postgres or mysql store: the rows of the bucket starts and of the instants the
+ * libraries floor with the event's offset (library-rows.ts), folded into the requested buckets.
+ */
+export async function readSqlSeries(read: SqlSeriesRead, ref: SeriesRef, starts: readonly number[]): Promise<string[]> {
+  if (starts.length === 0) return [];
+  const plan = libraryRowPlan(starts, ref.granularity, read.timeZone);
+  const { params, byKey } = sqlReadRange(read.mode, ref, plan.lookups);
+  let rows: SqlRow[];
+  try {
+    rows = await read.query(params);
+  } catch (err) {
+    if (read.missingTable(err)) return new Array<string>(starts.length).fill('{}');
+    throw storeUnavailable(read.kind, err);
+  }
+  const located = rows.map((r): [number, Record<string, unknown>] => [
+    r.id instanceof Date ? r.id.getTime() : byKey.get(r.id) ?? NaN,
+    rowObject(r.data),
+  ]);
+  return foldRows(plan, starts.length, located, read.splitter);
 }

@@ -11,11 +11,10 @@
 import type pg from 'pg';
 import { PathSplitter } from '../model/leaves';
 import type { IdentifierMode } from './sqlite-setup';
-import { libraryRowPlan } from './library-rows';
 import {
-  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, bucketWrites, foldRows, fullKey, rowObject, assertLayoutColumns, setupFailure,
-  storeUnavailable, type BucketWrite, type NetworkSettings, SEPARATOR,
-  lazyModule, sqlReadRange, writeWithRetries,
+  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, assertLayoutColumns, bucketWrites, fullKey, lazyModule,
+  readSqlSeries, setupFailure, writeWithRetries, type BucketWrite, type NetworkSettings, type SqlRow,
+  type SqlSeriesRead,
 } from './network-store';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 
@@ -171,6 +170,16 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
     }
   }
 
+  const sqlRead: SqlSeriesRead = {
+    kind: 'postgres',
+    mode,
+    timeZone: options.timeZone,
+    splitter,
+    query: async (params) =>
+      (await (await poolOf()).query<SqlRow>({ name: `trifle_read_${mode}`, text: READ_SQL[mode], values: params })).rows,
+    missingTable: (err) => (err as { code?: string }).code === UNDEFINED_TABLE,
+  };
+
   return {
     kind: 'postgres',
 
@@ -203,21 +212,7 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
     },
 
     async read(ref: SeriesRef, starts: readonly number[]): Promise<string[]> {
-      if (starts.length === 0) return [];
-      const plan = libraryRowPlan(starts, ref.granularity, options.timeZone);
-      const { params, byKey } = sqlReadRange(mode, ref, plan.lookups);
-      let rows: Array<{ id: string | Date; data: unknown }>;
-      try {
-        rows = (await (await poolOf()).query({ name: `trifle_read_${mode}`, text: READ_SQL[mode], values: params })).rows;
-      } catch (err) {
-        if ((err as { code?: string }).code === UNDEFINED_TABLE) return new Array<string>(starts.length).fill('{}');
-        throw storeUnavailable('postgres', err);
-      }
-      const located = rows.map((r): [number, Record<string, unknown>] => [
-        r.id instanceof Date ? r.id.getTime() : byKey.get(r.id) ?? NaN,
-        rowObject(r.data),
-      ]);
-      return foldRows(plan, starts.length, located, splitter);
+      return readSqlSeries(sqlRead, ref, starts);
     },
 
     async close(): Promise<void> {

@@ -1,11 +1,11 @@
 // One dashboard in a real browser: presets, back/forward, granularity, segments, the URL
 // round-trip, auto-refresh, kiosk mode, the theme switch and the phone layout.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { request } from '../helpers/server';
 import { browserSkipReason } from './browser';
-import { seedOrganization, shot, signedInPage, startHarness, HOUR, type Harness, type Seeded } from './shell-helpers';
+import { shot, signedInPage, withSeededHarness, HOUR, type Harness, type Seeded } from './shell-helpers';
 
 const query = (page: Page) => new URL(page.url()).searchParams;
 // Page code as strings: the tests' TypeScript program has no DOM types.
@@ -14,11 +14,7 @@ const THEME = 'document.documentElement.dataset.theme';
 describe('the dashboard page', { skip: browserSkipReason() }, () => {
   let h: Harness;
   let seeded: Seeded;
-  before(async () => {
-    h = await startHarness();
-    seeded = await seedOrganization(h.server);
-  });
-  after(() => h?.stop());
+  withSeededHarness((harness, org) => ((h = harness), (seeded = org)));
 
   test('time controls, segments and the URL round-trip', async () => {
     const { context, page } = await signedInPage(h, seeded.userToken);

@@ -1,19 +1,15 @@
 // Editing in a real browser: the dashboards list (groups, rename, reorder, duplicate, delete,
 // search), a widget edited through its form and saved, and the JSON editor showing a 422 at its field.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from '../helpers/server';
 import { browserSkipReason } from './browser';
-import { seedOrganization, shot, signedInPage, startHarness, type Harness, type Seeded } from './shell-helpers';
+import { shot, signedInPage, withSeededHarness, type Harness, type Seeded } from './shell-helpers';
 
 describe('editing', { skip: browserSkipReason() }, () => {
   let h: Harness;
   let seeded: Seeded;
-  before(async () => {
-    h = await startHarness();
-    seeded = await seedOrganization(h.server);
-  });
-  after(() => h?.stop());
+  withSeededHarness((harness, org) => ((h = harness), (seeded = org)));
 
   const dashboards = async () => (await request(h.server, 'GET', '/api/v1/dashboards', undefined, { token: seeded.userToken })).body.data as { name: string; group_id: string | null; id: string }[];
 

@@ -1,5 +1,6 @@
 // Shared by the shell's browser tests: a real server with a seeded organization (a project with
 // points written through the API and a dashboard on them), and a signed-in browser page.
+import { after, before } from 'node:test';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,6 +57,19 @@ export interface Harness {
   browser: Browser;
   shots: string;
   stop(): Promise<void>;
+}
+
+/**
+ * Hooks of the calling describe: before its tests a harness and an organization seeded in it, handed
+ * to `use`; after them the harness stops.
+ */
+export function withSeededHarness(use: (harness: Harness, seeded: Seeded) => void): void {
+  let harness: Harness | undefined;
+  before(async () => {
+    harness = await startHarness();
+    use(harness, await seedOrganization(harness.server));
+  });
+  after(() => harness?.stop());
 }
 
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {

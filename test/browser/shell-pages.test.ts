@@ -1,21 +1,17 @@
 // Explore and sources in a real browser: keys with their event counts, a key's paths, chart,
 // table and CSV download, "add to a dashboard"; minting a source token (shown once, with curl
 // lines) that works against the API, and revoking it.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { request } from '../helpers/server';
 import { browserSkipReason } from './browser';
-import { seedOrganization, shot, signedInPage, startHarness, type Harness, type Seeded } from './shell-helpers';
+import { shot, signedInPage, withSeededHarness, type Harness, type Seeded } from './shell-helpers';
 
 describe('explore and sources', { skip: browserSkipReason() }, () => {
   let h: Harness;
   let seeded: Seeded;
-  before(async () => {
-    h = await startHarness();
-    seeded = await seedOrganization(h.server);
-  });
-  after(() => h?.stop());
+  withSeededHarness((harness, org) => ((h = harness), (seeded = org)));
 
   test('explore: keys with counts, paths, chart, table, CSV, add to a dashboard', async () => {
     const { context, page } = await signedInPage(h, seeded.userToken);
@@ -104,11 +100,7 @@ describe('explore and sources', { skip: browserSkipReason() }, () => {
 describe('share links', { skip: browserSkipReason() }, () => {
   let h: Harness;
   let seeded: Seeded;
-  before(async () => {
-    h = await startHarness();
-    seeded = await seedOrganization(h.server);
-  });
-  after(() => h?.stop());
+  withSeededHarness((harness, org) => ((h = harness), (seeded = org)));
 
   test('a link opens the dashboard read-only without signing in, in kiosk mode, until revoked', async () => {
     const { context, page } = await signedInPage(h, seeded.userToken);

@@ -2,6 +2,7 @@
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
 import type { Account } from './types';
+import { ApiError } from './api';
 
 export interface Loaded<T> {
   data: T | null;
@@ -60,4 +61,31 @@ export function useInterval(fn: () => void, ms: number | null): void {
     const id = setInterval(() => saved.current(), ms);
     return () => clearInterval(id);
   }, [ms]);
+}
+
+export interface FormSubmit {
+  submit: (e: Event) => Promise<void>;
+  /** the failure's message (the API's own for its errors), until the next submit */
+  error: string | null;
+  /** true while the action runs; stays true after success (the page moves on) */
+  busy: boolean;
+}
+
+/** A form's submit handler: reads its fields, runs `action`, shows what failed. */
+export function useFormSubmit(action: (form: FormData) => Promise<void>): FormSubmit {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.target as HTMLFormElement);
+    setBusy(true);
+    setError(null);
+    try {
+      await action(form);
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : String(err));
+      setBusy(false);
+    }
+  };
+  return { submit, error, busy };
 }

@@ -1,35 +1,23 @@
 // First run (no user yet, registration open): create the first account and its organization, then
 // turn the signup's token into the session cookie (POST /session with it as a bearer token), so the
 // token's value is dropped from memory at once.
-import { useState } from 'preact/hooks';
-import { api, ApiError } from '../lib/api';
-import { useTitle } from '../lib/hooks';
+import { api } from '../lib/api';
+import { useFormSubmit, useTitle } from '../lib/hooks';
 
 export function SetupPage({ onDone }: { onDone: () => void }) {
   useTitle('Welcome');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const form = new FormData(e.target as HTMLFormElement);
-    setBusy(true);
-    setError(null);
-    try {
-      const body = {
-        email: String(form.get('email')),
-        password: String(form.get('password')),
-        name: String(form.get('name') || '') || undefined,
-        organization_name: String(form.get('organization')),
-        token_name: 'Web session',
-      };
-      const created = await api<{ token: { value: string } }>('POST', '/bootstrap/signup', body);
-      await api('POST', '/session', undefined, { token: created.token.value });
-      onDone();
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : String(err));
-      setBusy(false);
-    }
-  };
+  const { submit, error, busy } = useFormSubmit(async (form) => {
+    const body = {
+      email: String(form.get('email')),
+      password: String(form.get('password')),
+      name: String(form.get('name') || '') || undefined,
+      organization_name: String(form.get('organization')),
+      token_name: 'Web session',
+    };
+    const created = await api<{ token: { value: string } }>('POST', '/bootstrap/signup', body);
+    await api('POST', '/session', undefined, { token: created.token.value });
+    onDone();
+  });
   return (
     <main class="auth">
       <p class="brand auth-brand">Metrics</p>

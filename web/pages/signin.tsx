@@ -1,26 +1,14 @@
 // Sign-in through the API's own login (POST /api/v1/session: same checks and throttle); the server
 // sets an HttpOnly cookie, so the page never holds a token.
-import { useState } from 'preact/hooks';
-import { api, ApiError } from '../lib/api';
-import { useTitle } from '../lib/hooks';
+import { api } from '../lib/api';
+import { useFormSubmit, useTitle } from '../lib/hooks';
 
 export function SignInPage({ onDone }: { onDone: () => void }) {
   useTitle('Sign in');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const form = new FormData(e.target as HTMLFormElement);
-    setBusy(true);
-    setError(null);
-    try {
-      await api('POST', '/session', { email: String(form.get('email')), password: String(form.get('password')) });
-      onDone();
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : String(err));
-      setBusy(false);
-    }
-  };
+  const { submit, error, busy } = useFormSubmit(async (form) => {
+    await api('POST', '/session', { email: String(form.get('email')), password: String(form.get('password')) });
+    onDone();
+  });
   return (
     <main class="auth">
       <p class="brand auth-brand">Metrics</p>

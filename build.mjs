@@ -69,8 +69,9 @@ function ensureNodeRuntime() {
 async function bundle() {
   const version = readJson(path.join(ROOT, 'package.json')).version;
   const outfile = path.join(SEA_DIR, 'service.cjs');
-  const workerCode = await bundleBatchWorker();
-  const sqliteWorker = await bundleSqliteWorker();
+  const workerCode = await bundleWorker(['src', 'domain', 'metrics', 'batch-worker.ts']);
+  const sqliteWorker = await bundleWorker(['src', 'drivers', 'sqlite-worker.ts'], [nativeGuard]);
+  const exampleConfig = fs.readFileSync(path.join(ROOT, 'config.example.toml'), 'utf8');
   await esbuild.build({
     entryPoints: [path.join(ROOT, 'src', 'main.ts')],
     outfile,
@@ -83,15 +84,24 @@ async function bundle() {
     define: { __SERVICE_VERSION__: JSON.stringify(version) },
     // The package resolves its binding from node_modules on import; the stand-in calls the extracted addon.
     alias: { '@node-rs/argon2': path.join(ROOT, 'src', 'sea', 'argon2.ts') },
-    plugins: [nativeGuard, embedBatchWorker(workerCode), embedSqliteWorker(sqliteWorker), embedConfigExample],
+    plugins: [
+      nativeGuard,
+      embedText('batch-worker-code', 'batchWorkerCode', workerCode),
+      embedText('sqlite-worker-code', 'sqliteWorkerCode', sqliteWorker),
+      embedText('config-example', 'exampleConfig', exampleConfig),
+    ],
   });
   return outfile;
 }
 
-/** The sqlite sources' worker thread (src/drivers/sqlite-worker.ts); it loads the extracted addon itself. */
-async function bundleSqliteWorker() {
+/**
+ * A worker thread's script as one text, in memory: the batch parser's (src/domain/metrics/
+ * batch-worker.ts) and the sqlite sources' (src/drivers/sqlite-worker.ts, which loads the
+ * extracted addon itself, hence the native guard).
+ */
+async function bundleWorker(entry, plugins = []) {
   const result = await esbuild.build({
-    entryPoints: [path.join(ROOT, 'src', 'drivers', 'sqlite-worker.ts')],
+    entryPoints: [path.join(ROOT, ...entry)],
     bundle: true,
     write: false,
     platform: 'node',
@@ -99,63 +109,25 @@ async function bundleSqliteWorker() {
     target: 'node20',
     legalComments: 'none',
     logLevel: 'warning',
-    plugins: [nativeGuard],
+    plugins,
   });
   return result.outputFiles[0].text;
 }
 
-// As embedBatchWorker, for src/drivers/sqlite-worker-code.ts.
-const embedSqliteWorker = (code) => ({
-  name: 'embed-sqlite-worker',
+/**
+ * Replaces the module `<name>.ts` by one whose function `fn` returns `text`. Under tsx those modules
+ * read files of the repository (a worker's source, config.example.toml); the executable has none.
+ */
+const embedText = (name, fn, text) => ({
+  name: `embed-${name}`,
   setup(build) {
-    build.onResolve({ filter: /\/sqlite-worker-code$/ }, () => ({ path: 'sqlite-worker-code', namespace: 'embed-sqlite-worker' }));
-    build.onLoad({ filter: /.*/, namespace: 'embed-sqlite-worker' }, () => ({
-      contents: `export function sqliteWorkerCode() { return ${JSON.stringify(code)}; }`,
+    build.onResolve({ filter: new RegExp(`/${name}$`) }, () => ({ path: name, namespace: `embed-${name}` }));
+    build.onLoad({ filter: /.*/, namespace: `embed-${name}` }, () => ({
+      contents: `export function ${fn}() { return ${JSON.stringify(text)}; }`,
       loader: 'js',
     }));
   },
 });
-
-/** The batch parser's worker thread (src/domain/metrics/batch-worker.ts) as one script, in memory. */
-async function bundleBatchWorker() {
-  const result = await esbuild.build({
-    entryPoints: [path.join(ROOT, 'src', 'domain', 'metrics', 'batch-worker.ts')],
-    bundle: true,
-    write: false,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    legalComments: 'none',
-    logLevel: 'warning',
-  });
-  return result.outputFiles[0].text;
-}
-
-// Under tsx the worker's code imports batch-worker.ts by its path; the executable has no source
-// files, so batch-worker-code.ts is replaced by a module returning the bundled worker's text.
-const embedBatchWorker = (code) => ({
-  name: 'embed-batch-worker',
-  setup(build) {
-    build.onResolve({ filter: /\/batch-worker-code$/ }, () => ({ path: 'batch-worker-code', namespace: 'embed-batch-worker' }));
-    build.onLoad({ filter: /.*/, namespace: 'embed-batch-worker' }, () => ({
-      contents: `export function batchWorkerCode() { return ${JSON.stringify(code)}; }`,
-      loader: 'js',
-    }));
-  },
-});
-
-// `service config` prints config.example.toml; src/config-example.ts reads it from the repository,
-// which the executable does not have, so the bundle gets a module returning the file's text.
-const embedConfigExample = {
-  name: 'embed-config-example',
-  setup(build) {
-    build.onResolve({ filter: /\/config-example$/ }, () => ({ path: 'config-example', namespace: 'embed-config-example' }));
-    build.onLoad({ filter: /.*/, namespace: 'embed-config-example' }, () => {
-      const text = fs.readFileSync(path.join(ROOT, 'config.example.toml'), 'utf8');
-      return { contents: `export function exampleConfig() { return ${JSON.stringify(text)}; }`, loader: 'js' };
-    });
-  },
-};
 
 // better-sqlite3 finds its addon through the `bindings` package only when no nativeBinding is given;
 // in the executable one always is, so `bindings` becomes a stub that says so. Any other `.node`

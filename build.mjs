@@ -71,6 +71,7 @@ async function bundle() {
   const outfile = path.join(SEA_DIR, 'service.cjs');
   const workerCode = await bundleWorker(['src', 'domain', 'metrics', 'batch-worker.ts']);
   const sqliteWorker = await bundleWorker(['src', 'drivers', 'sqlite-worker.ts'], [nativeGuard]);
+  const writerThread = await bundleWorker(['src', 'domain', 'metrics', 'writer-thread.ts'], [nativeGuard]);
   const exampleConfig = fs.readFileSync(path.join(ROOT, 'config.example.toml'), 'utf8');
   await esbuild.build({
     entryPoints: [path.join(ROOT, 'src', 'main.ts')],
@@ -88,6 +89,7 @@ async function bundle() {
       nativeGuard,
       embedText('batch-worker-code', 'batchWorkerCode', workerCode),
       embedText('sqlite-worker-code', 'sqliteWorkerCode', sqliteWorker),
+      embedText('writer-thread-code', 'writerThreadCode', writerThread),
       embedText('config-example', 'exampleConfig', exampleConfig),
     ],
   });
@@ -96,8 +98,9 @@ async function bundle() {
 
 /**
  * A worker thread's script as one text, in memory: the batch parser's (src/domain/metrics/
- * batch-worker.ts) and the sqlite sources' (src/drivers/sqlite-worker.ts, which loads the
- * extracted addon itself, hence the native guard).
+ * batch-worker.ts), the sqlite sources' (src/drivers/sqlite-worker.ts) and the metric writer's
+ * (src/domain/metrics/writer-thread.ts); the last two load the extracted addon themselves, hence
+ * the native guard.
  */
 async function bundleWorker(entry, plugins = []) {
   const result = await esbuild.build({

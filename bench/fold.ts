@@ -1,75 +1,77 @@
-// The write path's CPU cost without HTTP, to choose the fold window: the issue's workloads merged
-// and applied to the embedded store (temp database, WAL, the service's pragmas) with N requests of
-// 1,000 points per fold, N = 1 being the earlier design (every group commit rewrites its buckets).
-// Run: node --import tsx bench/fold.ts        (BENCH_REQUESTS=100 requests per setting)
-// Prints, per workload and window, the time per point for merging and for folding (median of
-// BENCH_REPEATS=1 runs on fresh databases); relative figures are what counts on a shared machine.
+// The metric writer's CPU cost without HTTP or threads, to choose the fold window: the issue's
+// workloads appended (write log + merge into the window) and folded into the embedded store (temp
+// database, WAL, the service's pragmas), with N requests of 1,000 points per fold.
+// Run: node --import tsx bench/fold.ts        (BENCH_REQUESTS=200 requests per setting)
+// Prints, per workload and window, the CPU time per point for appending and for folding (process
+// CPU time, which other work on a shared machine disturbs less than wall time), after a first round
+// that creates the series (BENCH_WINDOWS=1,10,100 requests per fold).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseBatch } from '../src/domain/metrics/ingest';
-import { finishMerging, mergeIntoPending, planFor } from '../src/domain/metrics/merge';
-import { createEmbeddedStore } from '../src/drivers/embedded';
-import { emptyWriteSet } from '../src/drivers/types';
+import { MetricWriter } from '../src/domain/metrics/metric-writer';
+import { encodePoints } from '../src/domain/metrics/point-wire';
 import { openDatabase } from '../src/storage/db';
 import { migrate } from '../src/storage/migrations';
 import { fmt, seeded } from './helpers';
 import { WORKLOADS } from './workloads';
 
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
-const REPEATS = Number(process.env.BENCH_REPEATS ?? 1);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,10,100').split(',').map(Number);
 const PARTS = new Set((process.env.BENCH_PART ?? 'narrow,live,wide').split(','));
-// BENCH_CACHE_TEXT=8000000 sizes the parsed-bucket cache (JSON text bytes) for a comparison
-const CACHE = process.env.BENCH_CACHE_TEXT ? { entries: 500_000, textLength: Number(process.env.BENCH_CACHE_TEXT) } : undefined;
-const plan = planFor({ id: 'bench', timeZone: 'UTC', beginningOfWeek: 1, granularities: ['1m', '1h', '1d', '1w', '1mo', '1q', '1y'] });
+// BENCH_CACHE_BYTES=8000000 sizes the writer's bucket cache (estimated bytes) for a comparison
+const CACHE = process.env.BENCH_CACHE_BYTES ? { entries: 1_000_000, bytes: Number(process.env.BENCH_CACHE_BYTES) } : undefined;
+const settings = { id: 'bench', timeZone: 'UTC', beginningOfWeek: 1, granularities: ['1m', '1h', '1d', '1w', '1mo', '1q', '1y'] };
+
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 interface Cost {
-  merge: number;
+  append: number;
   fold: number;
   longestFold: number;
 }
 
-async function run(requests: ReturnType<typeof parseBatch>[], perFold: number): Promise<Cost> {
+async function run(bodies: string[], perFold: number): Promise<Cost> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-fold-'));
   const db = openDatabase(path.join(dir, 'service.db'));
   migrate(db);
-  const store = createEmbeddedStore(db, CACHE);
-  const cost: Cost = { merge: 0, fold: 0, longestFold: 0 };
+  const writer = new MetricWriter({ db, foldAfterMs: 3_600_000, foldAtPoints: Number.MAX_SAFE_INTEGER, chunkMs: 1_000_000, cacheLimits: CACHE });
+  const wire = (i: number) => encodePoints(parseBatch(JSON.parse(bodies[i % bodies.length]!)));
+  const cost: Cost = { append: 0, fold: 0, longestFold: 0 };
   try {
+    for (let i = 0; i < bodies.length; i++) await writer.append([{ settings, wire: wire(i) }]); // creates the series
+    await writer.settle();
     for (let r = 0; r < REQUESTS; r += perFold) {
-      const writes = emptyWriteSet();
-      let t = performance.now();
-      for (let i = r; i < Math.min(r + perFold, REQUESTS); i++) mergeIntoPending(writes, plan, requests[i % requests.length]!);
-      finishMerging(writes);
-      cost.merge += performance.now() - t;
-      t = performance.now();
-      await store.apply(writes);
-      const took = performance.now() - t;
+      const wires = Array.from({ length: Math.min(perFold, REQUESTS - r) }, (_, k) => wire(r + k));
+      let t = cpuMs();
+      for (const w of wires) await writer.append([{ settings, wire: w }]);
+      cost.append += cpuMs() - t;
+      t = cpuMs();
+      await writer.settle();
+      const took = cpuMs() - t;
       cost.fold += took;
       cost.longestFold = Math.max(cost.longestFold, took);
     }
   } finally {
+    await writer.close();
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
   return cost;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 for (const w of WORKLOADS.filter((x) => PARTS.has(x.name))) {
-  const requests = w.bodies(seeded(42)).map((body) => parseBatch(JSON.parse(body)));
+  const bodies = w.bodies(seeded(42));
   for (const perFold of WINDOWS) {
-    const runs: Cost[] = [];
-    for (let k = 0; k < REPEATS; k++) runs.push(await run(requests, perFold));
+    const c = await run(bodies, perFold);
     const points = REQUESTS * 1000;
-    const merge = median(runs.map((c) => c.merge));
-    const fold = median(runs.map((c) => c.fold));
     console.log(
-      `${w.name}, ${perFold} request(s) per fold: merge ${fmt((merge / points) * 1000, 2)} µs/point, fold ${fmt((fold / points) * 1000, 2)} µs/point, ` +
-        `total ${fmt(((merge + fold) / points) * 1000, 2)} µs/point = ${fmt((points * 3) / ((merge + fold) / 1000))} leaf values/s on one core; ` +
-        `longest fold ${fmt(median(runs.map((c) => c.longestFold)), 1)} ms`,
+      `${w.name}, ${perFold} request(s) per fold: append ${fmt((c.append / points) * 1000, 2)} µs/point, fold ${fmt((c.fold / points) * 1000, 2)} µs/point, ` +
+        `total ${fmt(((c.append + c.fold) / points) * 1000, 2)} µs/point = ${fmt((points * 3) / ((c.append + c.fold) / 1000))} leaf values/s on one core; ` +
+        `longest fold ${fmt(c.longestFold, 1)} ms CPU`,
     );
   }
 }

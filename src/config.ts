@@ -20,8 +20,7 @@ export interface Config {
     /** the client address is the last X-Forwarded-For entry (behind one reverse proxy) */
     readonly trustProxy: boolean;
   };
-  /** writeLog: the embedded store's write log and fold window (docs/storage.md); off by default */
-  readonly storage: { readonly dataDir: string; readonly writeLog: boolean };
+  readonly storage: { readonly dataDir: string };
   readonly deployment: { readonly mode: 'self_hosted' | 'saas' };
   readonly features: { readonly projectsEnabled: boolean; readonly registrationEnabled: boolean };
   readonly limits: {
@@ -65,6 +64,7 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'server.body_bytes_in_flight', env: 'SERVICE_BODY_BYTES_IN_FLIGHT', kind: 'size', min: 65536 },
   { key: 'server.trust_proxy', env: 'SERVICE_TRUST_PROXY', kind: 'bool' },
   { key: 'storage.data_dir', env: 'SERVICE_DATA_DIR', kind: 'string' },
+  // Obsolete (the write log is always on): still accepted so that older configuration files load.
   { key: 'storage.write_log', env: 'SERVICE_WRITE_LOG', kind: 'bool' },
   { key: 'deployment.mode', env: 'SERVICE_DEPLOYMENT_MODE', kind: 'enum', values: ['self_hosted', 'saas'] },
   { key: 'features.projects_enabled', env: 'SERVICE_PROJECTS_ENABLED', kind: 'bool' },
@@ -91,7 +91,7 @@ const DEFAULTS: Record<string, unknown> = {
   'server.body_bytes_in_flight': 8_388_608,
   'server.trust_proxy': false,
   'storage.data_dir': './data',
-  'storage.write_log': false,
+  'storage.write_log': true,
   'deployment.mode': 'self_hosted',
   'features.projects_enabled': true,
   'features.registration_enabled': true,
@@ -231,7 +231,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
       bodyBytesInFlight: values['server.body_bytes_in_flight'] as number,
       trustProxy: values['server.trust_proxy'] as boolean,
     },
-    storage: { dataDir, writeLog: values['storage.write_log'] as boolean },
+    storage: { dataDir },
     deployment: { mode: values['deployment.mode'] as Config['deployment']['mode'] },
     features: {
       projectsEnabled: values['features.projects_enabled'] as boolean,

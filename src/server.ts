@@ -1,6 +1,6 @@
 // startServer(config) -> { url, close }: open storage, migrate, build deps, listen.
 // Used by main.ts and by the tests, which start as many servers as they like in one process.
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { Socket } from 'node:net';
@@ -16,7 +16,7 @@ import { createAccountsRepo } from './storage/accounts';
 import { createSourcesRepo } from './storage/sources';
 import { createDashboardsRepo } from './storage/dashboards';
 import { createLoginThrottle } from './domain/login-throttle';
-import { createMetricsEngine } from './domain/metrics/engine';
+import { createMetricsEngine, type MetricsEngineOptions } from './domain/metrics/engine';
 import { migrateSqliteSources } from './domain/sqlite-migration';
 import { createSecretBox, loadSecretKey } from './lib/secrets';
 import { encryptStoredSecrets } from './storage/source-secrets';
@@ -30,18 +30,6 @@ const SUMMARY_INTERVAL_MS = 60_000;
 /** A stop waits this long for slow connections before cutting them. */
 const STOP_DEADLINE_MS = 10_000;
 
-/**
- * Points a run with the write log acknowledged but did not fold yet: the log is then used for this
- * run too, so they are replayed and folded, whatever storage.write_log says now.
- */
-function hasUnfoldedLog(dataDir: string): boolean {
-  try {
-    return statSync(path.join(dataDir, 'metric-log.bin')).size > 0;
-  } catch {
-    return false;
-  }
-}
-
 export interface StartOptions {
   log?: Logger;
   /** better-sqlite3 native binding (the single executable loads it itself) */
@@ -50,6 +38,8 @@ export interface StartOptions {
   now?: () => number;
   /** run the retention sweep on its timer (default true; tests call deps.ops.sweeper.sweep()) */
   sweepTimer?: boolean;
+  /** the metric writer's settings (tests: e.g. a fold window that does not close by itself) */
+  writer?: MetricsEngineOptions['writer'];
 }
 
 export interface RunningServer {
@@ -121,8 +111,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       nativeBinding: options.nativeBinding,
       secrets,
       onCommitted: (points, leaves, seconds) => stats.committed(points, leaves, seconds),
-      findSource: (id) => sources.byId(id),
-      writeLog: config.storage.writeLog || hasUnfoldedLog(config.storage.dataDir),
+      writer: options.writer,
     }),
     ops: { stats, sweeper, stopping: false },
     nativeBinding: options.nativeBinding,

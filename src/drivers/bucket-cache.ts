@@ -1,38 +1,43 @@
-// Parsed values of recently written buckets, for the embedded store's writes. A write reads every
-// bucket it touches, and the buckets written again are mostly recent ones (the current minute,
-// hour, day...), so keeping their parsed trees spares a SELECT and a JSON.parse per bucket.
+// Recently written buckets of the embedded store, for the metric writer's folds (domain/metrics/
+// fold.ts). A fold reads every bucket it touches, and the buckets written again are mostly recent
+// ones (the current minute, hour, day...), so keeping their values spares a SELECT and a parse
+// per bucket. Values are kept as shapes and numbers (model/bucket-shape.ts), about 100 bytes for a
+// bucket of a few leaves, or as trees where no shape fits.
 //
-// Bounded twice: by entries and by the JSON length of the cached trees (a system-key bucket of a
-// high-cardinality source can hold thousands of leaves). Every tree it takes in ends up in the old
-// generation, so a cache that churns costs memory: once full it stops taking new buckets and keeps
-// serving those it holds, and only after REFRESH_MISSES x its size of misses is it emptied to
-// refill (the working set has moved on). Past the text bound it is emptied at once.
-// The store empties it too when a transaction fails (trees may hold its uncommitted changes) and
+// Bounded twice: by entries and by an estimate of the bytes they hold. Once full it stops taking
+// new buckets and keeps serving those it holds, and only after REFRESH_MISSES x its size of misses
+// is it emptied to refill (the working set has moved on). Past the byte bound it is emptied at once.
+// The writer empties it too when a transaction fails (values may hold its uncommitted changes) and
 // when another connection has committed to the database since its last transaction.
-import type { Tree } from '../model/leaves';
+import type { BucketValue } from '../model/bucket-shape';
 
 export interface BucketCacheLimits {
   entries: number;
-  /** sum of the JSON text lengths of the cached trees */
-  textLength: number;
+  /** estimated bytes of the cached values */
+  bytes: number;
 }
 
-// Sized by bytes: a fold window of distinct keys touches tens of thousands of small buckets, which
-// an entry count of a few thousand made thrash. Small buckets take about 7 bytes of heap per byte
-// of JSON text: 2 MB of text (about 14 MB of trees) holds the ~35,000 rows a fold of 5,000 keys
-// touches; 8 MB kept the service over 250 MB RSS under the live workload (bench/memory.ts).
-export const DEFAULT_BUCKET_CACHE_LIMITS: BucketCacheLimits = { entries: 500_000, textLength: 2_000_000 };
+// Sized by bytes: a fold of distinct keys touches a hundred thousand small buckets (live workload:
+// 5,000 keys x 64 minutes and the coarser buckets); 32 MB holds about 250,000 of them.
+export const DEFAULT_BUCKET_CACHE_LIMITS: BucketCacheLimits = { entries: 500_000, bytes: 32 * 1024 * 1024 };
 export const REFRESH_MISSES = 8;
 
-interface Entry {
-  tree: Tree;
-  textLength: number;
+/** Bytes a cached bucket holds: the entry, its number array, or its tree (about 7 bytes per byte of text). */
+export function bucketBytes(value: BucketValue, textLength: number): number {
+  return value.values ? 96 + value.values.length * 8 : 64 + textLength * 7;
+}
+
+export interface CachedBucket {
+  value: BucketValue;
+  /** the number of the fold that wrote it (metric_buckets.fold) */
+  fold: number;
+  bytes: number;
 }
 
 export class BucketTreeCache {
-  private readonly series = new Map<number, Map<number, Entry>>();
+  private readonly series = new Map<number, Map<number, CachedBucket>>();
   private entries = 0;
-  private textLength = 0;
+  private bytes = 0;
   /** new buckets not taken in since the cache filled up */
   private missesWhenFull = 0;
 
@@ -42,32 +47,33 @@ export class BucketTreeCache {
     return this.entries;
   }
 
-  get(seriesId: number, bucket: number): Tree | undefined {
-    return this.series.get(seriesId)?.get(bucket)?.tree;
+  get(seriesId: number, bucket: number): CachedBucket | undefined {
+    return this.series.get(seriesId)?.get(bucket);
   }
 
-  /** Remembers the tree a write left in a bucket; `textLength` is the length of its JSON text. */
-  set(seriesId: number, bucket: number, tree: Tree, textLength: number): void {
+  /** Remembers the value a write left in a bucket and its estimated size. */
+  set(seriesId: number, bucket: number, value: BucketValue, fold: number, bytes: number): void {
     let buckets = this.series.get(seriesId);
     const old = buckets?.get(bucket);
     if (old) {
-      old.tree = tree;
-      this.textLength += textLength - old.textLength;
-      old.textLength = textLength;
+      old.value = value;
+      old.fold = fold;
+      this.bytes += bytes - old.bytes;
+      old.bytes = bytes;
     } else {
       if (this.entries >= this.limits.entries) return this.missedWhenFull();
       if (!buckets) this.series.set(seriesId, (buckets = new Map()));
-      buckets.set(bucket, { tree, textLength });
+      buckets.set(bucket, { value, fold, bytes });
       this.entries++;
-      this.textLength += textLength;
+      this.bytes += bytes;
     }
-    if (this.textLength > this.limits.textLength) this.clear();
+    if (this.bytes > this.limits.bytes) this.clear();
   }
 
   clear(): void {
     this.series.clear();
     this.entries = 0;
-    this.textLength = 0;
+    this.bytes = 0;
     this.missesWhenFull = 0;
   }
 

@@ -1,6 +1,18 @@
-// The embedded store's statements (tables of migrations 002 and 003) and its multi-row upserts.
+// The embedded store's statements (tables of migrations 002, 005 and 006) and its multi-row upserts.
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../storage/db';
+
+/** metric_fold_state: where the folds of the write log stand (migration 006). */
+export interface FoldState {
+  /** the last log record whose points are in the buckets */
+  foldedUpTo: number;
+  /** the last log record of a fold that began and has not finished, else null */
+  foldingUpTo: number | null;
+  /** the number of the latest fold begun; rows it wrote carry it in their `fold` column */
+  foldNumber: number;
+  /** raised by every commit of a fold */
+  stamp: number;
+}
 
 export function statements(db: Db) {
   return {
@@ -8,9 +20,9 @@ export function statements(db: Db) {
       'SELECT id FROM metric_series WHERE source_id = ? AND key = ? AND granularity = ?',
     ).pluck(),
     addSeries: db.prepare('INSERT INTO metric_series (source_id, key, granularity) VALUES (?, ?, ?)'),
-    getBucket: db.prepare<[number, number], string>(
-      'SELECT data FROM metric_buckets WHERE series_id = ? AND bucket = ?',
-    ).pluck(),
+    getBucket: db.prepare<[number, number], [string, number]>(
+      'SELECT data, fold FROM metric_buckets WHERE series_id = ? AND bucket = ?',
+    ).raw(true),
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     readRange: db.prepare<[number, number, number], [number, string]>(
       'SELECT bucket, data FROM metric_buckets WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket',
@@ -18,10 +30,13 @@ export function statements(db: Db) {
     readKeyCounts: db.prepare<[number, number, number], [number, string, number]>(
       'SELECT bucket, key, count FROM metric_key_counts WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket, key',
     ).raw(true),
-    foldedUpTo: db.prepare<[], number>('SELECT folded_up_to FROM metric_fold_state WHERE id = 1').pluck(),
-    setFoldedUpTo: db.prepare<[number]>(
-      'INSERT INTO metric_fold_state (id, folded_up_to) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET folded_up_to = excluded.folded_up_to',
+    foldState: db.prepare<[], FoldState>(
+      'SELECT folded_up_to AS foldedUpTo, folding_up_to AS foldingUpTo, fold_number AS foldNumber, stamp FROM metric_fold_state WHERE id = 1',
     ),
+    stamp: db.prepare<[], number>('SELECT stamp FROM metric_fold_state WHERE id = 1').pluck(),
+    startFold: db.prepare<[number, number, number]>('UPDATE metric_fold_state SET folding_up_to = ?, fold_number = ?, stamp = ? WHERE id = 1'),
+    setStamp: db.prepare<[number]>('UPDATE metric_fold_state SET stamp = ? WHERE id = 1'),
+    finishFold: db.prepare<[number, number]>('UPDATE metric_fold_state SET folded_up_to = ?, folding_up_to = NULL, stamp = ? WHERE id = 1'),
   };
 }
 
@@ -70,13 +85,18 @@ export class MultiRowUpsert {
   }
 }
 
+/** Rows (series_id, bucket, data, fold): a fold writes each bucket it changed whole. */
 export function bucketUpserts(db: Db): MultiRowUpsert {
-  return new MultiRowUpsert(db, 'INSERT INTO metric_buckets (series_id, bucket, data)', 3,
-    'ON CONFLICT (series_id, bucket) DO UPDATE SET data = excluded.data');
+  return new MultiRowUpsert(db, 'INSERT INTO metric_buckets (series_id, bucket, data, fold)', 4,
+    'ON CONFLICT (series_id, bucket) DO UPDATE SET data = excluded.data, fold = excluded.fold');
 }
 
-/** Blind additions to the system key's per-key counts: no read of the stored count needed. */
+/**
+ * Blind additions to the system key's per-key counts (series_id, bucket, key, count, fold): no
+ * read of the stored count, and none twice by one fold (a replayed fold skips what it added).
+ */
 export function keyCountUpserts(db: Db): MultiRowUpsert {
-  return new MultiRowUpsert(db, 'INSERT INTO metric_key_counts (series_id, bucket, key, count)', 4,
-    'ON CONFLICT (series_id, bucket, key) DO UPDATE SET count = count + excluded.count');
+  return new MultiRowUpsert(db, 'INSERT INTO metric_key_counts (series_id, bucket, key, count, fold)', 5,
+    'ON CONFLICT (series_id, bucket, key) DO UPDATE SET count = count + excluded.count, fold = excluded.fold ' +
+      'WHERE metric_key_counts.fold < excluded.fold');
 }

@@ -1,12 +1,11 @@
 // The registry: the one place that picks a source's metric store. Projects share the embedded
-// store (in service.db); a database source gets the store of its driver, opened on first use and
+// store (in service.db, written by the engine's metric writer, which builds it); a database source gets the store of its driver, opened on first use and
 // cached per source until its settings change or the registry closes. Adding a driver is one line
 // in STORE_FACTORIES.
 import { conflict } from '../errors';
 import type { Db } from '../storage/db';
 import type { Source } from '../model/source';
 import { IDENTIFIER_MODES, type IdentifierMode } from './sqlite-setup';
-import { createEmbeddedStore } from './embedded';
 import { createSqliteStore } from './sqlite';
 import { createSqlitePool, type SqlitePool, type SqlitePoolOptions } from './sqlite-pool';
 import { createPostgresStore } from './postgres';
@@ -20,6 +19,8 @@ import type { MetricStore } from './types';
 export interface DriverContext {
   /** the service's own database, home of the embedded store */
   db: Db;
+  /** the store of every project */
+  embedded: MetricStore;
   /** better-sqlite3 native binding for the single executable */
   nativeBinding?: unknown;
   /** time limit, idle close and workers of sqlite source files (sqlite-pool.ts) */
@@ -101,7 +102,7 @@ function openStore(source: Source, ctx: FactoryContext): MetricStore {
 }
 
 export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
-  const embedded = createEmbeddedStore(ctx.db);
+  const embedded = ctx.embedded;
   const stores = new Map<string, Cached>();
   let pool: SqlitePool | null = null;
   const factoryCtx: FactoryContext = {

@@ -7,6 +7,9 @@
 // merged per bucket, and answer reads by bucket start. Modelled on Litestream's ReplicaClient:
 // small, every method async, one contract suite (test/drivers/) for all of them.
 import type { WriteSet } from '../model/write-set';
+import type { LoggedPoints } from '../model/wire';
+
+export type { LoggedPoints } from '../model/wire';
 
 export type { BucketOps, KeyWrites, SeriesWrites, WriteSet } from '../model/write-set';
 export { emptyWriteSet } from '../model/write-set';
@@ -24,29 +27,16 @@ export interface SetupResult {
   message: string;
 }
 
-/** Accepted points of one source in the compact form of the domain (opaque to the store). */
-export interface LogEntry {
-  sourceId: string;
-  body: Uint8Array;
-}
-
-export interface LogRecord extends LogEntry {
-  id: number;
-}
-
 /**
- * A durable log of accepted points, for a store that folds them into its buckets later (the
- * embedded store). A point is acknowledged once its entry is appended; a write set carrying
- * `logUpTo` removes the entries it folds in the same transaction (write-set.ts).
+ * The door of a store that takes accepted points whole and merges and folds them itself (the
+ * embedded store's metric writer): a point is acknowledged once its entry is in the write log,
+ * and reads see it at once, folded or not.
  */
 export interface WriteLog {
-  /**
-   * Appends entries durably, all or none; resolves with the id of the last one. The bodies are lent
-   * for the call (the write queue reuses their bytes for its next commit): write or copy them.
-   */
-  append(entries: readonly LogEntry[]): Promise<number>;
-  /** Entries not folded yet, oldest first (after a restart or a failed fold). */
-  unfolded(): Promise<LogRecord[]>;
+  /** Logs and merges one group commit's points, all or none. The wires are moved: do not use them after. */
+  append(entries: readonly LoggedPoints[]): Promise<void>;
+  /** Resolves once every point acknowledged before the call is folded into the buckets. */
+  settle(): Promise<void>;
 }
 
 export interface MetricStore {

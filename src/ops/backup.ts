@@ -3,16 +3,25 @@
 // Backup uses SQLite's online backup API on a read-only connection that first opens a read
 // transaction: every step then copies pages of that one snapshot, so the copy is consistent and
 // never restarts however much the running service writes meanwhile (without the held snapshot, a
-// writer makes the backup start over after each of its commits). The copy is written beside the
-// target, switched to a single file (journal_mode DELETE) and renamed into place.
+// writer makes the backup start over after each of its commits). Points the service acknowledged
+// but had not folded into the buckets yet are in its write log: within the same snapshot the log's
+// files are copied too (retrying if a fold removed a segment the snapshot still needs), and the
+// metric writer folds them into the copy, so the backup holds every point acknowledged before it
+// began. The copy is made in a folder beside the target, switched to a single file
+// (journal_mode DELETE) and renamed into place.
 //
 // Restore checks the file (SQLite, quick_check, a schema version this build knows, the service's
 // tables), refuses while a service runs on the data directory (service.pid), moves the current
-// database aside (service.db.before-restore-<time>) and puts a copy of the file in its place.
+// database aside (service.db.before-restore-<time>, its write log into a folder of that name plus
+// `.metric-log`) and puts a copy of the file in its place.
 import { chmodSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, closeSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { logFiles } from '../drivers/embedded-log';
+import { MetricWriter } from '../domain/metrics/metric-writer';
+import { openDatabase } from '../storage/db';
 import { SCHEMA_VERSION } from '../storage/migrations';
+import { createSourcesRepo } from '../storage/sources';
 import { pidFilePath, runningService } from './pid-file';
 
 export class OpsError extends Error {}
@@ -37,6 +46,47 @@ export interface BackupResult {
   ms: number;
 }
 
+/** Tries before a backup gives up finding the write log whole for its snapshot. */
+const LOG_ATTEMPTS = 50;
+
+/** The last log record folded in the snapshot of `db` (0 before the write log existed). */
+function foldedUpTo(db: Database.Database): number {
+  try {
+    return (db.prepare('SELECT folded_up_to FROM metric_fold_state WHERE id = 1').pluck().get() as number | undefined) ?? 0;
+  } catch {
+    return 0; // a database from before migration 005
+  }
+}
+
+/**
+ * Copies the write log's files into `into` if, with the snapshot's fold state, they hold every
+ * record after it; false when a fold removed a segment meanwhile (the snapshot is then too old).
+ */
+function copyLog(dataDir: string, folded: number, into: string): boolean {
+  try {
+    const { names, firstSeq } = logFiles(dataDir);
+    if (names.length > 0 && firstSeq > folded + 1) return false;
+    for (const name of names) copyFileSync(path.join(dataDir, name), path.join(into, name));
+    return true;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ENOENT') return false; // removed while copied
+    throw err;
+  }
+}
+
+/** Folds the copied log into the copied database, then removes the log's files. */
+async function foldCopiedLog(dir: string, file: string, nativeBinding: unknown): Promise<void> {
+  const db = openDatabase(file, { nativeBinding });
+  try {
+    const sources = createSourcesRepo(db);
+    const writer = new MetricWriter({ db, sourceSettings: (id) => sources.byId(id) }); // replays the log
+    await writer.close();
+  } finally {
+    db.close();
+  }
+  for (const name of logFiles(dir).names) rmSync(path.join(dir, name), { force: true });
+}
+
 export async function backupDatabase(
   dataDir: string,
   target: string,
@@ -46,36 +96,47 @@ export async function backupDatabase(
   if (!existsSync(source)) throw new OpsError(`no database at ${source} (wrong --data or --config?)`);
   const file = path.resolve(target);
   if (existsSync(file)) throw new OpsError(`${file} exists; remove it or choose another file`);
-  const partial = `${file}.partial`;
-  rmSync(partial, { force: true });
+  const work = `${file}.partial.d`;
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { mode: 0o700 });
+  const copy = path.join(work, DATABASE);
   const started = performance.now();
-  const db = open(source, options.nativeBinding, true);
   let pages = 0;
   try {
-    db.exec('BEGIN'); // the snapshot every backup step reads from (see the top of this file)
-    db.prepare('SELECT count(*) FROM sqlite_master').get();
-    await db.backup(partial, {
-      progress({ totalPages, remainingPages }) {
-        pages = totalPages;
-        options.onProgress?.({ copiedPages: totalPages - remainingPages, totalPages });
-        return STEP_PAGES;
-      },
-    });
-    db.exec('COMMIT');
-  } catch (err) {
-    rmSync(partial, { force: true });
-    throw err;
+    for (let attempt = 1; ; attempt++) {
+      const db = open(source, options.nativeBinding, true);
+      try {
+        db.exec('BEGIN'); // the snapshot every backup step reads from (see the top of this file)
+        const folded = foldedUpTo(db);
+        if (!copyLog(dataDir, folded, work)) {
+          if (attempt >= LOG_ATTEMPTS) throw new OpsError('the write log kept changing under the backup; retry');
+          continue;
+        }
+        await db.backup(copy, {
+          progress({ totalPages, remainingPages }) {
+            pages = totalPages;
+            options.onProgress?.({ copiedPages: totalPages - remainingPages, totalPages });
+            return STEP_PAGES;
+          },
+        });
+        db.exec('COMMIT');
+        break;
+      } finally {
+        db.close();
+      }
+    }
+    await foldCopiedLog(work, copy, options.nativeBinding);
+    const written = open(copy, options.nativeBinding, false);
+    try {
+      written.pragma('journal_mode = DELETE'); // one self-contained file, no -wal beside it
+    } finally {
+      written.close();
+    }
+    chmodSync(copy, 0o600);
+    renameSync(copy, file);
   } finally {
-    db.close();
+    rmSync(work, { recursive: true, force: true });
   }
-  const copy = open(partial, options.nativeBinding, false);
-  try {
-    copy.pragma('journal_mode = DELETE'); // one self-contained file, no -wal beside it
-  } finally {
-    copy.close();
-  }
-  chmodSync(partial, 0o600);
-  renameSync(partial, file);
   return { file, bytes: statSync(file).size, pages, ms: performance.now() - started };
 }
 
@@ -140,6 +201,14 @@ export function restoreDatabase(dataDir: string, from: string, nativeBinding?: u
     for (const suffix of ['', '-wal', '-shm']) {
       if (existsSync(target + suffix)) renameSync(target + suffix, previous + suffix);
     }
+  }
+  // The write log belongs to the database it replaces (its points are not in the restored one):
+  // it moves aside too, into a folder of the same name, or the next start would replay it here.
+  const log = logFiles(dataDir).names;
+  if (log.length > 0) {
+    previous ??= `${target}.before-restore-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    mkdirSync(`${previous}.metric-log`, { recursive: true, mode: 0o700 });
+    for (const name of log) renameSync(path.join(dataDir, name), path.join(`${previous}.metric-log`, name));
   }
   renameSync(incoming, target);
   return { schemaVersion, previous };

@@ -5,42 +5,41 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { BucketTreeCache, REFRESH_MISSES } from '../../src/drivers/bucket-cache';
-import { createEmbeddedStore } from '../../src/drivers/embedded';
 import type { MetricStore } from '../../src/drivers/types';
-import { type StoreFixture, embeddedFactory, readParsed, writeSet } from './helpers';
+import { type StoreFixture, embeddedFactory, embeddedStore, readParsed, writeSet } from './helpers';
 
 const H = 3_600_000;
 const T0 = Date.UTC(2025, 2, 4, 10);
 
 describe('BucketTreeCache', () => {
   test('once full it keeps what it holds and takes no new bucket, until REFRESH_MISSES x its size of misses', async () => {
-    const cache = new BucketTreeCache({ entries: 3, textLength: 1_000 });
-    for (let b = 0; b < 3; b++) cache.set(1, b, { n: b }, 7);
-    cache.set(1, 2, { n: 20 }, 8); // a held bucket is still updated
-    assert.deepEqual(cache.get(1, 2), { n: 20 });
+    const cache = new BucketTreeCache({ entries: 3, bytes: 1_000 });
+    for (let b = 0; b < 3; b++) cache.set(1, b, { tree: { n: b } }, 1, 7);
+    cache.set(1, 2, { tree: { n: 20 } }, 1, 8); // a held bucket is still updated
+    assert.deepEqual(cache.get(1, 2)?.value.tree, { n: 20 });
     const misses = REFRESH_MISSES * 3;
     for (let miss = 1; miss <= misses; miss++) {
-      cache.set(2, miss, { n: miss }, 7);
+      cache.set(2, miss, { tree: { n: miss } }, 1, 7);
       assert.equal(cache.size, 3);
       assert.equal(cache.get(2, miss), undefined);
-      assert.deepEqual(cache.get(1, 0), { n: 0 });
+      assert.deepEqual(cache.get(1, 0)?.value.tree, { n: 0 });
     }
-    cache.set(2, misses + 1, {}, 7); // one miss more: emptied, to refill with the buckets now written
+    cache.set(2, misses + 1, { tree: {} }, 1, 7); // one miss more: emptied, to refill with the buckets now written
     assert.equal(cache.size, 0);
-    cache.set(2, misses + 2, { n: 1 }, 7);
-    assert.deepEqual([cache.size, cache.get(2, misses + 2)], [1, { n: 1 }]);
+    cache.set(2, misses + 2, { tree: { n: 1 } }, 1, 7);
+    assert.deepEqual([cache.size, cache.get(2, misses + 2)?.value.tree], [1, { n: 1 }]);
   });
 
-  test('is bounded by the text length of its trees, replacements counted at their new length', async () => {
-    const cache = new BucketTreeCache({ entries: 100, textLength: 100 });
-    cache.set(1, 1, { a: 1 }, 60);
-    cache.set(1, 1, { a: 2 }, 30); // 30 held, not 90
-    cache.set(1, 2, { b: 1 }, 60);
+  test('is bounded by the estimated bytes of its values, replacements counted at their new size', async () => {
+    const cache = new BucketTreeCache({ entries: 100, bytes: 100 });
+    cache.set(1, 1, { tree: { a: 1 } }, 1, 60);
+    cache.set(1, 1, { tree: { a: 2 } }, 1, 30); // 30 held, not 90
+    cache.set(1, 2, { tree: { b: 1 } }, 1, 60);
     assert.equal(cache.size, 2);
-    cache.set(1, 3, { c: 1 }, 11); // 101 > 100
+    cache.set(1, 3, { tree: { c: 1 } }, 1, 11); // 101 > 100
     assert.equal(cache.size, 0);
-    cache.set(1, 1, { a: 3 }, 10);
-    cache.set(1, 1, { a: 4 }, 101); // an update past the bound empties it too
+    cache.set(1, 1, { tree: { a: 3 } }, 1, 10);
+    cache.set(1, 1, { tree: { a: 4 } }, 1, 101); // an update past the bound empties it too
     assert.equal(cache.size, 0);
   });
 });
@@ -78,11 +77,12 @@ describe('embedded store with its bucket cache', () => {
   });
 
   test('with a tiny cache, repeated writes over many buckets still sum exactly', async () => {
-    const store = createEmbeddedStore(fx.db!, { entries: 2, textLength: 20 });
+    const { store, close } = embeddedStore(fx.db!, { entries: 2, bytes: 200 });
     const hours = Array.from({ length: 7 }, (_, i) => T0 + i * H);
     for (let round = 1; round <= 5; round++) {
       await store.apply(writeSet(hours.map((at, i) => ({ key: 'k', granularity: '1h', at, add: { n: i + round } }))));
     }
     assert.deepEqual(await readParsed(store, 'k', '1h', hours), hours.map((_, i) => ({ n: 5 * i + 15 })));
+    await close();
   });
 });

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { openDatabase, type Db } from '../../src/storage/db';
 import { migrate } from '../../src/storage/migrations';
 import { createEmbeddedStore } from '../../src/drivers/embedded';
+import type { BucketCacheLimits } from '../../src/drivers/bucket-cache';
+import { inProcessWriter } from '../../src/domain/metrics/writer-client';
 import { createSqliteStore } from '../../src/drivers/sqlite';
 import type { IdentifierMode } from '../../src/drivers/sqlite-setup';
 import { emptyWriteSet, type BucketOps, type MetricStore, type WriteSet } from '../../src/drivers/types';
@@ -41,20 +43,27 @@ function tempDir(): string {
   return mkdtempSync(path.join(os.tmpdir(), 'driver-test-'));
 }
 
+/** The embedded store over a database, with its metric writer in this thread. */
+export function embeddedStore(db: Db, cacheLimits?: BucketCacheLimits): { store: MetricStore; close(): Promise<void> } {
+  const writer = inProcessWriter({ db, cacheLimits });
+  const store = createEmbeddedStore(db, writer);
+  return { store, close: () => writer.close().then(() => store.close()) };
+}
+
 export const embeddedFactory: LocalFactory = {
   name: 'embedded',
   create() {
     const dir = tempDir();
     const db = openDatabase(path.join(dir, 'service.db'));
     migrate(db);
-    const store = createEmbeddedStore(db);
+    const { store, close } = embeddedStore(db);
     return {
       name: 'embedded',
       store,
       dir,
       db,
-      dispose() {
-        store.close();
+      async dispose() {
+        await close();
         db.close();
         rmSync(dir, { recursive: true, force: true });
       },

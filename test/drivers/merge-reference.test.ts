@@ -1,14 +1,17 @@
-// The fast write path (merge with track groups, group commits, the write log and fold windows, the
-// embedded store's bucket rows and per-key counts) against a plain reference: for each point in
-// order, for each granularity, add or set each leaf of its bucket; count it in the system key.
-// Random points from fast-check, cut at random into requests and fold windows.
+// The fast write path (the metric writer's groups and rows, group commits, the write log, folds in
+// short transactions, the embedded store's bucket rows and per-key counts, and reads that add what
+// is not folded yet) against a plain reference: for each point in order, for each granularity, add
+// or set each leaf of its bucket; count it in the system key. Random points from fast-check, cut
+// at random into requests, with folds of random size and reads at random moments.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { createEmbeddedStore } from '../../src/drivers/embedded';
 import { parsePoint, type ValidPoint } from '../../src/domain/metrics/ingest';
-import { SYSTEM_KEY, mergeIntoPending, planFor } from '../../src/domain/metrics/merge';
-import { decodePoints, wireFromBytes } from '../../src/domain/metrics/point-wire';
+import { SYSTEM_KEY, planFor } from '../../src/domain/metrics/merge';
 import { createWriteQueue } from '../../src/domain/metrics/write-queue';
+import { inProcessWriter } from '../../src/domain/metrics/writer-client';
+import type { MetricStore } from '../../src/drivers/types';
 import { PathSplitter, nestLeaves } from '../../src/model/leaves';
 import { embeddedFactory } from './helpers';
 
@@ -61,41 +64,53 @@ function reference(points: readonly ValidPoint[]): Map<string, Map<string, Map<n
   return out;
 }
 
-test('the write path stores what the reference computes, for any cut into requests and folds', async () => {
+/** Every series of the reference reads back from the store as the reference computes it. */
+async function assertStored(store: MetricStore, points: readonly ValidPoint[], when: string): Promise<void> {
+  const splitter = new PathSplitter();
+  for (const [key, byG] of reference(points)) {
+    for (const [granularity, byBucket] of byG) {
+      const starts = [...byBucket.keys()].sort((a, b) => a - b);
+      const stored = await store.read({ sourceId: source.id, key, granularity }, starts);
+      const expected = starts.map((b) => nestLeaves(byBucket.get(b)!, splitter));
+      assert.deepEqual(stored.map((t) => JSON.parse(t)), expected, `${key} ${granularity} ${when}`);
+    }
+  }
+}
+
+type Step = 'none' | 'read' | 'fold' | 'fold+read';
+
+test('the write path stores what the reference computes, for any cut into requests, folds and reads', async () => {
   await fc.assert(
     fc.asyncProperty(
       fc.array(rawPoint, { minLength: 1, maxLength: 120 }),
       fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 30 }),
-      fc.array(fc.boolean(), { minLength: 1, maxLength: 30 }),
-      async (raws, cuts, folds) => {
+      fc.array(fc.constantFrom<Step>('none', 'none', 'read', 'fold', 'fold+read'), { minLength: 1, maxLength: 30 }),
+      fc.integer({ min: 1, max: 400 }),
+      async (raws, cuts, steps, foldAtPoints) => {
         const fixture = embeddedFactory.create();
-        const { store } = fixture;
-        const queue = createWriteQueue({
-          maxPendingPoints: 1_000_000,
-          foldAfterMs: 60_000,
-          replay: (record, writes) => mergeIntoPending(writes, plan, decodePoints(wireFromBytes(record.body))),
-        });
+        // chunkMs 0: every fold commits in transactions of a few rows, reads fall between them
+        const writer = inProcessWriter({ db: fixture.db!, foldAfterMs: 60_000, foldAtPoints, chunkMs: 0 });
+        const store = createEmbeddedStore(fixture.db!, writer);
+        const queue = createWriteQueue({ maxPendingPoints: 1_000_000 });
         try {
           const points = raws.map(toPoint);
           let at = 0;
           for (let r = 0; at < points.length; r++) {
             const request = points.slice(at, (at += cuts[r % cuts.length]!));
-            const acked = queue.enqueue(store, request.length, (writes) => mergeIntoPending(writes, plan, request), { sourceId: source.id, points: request });
-            if (folds[r % folds.length]) await acked.then(() => queue.settle(store));
+            const acked = queue.enqueue(store, request.length, () => undefined, { settings: source, points: request });
+            const step = steps[r % steps.length]!;
+            if (step === 'none') continue;
+            await acked;
+            const folded = step.startsWith('fold') ? writer.settle() : Promise.resolve();
+            if (step.endsWith('read')) await assertStored(store, points.slice(0, at), `after request ${r} (${step})`);
+            await folded;
           }
           await queue.flush();
-          const splitter = new PathSplitter();
-          for (const [key, byG] of reference(points)) {
-            for (const [granularity, byBucket] of byG) {
-              const starts = [...byBucket.keys()].sort((a, b) => a - b);
-              const stored = await store.read({ sourceId: source.id, key, granularity }, starts);
-              const expected = starts.map((b) => JSON.stringify(nestLeaves(byBucket.get(b)!, splitter)));
-              assert.deepEqual(stored.map((t) => JSON.parse(t)), expected.map((t) => JSON.parse(t)), `${key} ${granularity}`);
-            }
-          }
+          await assertStored(store, points, 'at the end');
         } finally {
           await queue.close();
-          fixture.dispose();
+          await writer.close();
+          await fixture.dispose();
         }
       },
     ),

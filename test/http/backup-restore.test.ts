@@ -94,6 +94,7 @@ describe('backup and restore', () => {
     const restoredDir = path.join(work, 'restored');
     const restore = runCli(['restore', '--from', backupFile, '--data', restoredDir]);
     assert.equal(restore.status, 0, restore.stderr);
+    await server.deps.metrics.flush(); // the server's own rows hold every acknowledged point too
     const original = dump(server.dataDir);
     const restored = dump(restoredDir);
     let compared = 0;
@@ -157,5 +158,37 @@ describe('backup and restore', () => {
     assert.equal(again.status, 0, again.stderr);
     assert.match(again.stdout, /the database it replaced is now .*service\.db\.before-restore-/);
     assert.ok(readdirSync(target).some((f) => f.startsWith('service.db.before-restore-')));
+  });
+
+  test('a backup holds the points the service acknowledged but has not folded yet', async () => {
+    // A fold window that stays open for the whole test: the points are only in the write log.
+    const open = await startTestServer({}, { writer: { foldAfterMs: 600_000 } });
+    const dir = path.join(work, 'unfolded');
+    try {
+      const agent = await createProjectWithToken(open);
+      const as = { token: agent.sourceToken, sourceId: agent.sourceId };
+      const points = Array.from({ length: 30 }, (_, i) => ({ key: 'unfolded', at: '2026-03-01T10:00:00Z', values: { n: i } }));
+      assert.equal((await request(open, 'POST', '/api/v1/metrics/batch', { points }, as)).status, 201);
+      assert.ok(![...dump(open.dataDir).keys()].some((name) => name.includes(' unfolded ')), 'not in the rows yet');
+      const file = path.join(work, 'unfolded.db');
+      const backup = await cli(['backup', '--to', file, '--data', open.dataDir]);
+      assert.equal(backup.code, 0, backup.stderr);
+      assert.equal(runCli(['restore', '--from', file, '--data', dir]).status, 0);
+      assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith('metric-log')), [], 'the backup is one file, its log folded in');
+      const restored = dump(dir);
+      assert.equal(restored.get(`${agent.sourceId} unfolded 1h ${Date.UTC(2026, 2, 1, 10) / 1000}`), '{"n":435}');
+      assert.equal(restored.get(`${agent.sourceId} __system__key__ 1d ${Date.UTC(2026, 2, 1) / 1000}`), '{"count":30}');
+
+      // Restoring over a data directory moves its database and its write log aside together.
+      await open.close();
+      assert.equal(runCli(['restore', '--from', file, '--data', open.dataDir]).status, 0);
+      const names = readdirSync(open.dataDir);
+      assert.ok(!names.some((n) => n.startsWith('metric-log')), names.join(' '));
+      const aside = names.find((n) => n.endsWith('.metric-log'));
+      assert.ok(aside && readdirSync(path.join(open.dataDir, aside)).length > 0, 'the old log is kept with the old database');
+    } finally {
+      await open.close();
+      rmSync(open.dataDir, { recursive: true, force: true });
+    }
   });
 });

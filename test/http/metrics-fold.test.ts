@@ -1,5 +1,5 @@
-// With storage.write_log on, the embedded store acknowledges a point once its write-log entry is
-// committed and folds it into the buckets later (docs/storage.md): reads still see every
+// The embedded store acknowledges a point once its write-log record is written and folds it into
+// the buckets later, on the metric writer's thread (docs/storage.md): reads still see every
 // acknowledged point at once.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import { createProjectWithToken, request, startTestServer, type TestServer } fro
 let server: TestServer;
 let as: { token: string; sourceId: string };
 before(async () => {
-  server = await startTestServer({ SERVICE_WRITE_LOG: 'true' });
+  server = await startTestServer();
   const agent = await createProjectWithToken(server, { granularities: ['1m', '1h', '1y'] });
   as = { token: agent.sourceToken, sourceId: agent.sourceId };
 });

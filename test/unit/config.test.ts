@@ -42,7 +42,7 @@ describe('config', () => {
         bodyBytesInFlight: 8_388_608,
         trustProxy: false,
       },
-      storage: { dataDir: path.join(cwd, 'data'), writeLog: false },
+      storage: { dataDir: path.join(cwd, 'data') },
       deployment: { mode: 'self_hosted' },
       features: { projectsEnabled: true, registrationEnabled: true },
       limits: {

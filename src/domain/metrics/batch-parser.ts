@@ -10,8 +10,8 @@ import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
 import { parseJsonText } from '../../lib/json';
 import { batchWorkerCode } from './batch-worker-code';
-import { type ValidPoint, parseBatch } from './ingest';
-import { type WireError, type WirePoints, decodeError, decodePoints } from './point-wire';
+import { parseBatch } from './ingest';
+import { type WireError, type WirePoints, decodeError, encodePoints } from './point-wire';
 
 export interface BatchParserOptions {
   /** bodies at least this long go to the worker (0 disables it) */
@@ -25,10 +25,10 @@ export const DEFAULT_BATCH_PARSER: BatchParserOptions = { offThreadBytes: 32 * 1
 
 export interface BatchParser {
   /**
-   * The points of a batch body (bytes of JSON; undefined when the request had none). A body sent
-   * to the worker is moved there: `raw` is empty afterwards.
+   * The points of a batch body (bytes of JSON; undefined when the request had none), in the wire
+   * form the write path takes. A body sent to the worker is moved there: `raw` is empty afterwards.
    */
-  parse(raw: Buffer | undefined): Promise<ValidPoint[]>;
+  parse(raw: Buffer | undefined): Promise<WirePoints>;
   /** bodies parsed so far in the worker and inline */
   readonly stats: { offThread: number; inline: number };
   /** Stops the worker; later calls parse inline. */
@@ -37,7 +37,7 @@ export interface BatchParser {
 
 interface Job {
   bytes: number;
-  resolve(points: ValidPoint[]): void;
+  resolve(points: WirePoints): void;
   reject(err: unknown): void;
 }
 
@@ -51,9 +51,9 @@ const MAX_FAILURES = 3;
 
 type Reply = { id: number; points: WirePoints; error?: undefined } | { id: number; error: WireError };
 
-function parseInline(raw: Buffer | undefined): Promise<ValidPoint[]> {
+function parseInline(raw: Buffer | undefined): Promise<WirePoints> {
   try {
-    return Promise.resolve(parseBatch(raw === undefined ? undefined : parseJsonText(raw)));
+    return Promise.resolve(encodePoints(parseBatch(raw === undefined ? undefined : parseJsonText(raw))));
   } catch (err) {
     return Promise.reject(err);
   }
@@ -99,7 +99,7 @@ export function createBatchParser(options: BatchParserOptions = DEFAULT_BATCH_PA
         const job = settle(reply.id);
         if (!job) return;
         if (reply.error) job.reject(decodeError(reply.error));
-        else job.resolve(decodePoints(reply.points));
+        else job.resolve(reply.points);
       });
       w.on('error', (err) => {
         failures++;
@@ -130,7 +130,7 @@ export function createBatchParser(options: BatchParserOptions = DEFAULT_BATCH_PA
       stats.offThread++;
       const id = nextId++;
       const bytes = ownBuffer(raw);
-      return new Promise<ValidPoint[]>((resolve, reject) => {
+      return new Promise<WirePoints>((resolve, reject) => {
         jobs.set(id, { bytes: raw.length, resolve, reject });
         inFlight += raw.length;
         if (jobs.size === 1) w.ref();

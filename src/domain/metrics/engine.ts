@@ -5,17 +5,22 @@ import { forbidden } from '../../errors';
 import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
 import { createDriverRegistry } from '../../drivers';
+import { createEmbeddedStore } from '../../drivers/embedded';
 import { translateSqliteError } from '../../drivers/sqlite';
-import type { LogRecord, SetupResult, WriteSet } from '../../drivers/types';
+import type { SetupResult } from '../../drivers/types';
 import type { SecretBox } from '../../lib/secrets';
+import type { BucketSettings, WirePoints } from '../../model/wire';
+import { loadedNativeAddonPath } from '../../sea/natives';
 import type { Source } from '../types';
 import { parseBatch, parsePoint, type ValidPoint } from './ingest';
 import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './batch-parser';
 import { PlanCache, mergeIntoPending } from './merge';
-import { decodePoints, wireFromBytes } from './point-wire';
+import type { MetricWriterOptions } from './metric-writer';
+import { decodePoints } from './point-wire';
 import type { SeriesData } from './query';
 import { type SeriesParams, type SeriesText, parseSeriesParams, parseSeriesValues, readSeriesText } from './series';
 import { createWriteQueue } from './write-queue';
+import { inProcessWriter, startWriterThread, type WriterPort } from './writer-client';
 import { OverflowGuard } from './overflow';
 import { createLargeLeavesRepo } from '../../storage/large-leaves';
 
@@ -32,12 +37,10 @@ export interface MetricsEngineOptions {
   /** told of every committed write, for GET /metrics (points, leaf values, seconds since enqueue) */
   onCommitted?: (points: number, leaves: number, seconds: number) => void;
   /**
-   * The source of an id, to replay the embedded store's write log after a restart. Without it the
-   * embedded store is written without its log (each group commit applied directly).
+   * Where the metric writer of the embedded store runs: a thread of its own (default), or this
+   * thread (tests that reach into it). Its settings are those of metric-writer.ts.
    */
-  findSource?: (id: string) => Source | undefined;
-  /** acknowledge embedded writes after the write log's append and fold them later (needs findSource) */
-  writeLog?: boolean;
+  writer?: { thread?: boolean } & Omit<MetricWriterOptions, 'db' | 'log' | 'sourceSettings'>;
 }
 
 export interface MetricsEngine {
@@ -62,60 +65,66 @@ export interface MetricsEngine {
 
 const INGEST_DISABLED = 'Metric ingestion is disabled: projects are disabled for this deployment';
 
+/** The bucketing settings of a source, one object per (frozen) source so that commits can group by it. */
+const settingsCache = new WeakMap<Source, BucketSettings>();
+function settingsOf(source: Source): BucketSettings {
+  let settings = settingsCache.get(source);
+  if (!settings) {
+    settings = { id: source.id, timeZone: source.timeZone, beginningOfWeek: source.beginningOfWeek, granularities: [...source.granularities] };
+    if (Object.isFrozen(source)) settingsCache.set(source, settings);
+  }
+  return settings;
+}
+
+function startWriter(options: MetricsEngineOptions): WriterPort {
+  const { thread = true, ...settings } = options.writer ?? {};
+  if (!thread) return inProcessWriter({ ...settings, db: options.db, log: options.log });
+  const nativeBindingPath = options.nativeBinding ? loadedNativeAddonPath('betterSqlite3') : undefined;
+  return startWriterThread({ dbFile: options.db.name, nativeBindingPath, options: settings, log: options.log });
+}
+
+/** A request's points: parsed (single points, small bodies) or as the batch parser's wire. */
+type Points = { parsed: ValidPoint[]; wire?: undefined } | { wire: WirePoints; parsed?: undefined };
+
 export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngine {
   const { config } = options;
   const sqlite = { timeoutMs: config.limits.sqliteSourceTimeoutMs, idleMs: config.limits.sqliteIdleCloseMs, log: options.log };
-  const drivers = createDriverRegistry({ db: options.db, nativeBinding: options.nativeBinding, sqlite, secrets: options.secrets });
+  const writer = startWriter(options);
+  const embedded = createEmbeddedStore(options.db, writer);
+  const drivers = createDriverRegistry({ db: options.db, embedded, nativeBinding: options.nativeBinding, sqlite, secrets: options.secrets });
   const plans = new PlanCache();
-  const findSource = options.writeLog ? options.findSource : undefined;
-
-  /** Merges a logged entry back (after a restart or a failed fold); a deleted source's are dropped. */
-  function replay(record: LogRecord, writes: WriteSet): void {
-    const source = findSource!(record.sourceId);
-    if (source) mergeIntoPending(writes, plans.get(source), decodePoints(wireFromBytes(record.body)));
-  }
-
-  const queue = createWriteQueue({
-    maxPendingPoints: config.limits.writeQueueMaxPoints,
-    log: options.log,
-    translateError: translateSqliteError,
-    replay: findSource ? replay : undefined,
-  });
-
+  const queue = createWriteQueue({ maxPendingPoints: config.limits.writeQueueMaxPoints, log: options.log, translateError: translateSqliteError });
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
-
   const guard = new OverflowGuard(createLargeLeavesRepo(options.db));
 
-  function write(source: Source, points: ValidPoint[], batch = false): Promise<void> {
+  function write(source: Source, input: Points, batch = false): Promise<void> {
     const store = drivers.storeFor(source);
     const plan = plans.get(source);
+    const count = input.parsed ? input.parsed.length : input.wire.meta.length / 2;
+    let parsed = input.parsed;
+    const points = () => (parsed ??= decodePoints(input.wire!));
     const enqueue = () => {
-      const logged = store.log && findSource ? { sourceId: source.id, points } : undefined;
-      return queue.enqueue(store, points.length, (writes) => mergeIntoPending(writes, plan, points), logged);
+      if (store.log) {
+        const settings = settingsOf(source);
+        const logged = input.wire ? { settings, wire: input.wire } : { settings, points: input.parsed };
+        return queue.enqueue(store, count, () => undefined, logged);
+      }
+      const all = points();
+      return queue.enqueue(store, count, (writes) => mergeIntoPending(writes, plan, all));
     };
-    const done = guard.needsCheck(source.id, points)
-      ? guard.checked(points, { plan, store, batch, drain: () => queue.drain(store), write: enqueue })
-      : enqueue();
+    const check = input.wire ? guard.needsCheckWire(source.id, input.wire) : guard.needsCheck(source.id, input.parsed);
+    const done = check ? guard.checked(points(), { plan, store, batch, drain: () => queue.drain(store), write: enqueue }) : enqueue();
     const observe = options.onCommitted;
     if (!observe) return done;
     const started = performance.now();
-    const count = points.length;
-    let leaves = 0;
-    for (const point of points) leaves += point.paths.length;
+    const leaves = input.wire ? input.wire.values.length : input.parsed.reduce((n, p) => n + p.paths.length, 0);
     return done.then(() => observe(count, leaves, (performance.now() - started) / 1000));
   }
 
   /** Writes a batch's points; resolves with their count once committed. */
-  function writeBatch(source: Source, points: ValidPoint[]): Promise<number> {
-    const count = points.length;
-    return write(source, points, true).then(() => count);
-  }
-
-  /** The source's store once every acknowledged point is in it (reads see them all). */
-  async function settledStore(source: Source) {
-    const store = drivers.storeFor(source);
-    await queue.settle(store);
-    return store;
+  function writeBatch(source: Source, input: Points): Promise<number> {
+    const count = input.parsed ? input.parsed.length : input.wire.meta.length / 2;
+    return write(source, input, true).then(() => count);
   }
 
   function assertIngestEnabled(): void {
@@ -128,7 +137,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     ingest(source, body) {
       try {
         assertIngestEnabled();
-        return write(source, [parsePoint(body)]);
+        return write(source, { parsed: [parsePoint(body)] });
       } catch (err) {
         return Promise.reject(err);
       }
@@ -137,7 +146,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     ingestBatch(source, body) {
       try {
         assertIngestEnabled();
-        return writeBatch(source, parseBatch(body));
+        return writeBatch(source, { parsed: parseBatch(body) });
       } catch (err) {
         return Promise.reject(err);
       }
@@ -149,17 +158,17 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
       } catch (err) {
         return Promise.reject(err);
       }
-      return batchParser.parse(raw).then((points) => writeBatch(source, points));
+      return batchParser.parse(raw).then((wire) => writeBatch(source, { wire }));
     },
 
     async series(source, query) {
       const params = parseSeriesParams(source, query, { keyRequired: false });
-      return readSeriesText(await settledStore(source), source, params);
+      return readSeriesText(drivers.storeFor(source), source, params);
     },
 
     async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
-      return { params, series: parseSeriesValues(await readSeriesText(await settledStore(source), source, params)) };
+      return { params, series: parseSeriesValues(await readSeriesText(drivers.storeFor(source), source, params)) };
     },
 
     async setup(source) {
@@ -170,8 +179,12 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async close() {
       await batchParser.close();
-      await queue.close();
-      await drivers.close();
+      try {
+        await queue.close();
+      } finally {
+        await writer.close();
+        await drivers.close();
+      }
     },
 
     get pendingPoints() {
@@ -179,3 +192,4 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     },
   };
 }
+

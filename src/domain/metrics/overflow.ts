@@ -14,6 +14,7 @@ import type { LargeLeaf } from '../../model/write-set';
 import { parseTree } from '../../model/leaves';
 import type { ValidPoint } from './ingest';
 import type { SourcePlan } from './plan';
+import { type WirePoints, decodePoints } from './point-wire';
 
 export const LARGE = 2 ** 990;
 
@@ -54,6 +55,14 @@ export class OverflowGuard {
       }
     }
     return false;
+  }
+
+  /** needsCheck for a batch parser's wire: its values are scanned, its points decoded only if leaves are marked. */
+  needsCheckWire(sourceId: string, wire: WirePoints): boolean {
+    const { values } = wire;
+    for (let i = 0; i < values.length; i++) if (isLarge(values[i]!)) return true;
+    if (this.marked.size === 0) return false;
+    return wire.keys.some((key) => this.marked.has(`${sourceId}\u0000${key}`)) && this.needsCheck(sourceId, decodePoints(wire));
   }
 
   /** Checks the points against the stored values, one request at a time; then writes them. */

@@ -1,11 +1,15 @@
 // What merging needs of a source: its id and a bucketer per allowed granularity, built once per
 // source and settings.
 import { nominalMaxMs } from './calendar';
+import type { BucketSettings } from '../../model/wire';
+import { BucketEngine } from './bucket-engine';
 import { createBucketer, parseGranularity, type Calendar } from './granularity';
 
 export interface GranularityPlan {
   text: string;
   bucketer: (atMs: number) => number;
+  /** start of the bucket after the one starting at `startMs` */
+  next: (startMs: number) => number;
 }
 
 /** What merging needs of a source: its id and a bucketer per allowed granularity. */
@@ -16,10 +20,8 @@ export interface SourcePlan {
   finest: number;
 }
 
-export interface PlanInput extends Calendar {
-  id: string;
-  granularities: readonly string[];
-}
+/** A source's bucketing settings (model/wire.ts BucketSettings). */
+export type PlanInput = BucketSettings & Calendar;
 
 export function planFor(source: PlanInput): SourcePlan {
   const granularities: GranularityPlan[] = [];
@@ -32,7 +34,8 @@ export function planFor(source: PlanInput): SourcePlan {
       shortest = nominalMaxMs(g);
       finest = granularities.length;
     }
-    granularities.push({ text, bucketer: createBucketer(g, source) });
+    const engine = new BucketEngine(g, source);
+    granularities.push({ text, bucketer: createBucketer(g, source), next: (startMs) => engine.next(startMs) });
   }
   return { sourceId: source.id, granularities, finest };
 }

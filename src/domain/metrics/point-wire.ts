@@ -6,22 +6,18 @@ import { AppError, type AppErrorOptions, type ErrorKind } from '../../errors';
 import type { ValidPoint } from './ingest';
 import { samePaths } from './track-groups';
 
-export interface WirePoints {
-  keys: string[];
-  pathLists: string[][];
-  /** per point: atMs, then key index x 2^24 + path list index x 4 + flags (1 assert, 2 untracked) */
-  meta: Float64Array;
-  /** every point's leaf values, in order */
-  values: Float64Array;
-}
+export type { WirePoints } from '../../model/wire';
+import type { WirePoints } from '../../model/wire';
 
 const FIELDS = 2;
-const ASSERT = 1;
-const UNTRACKED = 2;
+export const ASSERT_FLAG = 1;
+export const UNTRACKED_FLAG = 2;
+const ASSERT = ASSERT_FLAG;
+const UNTRACKED = UNTRACKED_FLAG;
 // Indexes packed into one double (exact below 2^53): path lists below 2^22, keys below 2^29, far
 // above what a write log entry holds (its points are bounded by the write queue).
-const KEY_UNIT = 2 ** 24;
-const LIST_UNIT = 4;
+export const KEY_UNIT = 2 ** 24;
+export const LIST_UNIT = 4;
 
 function leafCountOf(points: readonly ValidPoint[]): number {
   let count = 0;
@@ -30,7 +26,7 @@ function leafCountOf(points: readonly ValidPoint[]): number {
 }
 
 /** An unambiguous text for a list of paths (lengths first). */
-function signature(paths: readonly string[]): string {
+export function signature(paths: readonly string[]): string {
   let text = `${paths.length}`;
   for (const p of paths) text += `:${p.length}:${p}`;
   return text;

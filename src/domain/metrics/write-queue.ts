@@ -1,34 +1,32 @@
-// Group commit of metric writes, and the one owner of merge state. Concurrent requests gather per
-// store into one set, committed when the event loop is next free (setImmediate) or at once at a
-// size cap; each request's promise settles only after the commit holding its points (or fails:
-// then exactly the requests gathered into that commit are rejected). The queue is bounded by
-// points not yet committed: over the limit, enqueue throws 503 with Retry-After before taking
-// anything, so memory cannot grow without bound.
+// Group commit of metric writes. Concurrent requests gather per store into one commit, made when
+// the event loop is next free (setImmediate) or at once at a size cap; each request's promise
+// settles only after the commit holding its points (or fails: then exactly the requests gathered
+// into that commit are rejected). The queue is bounded by points not yet committed: over the
+// limit, enqueue throws 503 with Retry-After before taking anything, so memory cannot grow
+// without bound.
 //
-// Each store has at most one operation in flight: writes arriving meanwhile gather for the next,
-// so one store's writes apply in arrival order and a slow store batches more instead of opening
-// more transactions. Two kinds of store:
+// Each store has at most one commit in flight: writes arriving meanwhile gather for the next, so
+// one store's writes apply in arrival order and a slow store batches more instead of opening more
+// transactions. Two kinds of store:
 // - plain stores (database sources): the gathered points are merged into a write set and applied;
-// - stores with a write log (the embedded store): the commit is a durable append of the gathered
-//   points' log entries; after it the points are merged into the store's fold window
-//   (fold-window.ts), which is applied about once a second, so a hot bucket is rewritten once per
-//   window instead of once per request. The window's set removes the log entries it folds in its
-//   own transaction; after a restart or a failed fold the window is rebuilt from the log.
-//   `settle(store)` folds at once: reads call it, so they see every acknowledged point.
+// - stores with a write log (the embedded store): the commit hands each source's points, in
+//   arrival order, to the store's metric writer (metric-writer.ts), which logs and merges them and
+//   owns all merge state from there; it folds them into the buckets in the background.
 import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
-import { emptyWriteSet, type LogEntry, type LogRecord, type MetricStore, type WriteSet } from '../../drivers/types';
-import { FoldWindow } from './fold-window';
+import { emptyWriteSet, type LoggedPoints, type MetricStore, type WriteSet } from '../../drivers/types';
+import type { BucketSettings, WirePoints } from '../../model/wire';
 import type { ValidPoint } from './ingest';
 import { finishMerging } from './merge';
-import { WireScratch } from './point-wire';
+import { encodePoints } from './point-wire';
 
 export type Merge = (writes: WriteSet) => void;
 
-/** A request's points as a log store logs them (one log row per source per commit). */
-export interface LoggedPoints {
-  sourceId: string;
-  points: readonly ValidPoint[];
+/** A request's points as a store with a write log takes them: parsed (small requests) or as a wire. */
+export interface LoggedRequest {
+  settings: BucketSettings;
+  points?: readonly ValidPoint[];
+  wire?: WirePoints;
 }
 
 export interface WriteQueueOptions {
@@ -41,26 +39,18 @@ export interface WriteQueueOptions {
   translateError?: (err: unknown) => unknown;
   /** defer a commit until the event loop is free (default setImmediate) */
   defer?: (fn: () => void) => void;
-  /** merges a logged entry back into a write set; without it log stores are used as plain ones */
-  replay?: (record: LogRecord, writes: WriteSet) => void;
-  /** how long accepted points wait in a fold window (default 1,000 ms) */
-  foldAfterMs?: number;
-  /** points in a fold window that start its fold at once (default 200,000) */
-  foldAtPoints?: number;
 }
 
 export interface WriteQueue {
   /**
-   * Takes `pointCount` points: `merge` merges them into a write set (synchronously for a plain
-   * store, after the log append for a log store, which also needs them as `logged`). Resolves once
-   * they are durable. Throws 503 synchronously when the queue is full or closed.
+   * Takes `pointCount` points: `merge` merges them into a write set (a plain store), `logged` hands
+   * them to a store with a write log. Resolves once they are durable. Throws 503 synchronously
+   * when the queue is full or closed.
    */
-  enqueue(store: MetricStore, pointCount: number, merge: Merge, logged?: LoggedPoints): Promise<void>;
-  /** Folds a log store's window: resolves once every acknowledged point is in the store. */
-  settle(store: MetricStore): Promise<void>;
-  /** Commits the points taken so far (acknowledged or not), then settles the store. */
+  enqueue(store: MetricStore, pointCount: number, merge: Merge, logged?: LoggedRequest): Promise<void>;
+  /** Resolves once the points taken so far are committed (not those taken meanwhile). */
   drain(store: MetricStore): Promise<void>;
-  /** Commits and folds everything pending now. */
+  /** Commits everything pending now, and has every store with a log fold what it holds. */
   flush(): Promise<void>;
   /** Commits what is pending and refuses further writes. */
   close(): Promise<void>;
@@ -76,9 +66,8 @@ interface Waiter {
 interface Pending {
   /** plain stores: the points merged so far */
   writes: WriteSet;
-  /** log stores: merges run once the entries are durable */
-  merges: Merge[];
-  logged: LoggedPoints[];
+  /** log stores: the requests, in arrival order */
+  logged: LoggedRequest[];
   points: number;
   waiters: Waiter[];
 }
@@ -86,24 +75,29 @@ interface Pending {
 interface StoreState {
   /** points gathering for the next commit */
   next: Pending | null;
-  /** the operation in flight, if any */
+  /** the commit in flight, if any */
   running: Promise<void> | null;
-  /** log stores only */
-  window: FoldWindow | null;
-  /** log stores only: where a commit's log entries are encoded */
-  scratch: WireScratch | null;
 }
 
-/** One log entry per source for the requests of a commit: one encoding and one record, not one per request. */
-function logEntries(logged: readonly LoggedPoints[], scratch: WireScratch): LogEntry[] {
-  const bySource = new Map<string, ValidPoint[]>();
-  for (const { sourceId, points } of logged) {
-    const all = bySource.get(sourceId);
-    if (all) for (const p of points) all.push(p);
-    else bySource.set(sourceId, points.slice());
+/**
+ * A commit's requests as log entries: per source in arrival order, consecutive parsed requests
+ * encoded together (a second of single points is one entry per commit, not one per request).
+ */
+function logEntries(requests: readonly LoggedRequest[]): LoggedPoints[] {
+  const bySource = new Map<string, Array<{ settings: BucketSettings; points: ValidPoint[] | null; wire: WirePoints | null }>>();
+  for (const r of requests) {
+    let list = bySource.get(r.settings.id);
+    if (!list) bySource.set(r.settings.id, (list = []));
+    const last = list[list.length - 1];
+    if (r.wire) list.push({ settings: r.settings, points: null, wire: r.wire });
+    else if (last?.points && last.settings === r.settings) for (const p of r.points!) last.points.push(p);
+    else list.push({ settings: r.settings, points: [...r.points!], wire: null });
   }
-  scratch.reset(); // the previous commit's bodies are written: their bytes can be reused
-  return [...bySource].map(([sourceId, points]) => ({ sourceId, body: scratch.encode(points) }));
+  const entries: LoggedPoints[] = [];
+  for (const list of bySource.values()) {
+    for (const e of list) entries.push({ settings: e.settings, wire: e.wire ?? encodePoints(e.points!) });
+  }
+  return entries;
 }
 
 export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
@@ -117,13 +111,7 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
 
   function stateOf(store: MetricStore): StoreState {
     let state = stores.get(store);
-    if (!state) {
-      const logged = store.log && options.replay;
-      const window = logged
-        ? new FoldWindow({ store, replay: options.replay!, log: options.log, afterMs: options.foldAfterMs, atPoints: options.foldAtPoints, wake: () => start(store, stateOf(store)) })
-        : null;
-      stores.set(store, (state = { next: null, running: null, window, scratch: window ? new WireScratch() : null }));
-    }
+    if (!state) stores.set(store, (state = { next: null, running: null }));
     return state;
   }
 
@@ -132,10 +120,9 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
     else for (const w of batch.waiters) w.reject(translate(err));
   }
 
-  async function commit(store: MetricStore, state: StoreState, batch: Pending): Promise<void> {
-    let lastId = 0;
+  async function commit(store: MetricStore, batch: Pending): Promise<void> {
     try {
-      if (state.window) lastId = await store.log!.append(logEntries(batch.logged, state.scratch!));
+      if (store.log) await store.log.append(logEntries(batch.logged));
       else {
         finishMerging(batch.writes);
         await store.apply(batch.writes);
@@ -146,21 +133,15 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
     } finally {
       pendingPoints -= batch.points;
     }
-    state.window?.accept(batch.merges, batch.points, lastId);
     settleWaiters(batch, undefined);
   }
 
-  /** Starts the store's next operation unless one is in flight: a due fold first, then a commit. */
+  /** Starts the store's next commit unless one is in flight. */
   function start(store: MetricStore, state: StoreState): void {
-    if (state.running) return;
-    let op: Promise<void>;
-    if (state.window?.due) op = state.window.fold();
-    else if (state.next) {
-      const batch = state.next;
-      state.next = null;
-      op = commit(store, state, batch);
-    } else return;
-    state.running = op.then(() => {
+    if (state.running || !state.next) return;
+    const batch = state.next;
+    state.next = null;
+    state.running = commit(store, batch).then(() => {
       state.running = null;
       start(store, state);
     });
@@ -179,32 +160,11 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
     }
   }
 
-  /** Folds the store's window now (after the operation in flight): every accepted point is in it. */
-  async function foldNow(store: MetricStore, state: StoreState): Promise<void> {
-    const window = state.window;
-    if (!window) return;
-    if (window.inFlight) await window.inFlight;
-    if (!window.wantsFold()) return;
-    const done = window.nextFold();
-    start(store, state);
-    await done;
-  }
-
-  /** Waits for the commits of the points taken so far (not for those taken meanwhile). */
-  async function commitsTaken(store: MetricStore, state: StoreState): Promise<void> {
-    const target = state.next;
-    if (target) {
-      const done = new Promise<void>((resolve) => target.waiters.push({ resolve, reject: () => resolve() }));
-      start(store, state);
-      await done;
-    } else if (state.running) await state.running;
-  }
-
-  async function settleAll(): Promise<void> {
+  async function flushStores(): Promise<void> {
     await Promise.all(
       [...stores].map(async ([store, state]) => {
         await drainCommits(store, state);
-        await foldNow(store, state);
+        await store.log?.settle();
       }),
     );
   }
@@ -216,16 +176,12 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
       if (pendingPoints > 0 && pendingPoints + pointCount > options.maxPendingPoints) {
         throw unavailable('Write queue is full, retry later', 1);
       }
+      if (store.log && !logged) throw new Error(`a write to the ${store.kind} store needs its logged points`);
       const state = stateOf(store);
-      if (state.window && !logged) throw new Error(`a write to the ${store.kind} store needs its logged points`);
-      const batch = (state.next ??= { writes: emptyWriteSet(), merges: [], logged: [], points: 0, waiters: [] });
-      if (logged && state.window) {
-        batch.merges.push(merge);
-        batch.logged.push(logged);
-      } else {
-        // Merging cannot fail on validated points; it runs before anything of this request is counted.
-        merge(batch.writes);
-      }
+      const batch = (state.next ??= { writes: emptyWriteSet(), logged: [], points: 0, waiters: [] });
+      // Merging cannot fail on validated points; it runs before anything of this request is counted.
+      if (store.log) batch.logged.push(logged!);
+      else merge(batch.writes);
       batch.points += pointCount;
       pendingPoints += pointCount;
       const done = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
@@ -237,19 +193,21 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
       return done;
     },
 
-    // Acknowledged points are applied (plain stores) or in the fold window (log stores).
-    settle: (store) => foldNow(store, stateOf(store)),
     async drain(store) {
       const state = stateOf(store);
-      await commitsTaken(store, state);
-      await foldNow(store, state);
+      const target = state.next;
+      if (target) {
+        const done = new Promise<void>((resolve) => target.waiters.push({ resolve, reject: () => resolve() }));
+        start(store, state);
+        await done;
+      } else if (state.running) await state.running;
     },
-    flush: settleAll,
+
+    flush: flushStores,
 
     async close() {
       closed = true;
-      await settleAll();
-      for (const state of stores.values()) state.window?.stop();
+      await flushStores();
     },
 
     get pendingPoints() {

@@ -1,0 +1,292 @@
+// The metric writer: the one owner of the embedded store's writes and of their merge state. It
+// runs on a thread of its own (writer-thread.ts), so merging and folding never hold the event
+// loop that serves requests; tests and the backup command also run it in-process.
+//
+// A group commit's points are acknowledged once their record is in the write log (embedded-log.ts)
+// and they are merged into the gathering window (window.ts). About a second after a window's
+// first point, at `foldAtPoints` points, or when asked to settle, the window is folded into the
+// buckets in short transactions (fold.ts) while a new window gathers. A read of the embedded
+// store is lent what is not folded yet (`pending`), so it sees every acknowledged point at once,
+// also while a fold runs or cannot run (a full disk).
+//
+// Back pressure: while a fold runs, a window that reaches `maxWindowPoints` makes further appends
+// wait, so the queue before the writer fills and the service answers 503 instead of growing.
+import path from 'node:path';
+import type { Logger } from '../../lib/log';
+import type { Db } from '../../storage/db';
+import type { BucketCacheLimits } from '../../drivers/bucket-cache';
+import { type LogRecord, SegmentedLog } from '../../drivers/embedded-log';
+import type { PendingSeries } from '../../model/row-delta';
+import { SYSTEM_KEY, type WriteSet } from '../../model/write-set';
+import { Fold, FoldTarget } from './fold';
+import { PlanCache, type PlanInput, type SourcePlan } from './plan';
+import type { LoggedPoints } from '../../model/wire';
+import { wireFromBytes, wireToBytes } from './point-wire';
+import { IngestWindow } from './window';
+
+/** One source's points of a group commit (model/wire.ts). */
+export type AppendEntry = LoggedPoints;
+
+export interface MetricWriterOptions {
+  /** the writer's own connection to the service database (file-backed: the log lives beside it) */
+  db: Db;
+  log?: Logger;
+  /** how long a window gathers after its first point (default 1,000 ms) */
+  foldAfterMs?: number;
+  /** points that start a window's fold at once (default 200,000) */
+  foldAtPoints?: number;
+  /** points of the gathering window beyond which appends wait for the running fold (default 400,000) */
+  maxWindowPoints?: number;
+  /** work per fold transaction (default 8 ms) */
+  chunkMs?: number;
+  /** a failed fold is retried after this long (default 1,000 ms) */
+  retryMs?: number;
+  cacheLimits?: BucketCacheLimits;
+  /** the settings of a source, for records of a first-version log (which name only the source) */
+  sourceSettings?: (id: string) => PlanInput | undefined;
+}
+
+interface AppendJob {
+  entries: AppendEntry[];
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+const planHead = (p: PlanInput) =>
+  JSON.stringify({ id: p.id, timeZone: p.timeZone, beginningOfWeek: p.beginningOfWeek, granularities: p.granularities });
+
+export class MetricWriter {
+  private readonly target: FoldTarget;
+  private readonly log: SegmentedLog;
+  private readonly plans = new PlanCache();
+  private current = new IngestWindow();
+  private folding: Fold | null = null;
+  private foldNumber: number;
+  private stamp: number;
+  private foldedUpTo: number;
+  /** log records merged into `current` end here */
+  private currentUpTo: number;
+  private readonly queue: AppendJob[] = [];
+  private readonly afterFold: Array<() => void> = [];
+  private timer: NodeJS.Timeout | null = null;
+  private urgent = false;
+  private stepping = false;
+  private closed = false;
+  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings'>>;
+
+  constructor(private readonly options: MetricWriterOptions) {
+    this.o = {
+      db: options.db,
+      foldAfterMs: options.foldAfterMs ?? 1000,
+      foldAtPoints: options.foldAtPoints ?? 200_000,
+      maxWindowPoints: options.maxWindowPoints ?? 400_000,
+      chunkMs: options.chunkMs ?? 8,
+      retryMs: options.retryMs ?? 1000,
+    };
+    this.target = new FoldTarget(options.db, options.cacheLimits);
+    const state = this.target.state();
+    this.foldNumber = state.foldNumber;
+    this.stamp = state.stamp;
+    this.foldedUpTo = state.foldedUpTo;
+    this.log = new SegmentedLog(path.dirname(options.db.name), state.foldedUpTo);
+    this.recover(state.foldingUpTo);
+    this.currentUpTo = this.log.lastSeq;
+  }
+
+  /** Points of one group commit: resolves once they are in the log and merged (acknowledged). */
+  append(entries: AppendEntry[]): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the metric writer is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ entries, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** What a read of one series must add to the stored rows, and the stamp they are relative to. */
+  pending(sourceId: string, key: string, granularity: string, firstMs: number, lastMs: number): PendingSeries {
+    const windows = this.folding ? [this.folding.window, this.current] : [this.current];
+    const out: PendingSeries = { stamp: this.stamp, rows: [], counts: [] };
+    for (const w of windows) {
+      if (key === SYSTEM_KEY) out.counts.push(...w.pendingCounts(sourceId, granularity, firstMs, lastMs));
+      else out.rows.push(...w.pendingRows(sourceId, key, granularity, firstMs, lastMs));
+    }
+    return out;
+  }
+
+  /** Resolves once every point acknowledged before the call is folded into the buckets. */
+  async settle(): Promise<void> {
+    const target = this.log.lastSeq;
+    while (this.foldedUpTo < target) {
+      this.urgent = true;
+      const done = new Promise<void>((resolve) => this.afterFold.push(resolve));
+      this.startFold();
+      await done;
+    }
+  }
+
+  /**
+   * A merged write set (the store contract's `apply`), folded in one transaction after everything
+   * acknowledged before it: all of it or, on an error, nothing.
+   */
+  async applyWriteSet(writes: WriteSet): Promise<void> {
+    await this.settle();
+    while (this.folding) await new Promise<void>((resolve) => this.afterFold.push(resolve));
+    const window = new IngestWindow();
+    for (const [sourceId, keys] of writes.sources) window.addWriteSet(sourceId, keys);
+    const fold = new Fold(this.target, window, this.foldNumber + 1, this.foldedUpTo);
+    fold.step(Infinity, this.stamp + 1);
+    this.foldNumber++;
+    this.stamp++;
+  }
+
+  /** Folds what is acknowledged, then refuses appends; the caller closes the database. */
+  async close(): Promise<void> {
+    await this.settle();
+    this.closed = true;
+    this.clearTimer();
+    for (const job of this.queue.splice(0)) job.reject(new Error('the metric writer is closed'));
+    this.log.close();
+  }
+
+  /** Folds the log's records that the fold state does not cover (after a restart), at once. */
+  private recover(foldingUpTo: number | null): void {
+    const records = this.log.takeRecovered(this.foldedUpTo);
+    if (records.length === 0) return;
+    let window = new IngestWindow();
+    let number = foldingUpTo !== null ? this.foldNumber : this.foldNumber + 1;
+    let upTo = this.foldedUpTo;
+    const foldNow = () => {
+      if (window.points > 0) {
+        window.spreadAll();
+        const fold = new Fold(this.target, window, number, upTo);
+        while (!fold.done) fold.step(Infinity, ++this.stamp);
+        this.foldNumber = number;
+        number++;
+      }
+      this.foldedUpTo = upTo;
+      window = new IngestWindow();
+    };
+    for (const record of records) {
+      // An interrupted fold is finished under its own number first (fold.ts: exactly once).
+      if (foldingUpTo !== null && upTo <= foldingUpTo && record.seq > foldingUpTo) foldNow();
+      const entry = this.decode(record);
+      if (entry) {
+        const plan = this.plans.get(entry.settings);
+        if (window.planOf(plan.sourceId) && window.planOf(plan.sourceId) !== plan) foldNow();
+        window.add(plan, entry.wire);
+      }
+      upTo = record.seq;
+    }
+    foldNow();
+    this.log.dropUpTo(this.foldedUpTo);
+    this.options.log?.info('metric write log replayed', { records: records.length });
+  }
+
+  private decode(record: LogRecord): AppendEntry | null {
+    const settings = record.head !== null ? (JSON.parse(record.head) as PlanInput) : this.options.sourceSettings?.(record.sourceId!);
+    return settings ? { settings, wire: wireFromBytes(record.body) } : null; // a deleted source's points are dropped
+  }
+
+  /** Takes queued appends in order while the window can take them. */
+  private pump(): void {
+    while (this.queue.length > 0) {
+      if (this.folding && this.current.points >= this.o.maxWindowPoints) return this.waitForFold();
+      const job = this.queue[0]!;
+      const plans = job.entries.map((e) => this.plans.get(e.settings));
+      // A window holds each source under one set of settings: a change waits for the next window.
+      if (plans.some((p) => this.current.planOf(p.sourceId) !== undefined && this.current.planOf(p.sourceId) !== p)) {
+        this.urgent = true;
+        this.startFold();
+        return this.waitForFold();
+      }
+      this.queue.shift();
+      try {
+        this.currentUpTo = this.log.append(job.entries.map((e) => ({ head: planHead(e.settings), body: wireToBytes(e.wire) })));
+      } catch (err) {
+        job.reject(err);
+        continue;
+      }
+      job.entries.forEach((e, i) => this.current.add(plans[i]!, e.wire));
+      job.resolve();
+    }
+    if (this.current.points >= this.o.foldAtPoints) this.urgent = true;
+    if (this.urgent) this.startFold();
+    else if (this.current.points > 0) this.schedule();
+  }
+
+  private waitForFold(): void {
+    this.afterFold.push(() => this.pump());
+  }
+
+  /** Begins folding the gathering window unless a fold runs (it then follows that one). */
+  private startFold(): void {
+    if (this.folding || this.closed) return;
+    if (this.current.points === 0) {
+      this.urgent = false;
+      return this.foldFinished();
+    }
+    this.clearTimer();
+    this.urgent = false;
+    this.log.seal();
+    const window = this.current;
+    window.spreadAll();
+    this.current = new IngestWindow();
+    this.folding = new Fold(this.target, window, ++this.foldNumber, this.currentUpTo);
+    this.stepSoon();
+  }
+
+  private stepSoon(): void {
+    if (this.stepping) return;
+    this.stepping = true;
+    setImmediate(() => {
+      this.stepping = false;
+      this.step();
+    });
+  }
+
+  /** One transaction of the running fold; then the next, after the event loop had its turn. */
+  private step(): void {
+    const fold = this.folding;
+    if (!fold) return;
+    try {
+      fold.step(this.o.chunkMs, this.stamp + 1);
+      this.stamp++;
+    } catch (err) {
+      this.options.log?.error('metric fold failed, retrying', { error: String(err), code: (err as { code?: unknown }).code });
+      setTimeout(() => this.stepSoon(), this.o.retryMs).unref();
+      return;
+    }
+    if (!fold.done) return this.stepSoon();
+    this.folding = null;
+    this.foldedUpTo = fold.upTo;
+    try {
+      this.log.dropUpTo(fold.upTo);
+    } catch (err) {
+      this.options.log?.warn('folded write log segment not removed', { error: String(err) });
+    }
+    this.foldFinished();
+    if (this.urgent || this.current.points >= this.o.foldAtPoints) this.startFold();
+    else if (this.current.points > 0) this.schedule();
+  }
+
+  private foldFinished(): void {
+    for (const done of this.afterFold.splice(0)) done();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.urgent = true;
+      this.startFold();
+    }, this.o.foldAfterMs);
+    this.timer.unref();
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
+
+export type { SourcePlan };

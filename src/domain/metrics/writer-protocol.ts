@@ -1,0 +1,36 @@
+// The messages between the event loop and the metric writer's thread (writer-client.ts,
+// writer-thread.ts). Errors cross as data: their message and code (SQLITE_FULL, ENOSPC, ...,
+// which errors.ts maps to the client's answer) or the AppError they were.
+import { AppError, type AppErrorOptions, type ErrorKind } from '../../errors';
+import type { WriteSet } from '../../model/write-set';
+import type { MetricWriterOptions, AppendEntry } from './metric-writer';
+
+export interface WriterThreadData {
+  dbFile: string;
+  nativeBindingPath?: string;
+  options: Omit<MetricWriterOptions, 'db' | 'log' | 'sourceSettings'>;
+}
+
+export type WriterRequest =
+  | { id: number; op: 'append'; entries: AppendEntry[] }
+  | { id: number; op: 'pending'; sourceId: string; key: string; granularity: string; firstMs: number; lastMs: number }
+  | { id: number; op: 'settle' }
+  | { id: number; op: 'apply'; writes: WriteSet }
+  | { id: number; op: 'close' };
+
+export type WireError =
+  | { app: true; kind: ErrorKind; message: string; options: AppErrorOptions }
+  | { app: false; message: string; code?: string };
+
+export function errorToWire(err: unknown): WireError {
+  if (err instanceof AppError) return { app: true, kind: err.kind, message: err.message, options: err.options };
+  const code = (err as { code?: unknown } | null)?.code;
+  return { app: false, message: err instanceof Error ? err.message : String(err), code: typeof code === 'string' ? code : undefined };
+}
+
+export function errorFromWire(wire: WireError): Error {
+  if (wire.app) return new AppError(wire.kind, wire.message, wire.options);
+  const err = new Error(wire.message) as Error & { code?: string };
+  if (wire.code) err.code = wire.code;
+  return err;
+}

@@ -18,7 +18,8 @@ import path from 'node:path';
 export interface LogAppend {
   /** the settings of the record's source (JSON) */
   head: string;
-  body: Uint8Array;
+  /** the record's body, in pieces written one after the other */
+  body: readonly Uint8Array[];
 }
 
 export interface LogRecord {
@@ -138,10 +139,12 @@ export class SegmentedLog {
     entries.forEach((e, i) => {
       const head = Buffer.from(e.head);
       const fixed = Buffer.allocUnsafe(16);
-      fixed.writeUInt32LE(12 + head.length + e.body.byteLength, 0);
+      const bodyLength = e.body.reduce((n, part) => n + part.byteLength, 0);
+      fixed.writeUInt32LE(12 + head.length + bodyLength, 0);
       fixed.writeDoubleLE(this.lastSeq + 1 + i, 4);
       fixed.writeUInt32LE(head.length, 12);
-      parts.push(fixed, head, Buffer.from(e.body.buffer, e.body.byteOffset, e.body.byteLength));
+      parts.push(fixed, head);
+      for (const part of e.body) parts.push(Buffer.from(part.buffer, part.byteOffset, part.byteLength));
     });
     try {
       this.size += writeAll(this.fd, parts);

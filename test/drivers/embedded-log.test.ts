@@ -16,7 +16,7 @@ const freshDir = () => {
   return dir;
 };
 
-const entry = (head: string, text: string) => ({ head, body: Buffer.from(text) });
+const entry = (head: string, text: string) => ({ head, body: [Buffer.from(text.slice(0, 2)), Buffer.from(text.slice(2))] });
 const texts = (records: LogRecord[]) => records.map((r) => `${r.seq}:${r.head ?? r.sourceId}:${Buffer.from(r.body).toString()}`);
 const files = (dir: string) => readdirSync(dir).sort();
 

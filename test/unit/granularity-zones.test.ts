@@ -234,6 +234,24 @@ describe('randomised agreement (seeded)', () => {
     assert.equal(compared, ZONES.length * GRANULARITIES.length * 30);
   });
 
+  // The bucketer's cache of whole seconds and minutes: timestamps in random order (not clustered
+  // as above) across offset changes, in zones offset by whole, half and quarter hours.
+  test('createBucketer agrees with floorToBucket for timestamps in random order', () => {
+    const random = seededRandom(20261125);
+    for (const timeZone of ZONES) {
+      for (const text of ['1s', '7s', '1m', '5m', '33m', '1h', '5h']) {
+        const c = cal(timeZone, 1);
+        const g = gran(text);
+        const bucketer = createBucketer(g, c);
+        for (let i = 0; i < 400; i++) {
+          const centre = CENTRES[Math.floor(random() * CENTRES.length)]!;
+          const at = centre - 4 * HOUR + Math.floor(random() * 8 * HOUR);
+          assert.equal(bucketer(at), floorToBucket(at, g, c), `${timeZone} ${text} ${new Date(at).toISOString()}`);
+        }
+      }
+    }
+  });
+
   test('buckets are contiguous: floor(t) <= t < next, and next is itself a start', () => {
     const random = seededRandom(7);
     for (const timeZone of ZONES) {

@@ -136,17 +136,37 @@ export function formatBuckets(list: readonly number[], timeZone: string): string
   return list.map((ms) => formatTimestamp(ms, Math.round(clock.offsetAt(ms) / MINUTE_MS)));
 }
 
+/** Entries of a bucketer's cache of whole seconds or minutes (a power of two). */
+const UNIT_CACHE = 4096;
+
 /**
  * floorToBucket for one granularity and calendar, for the ingest hot path. It remembers the last
  * bucket [start, next), so clustered timestamps cost two comparisons, and its zone clock keeps the
  * offsets it has looked up, so a miss costs arithmetic and map look-ups rather than luxon calls.
+ * Sub-day granularities also remember the bucket of recent whole UTC seconds (s) or minutes (m, h):
+ * timestamps spread over an hour in random order then rarely compute a floor. An entry is taken
+ * only when the whole second or minute lies in one bucket.
  */
 export function createBucketer(g: Granularity, cal: Calendar): (atMs: number) => number {
   const engine = new BucketEngine(g, cal);
   let start = NaN;
   let end = NaN;
+  const unitMs = g.unit === 's' ? 1000 : g.unit === 'm' || g.unit === 'h' ? MINUTE_MS : 0;
+  const units = unitMs > 0 ? new Float64Array(UNIT_CACHE).fill(NaN) : null;
+  const starts = unitMs > 0 ? new Float64Array(UNIT_CACHE) : null;
   return (atMs: number): number => {
     if (atMs >= start && atMs < end) return start;
+    if (units !== null) {
+      const unit = Math.floor(atMs / unitMs);
+      const slot = unit & (UNIT_CACHE - 1);
+      if (units[slot] === unit) return starts![slot]!;
+      const first = engine.floor(unit * unitMs);
+      if (first === engine.floor(unit * unitMs + unitMs - 1) && !Number.isNaN(first)) {
+        units[slot] = unit;
+        starts![slot] = first;
+        return first;
+      }
+    }
     const floored = engine.floor(atMs);
     if (Number.isNaN(floored)) return floored;
     start = floored;

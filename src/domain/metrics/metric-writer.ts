@@ -21,7 +21,7 @@ import { SYSTEM_KEY, type WriteSet } from '../../model/write-set';
 import { Fold, FoldTarget } from './fold';
 import { PlanCache, type PlanInput, type SourcePlan } from './plan';
 import type { LoggedPoints } from '../../model/wire';
-import { wireFromBytes, wireToBytes } from './point-wire';
+import { wireFromBytes, wireToParts } from './point-wire';
 import { IngestWindow } from './window';
 
 /** One source's points of a group commit (model/wire.ts). */
@@ -201,7 +201,7 @@ export class MetricWriter {
       }
       this.queue.shift();
       try {
-        this.currentUpTo = this.log.append(job.entries.map((e) => ({ head: planHead(e.settings), body: wireToBytes(e.wire) })));
+        this.currentUpTo = this.log.append(job.entries.map((e) => ({ head: planHead(e.settings), body: wireToParts(e.wire) })));
       } catch (err) {
         job.reject(err);
         continue;

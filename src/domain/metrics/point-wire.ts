@@ -110,19 +110,22 @@ export function decodeError(wire: WireError): AppError {
 }
 
 /**
- * WirePoints as one byte string, the body of a write-log entry (drivers/types.ts WriteLog): meta
- * and values as doubles (the machine's byte order: the log is read back by the same machine), then
- * the strings and the point count as JSON, then that JSON's length as 4 bytes.
+ * WirePoints as the pieces of one byte string, the body of a write-log record (drivers/
+ * embedded-log.ts), without copying the numbers: meta and values as doubles (the machine's byte
+ * order: the log is read back by the same machine), then the strings and the point count as JSON,
+ * then that JSON's length as 4 bytes.
  */
+export function wireToParts(wire: WirePoints): Buffer[] {
+  const json = Buffer.from(JSON.stringify([wire.keys, wire.pathLists, wire.meta.length / FIELDS]));
+  const head = Buffer.allocUnsafe(json.length + 4);
+  json.copy(head, 0);
+  head.writeUInt32LE(json.length, json.length);
+  const view = (a: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+  return [view(wire.meta), view(wire.values), head];
+}
+
 export function wireToBytes(wire: WirePoints): Buffer {
-  const head = Buffer.from(JSON.stringify([wire.keys, wire.pathLists, wire.meta.length / FIELDS]));
-  const doubles = wire.meta.byteLength + wire.values.byteLength;
-  const out = Buffer.alloc(doubles + head.length + 4);
-  Buffer.from(wire.meta.buffer, wire.meta.byteOffset, wire.meta.byteLength).copy(out, 0);
-  Buffer.from(wire.values.buffer, wire.values.byteOffset, wire.values.byteLength).copy(out, wire.meta.byteLength);
-  head.copy(out, doubles);
-  out.writeUInt32LE(head.length, doubles + head.length);
-  return out;
+  return Buffer.concat(wireToParts(wire));
 }
 
 export function wireFromBytes(bytes: Uint8Array): WirePoints {

@@ -14,7 +14,7 @@ import { bucketUpserts, keyCountUpserts, statements, type FoldState } from '../.
 import { type BucketValue, ShapeRegistry, applyToBucket, parseBucket, renderBucket } from '../../model/bucket-shape';
 import type { RowDelta } from '../../model/row-delta';
 import { SYSTEM_KEY } from '../../model/write-set';
-import { type CountRow, type IngestWindow, type Row, UNTRACKED_KEY } from './window';
+import { type CountRow, ID_UNIT, type IngestWindow, UNTRACKED_KEY, type WindowSource } from './window';
 
 const COUNT_PATHS = ['count'];
 /** Work items between two looks at the clock. */
@@ -124,10 +124,10 @@ export class FoldTarget {
   }
 }
 
-/** The rows of one series in a fold: its id and its rows by bucket start. */
+/** A series of the window and its id in the database. */
 interface SeriesRows {
   id: number;
-  rows: Map<number, Row>;
+  series: number;
 }
 
 /** The system key's per-key counts of one bucket: the metric rows that count points in it. */
@@ -135,7 +135,7 @@ interface CountGroup {
   systemId: number;
   bucketMs: number;
   keys: string[];
-  rows: Row[];
+  rows: number[];
 }
 
 /**
@@ -146,7 +146,7 @@ interface CountGroup {
 interface FoldPlan {
   series: SeriesRows[];
   counts: CountGroup[];
-  totals: Array<{ systemId: number; rows: Map<number, CountRow> }>;
+  totals: Array<{ systemId: number; rows: CountRow[] }>;
 }
 
 export class Fold {
@@ -154,8 +154,9 @@ export class Fold {
   private work: Generator<void> | null = null;
   private started = false;
   /** what the transaction in progress wrote: marked once it commits */
-  private wroteRows: Array<Row | CountRow> = [];
-  private wroteCounts: Row[] = [];
+  private wroteRows: number[] = [];
+  private wroteKeyCounts: number[] = [];
+  private wroteTotals: CountRow[] = [];
   done = false;
 
   constructor(
@@ -176,7 +177,8 @@ export class Fold {
     const target = this.target;
     const deadline = performance.now() + budgetMs;
     this.wroteRows = [];
-    this.wroteCounts = [];
+    this.wroteKeyCounts = [];
+    this.wroteTotals = [];
     target.begin();
     try {
       this.plan ??= this.makePlan();
@@ -201,33 +203,43 @@ export class Fold {
       throw err;
     }
     this.started = true;
-    for (const row of this.wroteRows) row.folded = true;
-    for (const row of this.wroteCounts) row.countFolded = true;
+    const rows = this.window.rows;
+    for (const r of this.wroteRows) rows.markFolded(r);
+    for (const r of this.wroteKeyCounts) rows.markCountFolded(r);
+    for (const row of this.wroteTotals) row.folded = true;
   }
 
   private makePlan(): FoldPlan {
-    const target = this.target;
+    const { target, window } = this;
     const plan: FoldPlan = { series: [], counts: [], totals: [] };
-    for (const source of this.window.sources.values()) {
-      const { sourceId, granularities } = source.plan;
-      const systemIds = granularities.map((g) => target.seriesId(sourceId, SYSTEM_KEY, g.text));
-      const groups = granularities.map(() => new Map<number, CountGroup>());
-      for (const state of source.keys.values()) {
-        for (let slot = 0; slot < state.rows.length; slot++) {
-          const rows = state.rows[slot]!;
-          if (rows.size === 0) continue;
-          plan.series.push({ id: target.seriesId(sourceId, state.key, granularities[slot]!.text), rows });
-          for (const [bucketMs, row] of rows) {
-            if (row.tracked === 0 || row.countFolded) continue;
-            let group = groups[slot]!.get(bucketMs);
-            if (!group) groups[slot]!.set(bucketMs, (group = { systemId: systemIds[slot]!, bucketMs, keys: [], rows: [] }));
-            group.keys.push(state.key);
-            group.rows.push(row);
-          }
-        }
+    const systemIds = new Map<WindowSource, number[]>();
+    const systemIdsOf = (source: WindowSource) => {
+      let ids = systemIds.get(source);
+      if (!ids) systemIds.set(source, (ids = source.plan.granularities.map((g) => target.seriesId(source.plan.sourceId, SYSTEM_KEY, g.text))));
+      return ids;
+    };
+    const groups = new Map<WindowSource, Map<number, CountGroup>>();
+    const { rows } = window;
+    for (let series = 0; series < window.seriesKey.length; series++) {
+      const state = window.seriesKey[series]!;
+      const { source } = state;
+      const slot = window.seriesSlot[series]!;
+      plan.series.push({ id: target.seriesId(source.plan.sourceId, state.key, source.plan.granularities[slot]!.text), series });
+      let bySlot = groups.get(source);
+      if (!bySlot) groups.set(source, (bySlot = new Map()));
+      for (const r of window.rowsOf(series)) {
+        if (rows.tracked[r] === 0 || rows.countFolded(r)) continue;
+        const key = slot * ID_UNIT + rows.bucket[r]!;
+        let group = bySlot.get(key);
+        if (!group) bySlot.set(key, (group = { systemId: systemIdsOf(source)[slot]!, bucketMs: rows.bucketMs[r]!, keys: [], rows: [] }));
+        group.keys.push(state.key);
+        group.rows.push(r);
       }
-      groups.forEach((bySlot) => plan.counts.push(...bySlot.values()));
-      source.counts.forEach((rows, slot) => plan.totals.push({ systemId: systemIds[slot]!, rows }));
+    }
+    for (const bySlot of groups.values()) plan.counts.push(...bySlot.values());
+    for (const source of window.sources.values()) {
+      const ids = systemIdsOf(source);
+      source.counts.forEach((counts, slot) => plan.totals.push({ systemId: ids[slot]!, rows: [...counts.values()] }));
     }
     plan.series.sort((a, b) => a.id - b.id);
     plan.counts.sort((a, b) => a.systemId - b.systemId || a.bucketMs - b.bucketMs);
@@ -236,43 +248,39 @@ export class Fold {
 
   /** Writes the plan's rows one by one (inside the open transaction), yielding after each. */
   private *items(): Generator<void> {
-    const target = this.target;
+    const { target, window } = this;
+    const { rows } = window;
     const plan = this.plan!;
-    for (const { id, rows } of plan.series) {
-      for (const bucketMs of sortedKeys(rows)) {
-        const row = rows.get(bucketMs)!;
-        if (row.folded) continue;
-        target.writeBucket(id, bucketMs, this.number, row, 0);
-        this.wroteRows.push(row);
+    for (const { id, series } of plan.series) {
+      const list = window.rowsOf(series);
+      if (list.length > 1) list.sort((a, b) => rows.bucketMs[a]! - rows.bucketMs[b]!);
+      for (const r of list) {
+        if (rows.folded(r)) continue;
+        target.writeBucket(id, rows.bucketMs[r]!, this.number, rows.delta(r), 0);
+        this.wroteRows.push(r);
         yield;
       }
     }
     for (const group of plan.counts) {
       for (let i = 0; i < group.rows.length; i++) {
-        const row = group.rows[i]!;
-        if (row.countFolded) continue;
-        target.addKeyCount(group.systemId, group.bucketMs, group.keys[i]!, row.tracked, this.number);
-        this.wroteCounts.push(row);
+        const r = group.rows[i]!;
+        if (rows.countFolded(r)) continue;
+        target.addKeyCount(group.systemId, group.bucketMs, group.keys[i]!, rows.tracked[r]!, this.number);
+        this.wroteKeyCounts.push(r);
         yield;
       }
     }
-    for (const { systemId, rows } of plan.totals) {
-      for (const bucketMs of sortedKeys(rows)) {
-        const row = rows.get(bucketMs)!;
+    for (const { systemId, rows: counts } of plan.totals) {
+      counts.sort((a, b) => a.bucketMs - b.bucketMs);
+      for (const row of counts) {
         if (row.folded) continue;
+        const { bucketMs } = row;
         target.writeBucket(systemId, bucketMs, this.number, row.leaves, row.count);
         if (row.untracked > 0) target.addKeyCount(systemId, bucketMs, UNTRACKED_KEY, row.untracked, this.number);
         if (row.keys) for (const [key, count] of row.keys) target.addKeyCount(systemId, bucketMs, key, count, this.number);
-        this.wroteRows.push(row);
+        this.wroteTotals.push(row);
         yield;
       }
     }
   }
-}
-
-function sortedKeys(rows: Map<number, unknown>): Float64Array {
-  const keys = new Float64Array(rows.size);
-  let i = 0;
-  for (const k of rows.keys()) keys[i++] = k;
-  return keys.sort();
 }

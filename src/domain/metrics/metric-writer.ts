@@ -3,13 +3,16 @@
 // loop that serves requests; tests and the backup command also run it in-process.
 //
 // A group commit's points are acknowledged once their record is in the write log (embedded-log.ts)
-// and they are merged into the gathering window (window.ts). About a second after a window's
-// first point, at `foldAtPoints` points, or when asked to settle, the window is folded into the
-// buckets in short transactions (fold.ts) while a new window gathers. A read of the embedded
-// store is lent what is not folded yet (`pending`), so it sees every acknowledged point at once,
-// also while a fold runs or cannot run (a full disk).
+// and they are merged into the gathering window (window.ts). A second after a window's first
+// point, at `foldAtRows` rows, or when asked to settle, the window is folded into the buckets in
+// short transactions (fold.ts) while a new window gathers. A fold costs about the same for a
+// second of points as for five when they touch the same rows, so a window gathers for twice as
+// long as the last fold took (up to `maxFoldAfterMs`): under a heavy load folds take at most about
+// half of the writer's time. A read of the embedded store is lent what is not folded yet
+// (`pending`), so it sees every acknowledged point at once, also while a fold runs or cannot run
+// (a full disk).
 //
-// Back pressure: while a fold runs, a window that reaches `maxWindowPoints` makes further appends
+// Back pressure: while a fold runs, a window that reaches `maxWindowRows` makes further appends
 // wait, so the queue before the writer fills and the service answers 503 instead of growing.
 import path from 'node:path';
 import type { Logger } from '../../lib/log';
@@ -31,12 +34,14 @@ export interface MetricWriterOptions {
   /** the writer's own connection to the service database (file-backed: the log lives beside it) */
   db: Db;
   log?: Logger;
-  /** how long a window gathers after its first point (default 1,000 ms) */
+  /** how long a window gathers after its first point, at least (default 1,000 ms) */
   foldAfterMs?: number;
-  /** points that start a window's fold at once (default 200,000) */
-  foldAtPoints?: number;
-  /** points of the gathering window beyond which appends wait for the running fold (default 400,000) */
-  maxWindowPoints?: number;
+  /** ... and at most, when folds are slow (default 5,000 ms) */
+  maxFoldAfterMs?: number;
+  /** rows (and groups) that start a window's fold at once (default 400,000) */
+  foldAtRows?: number;
+  /** rows of the gathering window beyond which appends wait for the running fold (default 800,000) */
+  maxWindowRows?: number;
   /** work per fold transaction (default 8 ms) */
   chunkMs?: number;
   /** a failed fold is retried after this long (default 1,000 ms) */
@@ -71,6 +76,9 @@ export class MetricWriter {
   private timer: NodeJS.Timeout | null = null;
   private urgent = false;
   private stepping = false;
+  private foldStarted = 0;
+  /** how long the last fold took, first transaction to last (ms) */
+  private lastFoldMs = 0;
   private closed = false;
   private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings'>>;
 
@@ -78,8 +86,9 @@ export class MetricWriter {
     this.o = {
       db: options.db,
       foldAfterMs: options.foldAfterMs ?? 1000,
-      foldAtPoints: options.foldAtPoints ?? 200_000,
-      maxWindowPoints: options.maxWindowPoints ?? 400_000,
+      maxFoldAfterMs: Math.max(options.maxFoldAfterMs ?? 5000, options.foldAfterMs ?? 1000),
+      foldAtRows: options.foldAtRows ?? 400_000,
+      maxWindowRows: options.maxWindowRows ?? 800_000,
       chunkMs: options.chunkMs ?? 8,
       retryMs: options.retryMs ?? 1000,
     };
@@ -190,7 +199,7 @@ export class MetricWriter {
   /** Takes queued appends in order while the window can take them. */
   private pump(): void {
     while (this.queue.length > 0) {
-      if (this.folding && this.current.points >= this.o.maxWindowPoints) return this.waitForFold();
+      if (this.folding && this.current.size >= this.o.maxWindowRows) return this.waitForFold();
       const job = this.queue[0]!;
       const plans = job.entries.map((e) => this.plans.get(e.settings));
       // A window holds each source under one set of settings: a change waits for the next window.
@@ -209,7 +218,7 @@ export class MetricWriter {
       job.entries.forEach((e, i) => this.current.add(plans[i]!, e.wire));
       job.resolve();
     }
-    if (this.current.points >= this.o.foldAtPoints) this.urgent = true;
+    if (this.current.size >= this.o.foldAtRows) this.urgent = true;
     if (this.urgent) this.startFold();
     else if (this.current.points > 0) this.schedule();
   }
@@ -232,6 +241,7 @@ export class MetricWriter {
     window.spreadAll();
     this.current = new IngestWindow();
     this.folding = new Fold(this.target, window, ++this.foldNumber, this.currentUpTo);
+    this.foldStarted = performance.now();
     this.stepSoon();
   }
 
@@ -265,7 +275,8 @@ export class MetricWriter {
       this.options.log?.warn('folded write log segment not removed', { error: String(err) });
     }
     this.foldFinished();
-    if (this.urgent || this.current.points >= this.o.foldAtPoints) this.startFold();
+    this.lastFoldMs = performance.now() - this.foldStarted;
+    if (this.urgent || this.current.size >= this.o.foldAtRows) this.startFold();
     else if (this.current.points > 0) this.schedule();
   }
 
@@ -279,7 +290,7 @@ export class MetricWriter {
       this.timer = null;
       this.urgent = true;
       this.startFold();
-    }, this.o.foldAfterMs);
+    }, Math.min(Math.max(2 * this.lastFoldMs, this.o.foldAfterMs), this.o.maxFoldAfterMs));
     this.timer.unref();
   }
 

@@ -1,8 +1,8 @@
 // The merge state of the metric writer (metric-writer.ts): the points acknowledged since the last
-// fold, merged per bucket row, until the fold writes each touched row once. One window per writer
-// gathers; the one being folded stays readable until each of its rows has committed.
+// fold, merged per bucket row, until the fold writes each touched row once. One window gathers
+// while the one before is folded; that one stays readable until each of its rows has committed.
 //
-// Two levels keep the cost per point small:
+// Two levels keep the cost per point small (window-rows.ts holds both as columns of numbers):
 // - groups: tracks of one key whose timestamps share every bucket (the usual case: they share the
 //   finest bucket, and the finest bucket lies within one bucket of each coarser granularity) are
 //   summed in one group, so a point costs one bucketer call and a few additions;
@@ -14,163 +14,120 @@
 import type { PendingCounts, PendingRow, RowDelta } from '../../model/row-delta';
 import { type BucketOps, type KeyWrites, SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../../model/write-set';
 import type { SourcePlan } from './plan';
-import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, UNTRACKED_FLAG, type WirePoints, signature } from './point-wire';
-import { samePaths } from './track-groups';
+import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, UNTRACKED_FLAG, type WirePoints } from './point-wire';
+import { CountRow, Groups, ID_UNIT, Rows, Shapes } from './window-rows';
 
+export { CountRow } from './window-rows';
 export const UNTRACKED_KEY = '__untracked__';
 
-/** Groups a window holds before it spreads them into rows (bounds its memory). */
-const MAX_GROUPS = 200_000;
+/** Group slots a window fills before it spreads them all into rows (bounds its memory). */
+const MAX_GROUPS = 500_000;
 /** Finest buckets whose bucket vectors a source remembers. */
 const MAX_VECTORS = 50_000;
 
-/** One bucket row's pending change (RowDelta) and the points it counts for the system key. */
-export class Row implements RowDelta {
-  paths: string[];
-  values: number[];
-  set: Uint8Array | null = null;
-  tracked = 0;
-  untracked = 0;
-  /** true once the fold that writes this row has committed: reads stop adding it */
-  folded = false;
-  /** the same for its points in the system key's per-key counts (written in a later transaction) */
-  countFolded = false;
-  /** `paths` is this row's own array (else shared with groups and rows of the same shape) */
-  private ownPaths = false;
-
-  constructor(paths: string[]) {
-    this.paths = paths;
-    this.values = new Array<number>(paths.length).fill(0);
-  }
-
-  /** Adds `count` values of `source` from `offset`, leaf i to `paths[i]`. */
-  add(paths: string[], source: ArrayLike<number>, offset: number): void {
-    if (paths === this.paths || samePaths(paths, this.paths)) {
-      const values = this.values;
-      for (let i = 0; i < paths.length; i++) values[i]! += source[offset + i]!;
-      return;
-    }
-    for (let i = 0; i < paths.length; i++) this.values[this.indexOf(paths[i]!)]! += source[offset + i]!;
-  }
-
-  /** An assert: the given leaves take these values (later tracks add to them). */
-  assign(paths: string[], source: ArrayLike<number>, offset: number): void {
-    for (let i = 0; i < paths.length; i++) {
-      const at = this.indexOf(paths[i]!);
-      this.values[at] = source[offset + i]!;
-      (this.set ??= new Uint8Array(this.values.length))[at] = 1;
-    }
-  }
-
-  private indexOf(path: string): number {
-    const at = this.paths.indexOf(path);
-    if (at >= 0) return at;
-    if (!this.ownPaths) {
-      this.paths = this.paths.slice();
-      this.ownPaths = true;
-    }
-    this.paths.push(path);
-    this.values.push(0);
-    if (this.set) {
-      const grown = new Uint8Array(this.paths.length);
-      grown.set(this.set);
-      this.set = grown;
-    }
-    return this.paths.length - 1;
-  }
-}
-
-/** Tracks of one key sharing every bucket, summed (spread into rows later). */
-class Group {
-  readonly sums: number[];
-  tracked = 0;
-  untracked = 0;
-  /** a group of the same buckets with other paths */
-  next: Group | null = null;
-
-  constructor(readonly buckets: Float64Array, readonly paths: string[]) {
-    this.sums = new Array<number>(paths.length).fill(0);
-  }
-}
-
-/** The system key's bookkeeping of one bucket: points counted and the untracked ones among them. */
-export class CountRow {
-  count = 0;
-  untracked = 0;
-  folded = false;
-  /** a write set's own system-key writes (addWriteSet): per-key counts and other leaves */
-  keys: Map<string, number> | null = null;
-  leaves: Row | null = null;
-}
-
 export class WindowKey {
-  readonly groups = new Map<number, Group>();
-  /** per granularity of the plan: bucket start (ms) -> row */
-  readonly rows: Array<Map<number, Row>>;
+  /** per granularity of the plan: the window's series index, -1 until it has a row */
+  readonly series: Int32Array;
+  /** the first live group of the key, -1 for none */
+  groupHead = -1;
 
-  constructor(readonly key: string, granularities: number) {
-    this.rows = Array.from({ length: granularities }, () => new Map<number, Row>());
+  constructor(readonly key: string, readonly index: number, readonly source: WindowSource) {
+    this.series = new Int32Array(source.plan.granularities.length).fill(-1);
   }
 }
 
+/**
+ * One source in a window. Its buckets get small integer ids, and each finest bucket remembers the
+ * ids of the buckets it lies in, one per granularity.
+ */
 export class WindowSource {
   readonly keys = new Map<string, WindowKey>();
-  /** per granularity: bucket start (ms) -> the system key's counts */
+  /** per granularity: bucket id -> the system key's counts */
   readonly counts: Array<Map<number, CountRow>>;
-  /** finest bucket start -> the bucket of every granularity, or null when they differ within it */
-  private readonly vectors = new Map<number, Float64Array | null>();
-  private readonly scratch: Float64Array;
+  /** bucket id -> bucket start (ms) */
+  readonly starts: number[] = [];
+  /** finest bucket id -> the bucket ids of every granularity (for the finest buckets that have them) */
+  readonly vectorById: Array<Int32Array | undefined> = [];
+  /** per granularity: bucket start -> bucket id */
+  private readonly ids: Array<Map<number, number>>;
+  /** finest bucket start -> the bucket ids of every granularity, or null when they differ within it */
+  private readonly vectors = new Map<number, Int32Array | null>();
+  private lastStart = Number.NaN;
+  private lastVector: Int32Array | null = null;
 
   constructor(readonly plan: SourcePlan) {
     this.counts = plan.granularities.map(() => new Map<number, CountRow>());
-    this.scratch = new Float64Array(plan.granularities.length);
+    this.ids = plan.granularities.map(() => new Map<number, number>());
   }
 
-  keyState(key: string): WindowKey {
-    let state = this.keys.get(key);
-    if (!state) this.keys.set(key, (state = new WindowKey(key, this.plan.granularities.length)));
-    return state;
+  bucketId(slot: number, bucketMs: number): number {
+    if (Number.isNaN(bucketMs)) return -1;
+    const ids = this.ids[slot]!;
+    let id = ids.get(bucketMs);
+    if (id === undefined) ids.set(bucketMs, (id = this.starts.push(bucketMs) - 1));
+    return id;
   }
 
-  /** The shared bucket vector of every instant of a finest bucket, or null if there is none. */
-  vectorOf(finestStart: number): Float64Array | null {
+  /** The bucket ids of an instant. */
+  bucketIdsAt(atMs: number): Int32Array {
+    const granularities = this.plan.granularities;
+    const ids = new Int32Array(granularities.length);
+    for (let i = 0; i < granularities.length; i++) ids[i] = this.bucketId(i, granularities[i]!.bucketer(atMs));
+    return ids;
+  }
+
+  /** The bucket ids shared by every instant of a finest bucket, or null if they differ within it. */
+  vectorOf(finestStart: number): Int32Array | null {
+    if (finestStart === this.lastStart) return this.lastVector;
     let vector = this.vectors.get(finestStart);
     if (vector === undefined) {
       if (this.vectors.size >= MAX_VECTORS) this.vectors.clear();
-      const first = this.bucketsAt(finestStart, new Float64Array(this.scratch.length));
-      const last = this.bucketsAt(this.plan.granularities[this.plan.finest]!.next(finestStart) - 1, this.scratch);
-      vector = sameVector(first, last) ? first : null;
+      const granularities = this.plan.granularities;
+      const last = granularities[this.plan.finest]!.next(finestStart) - 1;
+      vector = new Int32Array(granularities.length);
+      for (let i = 0; i < granularities.length; i++) {
+        const bucket = granularities[i]!.bucketer(finestStart);
+        const atLast = granularities[i]!.bucketer(last);
+        if (bucket !== atLast && !(Number.isNaN(bucket) && Number.isNaN(atLast))) {
+          vector = null;
+          break;
+        }
+        vector[i] = this.bucketId(i, bucket);
+      }
+      if (vector) this.vectorById[vector[this.plan.finest]!] = vector;
       this.vectors.set(finestStart, vector);
     }
+    this.lastStart = finestStart;
+    this.lastVector = vector;
     return vector;
   }
 
-  bucketsAt(atMs: number, into: Float64Array): Float64Array {
-    const granularities = this.plan.granularities;
-    for (let i = 0; i < granularities.length; i++) into[i] = granularities[i]!.bucketer(atMs);
-    return into;
-  }
-
-  countRow(slot: number, bucket: number): CountRow {
+  countRow(slot: number, id: number): CountRow {
     const counts = this.counts[slot]!;
-    let row = counts.get(bucket);
-    if (!row) counts.set(bucket, (row = new CountRow()));
+    let row = counts.get(id);
+    if (!row) counts.set(id, (row = new CountRow(this.starts[id]!)));
     return row;
   }
 }
 
-function sameVector(a: Float64Array, b: Float64Array): boolean {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && !(Number.isNaN(a[i]) && Number.isNaN(b[i]))) return false;
-  return true;
-}
-
 export class IngestWindow {
   readonly sources = new Map<string, WindowSource>();
+  readonly shapes = new Shapes();
+  readonly rows = new Rows(this.shapes);
+  private groups = new Groups(this.shapes);
+  /** every key of the window, by index */
+  private readonly keys: WindowKey[] = [];
+  /** per series (a key in one granularity): its key, granularity, and first row (-1: none) */
+  readonly seriesKey: WindowKey[] = [];
+  readonly seriesSlot: number[] = [];
+  readonly seriesHead: number[] = [];
   /** points merged into this window */
   points = 0;
-  private groupCount = 0;
-  /** path lists by their text, so that rows and groups of one shape share one array */
-  private readonly shapes = new Map<string, string[]>();
+
+  /** rows and groups held: what the window's memory grows with */
+  get size(): number {
+    return this.rows.count + this.groups.count;
+  }
 
   /** The plan this window merges a source's points with, if it holds any of them. */
   planOf(sourceId: string): SourcePlan | undefined {
@@ -179,63 +136,61 @@ export class IngestWindow {
 
   /** Merges a request's points, in order. The window must not hold the source under another plan. */
   add(plan: SourcePlan, wire: WirePoints): void {
-    let source = this.sources.get(plan.sourceId);
-    if (!source) this.sources.set(plan.sourceId, (source = new WindowSource(plan)));
-    else if (source.plan !== plan) throw new Error(`window holds source ${plan.sourceId} under other settings`);
-    const keys = wire.keys.map((key) => source.keyState(key));
-    const pathLists = wire.pathLists.map((list) => this.shape(list));
+    const source = this.source(plan);
+    const keys = wire.keys.map((key) => this.keyState(source, key));
+    const shapes = wire.pathLists.map((list) => this.shapes.id(list));
     const finest = plan.granularities[plan.finest]!.bucketer;
     const { meta, values } = wire;
+    const sizes = shapes.map((id) => this.shapes.paths[id]!.length);
     const count = meta.length / 2;
     let v = 0;
     for (let i = 0; i < count; i++) {
       const atMs = meta[2 * i]!;
       const packed = meta[2 * i + 1]!;
-      const key = Math.floor(packed / KEY_UNIT);
-      const low = packed - key * KEY_UNIT;
+      const k = Math.floor(packed / KEY_UNIT);
+      const low = packed - k * KEY_UNIT;
       const flags = low % LIST_UNIT;
-      const paths = pathLists[(low - flags) / LIST_UNIT]!;
-      const state = keys[key]!;
-      const assert = (flags & ASSERT_FLAG) !== 0;
-      const untracked = (flags & UNTRACKED_FLAG) !== 0;
-      if (assert) {
-        this.spreadKey(source, state);
-        this.direct(source, state, atMs, paths, values, v, true, untracked);
-      } else {
-        const start = finest(atMs);
-        const vector = Number.isNaN(start) ? null : source.vectorOf(start);
-        if (vector) this.group(state, start, vector, paths, values, v, untracked);
-        else this.direct(source, state, atMs, paths, values, v, false, untracked);
+      const shape = shapes[(low - flags) / LIST_UNIT]!;
+      const state = keys[k]!;
+      const untracked = (flags & UNTRACKED_FLAG) !== 0 ? 1 : 0;
+      const start = (flags & ASSERT_FLAG) !== 0 ? Number.NaN : finest(atMs);
+      const vector = Number.isNaN(start) ? null : source.vectorOf(start);
+      if (vector) this.addToGroup(state, vector[plan.finest]!, shape, values, v, untracked);
+      else {
+        const assert = (flags & ASSERT_FLAG) !== 0;
+        if (assert) this.spreadKey(state);
+        this.toRows(source, state, source.bucketIdsAt(atMs), shape, values, v, assert, 1 - untracked, untracked);
       }
-      v += paths.length;
+      v += sizes[(low - flags) / LIST_UNIT]!;
     }
     this.points += count;
-    if (this.groupCount >= MAX_GROUPS) this.spreadAll();
+    if (this.groups.count >= MAX_GROUPS) this.spreadAll();
   }
 
   /**
    * A write set's operations, row by row (the store contract's `apply`): the source's granularities
    * are those the set names, and the system key's `count` and `keys.*` go to its bookkeeping.
    */
-  addWriteSet(sourceId: string, keys: KeyWrites): void {
+  addWriteSet(sourceId: string, writes: KeyWrites): void {
     if (this.sources.has(sourceId)) throw new Error(`window already holds source ${sourceId}`);
-    const texts = [...new Set([...keys.values()].flatMap((byGranularity) => [...byGranularity.keys()]))];
+    const texts = [...new Set([...writes.values()].flatMap((byGranularity) => [...byGranularity.keys()]))];
     const none = () => Number.NaN;
-    const plan: SourcePlan = { sourceId, granularities: texts.map((text) => ({ text, bucketer: none, next: none })), finest: 0 };
-    const source = new WindowSource(plan);
-    this.sources.set(sourceId, source);
-    for (const [key, byGranularity] of keys) {
-      const system = key === SYSTEM_KEY;
-      const state = system ? null : source.keyState(key);
+    const source = this.source({ sourceId, granularities: texts.map((text) => ({ text, bucketer: none, next: none })), finest: 0 });
+    for (const [key, byGranularity] of writes) {
+      const state = key === SYSTEM_KEY ? null : this.keyState(source, key);
       for (const [granularity, buckets] of byGranularity) {
         const slot = texts.indexOf(granularity);
         for (const [bucketMs, ops] of buckets) {
-          if (system) addSystemOps(source.countRow(slot, bucketMs), ops);
+          const id = source.bucketId(slot, bucketMs);
+          const ids = new Int32Array(texts.length).fill(-1);
+          ids[slot] = id;
+          if (!state) addSystemOps(source.countRow(slot, id), ops);
           else {
-            const rows = state!.rows[slot]!;
-            let row = rows.get(bucketMs);
-            if (!row) rows.set(bucketMs, (row = new Row([])));
-            addOps(row, ops);
+            for (const [map, assert] of [[ops.set, true], [ops.add, false]] as const) {
+              if (!map || map.size === 0) continue;
+              const entries = [...map];
+              this.toRows(source, state, ids, this.shapes.id(entries.map((e) => e[0])), entries.map((e) => e[1]), 0, assert, 0, 0);
+            }
           }
           this.points++;
         }
@@ -243,16 +198,17 @@ export class IngestWindow {
     }
   }
 
-  private shape(list: string[]): string[] {
-    const text = signature(list);
-    let shared = this.shapes.get(text);
-    if (!shared) this.shapes.set(text, (shared = list));
-    return shared;
+  /** Spreads every group into rows (before a fold); the group table starts over. */
+  spreadAll(): void {
+    for (const state of this.keys) this.spreadKey(state);
+    this.groups = new Groups(this.shapes);
   }
 
-  /** Spreads every group into rows (before a fold). */
-  spreadAll(): void {
-    for (const source of this.sources.values()) for (const state of source.keys.values()) this.spreadKey(source, state);
+  /** The rows of a series, newest first. */
+  rowsOf(series: number): number[] {
+    const out: number[] = [];
+    for (let r = this.seriesHead[series]!; r >= 0; r = this.rows.next[r]!) out.push(r);
+    return out;
   }
 
   /** Rows not folded yet of one series within [firstMs, lastMs], as a read must add them. */
@@ -261,11 +217,12 @@ export class IngestWindow {
     const slot = source ? slotOf(source.plan, granularity) : -1;
     const state = source?.keys.get(key);
     if (!source || slot < 0 || !state) return [];
-    this.spreadKey(source, state);
+    this.spreadKey(state);
     const out: PendingRow[] = [];
-    for (const [bucketMs, row] of state.rows[slot]!) {
-      if (row.folded || bucketMs < firstMs || bucketMs > lastMs) continue;
-      out.push({ bucketMs, delta: { paths: row.paths.slice(), values: row.values.slice(), set: row.set?.slice() ?? null } });
+    const series = state.series[slot]!;
+    for (const r of series < 0 ? [] : this.rowsOf(series)) {
+      const bucketMs = this.rows.bucketMs[r]!;
+      if (!this.rows.folded(r) && bucketMs >= firstMs && bucketMs <= lastMs) out.push({ bucketMs, delta: copy(this.rows.delta(r)) });
     }
     return out;
   }
@@ -281,15 +238,19 @@ export class IngestWindow {
       if (!e) byBucket.set(bucketMs, (e = { bucketMs, count: 0, keys: [] }));
       return e;
     };
+    const inRange = (ms: number) => ms >= firstMs && ms <= lastMs;
     for (const state of source.keys.values()) {
-      this.spreadKey(source, state);
-      for (const [bucketMs, row] of state.rows[slot]!) {
-        if (!row.countFolded && row.tracked > 0 && bucketMs >= firstMs && bucketMs <= lastMs) entry(bucketMs).keys.push([state.key, row.tracked]);
+      this.spreadKey(state);
+      const series = state.series[slot]!;
+      for (const r of series < 0 ? [] : this.rowsOf(series)) {
+        const bucketMs = this.rows.bucketMs[r]!;
+        const tracked = this.rows.tracked[r]!;
+        if (tracked > 0 && !this.rows.countFolded(r) && inRange(bucketMs)) entry(bucketMs).keys.push([state.key, tracked]);
       }
     }
-    for (const [bucketMs, row] of source.counts[slot]!) {
-      if (row.folded || bucketMs < firstMs || bucketMs > lastMs) continue;
-      const e = entry(bucketMs);
+    for (const row of source.counts[slot]!.values()) {
+      if (row.folded || !inRange(row.bucketMs)) continue;
+      const e = entry(row.bucketMs);
       e.count += row.count;
       if (row.untracked > 0) e.keys.push([UNTRACKED_KEY, row.untracked]);
       if (row.keys) for (const pair of row.keys) e.keys.push(pair);
@@ -297,94 +258,108 @@ export class IngestWindow {
     return [...byBucket.values()];
   }
 
-  private group(state: WindowKey, start: number, vector: Float64Array, paths: string[], values: Float64Array, offset: number, untracked: boolean): void {
-    let group = state.groups.get(start);
-    if (!group) {
-      state.groups.set(start, (group = new Group(vector, paths)));
-      this.groupCount++;
-    } else {
-      while (group.paths !== paths && !samePaths(group.paths, paths)) {
-        if (!group.next) {
-          group.next = new Group(vector, paths);
-          this.groupCount++;
-        }
-        group = group.next;
-      }
+  private source(plan: SourcePlan): WindowSource {
+    let source = this.sources.get(plan.sourceId);
+    if (!source) this.sources.set(plan.sourceId, (source = new WindowSource(plan)));
+    else if (source.plan !== plan) throw new Error(`window holds source ${plan.sourceId} under other settings`);
+    return source;
+  }
+
+  private keyState(source: WindowSource, key: string): WindowKey {
+    let state = source.keys.get(key);
+    if (!state) {
+      state = new WindowKey(key, this.keys.length, source);
+      source.keys.set(key, state);
+      this.keys.push(state);
     }
-    const sums = group.sums;
-    for (let i = 0; i < paths.length; i++) sums[i]! += values[offset + i]!;
-    if (untracked) group.untracked++;
-    else group.tracked++;
+    return state;
   }
 
-  private spreadKey(source: WindowSource, state: WindowKey): void {
-    if (state.groups.size === 0) return;
-    for (const group of state.groups.values()) {
-      for (let g: Group | null = group; g; g = g.next) {
-        this.toRows(source, state, g.buckets, g.paths, g.sums, 0, false, g.tracked, g.untracked);
-        this.groupCount--;
-      }
+  /** Adds a track to the group of its key and finest bucket. */
+  private addToGroup(state: WindowKey, finestId: number, shape: number, values: Float64Array, offset: number, untracked: number): void {
+    const groups = this.groups;
+    const g = groups.find(state.index, finestId, shape);
+    if (groups.revived) {
+      groups.nextOfKey[g] = state.groupHead;
+      state.groupHead = g;
     }
-    state.groups.clear();
+    const sums = groups.sums.data;
+    const at = groups.at[g]!;
+    const n = this.shapes.paths[shape]!.length;
+    for (let i = 0; i < n; i++) sums[at + i]! += values[offset + i]!;
+    groups.tracked[g]! += 1 - untracked;
+    groups.untracked[g]! += untracked;
   }
 
-  /** One point written into its rows without a group (asserts; timestamps without a shared vector). */
-  private direct(source: WindowSource, state: WindowKey, atMs: number, paths: string[], values: Float64Array, offset: number, assert: boolean, untracked: boolean): void {
-    const buckets = source.bucketsAt(atMs, new Float64Array(source.plan.granularities.length));
-    this.toRows(source, state, buckets, paths, values, offset, assert, untracked ? 0 : 1, untracked ? 1 : 0);
+  private spreadKey(state: WindowKey): void {
+    if (state.groupHead < 0) return;
+    const groups = this.groups;
+    const source = state.source;
+    for (let g = state.groupHead; g >= 0; g = groups.nextOfKey[g]!) {
+      const vector = source.vectorById[groups.finest[g]!]!;
+      this.toRows(source, state, vector, groups.shape[g]!, groups.sums.data, groups.at[g]!, false, groups.tracked[g]!, groups.untracked[g]!);
+      groups.live[g] = 0;
+    }
+    state.groupHead = -1;
   }
 
+  /** Writes leaves into the rows of the given bucket ids (one per granularity), with the system key's counts. */
   private toRows(
     source: WindowSource,
     state: WindowKey,
-    buckets: Float64Array,
-    paths: string[],
+    ids: Int32Array,
+    shape: number,
     values: ArrayLike<number>,
     offset: number,
     assert: boolean,
     tracked: number,
     untracked: number,
   ): void {
-    for (let slot = 0; slot < buckets.length; slot++) {
-      const bucket = buckets[slot]!;
-      if (Number.isNaN(bucket)) continue;
-      const rows = state.rows[slot]!;
-      let row = rows.get(bucket);
-      if (!row) rows.set(bucket, (row = new Row(paths)));
-      if (assert) row.assign(paths, values, offset);
-      else row.add(paths, values, offset);
-      row.tracked += tracked;
-      row.untracked += untracked;
-      const counts = source.countRow(slot, bucket);
+    const rows = this.rows;
+    for (let slot = 0; slot < ids.length; slot++) {
+      const id = ids[slot]!;
+      if (id < 0) continue;
+      let series = state.series[slot]!;
+      if (series < 0) {
+        series = state.series[slot] = this.seriesKey.push(state) - 1;
+        this.seriesSlot.push(slot);
+        this.seriesHead.push(-1);
+      }
+      const row = rows.find(series, id, source.starts[id]!, shape, this.seriesHead[series]!);
+      if (rows.created) this.seriesHead[series] = row;
+      rows.write(row, shape, values, offset, assert);
+      if (tracked + untracked === 0) continue; // a write set's row: its counts come with the set
+      rows.tracked[row]! += tracked;
+      rows.untracked[row]! += untracked;
+      const counts = source.countRow(slot, id);
       counts.count += tracked + untracked;
       counts.untracked += untracked;
     }
   }
 }
 
-function addOps(row: Row, ops: BucketOps): void {
-  for (const [map, write] of [[ops.set, 'assign'], [ops.add, 'add']] as const) {
-    if (!map) continue;
-    const entries = [...map];
-    row[write](entries.map((e) => e[0]), entries.map((e) => e[1]), 0);
-  }
+function copy(delta: RowDelta): RowDelta {
+  return { paths: delta.paths.slice(), values: delta.values.slice(), set: delta.set?.slice() ?? null };
 }
 
 function addSystemOps(counts: CountRow, ops: BucketOps): void {
-  const rest: BucketOps = { add: new Map(), set: ops.set };
+  const leaves: Array<[string, number, boolean]> = [];
   for (const [path, amount] of ops.add) {
     if (path === 'count') counts.count += amount;
     else if (path.startsWith(SYSTEM_KEYS_PREFIX)) {
       const key = path.slice(SYSTEM_KEYS_PREFIX.length);
       const keys = (counts.keys ??= new Map());
       keys.set(key, (keys.get(key) ?? 0) + amount);
-    } else rest.add.set(path, amount);
+    } else leaves.push([path, amount, false]);
   }
-  if (rest.add.size > 0 || rest.set) addOps((counts.leaves ??= new Row([])), rest);
+  for (const [path, value] of ops.set ?? []) leaves.push([path, value, true]);
+  if (leaves.length > 0) {
+    counts.leaves = { paths: leaves.map((l) => l[0]), values: leaves.map((l) => l[1]), set: Uint8Array.from(leaves, (l) => (l[2] ? 1 : 0)) };
+  }
 }
 
 export function slotOf(plan: SourcePlan, granularity: string): number {
   return plan.granularities.findIndex((g) => g.text === granularity);
 }
 
-export { SYSTEM_KEY };
+export { ID_UNIT, SYSTEM_KEY };

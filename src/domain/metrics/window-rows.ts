@@ -1,0 +1,272 @@
+// The rows and groups of a metric writer's window (window.ts), as columns (window-table.ts).
+// - Rows: one per series (metric key and granularity) and bucket: the leaf values to add or set,
+//   with the points they count for the system key, and whether their fold has committed.
+// - Groups: tracks of one key that share every bucket, summed before they are spread into rows.
+// Leaf paths are interned per window as shapes (lists of paths): a row or group holds a shape id
+// and the offset of its values; a row that receives other leaves moves to the union shape.
+import type { RowDelta } from '../../model/row-delta';
+import { DoubleColumn, IntColumn, SlotTable } from './window-table';
+
+/** Bucket ids and group keys share one number: high part x 2^26 + bucket id. */
+export const ID_UNIT = 2 ** 26;
+
+/** Path lists of a window, interned, with the index maps between them. */
+export class Shapes {
+  readonly paths: string[][] = [];
+  private readonly ids = new Map<string, number>();
+  private readonly maps = new Map<number, Int32Array>();
+
+  id(paths: readonly string[]): number {
+    const text = paths.map((p) => `${p.length}:${p}`).join('');
+    let id = this.ids.get(text);
+    if (id === undefined) this.ids.set(text, (id = this.paths.push([...paths]) - 1));
+    return id;
+  }
+
+  /** Where each path of shape `from` sits in shape `to` (-1: absent). */
+  map(from: number, to: number): Int32Array {
+    const key = from * ID_UNIT + to;
+    let map = this.maps.get(key);
+    if (!map) {
+      const target = this.paths[to]!;
+      this.maps.set(key, (map = Int32Array.from(this.paths[from]!, (p) => target.indexOf(p))));
+    }
+    return map;
+  }
+
+  /** The shape holding `base`'s paths, then those of `extra` it lacks (replacements first). */
+  union(base: number, extra: number, replaced: (i: number) => boolean): number {
+    const paths = [...this.paths[base]!];
+    const missing = this.map(extra, base);
+    for (const first of [true, false]) {
+      missing.forEach((at, i) => {
+        if (at < 0 && replaced(i) === first) paths.push(this.paths[extra]![i]!);
+      });
+    }
+    return this.id(paths);
+  }
+}
+
+const FOLDED = 1;
+const COUNT_FOLDED = 2;
+
+export class Rows {
+  readonly table = new SlotTable(4096);
+  count = 0;
+  /** whether the last `find` made a new row */
+  created = false;
+  series = new Int32Array(1024);
+  /** the bucket's id in its source (window.ts WindowSource) */
+  bucket = new Int32Array(1024);
+  bucketMs = new Float64Array(1024);
+  shape = new Int32Array(1024);
+  at = new Int32Array(1024);
+  tracked = new Float64Array(1024);
+  untracked = new Float64Array(1024);
+  flags = new Uint8Array(1024);
+  /** the series' next row (a list per series), -1 at the end */
+  next = new Int32Array(1024);
+  readonly values = new DoubleColumn();
+  /** per value: 1 where it replaces the stored leaf */
+  sets = new Uint8Array(1024);
+
+  constructor(private readonly shapes: Shapes) {}
+
+  /** The row of a series and bucket; a new one (then `created`) starts with `shape` and no values. */
+  find(series: number, bucketId: number, bucketMs: number, shape: number, head: number): number {
+    const row = this.table.add(series * ID_UNIT + bucketId);
+    this.created = row >= this.count;
+    if (!this.created) return row;
+    this.grow();
+    this.count++;
+    this.series[row] = series;
+    this.bucket[row] = bucketId;
+    this.bucketMs[row] = bucketMs;
+    this.shape[row] = shape;
+    this.at[row] = this.allocValues(this.shapes.paths[shape]!.length);
+    this.tracked[row] = 0;
+    this.untracked[row] = 0;
+    this.flags[row] = 0;
+    this.next[row] = head;
+    return row;
+  }
+
+  /** Adds (or, with `assign`, sets) values of shape `shape` from `source` at `offset`. */
+  write(row: number, shape: number, source: ArrayLike<number>, offset: number, assign: boolean): void {
+    let map: Int32Array | null = null;
+    if (shape !== this.shape[row]) {
+      map = this.shapes.map(shape, this.shape[row]!);
+      if (map.indexOf(-1) >= 0) {
+        this.reshape(row, this.shapes.union(this.shape[row]!, shape, () => assign));
+        map = this.shapes.map(shape, this.shape[row]!);
+      }
+    }
+    const values = this.values.data;
+    const base = this.at[row]!;
+    const n = this.shapes.paths[shape]!.length;
+    for (let i = 0; i < n; i++) {
+      const at = base + (map === null ? i : map[i]!);
+      if (assign) {
+        values[at] = source[offset + i]!;
+        this.sets[at] = 1;
+      } else values[at]! += source[offset + i]!;
+    }
+  }
+
+  /** The row's pending change; its values are a view of the column (copy it to keep it). */
+  delta(row: number): RowDelta {
+    const paths = this.shapes.paths[this.shape[row]!]!;
+    const from = this.at[row]!;
+    const sets = this.sets.subarray(from, from + paths.length);
+    return { paths, values: this.values.data.subarray(from, from + paths.length), set: sets.indexOf(1) >= 0 ? sets : null };
+  }
+
+  folded(row: number): boolean {
+    return (this.flags[row]! & FOLDED) !== 0;
+  }
+
+  countFolded(row: number): boolean {
+    return (this.flags[row]! & COUNT_FOLDED) !== 0;
+  }
+
+  markFolded(row: number): void {
+    this.flags[row]! |= FOLDED;
+  }
+
+  markCountFolded(row: number): void {
+    this.flags[row]! |= COUNT_FOLDED;
+  }
+
+  private reshape(row: number, shape: number): void {
+    const old = this.at[row]!;
+    const oldLength = this.shapes.paths[this.shape[row]!]!.length;
+    const at = this.allocValues(this.shapes.paths[shape]!.length);
+    this.values.data.copyWithin(at, old, old + oldLength);
+    this.sets.copyWithin(at, old, old + oldLength);
+    this.shape[row] = shape;
+    this.at[row] = at;
+  }
+
+  private allocValues(n: number): number {
+    const at = this.values.alloc(n);
+    if (this.values.data.length > this.sets.length) {
+      const bigger = new Uint8Array(this.values.data.length);
+      bigger.set(this.sets);
+      this.sets = bigger;
+    }
+    this.sets.fill(0, at, at + n);
+    return at;
+  }
+
+  private grow(): void {
+    if (this.count < this.series.length) return;
+    const n = this.series.length * 2;
+    this.series = widen(this.series, n);
+    this.bucket = widen(this.bucket, n);
+    this.bucketMs = widen(this.bucketMs, n);
+    this.shape = widen(this.shape, n);
+    this.at = widen(this.at, n);
+    this.tracked = widen(this.tracked, n);
+    this.untracked = widen(this.untracked, n);
+    this.flags = widen(this.flags, n);
+    this.next = widen(this.next, n);
+  }
+}
+
+function widen<T extends Int32Array | Float64Array | Uint8Array>(a: T, n: number): T {
+  const b = new (a.constructor as new (n: number) => T)(n);
+  b.set(a);
+  return b;
+}
+
+/**
+ * Groups: tracks of one key whose buckets agree in every granularity, summed. Found by key and
+ * finest bucket (other shapes of the same buckets chain behind the first); a spread group is kept
+ * for reuse by the next track of its key and bucket, as long as the window lives.
+ */
+export class Groups {
+  readonly table = new SlotTable(4096);
+  count = 0;
+  key = new Int32Array(1024);
+  finest = new Int32Array(1024);
+  shape = new Int32Array(1024);
+  at = new Int32Array(1024);
+  tracked = new Float64Array(1024);
+  untracked = new Float64Array(1024);
+  live = new Uint8Array(1024);
+  /** the next group of the same buckets (another shape), -1 at the end */
+  nextShape = new Int32Array(1024);
+  /** the key's next live group (a list per key), -1 at the end */
+  nextOfKey = new Int32Array(1024);
+  readonly sums = new DoubleColumn();
+  /** table slot -> first group of those buckets */
+  private readonly heads = new IntColumn();
+  /** whether the last `find` took a group that was not live (the key's list must take it) */
+  revived = false;
+
+  constructor(private readonly shapes: Shapes) {}
+
+  find(key: number, finest: number, shape: number): number {
+    const slot = this.table.add(key * ID_UNIT + finest);
+    this.heads.reach(slot);
+    let group = this.heads.data[slot]!;
+    if (group < 0) return (this.heads.data[slot] = this.create(key, finest, shape));
+    for (;;) {
+      if (this.shape[group] === shape) break;
+      const next = this.nextShape[group]!;
+      if (next < 0) {
+        const made = this.create(key, finest, shape);
+        this.nextShape[group] = made;
+        return made;
+      }
+      group = next;
+    }
+    this.revived = this.live[group] === 0;
+    if (this.revived) {
+      this.live[group] = 1;
+      this.tracked[group] = 0;
+      this.untracked[group] = 0;
+      const at = this.at[group]!;
+      this.sums.data.fill(0, at, at + this.shapes.paths[shape]!.length);
+    }
+    return group;
+  }
+
+  private create(key: number, finest: number, shape: number): number {
+    const group = this.count++;
+    if (group >= this.key.length) {
+      const n = this.key.length * 2;
+      this.key = widen(this.key, n);
+      this.finest = widen(this.finest, n);
+      this.shape = widen(this.shape, n);
+      this.at = widen(this.at, n);
+      this.tracked = widen(this.tracked, n);
+      this.untracked = widen(this.untracked, n);
+      this.live = widen(this.live, n);
+      this.nextShape = widen(this.nextShape, n);
+      this.nextOfKey = widen(this.nextOfKey, n);
+    }
+    this.key[group] = key;
+    this.finest[group] = finest;
+    this.shape[group] = shape;
+    this.at[group] = this.sums.alloc(this.shapes.paths[shape]!.length);
+    this.tracked[group] = 0;
+    this.untracked[group] = 0;
+    this.live[group] = 1;
+    this.nextShape[group] = -1;
+    this.revived = true;
+    return group;
+  }
+}
+
+/** The system key's bookkeeping of one bucket: points counted and the untracked ones among them. */
+export class CountRow {
+  count = 0;
+  untracked = 0;
+  folded = false;
+  /** a write set's own system-key writes (addWriteSet): per-key counts and other leaves */
+  keys: Map<string, number> | null = null;
+  leaves: RowDelta | null = null;
+
+  constructor(readonly bucketMs: number) {}
+}

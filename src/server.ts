@@ -9,7 +9,7 @@ import type { Deps } from './deps';
 import { createApp } from './app';
 import { answerExpectationFailed, applyConnectionLimits, connectionOptions } from './http/connection-limits';
 import { createLogger, type Logger } from './lib/log';
-import { openDatabase } from './storage/db';
+import { LAST_RESORT_CHECKPOINT_PAGES, openDatabase } from './storage/db';
 import { securePrivateDatabase, securePrivateDirectory } from './storage/file-modes';
 import { migrate } from './storage/migrations';
 import { createAccountsRepo } from './storage/accounts';
@@ -88,7 +88,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const now = options.now ?? (() => Date.now());
   const stats = new OpsStats();
   const sweeper = createRetentionSweeper({
-    open: () => openDatabase(dbFile, { nativeBinding: options.nativeBinding }),
+    open: () => openDatabase(dbFile, { nativeBinding: options.nativeBinding, checkpointPages: LAST_RESORT_CHECKPOINT_PAGES }),
     now,
     log,
     intervalMs: options.sweepTimer === false ? 0 : config.retention.sweepIntervalSeconds * 1000,

@@ -157,12 +157,20 @@ export class SegmentedLog {
     return this.lastSeq;
   }
 
-  /** Seals the active segment (a fold begins): later appends go to a new one. */
+  /**
+   * Seals the active segment (a fold begins): later appends go to a new one. If the new one cannot
+   * be created (a full disk), appends go on in the old one, which is then removed at a later fold.
+   */
   seal(): void {
     if (this.size === 0) return;
-    closeSync(this.fd);
-    this.sealed.push(this.active);
-    this.openActive();
+    const old = { fd: this.fd, size: this.size, active: this.active };
+    try {
+      this.openActive();
+    } catch {
+      return;
+    }
+    closeSync(old.fd);
+    this.sealed.push(old.active);
   }
 
   /** Deletes the sealed segments whose records are all folded (up to `seq`). */

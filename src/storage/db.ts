@@ -8,7 +8,15 @@ export type Db = SqliteDatabase;
 export interface OpenOptions {
   /** better-sqlite3 native binding, for the single executable which loads the addon itself. */
   nativeBinding?: unknown;
+  /**
+   * WAL pages after which a commit of this connection copies the WAL back (SQLite's default 1,000).
+   * The server leaves that to a checkpointer thread and sets it high here: a last resort only.
+   */
+  checkpointPages?: number;
 }
+
+/** wal_autocheckpoint of the server's connections: the checkpointer thread normally runs long before. */
+export const LAST_RESORT_CHECKPOINT_PAGES = 65_536;
 
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
   const db = new Database(file, options.nativeBinding ? { nativeBinding: options.nativeBinding as string } : {});
@@ -19,6 +27,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('temp_store = MEMORY');
+  if (options.checkpointPages !== undefined) db.pragma(`wal_autocheckpoint = ${options.checkpointPages}`);
   return db;
 }
 

@@ -12,6 +12,7 @@ import type { SecretBox } from '../../lib/secrets';
 import type { BucketSettings, WirePoints } from '../../model/wire';
 import { loadedNativeAddonPath } from '../../sea/natives';
 import type { Source } from '../types';
+import { LAST_RESORT_CHECKPOINT_PAGES } from '../../storage/db';
 import { parseBatch, parsePoint, type ValidPoint } from './ingest';
 import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './batch-parser';
 import { PlanCache, mergeIntoPending } from './merge';
@@ -80,7 +81,15 @@ function startWriter(options: MetricsEngineOptions): WriterPort {
   const { thread = true, ...settings } = options.writer ?? {};
   if (!thread) return inProcessWriter({ ...settings, db: options.db, log: options.log });
   const nativeBindingPath = options.nativeBinding ? loadedNativeAddonPath('betterSqlite3') : undefined;
-  return startWriterThread({ dbFile: options.db.name, nativeBindingPath, options: settings, log: options.log });
+  // The writer's thread starts a checkpointer: this connection's commits then leave the WAL to it too.
+  options.db.pragma(`wal_autocheckpoint = ${LAST_RESORT_CHECKPOINT_PAGES}`);
+  return startWriterThread({
+    dbFile: options.db.name,
+    nativeBindingPath,
+    checkpointPages: LAST_RESORT_CHECKPOINT_PAGES,
+    options: settings,
+    log: options.log,
+  });
 }
 
 /** A request's points: parsed (single points, small bodies) or as the batch parser's wire. */

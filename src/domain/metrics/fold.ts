@@ -8,127 +8,12 @@
 // from the write log after the restart and run again under its number: rows that already carry
 // it are skipped, so no point counts twice. Each commit raises the stamp that reads compare
 // (drivers/embedded.ts), and only then are its rows marked folded in the window.
-import type { Db } from '../../storage/db';
-import { BucketTreeCache, bucketBytes, type BucketCacheLimits } from '../../drivers/bucket-cache';
-import { bucketUpserts, keyCountUpserts, statements, type FoldState } from '../../drivers/embedded-sql';
-import { type BucketValue, ShapeRegistry, applyToBucket, parseBucket, renderBucket } from '../../model/bucket-shape';
-import type { RowDelta } from '../../model/row-delta';
 import { SYSTEM_KEY } from '../../model/write-set';
-import { type CountRow, ID_UNIT, type IngestWindow, UNTRACKED_KEY, type WindowSource } from './window';
+import type { FoldTarget } from './fold-target';
+import { type CountRow, ID_UNIT, type IngestWindow, UNTRACKED_KEY, type WindowKey, type WindowSource } from './window';
 
-const COUNT_PATHS = ['count'];
 /** Work items between two looks at the clock. */
 const CLOCK_EVERY = 32;
-
-/** The embedded tables as folds write them: statements, known series ids, parsed buckets. */
-export class FoldTarget {
-  readonly sql: ReturnType<typeof statements>;
-  readonly upserts;
-  readonly keyCounts;
-  readonly cache: BucketTreeCache;
-  readonly shapes = new ShapeRegistry();
-  /** the delta of a count row (its one value changes before each use) */
-  private readonly countDelta: RowDelta = { paths: COUNT_PATHS, values: new Float64Array(1), set: null };
-  private readonly seriesIds = new Map<string, number>();
-  /** series created by the transaction in progress: known for good once it commits */
-  private created: Array<[string, number]> = [];
-  private dataVersion = Number.NaN;
-
-  constructor(readonly db: Db, cacheLimits?: BucketCacheLimits) {
-    this.sql = statements(db);
-    this.upserts = bucketUpserts(db);
-    this.keyCounts = keyCountUpserts(db);
-    this.cache = new BucketTreeCache(cacheLimits);
-  }
-
-  state(): FoldState {
-    return this.sql.foldState.get()!;
-  }
-
-  /** Opens a write transaction; cached buckets are dropped if another connection committed since. */
-  begin(): void {
-    this.db.exec('BEGIN IMMEDIATE');
-    const version = this.sql.dataVersion.get()!;
-    if (version !== this.dataVersion) this.cache.clear();
-    this.dataVersion = version;
-    this.upserts.begin();
-    this.keyCounts.begin();
-  }
-
-  commit(): void {
-    this.upserts.flush();
-    this.keyCounts.flush();
-    this.db.exec('COMMIT');
-    for (const [name, id] of this.created) this.seriesIds.set(name, id);
-    this.created = [];
-  }
-
-  rollback(): void {
-    if (this.db.inTransaction) this.db.exec('ROLLBACK');
-    this.cache.clear(); // trees may hold the rolled-back changes
-    this.created = [];
-  }
-
-  /** The id of a series, created if missing (inside the open transaction). */
-  seriesId(sourceId: string, key: string, granularity: string): number {
-    const name = `${sourceId}\u0000${key}\u0000${granularity}`;
-    const known = this.seriesIds.get(name);
-    if (known !== undefined) return known;
-    let id = this.sql.findSeries.get(sourceId, key, granularity);
-    if (id === undefined) {
-      id = Number(this.sql.addSeries.run(sourceId, key, granularity).lastInsertRowid);
-      this.created.push([name, id]);
-    } else {
-      if (this.seriesIds.size >= 200_000) this.seriesIds.clear();
-      this.seriesIds.set(name, id);
-    }
-    return id;
-  }
-
-  /**
-   * Adds a delta (and a count) to a bucket row on behalf of fold `fold`; false when the row already
-   * carries that fold's number (an interrupted attempt of the same fold wrote it).
-   */
-  writeBucket(id: number, bucketMs: number, fold: number, delta: RowDelta | null, count: number): boolean {
-    const bucket = Math.floor(bucketMs / 1000);
-    const cached = this.cache.get(id, bucket);
-    let value: BucketValue;
-    let stored: number;
-    if (cached) {
-      value = cached.value;
-      stored = cached.fold;
-    } else {
-      const row = this.sql.getBucket.get(id, bucket);
-      value = parseBucket(row?.[0], this.shapes);
-      stored = row?.[1] ?? 0;
-    }
-    if (stored >= fold) return false;
-    if (delta) value = applyToBucket(value, delta, this.shapes.of(delta.paths), this.shapes);
-    if (count !== 0) {
-      this.countDelta.values[0] = count;
-      value = applyToBucket(value, this.countDelta, this.shapes.of(COUNT_PATHS), this.shapes);
-    }
-    const text = renderBucket(value);
-    this.upserts.add(id, bucket, text, fold);
-    this.cache.set(id, bucket, value, fold, bucketBytes(value, text.length));
-    return true;
-  }
-
-  addKeyCount(systemId: number, bucketMs: number, key: string, count: number, fold: number): void {
-    this.keyCounts.add(systemId, Math.floor(bucketMs / 1000), key, count, fold);
-  }
-
-  clear(): void {
-    this.cache.clear();
-    this.seriesIds.clear();
-  }
-}
-
-/** A series of the window and its id in the database. */
-interface SeriesRows {
-  id: number;
-  series: number;
-}
 
 /** The system key's per-key counts of one bucket: the metric rows that count points in it. */
 interface CountGroup {
@@ -139,18 +24,13 @@ interface CountGroup {
 }
 
 /**
- * A fold's work in the order of the tables' keys, so each transaction walks neighbouring B-tree
- * pages instead of jumping across the tables: series by id with their buckets ascending, then the
- * per-key counts grouped by system series and bucket, then the system key's count rows.
+ * A fold of one window. Its work is a generator that yields after each piece (a series found or
+ * created, a row written), so that `step` can stop at its time budget; the work goes in the order
+ * of the tables' keys, so each transaction walks neighbouring B-tree pages instead of jumping
+ * across the tables: series by id with their buckets ascending, then the per-key counts grouped by
+ * system series and bucket, then the system key's count rows.
  */
-interface FoldPlan {
-  series: SeriesRows[];
-  counts: CountGroup[];
-  totals: Array<{ systemId: number; rows: CountRow[] }>;
-}
-
 export class Fold {
-  private plan: FoldPlan | null = null;
   private work: Generator<void> | null = null;
   private started = false;
   /** what the transaction in progress wrote: marked once it commits */
@@ -169,9 +49,9 @@ export class Fold {
   ) {}
 
   /**
-   * Commits the next transaction: work until `budgetMs` has passed (the first one also finds or
-   * creates every series of the window). `stamp` is recorded with it. On an error nothing of this
-   * transaction stays and the next step starts over from what is not marked done.
+   * Commits the next transaction: work until `budgetMs` has passed. `stamp` is recorded with it.
+   * On an error nothing of this transaction stays and the next step starts over from what is not
+   * marked done.
    */
   step(budgetMs: number, stamp: number): void {
     const target = this.target;
@@ -181,8 +61,7 @@ export class Fold {
     this.wroteTotals = [];
     target.begin();
     try {
-      this.plan ??= this.makePlan();
-      this.work ??= this.items();
+      this.work ??= this.pieces();
       let n = 0;
       for (;;) {
         if (this.work.next().done) {
@@ -197,8 +76,7 @@ export class Fold {
       target.commit();
     } catch (err) {
       target.rollback();
-      this.plan = null; // its series ids may be rolled back
-      this.work = null;
+      this.work = null; // series it created may be rolled back: start over
       this.done = false;
       throw err;
     }
@@ -209,78 +87,100 @@ export class Fold {
     for (const row of this.wroteTotals) row.folded = true;
   }
 
-  private makePlan(): FoldPlan {
-    const { target, window } = this;
-    const plan: FoldPlan = { series: [], counts: [], totals: [] };
-    const systemIds = new Map<WindowSource, number[]>();
-    const systemIdsOf = (source: WindowSource) => {
-      let ids = systemIds.get(source);
-      if (!ids) systemIds.set(source, (ids = source.plan.granularities.map((g) => target.seriesId(source.plan.sourceId, SYSTEM_KEY, g.text))));
-      return ids;
-    };
-    const groups = new Map<WindowSource, Map<number, CountGroup>>();
-    const { rows } = window;
-    for (let series = 0; series < window.seriesKey.length; series++) {
-      const state = window.seriesKey[series]!;
-      const { source } = state;
-      const slot = window.seriesSlot[series]!;
-      plan.series.push({ id: target.seriesId(source.plan.sourceId, state.key, source.plan.granularities[slot]!.text), series });
-      let bySlot = groups.get(source);
-      if (!bySlot) groups.set(source, (bySlot = new Map()));
-      for (const r of window.rowsOf(series)) {
-        if (rows.tracked[r] === 0 || rows.countFolded(r)) continue;
-        const key = slot * ID_UNIT + rows.bucket[r]!;
-        let group = bySlot.get(key);
-        if (!group) bySlot.set(key, (group = { systemId: systemIdsOf(source)[slot]!, bucketMs: rows.bucketMs[r]!, keys: [], rows: [] }));
-        group.keys.push(state.key);
-        group.rows.push(r);
-      }
-    }
-    for (const bySlot of groups.values()) plan.counts.push(...bySlot.values());
-    for (const source of window.sources.values()) {
-      const ids = systemIdsOf(source);
-      source.counts.forEach((counts, slot) => plan.totals.push({ systemId: ids[slot]!, rows: [...counts.values()] }));
-    }
-    plan.series.sort((a, b) => a.id - b.id);
-    plan.counts.sort((a, b) => a.systemId - b.systemId || a.bucketMs - b.bucketMs);
-    return plan;
+  private *pieces(): Generator<void> {
+    yield* this.window.spreadInSteps();
+    const ids = yield* this.seriesIds();
+    const order = Array.from(ids.keys()).sort((a, b) => ids[a]! - ids[b]!);
+    yield* this.bucketRows(order, ids);
+    yield* this.keyCounts(order);
+    yield* this.countRows();
   }
 
-  /** Writes the plan's rows one by one (inside the open transaction), yielding after each. */
-  private *items(): Generator<void> {
+  /** The database id of each series of the window, found or created one by one. */
+  private *seriesIds(): Generator<void, Float64Array> {
+    const { target, window } = this;
+    const ids = new Float64Array(window.seriesKey.length);
+    const known = new Map<WindowKey, Map<string, number>>();
+    for (let series = 0; series < ids.length; series++) {
+      const state = window.seriesKey[series]!;
+      const { sourceId, granularities } = state.source.plan;
+      let byGranularity = known.get(state);
+      if (!byGranularity) known.set(state, (byGranularity = target.idsOf(sourceId, state.key)));
+      ids[series] = target.seriesId(byGranularity, sourceId, state.key, granularities[window.seriesSlot[series]!]!.text);
+      yield;
+    }
+    return ids;
+  }
+
+  private *bucketRows(order: number[], ids: Float64Array): Generator<void> {
     const { target, window } = this;
     const { rows } = window;
-    const plan = this.plan!;
-    for (const { id, series } of plan.series) {
+    for (const series of order) {
       const list = window.rowsOf(series);
       if (list.length > 1) list.sort((a, b) => rows.bucketMs[a]! - rows.bucketMs[b]!);
       for (const r of list) {
         if (rows.folded(r)) continue;
-        target.writeBucket(id, rows.bucketMs[r]!, this.number, rows.delta(r), 0);
+        target.writeBucket(ids[series]!, rows.bucketMs[r]!, this.number, rows.delta(r), 0);
         this.wroteRows.push(r);
         yield;
       }
     }
-    for (const group of plan.counts) {
+  }
+
+  private *keyCounts(order: number[]): Generator<void> {
+    const { window } = this;
+    const { rows } = window;
+    const groups = new Map<WindowSource, Map<number, CountGroup>>();
+    let n = 0;
+    for (const series of order) {
+      const state = window.seriesKey[series]!;
+      const slot = window.seriesSlot[series]!;
+      let bySlot = groups.get(state.source);
+      if (!bySlot) groups.set(state.source, (bySlot = new Map()));
+      for (let r = window.seriesHead[series]!; r >= 0; r = rows.next[r]!) {
+        if (rows.tracked[r] === 0 || rows.countFolded(r)) continue;
+        const key = slot * ID_UNIT + rows.bucket[r]!;
+        let group = bySlot.get(key);
+        if (!group) bySlot.set(key, (group = { systemId: this.systemIdOf(state.source, slot), bucketMs: rows.bucketMs[r]!, keys: [], rows: [] }));
+        group.keys.push(state.key);
+        group.rows.push(r);
+        if (++n % 256 === 0) yield;
+      }
+    }
+    const all = [...groups.values()].flatMap((bySlot) => [...bySlot.values()]);
+    all.sort((a, b) => a.systemId - b.systemId || a.bucketMs - b.bucketMs);
+    for (const group of all) {
       for (let i = 0; i < group.rows.length; i++) {
         const r = group.rows[i]!;
         if (rows.countFolded(r)) continue;
-        target.addKeyCount(group.systemId, group.bucketMs, group.keys[i]!, rows.tracked[r]!, this.number);
+        this.target.addKeyCount(group.systemId, group.bucketMs, group.keys[i]!, rows.tracked[r]!, this.number);
         this.wroteKeyCounts.push(r);
         yield;
       }
     }
-    for (const { systemId, rows: counts } of plan.totals) {
-      counts.sort((a, b) => a.bucketMs - b.bucketMs);
-      for (const row of counts) {
-        if (row.folded) continue;
-        const { bucketMs } = row;
-        target.writeBucket(systemId, bucketMs, this.number, row.leaves, row.count);
-        if (row.untracked > 0) target.addKeyCount(systemId, bucketMs, UNTRACKED_KEY, row.untracked, this.number);
-        if (row.keys) for (const [key, count] of row.keys) target.addKeyCount(systemId, bucketMs, key, count, this.number);
-        this.wroteTotals.push(row);
-        yield;
+  }
+
+  private *countRows(): Generator<void> {
+    const target = this.target;
+    for (const source of this.window.sources.values()) {
+      for (let slot = 0; slot < source.counts.length; slot++) {
+        const systemId = this.systemIdOf(source, slot);
+        const counts = [...source.counts[slot]!.values()].sort((a, b) => a.bucketMs - b.bucketMs);
+        for (const row of counts) {
+          if (row.folded) continue;
+          const { bucketMs } = row;
+          target.writeBucket(systemId, bucketMs, this.number, row.leaves, row.count);
+          if (row.untracked > 0) target.addKeyCount(systemId, bucketMs, UNTRACKED_KEY, row.untracked, this.number);
+          if (row.keys) for (const [key, count] of row.keys) target.addKeyCount(systemId, bucketMs, key, count, this.number);
+          this.wroteTotals.push(row);
+          yield;
+        }
       }
     }
+  }
+
+  private systemIdOf(source: WindowSource, slot: number): number {
+    const { sourceId, granularities } = source.plan;
+    return this.target.seriesId(this.target.idsOf(sourceId, SYSTEM_KEY), sourceId, SYSTEM_KEY, granularities[slot]!.text);
   }
 }

@@ -21,7 +21,8 @@ import type { BucketCacheLimits } from '../../drivers/bucket-cache';
 import { type LogRecord, SegmentedLog } from '../../drivers/embedded-log';
 import type { PendingSeries } from '../../model/row-delta';
 import { SYSTEM_KEY, type WriteSet } from '../../model/write-set';
-import { Fold, FoldTarget } from './fold';
+import { Fold } from './fold';
+import { FoldTarget } from './fold-target';
 import { PlanCache, type PlanInput, type SourcePlan } from './plan';
 import type { LoggedPoints } from '../../model/wire';
 import { wireFromBytes, wireToParts } from './point-wire';
@@ -166,7 +167,6 @@ export class MetricWriter {
     let upTo = this.foldedUpTo;
     const foldNow = () => {
       if (window.points > 0) {
-        window.spreadAll();
         const fold = new Fold(this.target, window, number, upTo);
         while (!fold.done) fold.step(Infinity, ++this.stamp);
         this.foldNumber = number;
@@ -238,8 +238,7 @@ export class MetricWriter {
     this.urgent = false;
     this.log.seal();
     const window = this.current;
-    window.spreadAll();
-    this.current = new IngestWindow();
+    this.current = new IngestWindow(window.held);
     this.folding = new Fold(this.target, window, ++this.foldNumber, this.currentUpTo);
     this.foldStarted = performance.now();
     this.stepSoon();

@@ -51,26 +51,41 @@ const FOLDED = 1;
 const COUNT_FOLDED = 2;
 
 export class Rows {
-  readonly table = new SlotTable(4096);
+  readonly table: SlotTable;
   count = 0;
   /** whether the last `find` made a new row */
   created = false;
-  series = new Int32Array(1024);
+  series: Int32Array;
   /** the bucket's id in its source (window.ts WindowSource) */
-  bucket = new Int32Array(1024);
-  bucketMs = new Float64Array(1024);
-  shape = new Int32Array(1024);
-  at = new Int32Array(1024);
-  tracked = new Float64Array(1024);
-  untracked = new Float64Array(1024);
-  flags = new Uint8Array(1024);
+  bucket: Int32Array;
+  bucketMs: Float64Array;
+  shape: Int32Array;
+  at: Int32Array;
+  tracked: Float64Array;
+  untracked: Float64Array;
+  flags: Uint8Array;
   /** the series' next row (a list per series), -1 at the end */
-  next = new Int32Array(1024);
-  readonly values = new DoubleColumn();
+  next: Int32Array;
+  readonly values: DoubleColumn;
   /** per value: 1 where it replaces the stored leaf */
-  sets = new Uint8Array(1024);
+  sets: Uint8Array;
 
-  constructor(private readonly shapes: Shapes) {}
+  /** `capacity`: rows expected (the previous window's count), so that the columns rarely grow */
+  constructor(private readonly shapes: Shapes, capacity = 1024) {
+    const n = powerOfTwo(capacity);
+    this.table = new SlotTable(2 * n);
+    this.series = new Int32Array(n);
+    this.bucket = new Int32Array(n);
+    this.bucketMs = new Float64Array(n);
+    this.shape = new Int32Array(n);
+    this.at = new Int32Array(n);
+    this.tracked = new Float64Array(n);
+    this.untracked = new Float64Array(n);
+    this.flags = new Uint8Array(n);
+    this.next = new Int32Array(n);
+    this.values = new DoubleColumn(4 * n);
+    this.sets = new Uint8Array(4 * n);
+  }
 
   /** The row of a series and bucket; a new one (then `created`) starts with `shape` and no values. */
   find(series: number, bucketId: number, bucketMs: number, shape: number, head: number): number {
@@ -173,6 +188,10 @@ export class Rows {
   }
 }
 
+export function powerOfTwo(n: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(n, 1024)));
+}
+
 function widen<T extends Int32Array | Float64Array | Uint8Array>(a: T, n: number): T {
   const b = new (a.constructor as new (n: number) => T)(n);
   b.set(a);
@@ -185,26 +204,39 @@ function widen<T extends Int32Array | Float64Array | Uint8Array>(a: T, n: number
  * for reuse by the next track of its key and bucket, as long as the window lives.
  */
 export class Groups {
-  readonly table = new SlotTable(4096);
+  readonly table: SlotTable;
   count = 0;
-  key = new Int32Array(1024);
-  finest = new Int32Array(1024);
-  shape = new Int32Array(1024);
-  at = new Int32Array(1024);
-  tracked = new Float64Array(1024);
-  untracked = new Float64Array(1024);
-  live = new Uint8Array(1024);
+  key: Int32Array;
+  finest: Int32Array;
+  shape: Int32Array;
+  at: Int32Array;
+  tracked: Float64Array;
+  untracked: Float64Array;
+  live: Uint8Array;
   /** the next group of the same buckets (another shape), -1 at the end */
-  nextShape = new Int32Array(1024);
+  nextShape: Int32Array;
   /** the key's next live group (a list per key), -1 at the end */
-  nextOfKey = new Int32Array(1024);
-  readonly sums = new DoubleColumn();
+  nextOfKey: Int32Array;
+  readonly sums: DoubleColumn;
   /** table slot -> first group of those buckets */
   private readonly heads = new IntColumn();
   /** whether the last `find` took a group that was not live (the key's list must take it) */
   revived = false;
 
-  constructor(private readonly shapes: Shapes) {}
+  constructor(private readonly shapes: Shapes, capacity = 1024) {
+    const n = powerOfTwo(capacity);
+    this.table = new SlotTable(2 * n);
+    this.key = new Int32Array(n);
+    this.finest = new Int32Array(n);
+    this.shape = new Int32Array(n);
+    this.at = new Int32Array(n);
+    this.tracked = new Float64Array(n);
+    this.untracked = new Float64Array(n);
+    this.live = new Uint8Array(n);
+    this.nextShape = new Int32Array(n);
+    this.nextOfKey = new Int32Array(n);
+    this.sums = new DoubleColumn(4 * n);
+  }
 
   find(key: number, finest: number, shape: number): number {
     const slot = this.table.add(key * ID_UNIT + finest);

@@ -67,8 +67,12 @@ function hash(key: number): number {
 
 /** A growable column of doubles (values, sums, counts). */
 export class DoubleColumn {
-  data = new Float64Array(1024);
+  data: Float64Array;
   length = 0;
+
+  constructor(capacity = 1024) {
+    this.data = new Float64Array(capacity);
+  }
 
   /** Room for `n` more at the end; returns where they start (zeroed). */
   alloc(n: number): number {

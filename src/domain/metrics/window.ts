@@ -113,8 +113,8 @@ export class WindowSource {
 export class IngestWindow {
   readonly sources = new Map<string, WindowSource>();
   readonly shapes = new Shapes();
-  readonly rows = new Rows(this.shapes);
-  private groups = new Groups(this.shapes);
+  readonly rows: Rows;
+  private groups: Groups;
   /** every key of the window, by index */
   private readonly keys: WindowKey[] = [];
   /** per series (a key in one granularity): its key, granularity, and first row (-1: none) */
@@ -123,6 +123,19 @@ export class IngestWindow {
   readonly seriesHead: number[] = [];
   /** points merged into this window */
   points = 0;
+  /** the most groups held at once (sizes the next window's group columns) */
+  private maxGroups = 0;
+
+  /** `expected`: rows and groups a window is likely to hold (the last one's), to size its columns */
+  constructor(private readonly expected: { rows: number; groups: number } = { rows: 0, groups: 0 }) {
+    this.rows = new Rows(this.shapes, expected.rows);
+    this.groups = new Groups(this.shapes, expected.groups);
+  }
+
+  /** what this window held, for sizing the next */
+  get held(): { rows: number; groups: number } {
+    return { rows: this.rows.count, groups: Math.max(this.groups.count, this.maxGroups) };
+  }
 
   /** rows and groups held: what the window's memory grows with */
   get size(): number {
@@ -198,10 +211,19 @@ export class IngestWindow {
     }
   }
 
-  /** Spreads every group into rows (before a fold); the group table starts over. */
+  /** Spreads every group into rows, a key per step (the fold's first work: the window no longer gathers). */
+  *spreadInSteps(): Generator<void> {
+    for (const state of this.keys) {
+      this.spreadKey(state);
+      yield;
+    }
+  }
+
+  /** Spreads every group into rows; the group table starts over. */
   spreadAll(): void {
     for (const state of this.keys) this.spreadKey(state);
-    this.groups = new Groups(this.shapes);
+    this.maxGroups = Math.max(this.maxGroups, this.groups.count);
+    this.groups = new Groups(this.shapes, this.expected.groups);
   }
 
   /** The rows of a series, newest first. */

@@ -57,9 +57,16 @@ export interface WriterThreadOptions extends WriterThreadData {
   log?: Logger;
 }
 
-/** The writer on a thread of its own, opening `dbFile` itself. */
+/**
+ * The writer on a thread of its own, opening `dbFile` itself, with the database's checkpointer on
+ * another (writer-thread.ts): the writer's commits only append to the WAL.
+ */
 export function startWriterThread(options: WriterThreadOptions): WriterPort {
   const { log, ...data } = options;
+  const checkpointer = new Worker(writerThreadCode(), { eval: true, name: 'db-checkpointer', workerData: { ...data, role: 'checkpointer' } });
+  checkpointer.on('error', (err) => log?.error('database checkpointer failed', { error: err.message }));
+  const checkpointerStopped = new Promise((resolve) => checkpointer.once('exit', resolve));
+  checkpointer.unref();
   const jobs = new Map<number, Job>();
   let worker: Worker | null = null;
   let nextId = 1;
@@ -124,7 +131,11 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
         closed = true;
         const w = worker;
         worker = null;
+        w?.ref(); // terminate() of an unreferenced thread may not keep the process alive until it is done
         if (w) await w.terminate();
+        checkpointer.ref(); // keeps the process alive until it has closed its connection
+        checkpointer.postMessage('stop');
+        await checkpointerStopped;
       }
     },
   };

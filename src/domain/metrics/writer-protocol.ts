@@ -6,8 +6,12 @@ import type { WriteSet } from '../../model/write-set';
 import type { MetricWriterOptions, AppendEntry } from './metric-writer';
 
 export interface WriterThreadData {
+  /** the writer (default), or the database's checkpointer (writer-thread.ts) */
+  role?: 'writer' | 'checkpointer';
   dbFile: string;
   nativeBindingPath?: string;
+  /** the writer connection's wal_autocheckpoint (storage/db.ts) */
+  checkpointPages?: number;
   options: Omit<MetricWriterOptions, 'db' | 'log' | 'sourceSettings'>;
 }
 

@@ -2,6 +2,11 @@
 // database and one MetricWriter. Messages in: { id, op, ...arguments } (writer-client.ts
 // WriterRequest). Messages out: { ready } once the write log is replayed, or { failed, error };
 // then { id, ok, value } or { id, ok: false, error } per request, in the order of the work done.
+//
+// The same script runs the database's checkpointer (workerData.role 'checkpointer'): a connection
+// that copies the WAL back into the database file every CHECKPOINT_MS, on a thread of its own, so
+// that neither the writer's commits nor the event loop's stop for a checkpoint and its fsync.
+// Any message stops it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../storage/db';
 import { createSourcesRepo } from '../../storage/sources';
@@ -12,6 +17,9 @@ const port = parentPort;
 if (!port) throw new Error('writer-thread runs as a worker thread');
 const data = workerData as WriterThreadData;
 
+/** How often the checkpointer copies the WAL back (a passive checkpoint never blocks a writer). */
+const CHECKPOINT_MS = 250;
+
 /** In the single executable the addon is loaded from the file the main thread extracted. */
 function nativeBinding(): unknown {
   if (!data.nativeBindingPath) return undefined;
@@ -20,36 +28,54 @@ function nativeBinding(): unknown {
   return mod.exports;
 }
 
-let writer: MetricWriter;
-let db: ReturnType<typeof openDatabase>;
-try {
-  db = openDatabase(data.dbFile, { nativeBinding: nativeBinding() });
-  const sources = createSourcesRepo(db);
-  writer = new MetricWriter({ ...data.options, db, sourceSettings: (id) => sources.byId(id) });
-  port.postMessage({ ready: true });
-} catch (err) {
-  port.postMessage({ failed: true, error: errorToWire(err) });
-  throw err;
+function checkpointer(): void {
+  const db = openDatabase(data.dbFile, { nativeBinding: nativeBinding() });
+  const timer = setInterval(() => {
+    try {
+      db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // e.g. a full disk or a busy lock: the next tick tries again
+    }
+  }, CHECKPOINT_MS);
+  port!.once('message', () => {
+    clearInterval(timer);
+    db.close();
+    port!.close();
+  });
 }
 
-function answer(id: number, work: Promise<unknown>): void {
-  work.then(
-    (value) => port!.postMessage({ id, ok: true, value }),
-    (err: unknown) => port!.postMessage({ id, ok: false, error: errorToWire(err) }),
-  );
-}
-
-port.on('message', (req: WriterRequest) => {
-  switch (req.op) {
-    case 'append':
-      return answer(req.id, writer.append(req.entries));
-    case 'pending':
-      return answer(req.id, Promise.resolve(writer.pending(req.sourceId, req.key, req.granularity, req.firstMs, req.lastMs)));
-    case 'settle':
-      return answer(req.id, writer.settle());
-    case 'apply':
-      return answer(req.id, writer.applyWriteSet(req.writes));
-    case 'close':
-      return answer(req.id, writer.close().then(() => db.close()));
+function writer(): void {
+  let db: ReturnType<typeof openDatabase>;
+  let metrics: MetricWriter;
+  try {
+    db = openDatabase(data.dbFile, { nativeBinding: nativeBinding(), checkpointPages: data.checkpointPages });
+    const sources = createSourcesRepo(db);
+    metrics = new MetricWriter({ ...data.options, db, sourceSettings: (id) => sources.byId(id) });
+    port!.postMessage({ ready: true });
+  } catch (err) {
+    port!.postMessage({ failed: true, error: errorToWire(err) });
+    throw err;
   }
-});
+  const answer = (id: number, work: Promise<unknown>) =>
+    work.then(
+      (value) => port!.postMessage({ id, ok: true, value }),
+      (err: unknown) => port!.postMessage({ id, ok: false, error: errorToWire(err) }),
+    );
+  port!.on('message', (req: WriterRequest) => {
+    switch (req.op) {
+      case 'append':
+        return answer(req.id, metrics.append(req.entries));
+      case 'pending':
+        return answer(req.id, Promise.resolve(metrics.pending(req.sourceId, req.key, req.granularity, req.firstMs, req.lastMs)));
+      case 'settle':
+        return answer(req.id, metrics.settle());
+      case 'apply':
+        return answer(req.id, metrics.applyWriteSet(req.writes));
+      case 'close':
+        return answer(req.id, metrics.close().then(() => db.close()));
+    }
+  });
+}
+
+if (data.role === 'checkpointer') checkpointer();
+else writer();

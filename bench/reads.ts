@@ -4,7 +4,9 @@
 // One key with 10 leaves in every hourly bucket of a year (8,760 buckets, written through the batch
 // endpoint), then sequential requests on one connection: GET /api/v1/metrics for the whole year at
 // 1h, and POST /api/v1/metrics/query (aggregate sum of one leaf, 12 slices) over the same range,
-// each for BENCH_SECONDS (default 5) from wrk with one connection (its own process).
+// each for BENCH_SECONDS (default 5) from wrk with one connection (its own process), after 2 s of
+// the same requests as a warm-up (in which the metric writer also folds the loaded points: reads
+// right after a write add the unfolded points themselves, docs/storage.md "Reads").
 // Prints p50/p99 of each and its ratio to the 10 ms p50 target.
 import { fmt, projectHeaders, serviceLabel, spawnService } from './helpers';
 import { runWrk, type WrkResult } from './wrk';
@@ -43,10 +45,13 @@ try {
   const check = (await (await fetch(getUrl, { headers })).json()) as { data: { at: string[]; values: Array<{ metrics?: object }> } };
   const filled = check.data.values.filter((v) => v.metrics && Object.keys(v.metrics).length === 10).length;
   console.log(`GET body: ${check.data.at.length} buckets, ${filled} with 10 leaves`);
+  await runWrk({ url: getUrl, method: 'GET', headers, bodies: [''], connections: 1, threads: 1, seconds: 2 });
   const get = await runWrk({ url: getUrl, method: 'GET', headers, bodies: [''], connections: 1, threads: 1, seconds: SECONDS });
   report('GET /api/v1/metrics, 8,760 x 10 leaves', get, 10);
   const query = JSON.stringify({ ...RANGE, mode: 'aggregate', aggregator: 'sum', value_path: 'metrics.leaf3', slices: 12 });
-  const agg = await runWrk({ url: `${service.url}/api/v1/metrics/query`, headers, bodies: [query], connections: 1, threads: 1, seconds: SECONDS });
+  const queryLoad = { url: `${service.url}/api/v1/metrics/query`, headers, bodies: [query], connections: 1, threads: 1 };
+  await runWrk({ ...queryLoad, seconds: 2 });
+  const agg = await runWrk({ ...queryLoad, seconds: SECONDS });
   report('POST /api/v1/metrics/query aggregate, same range', agg, 10);
 } finally {
   await service.stop();

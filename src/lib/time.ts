@@ -113,11 +113,36 @@ function civilFromDays(days: number): { year: number; month: number; day: number
  * buckets formats 8,760 of these per read.
  */
 export function formatTimestamp(ms: number, offsetMinutes = 0): string {
+  return formatWithDate(ms, offsetMinutes, dateOf);
+}
+
+function dateOf(days: number): string {
+  const { year, month, day } = civilFromDays(days);
+  return `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}`;
+}
+
+/**
+ * formatTimestamp for runs of instants (a series' bucket starts): consecutive ones mostly share
+ * their local day, whose date text is then computed once.
+ */
+export function timestampFormatter(): (ms: number, offsetMinutes: number) => string {
+  let lastDays = Number.NaN;
+  let lastDate = '';
+  const date = (days: number) => {
+    if (days !== lastDays) {
+      lastDays = days;
+      lastDate = dateOf(days);
+    }
+    return lastDate;
+  };
+  return (ms, offsetMinutes) => formatWithDate(ms, offsetMinutes, date);
+}
+
+function formatWithDate(ms: number, offsetMinutes: number, dateText: (days: number) => string): string {
   const seconds = Math.floor(ms / 1000) + offsetMinutes * 60;
   const days = Math.floor(seconds / 86_400);
   const secondOfDay = seconds - days * 86_400;
-  const { year, month, day } = civilFromDays(days);
-  const date = `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}`;
+  const date = dateText(days);
   const hour = Math.floor(secondOfDay / 3600);
   const time = `${pad2(hour)}:${pad2(Math.floor(secondOfDay / 60) % 60)}:${pad2(secondOfDay % 60)}`;
   if (offsetMinutes === 0) return `${date}T${time}Z`;

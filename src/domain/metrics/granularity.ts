@@ -24,7 +24,7 @@
 // - Time zones: IANA names luxon knows; letter case is ignored as luxon and ICU do ('utc' = 'UTC').
 //   Fixed offsets ('+01:00') and luxon's non-IANA spellings ('local', 'UTC+1') are refused.
 
-import { formatTimestamp } from '../../lib/time';
+import { formatTimestamp, timestampFormatter } from '../../lib/time';
 import { BucketEngine } from './bucket-engine';
 import { MINUTE_MS, nominalMaxMs } from './calendar';
 import { ZoneClock, isIanaZone, offsetMinutes, resolveZone } from './zone-clock';
@@ -133,7 +133,8 @@ export function formatBucket(ms: number, timeZone: string): string {
  */
 export function formatBuckets(list: readonly number[], timeZone: string): string[] {
   const clock = new ZoneClock(timeZone);
-  return list.map((ms) => formatTimestamp(ms, Math.round(clock.offsetAt(ms) / MINUTE_MS)));
+  const format = timestampFormatter();
+  return list.map((ms) => format(ms, Math.round(clock.offsetAt(ms) / MINUTE_MS)));
 }
 
 /** Entries of a bucketer's cache of whole seconds or minutes (a power of two). */

@@ -91,6 +91,71 @@ export function parseTimestamp(input: unknown): number | null {
   return utc + millis - offset * 60_000;
 }
 
+/** The number written by `count` ASCII digits at `at` of `bytes`, or -1 (digitsAt over bytes). */
+function digitBytesAt(bytes: Uint8Array, at: number, count: number): number {
+  let n = 0;
+  for (let i = at; i < at + count; i++) {
+    const d = bytes[i]! - 48;
+    if (!(d >= 0 && d <= 9)) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+// The last day parseTimestampBytes found valid, and its day number (-2: none yet, unlike every
+// value digitBytesAt gives).
+let [lastYear, lastMonth, lastDay, lastDays] = [-2, -2, -2, 0];
+
+/**
+ * parseTimestamp over the ASCII bytes `bytes[start, end)`, step for step, for the batch scanner
+ * (batch-scan.ts), which thus makes no string per point. NaN where parseTimestamp gives null.
+ */
+export function parseTimestampBytes(bytes: Uint8Array, start: number, end: number): number {
+  const length = end - start;
+  if (length < 20 || length > 40) return NaN;
+  if (bytes[start + 4] !== DASH || bytes[start + 7] !== DASH) return NaN;
+  const t = bytes[start + 10];
+  if (t !== UPPER_T && t !== LOWER_T && t !== SPACE) return NaN;
+  if (bytes[start + 13] !== COLON || bytes[start + 16] !== COLON) return NaN;
+  const year = digitBytesAt(bytes, start, 4);
+  const month = digitBytesAt(bytes, start + 5, 2);
+  const day = digitBytesAt(bytes, start + 8, 2);
+  const hour = digitBytesAt(bytes, start + 11, 2);
+  const minute = digitBytesAt(bytes, start + 14, 2);
+  const second = digitBytesAt(bytes, start + 17, 2);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return NaN;
+  // a batch's points mostly share their day: its divisions are done once
+  if (year !== lastYear || month !== lastMonth || day !== lastDay) {
+    if (year < 0 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return NaN;
+    lastDays = daysFromCivil(year, month, day);
+    lastYear = year;
+    lastMonth = month;
+    lastDay = day;
+  }
+  let at = start + 19;
+  let millis = 0;
+  if (bytes[at] === DOT) {
+    const first = ++at;
+    while (at < end && at - first < 10 && digitBytesAt(bytes, at, 1) >= 0) at++;
+    const count = at - first;
+    if (count === 0 || count > 9) return NaN;
+    millis = count >= 3 ? digitBytesAt(bytes, first, 3) : digitBytesAt(bytes, first, count) * (count === 1 ? 100 : 10);
+  }
+  let offset = 0;
+  const c = at < end ? bytes[at] : -1;
+  if (c === UPPER_Z || c === LOWER_Z) {
+    if (end !== at + 1) return NaN;
+  } else {
+    if ((c !== PLUS && c !== MINUS) || end !== at + 6 || bytes[at + 3] !== COLON) return NaN;
+    const hours = digitBytesAt(bytes, at + 1, 2);
+    const minutes = digitBytesAt(bytes, at + 4, 2);
+    if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return NaN;
+    offset = (c === MINUS ? -1 : 1) * (hours * 60 + minutes);
+  }
+  const utc = lastDays * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000;
+  return utc + millis - offset * 60_000;
+}
+
 const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
 
 /** The proleptic Gregorian date of a day number (days since 1970-01-01); inverse of daysFromCivil. */

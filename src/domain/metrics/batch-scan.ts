@@ -21,11 +21,15 @@ IN_STRING[92] = 2;
 
 const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
 const POINTS = ascii('"points"');
-const [KEY, AT, VALUES, OPERATION, UNTRACKED] = ['"key"', '"at"', '"values"', '"operation"', '"untracked"'].map(ascii) as [
-  Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array,
-];
 const [TRACK, ASSERT, TRUE, FALSE] = ['"track"', '"assert"', 'true', 'false'].map(ascii) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+// The members of a point: a bit each (for duplicates), found by their first letter.
 const [SEEN_KEY, SEEN_AT, SEEN_VALUES, SEEN_OPERATION, SEEN_UNTRACKED] = [1, 2, 4, 8, 16];
+const MEMBER_NAMES: Uint8Array[] = new Array(17).fill(new Uint8Array(0));
+const MEMBER_OF_LETTER = new Uint8Array(256);
+for (const [bit, name] of [[SEEN_KEY, 'key'], [SEEN_AT, 'at'], [SEEN_VALUES, 'values'], [SEEN_OPERATION, 'operation'], [SEEN_UNTRACKED, 'untracked']] as const) {
+  MEMBER_NAMES[bit] = ascii(`"${name}"`);
+  MEMBER_OF_LETTER[name.charCodeAt(0)] = bit;
+}
 
 // Shape of a values object (its names and nesting, numbers left out): each name followed by LEAF or
 // OPEN, and CLOSE after an object's members. Names hold no byte below 0x20, so this is unambiguous.
@@ -50,30 +54,38 @@ let values: Float64Array = new Float64Array(1 << 16);
 let shape = new Uint8Array(1024);
 let lastShape = new Uint8Array(1024);
 let lastShapeLength = 0;
-// Decoded strings of the body (Buffer: latin1 is one char per byte, right for ASCII).
+// The body is scanned in a copy followed by PAD zero bytes. A zero byte ends every token (it is no
+// part of any), so no loop needs a bounds check, and no read runs past the array: one that did would
+// slow every later read at that spot (V8 then compiles it to allow undefined), by a sixth overall.
+// PAD covers the longest look-ahead: a key's length past its start.
+const PAD = 512;
+const SMALL = 1 << 16;
+let padded = new Uint8Array(SMALL);
+// Strings of the body are decoded from `text`, a Buffer over `padded` (latin1: a char per byte).
 const NO_TEXT = Buffer.alloc(0);
-let text: Buffer = NO_TEXT;
+let text = NO_TEXT;
 
 const isDigit = (c: number | undefined) => c !== undefined && c >= ZERO && c <= NINE;
 
+/** The first byte at or after `p` that is not JSON white space. */
 function skipSpace(b: Uint8Array, p: number): number {
-  while (p < b.length) {
-    const c = b[p]!;
-    if (c !== SPACE && c !== LF && c !== CR && c !== TAB) break;
-    p++;
-  }
+  // small enough to be inlined everywhere: most bodies have no white space, and this is one comparison
+  return b[p]! > SPACE ? p : pastSpace(b, p);
+}
+
+function pastSpace(b: Uint8Array, p: number): number {
+  for (let c = b[p]!; c === SPACE || c === LF || c === CR || c === TAB; c = b[++p]!);
   return p;
 }
 
 /** The index of the quote closing a string whose content starts at `p`, or -1. */
 function stringEnd(b: Uint8Array, p: number): number {
-  while (p < b.length) {
+  for (;;) {
     const kind = IN_STRING[b[p]!]!;
     if (kind === 1) return p;
     if (kind === 2) return -1;
     p++;
   }
-  return -1;
 }
 
 function startsWith(b: Uint8Array, p: number, expected: Uint8Array): boolean {
@@ -291,14 +303,15 @@ const keyEnds = new Int32Array(MAX_BATCH_POINTS);
 /** The index of the key whose string starts at `start` (its closing quote then at lastKeyEnd), or -1. */
 function scanKey(b: Uint8Array, start: number): number {
   let hash = 0x811c9dc5; // FNV-1a
+  let spaced = false; // not only spaces
   let end = start;
   for (;;) {
-    if (end >= b.length) return -1;
     const c = b[end]!;
     const kind = IN_STRING[c]!;
     if (kind === 1) break;
     if (kind === 2) return -1;
     hash = Math.imul(hash ^ c, 0x01000193);
+    spaced ||= c !== SPACE;
     end++;
   }
   let slot = hash & (KEY_SLOTS - 1);
@@ -312,9 +325,10 @@ function scanKey(b: Uint8Array, start: number): number {
     slot = (slot + 1) & (KEY_SLOTS - 1);
   }
   if (k < 0) {
-    const key = text.toString('latin1', start, end);
     // ASCII without controls: one character per byte, and blank means only spaces
-    if (key.length === 0 || key.length > MAX_KEY_LENGTH || key.trim() === '' || key === SYSTEM_KEY) return -1;
+    if (end === start || end - start > MAX_KEY_LENGTH || !spaced) return -1;
+    const key = asciiString(b, start, end);
+    if (key === SYSTEM_KEY) return -1;
     k = keys.push(key) - 1;
     keyStarts[k] = start;
     keyEnds[k] = end;
@@ -324,6 +338,17 @@ function scanKey(b: Uint8Array, start: number): number {
   lastKeyStart = start;
   lastKeyEnd = end;
   return (lastKey = k);
+}
+
+/**
+ * The ASCII bytes b[start, end) as a string. Short ones (keys, mostly) through fromCharCode with
+ * fixed arguments: a third of the cost of a Buffer decode, which crosses into C++ (the bytes past
+ * `end`, padding at worst, are cut off).
+ */
+function asciiString(b: Uint8Array, start: number, end: number): string {
+  if (end - start > 16) return text.toString('latin1', start, end);
+  const s = start;
+  return String.fromCharCode(b[s]!, b[s + 1]!, b[s + 2]!, b[s + 3]!, b[s + 4]!, b[s + 5]!, b[s + 6]!, b[s + 7]!, b[s + 8]!, b[s + 9]!, b[s + 10]!, b[s + 11]!, b[s + 12]!, b[s + 13]!, b[s + 14]!, b[s + 15]!).slice(0, end - start);
 }
 
 /** A values member name whose path the generic walk gives in document order, each once. */
@@ -385,27 +410,26 @@ function listOfShape(): number {
   return (lastList = l);
 }
 
-// Per point, set by scanPoint.
-let pointAtMs = 0;
-let pointPacked = 0;
-
 /**
- * Reads the point object at `p` whose values start at values[at]: its time into pointAtMs, its
- * key, path list and flags into pointPacked. Returns the index after it, or -1.
+ * Reads the point object at `p` whose values start at values[at] into meta[m] (its time) and
+ * meta[m + 1] (key, path list, flags). Returns the index after it, or -1.
  */
-function scanPoint(b: Uint8Array, p: number, at: number): number {
+function scanPoint(b: Uint8Array, p: number, at: number, m: number): number {
   if (b[p] !== OPEN_BRACE) return -1;
   p = skipSpace(b, p + 1);
   let seen = 0;
   let key = -1;
   let list = -1;
   let flags = 0;
+  let atMs = 0;
   for (;;) {
-    // member names are compared with the five known ones, closing quote included
-    let member: number;
-    if (startsWith(b, p, KEY)) {
-      member = SEEN_KEY;
-      if ((p = valueAfter(b, p + KEY.length)) < 0 || b[p] !== QUOTE) return -1;
+    // member names are told apart by their first letter, then compared whole (closing quote included)
+    const member = MEMBER_OF_LETTER[b[p + 1]! & 255]!; // (past the end: undefined & 255 is 0, no member)
+    if (member === 0 || !startsWith(b, p, MEMBER_NAMES[member]!)) return -1; // others are left to the generic path
+    p = valueAfter(b, p + MEMBER_NAMES[member]!.length);
+    if (p < 0) return -1;
+    if (member === SEEN_KEY) {
+      if (b[p] !== QUOTE) return -1;
       const start = p + 1;
       p = start + lastKeyEnd - lastKeyStart;
       // the last key's bytes then a quote: that key (its bytes were checked), found with no string scan
@@ -413,39 +437,33 @@ function scanPoint(b: Uint8Array, p: number, at: number): number {
       else if ((key = scanKey(b, start)) < 0) return -1;
       else p = lastKeyEnd;
       p++;
-    } else if (startsWith(b, p, AT)) {
-      member = SEEN_AT;
-      if ((p = valueAfter(b, p + AT.length)) < 0 || b[p] !== QUOTE) return -1;
+    } else if (member === SEEN_AT) {
+      if (b[p] !== QUOTE) return -1;
       const start = p + 1;
       // parseTimestampBytes checks every byte up to `end`: the string needs no scan of its own, and
       // mostly ends where the last one did (else, or when that quote is a later one, it is searched)
       let end = start + lastAtLength;
-      if (b[end] !== QUOTE || Number.isNaN((pointAtMs = parseTimestampBytes(b, start, end)))) {
-        for (end = start; end < start + 41 && end < b.length && b[end] !== QUOTE; end++);
-        if (b[end] !== QUOTE || Number.isNaN((pointAtMs = parseTimestampBytes(b, start, end)))) return -1;
+      if (b[end] !== QUOTE || Number.isNaN((atMs = parseTimestampBytes(b, start, end)))) {
+        for (end = start; end < start + 41 && b[end] !== QUOTE; end++);
+        if (b[end] !== QUOTE || Number.isNaN((atMs = parseTimestampBytes(b, start, end)))) return -1;
       }
       lastAtLength = end - start;
       p = end + 1;
-    } else if (startsWith(b, p, VALUES)) {
-      member = SEEN_VALUES;
-      if ((p = valueAfter(b, p + VALUES.length)) < 0 || (p = scanValues(b, p, at)) < 0 || (list = listOfShape()) < 0) return -1;
-    } else if (startsWith(b, p, OPERATION)) {
-      member = SEEN_OPERATION;
-      if ((p = valueAfter(b, p + OPERATION.length)) < 0) return -1;
+    } else if (member === SEEN_VALUES) {
+      if ((p = scanValues(b, p, at)) < 0 || (list = listOfShape()) < 0) return -1;
+    } else if (member === SEEN_OPERATION) {
       if (startsWith(b, p, TRACK)) p += TRACK.length;
       else if (startsWith(b, p, ASSERT)) {
         p += ASSERT.length;
         flags |= 1;
       } else return -1;
-    } else if (startsWith(b, p, UNTRACKED)) {
-      member = SEEN_UNTRACKED;
-      if ((p = valueAfter(b, p + UNTRACKED.length)) < 0) return -1;
+    } else {
       if (startsWith(b, p, FALSE)) p += FALSE.length;
       else if (startsWith(b, p, TRUE)) {
         p += TRUE.length;
         flags |= 2;
       } else return -1;
-    } else return -1; // other members (the generic path ignores them) are left to it
+    }
     if ((seen & member) !== 0) return -1;
     seen |= member;
     p = skipSpace(b, p);
@@ -454,12 +472,16 @@ function scanPoint(b: Uint8Array, p: number, at: number): number {
     p = skipSpace(b, p + 1);
   }
   if ((seen & (SEEN_KEY | SEEN_AT | SEEN_VALUES)) !== (SEEN_KEY | SEEN_AT | SEEN_VALUES)) return -1;
-  pointPacked = key * KEY_UNIT + list * 4 + flags;
+  meta[m] = atMs;
+  meta[m + 1] = key * KEY_UNIT + list * 4 + flags;
   return p + 1;
 }
 
 function reset(bytes: Uint8Array): void {
-  text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (padded.length < bytes.length + PAD) padded = new Uint8Array(bytes.length + PAD);
+  padded.set(bytes);
+  padded.fill(0, bytes.length, bytes.length + PAD);
+  text = Buffer.from(padded.buffer, 0, bytes.length);
   keys = [];
   if (++call === 2 ** 31) {
     call = 1;
@@ -473,9 +495,8 @@ function reset(bytes: Uint8Array): void {
 
 /** The points of a batch body as WirePoints, or null when the body is outside the fast path (the caller then parses it the generic way). */
 export function scanBatch(bytes: Uint8Array): WirePoints | null {
-  // one plain Uint8Array view, whatever the caller passed (Buffer or not): the loops stay monomorphic
-  const b = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  reset(b);
+  reset(bytes);
+  const b = padded; // a plain Uint8Array, whatever the caller passed: the loops stay monomorphic
   let count = 0;
   let leaves = 0;
   let p = skipSpace(b, 0);
@@ -485,10 +506,8 @@ export function scanBatch(bytes: Uint8Array): WirePoints | null {
   p = skipSpace(b, p + 1);
   for (;;) {
     if (count === MAX_BATCH_POINTS) return done(null);
-    p = scanPoint(b, p, leaves);
+    p = scanPoint(b, p, leaves, count * 2);
     if (p < 0) return done(null);
-    meta[count * 2] = pointAtMs;
-    meta[count * 2 + 1] = pointPacked;
     count++;
     leaves += leafCount;
     p = skipSpace(b, p);
@@ -497,13 +516,14 @@ export function scanBatch(bytes: Uint8Array): WirePoints | null {
     p = skipSpace(b, p + 1);
   }
   p = skipSpace(b, p + 1);
-  if (b[p] !== CLOSE_BRACE || skipSpace(b, p + 1) !== b.length) return done(null);
+  if (b[p] !== CLOSE_BRACE || skipSpace(b, p + 1) !== bytes.length) return done(null);
   return done({ keys, pathLists, meta: meta.slice(0, count * 2), values: values.slice(0, leaves) });
 }
 
 /** Drops what the call held on to (the body, a scratch array grown for an unusually large one). */
 function done(result: WirePoints | null): WirePoints | null {
   text = NO_TEXT;
+  if (padded.length > 1 << 22) padded = new Uint8Array(SMALL);
   keys = [];
   pathLists = [];
   if (values.length > 1 << 20) values = new Float64Array(1 << 16);

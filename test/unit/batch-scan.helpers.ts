@@ -125,16 +125,16 @@ export function fill(s: Shape, numbers: string[], next = { i: 0 }): Json {
 const operation = fc.constantFrom<Json | undefined>(undefined, undefined, { str: 'track' }, { str: 'assert' });
 const untracked = fc.constantFrom<Json | undefined>(undefined, undefined, { lit: 'true' }, { lit: 'false' });
 
-/** One point with a key and shape from the batch's pools, its members in a random order. */
-function point(keys: string[], shapes: Shape[]): fc.Arbitrary<Json> {
+const MEMBERS = ['key', 'at', 'values', 'operation', 'untracked'];
+
+/** One point with a key and shape from the batch's pools, its members in the batch's order or its own. */
+function point(keys: string[], shapes: Shape[], order: string[]): fc.Arbitrary<Json> {
   return fc
-    .record({ key: fc.constantFrom(...keys), s: fc.constantFrom(...shapes), at: plainTimestamp, operation, untracked })
-    .chain(({ key, s, at, operation, untracked }) =>
-      fc.array(plainNumber, { minLength: leafCount(s), maxLength: leafCount(s) }).chain((numbers) => {
-        const members: Array<[string, Json]> = [['key', { str: key }], ['at', { str: at }], ['values', fill(s, numbers)]];
-        if (operation) members.push(['operation', operation]);
-        if (untracked) members.push(['untracked', untracked]);
-        return fc.shuffledSubarray(members, { minLength: members.length }).map((obj): Json => ({ obj }));
+    .record({ key: fc.constantFrom(...keys), s: fc.constantFrom(...shapes), at: plainTimestamp, operation, untracked, own: fc.option(fc.shuffledSubarray(MEMBERS, { minLength: 5 }), { freq: 5 }) })
+    .chain(({ key, s, at, operation, untracked, own }) =>
+      fc.array(plainNumber, { minLength: leafCount(s), maxLength: leafCount(s) }).map((numbers): Json => {
+        const members: Record<string, Json | undefined> = { key: { str: key }, at: { str: at }, values: fill(s, numbers), operation, untracked };
+        return { obj: (own ?? order).filter((name) => members[name] !== undefined).map((name): [string, Json] => [name, members[name]!]) };
       }),
     );
 }
@@ -143,10 +143,10 @@ const space = fc.oneof({ weight: 8, arbitrary: fc.constant('') }, { weight: 2, a
 /** white space between tokens: none in half the bodies */
 export const gaps = fc.oneof(fc.constant([]), fc.array(space, { minLength: 1, maxLength: 12 }));
 
-/** The points of a valid batch the scanner takes: few keys and shapes, so both repeat. */
+/** The points of a valid batch the scanner takes: few keys and shapes, and mostly one member order, so all repeat. */
 export const plainPoints = fc
-  .tuple(fc.array(plainKey, { minLength: 1, maxLength: 4 }), shapes.filter((pool) => pool.length > 0))
-  .chain(([keys, pool]) => fc.array(point(keys, pool), { minLength: 1, maxLength: 16 }));
+  .tuple(fc.array(plainKey, { minLength: 1, maxLength: 4 }), shapes.filter((pool) => pool.length > 0), fc.shuffledSubarray(MEMBERS, { minLength: 5 }))
+  .chain(([keys, pool, order]) => fc.array(point(keys, pool, order), { minLength: 1, maxLength: 16 }));
 
 export const body = (points: Json[]): Json => ({ obj: [['points', { arr: points }]] });
 

@@ -83,6 +83,21 @@ describe('batch scanner, property tests', () => {
     );
   });
 
+  test('points that repeat the one before but for a byte: the same points, or declined', () => {
+    const edit = fc.tuple(fc.nat(), fc.constantFrom(...'aAz09.-+eE"\\ ,:{}[]tfn\u00e9'));
+    fc.assert(
+      fc.property(plainPoints, fc.array(edit, { minLength: 1, maxLength: 6 }), (points, edits) => {
+        const first = serialize(points[0]!);
+        const copies = edits.map(([at, c]) => {
+          const i = at % first.length;
+          return first.slice(0, i) + c + first.slice(i + 1);
+        });
+        tally(check(bytesOf(`{"points":[${[first, ...copies, first].join(',')}]}`)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   test('random bytes and random JSON are declined without a throw', () => {
     fc.assert(
       fc.property(fc.oneof(fc.uint8Array({ maxLength: 300 }), fc.json().map(bytesOf), fc.jsonValue().map((v) => bytesOf(JSON.stringify({ points: [v] })))), (bytes) => {

@@ -91,19 +91,15 @@ export function parseTimestamp(input: unknown): number | null {
   return utc + millis - offset * 60_000;
 }
 
-/** The number written by `count` ASCII digits at `at` of `bytes`, or -1 (digitsAt over bytes). */
-function digitBytesAt(bytes: Uint8Array, at: number, count: number): number {
-  let n = 0;
-  for (let i = at; i < at + count; i++) {
-    const d = bytes[i]! - 48;
-    if (!(d >= 0 && d <= 9)) return -1;
-    n = n * 10 + d;
-  }
-  return n;
+/** The number written by the two ASCII digits at `at` of `bytes`, or -1. */
+function twoDigitsAt(bytes: Uint8Array, at: number): number {
+  const high = bytes[at]! - 48;
+  const low = bytes[at + 1]! - 48;
+  return high >= 0 && high <= 9 && low >= 0 && low <= 9 ? high * 10 + low : -1;
 }
 
 // The last day parseTimestampBytes found valid, and its day number (-2: none yet, unlike every
-// value digitBytesAt gives).
+// value twoDigitsAt gives).
 let [lastYear, lastMonth, lastDay, lastDays] = [-2, -2, -2, 0];
 
 /**
@@ -117,12 +113,14 @@ export function parseTimestampBytes(bytes: Uint8Array, start: number, end: numbe
   const t = bytes[start + 10];
   if (t !== UPPER_T && t !== LOWER_T && t !== SPACE) return NaN;
   if (bytes[start + 13] !== COLON || bytes[start + 16] !== COLON) return NaN;
-  const year = digitBytesAt(bytes, start, 4);
-  const month = digitBytesAt(bytes, start + 5, 2);
-  const day = digitBytesAt(bytes, start + 8, 2);
-  const hour = digitBytesAt(bytes, start + 11, 2);
-  const minute = digitBytesAt(bytes, start + 14, 2);
-  const second = digitBytesAt(bytes, start + 17, 2);
+  const century = twoDigitsAt(bytes, start);
+  const yearOfCentury = twoDigitsAt(bytes, start + 2);
+  const year = century < 0 || yearOfCentury < 0 ? -1 : century * 100 + yearOfCentury;
+  const month = twoDigitsAt(bytes, start + 5);
+  const day = twoDigitsAt(bytes, start + 8);
+  const hour = twoDigitsAt(bytes, start + 11);
+  const minute = twoDigitsAt(bytes, start + 14);
+  const second = twoDigitsAt(bytes, start + 17);
   if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return NaN;
   // a batch's points mostly share their day: its divisions are done once
   if (year !== lastYear || month !== lastMonth || day !== lastDay) {
@@ -136,10 +134,15 @@ export function parseTimestampBytes(bytes: Uint8Array, start: number, end: numbe
   let millis = 0;
   if (bytes[at] === DOT) {
     const first = ++at;
-    while (at < end && at - first < 10 && digitBytesAt(bytes, at, 1) >= 0) at++;
+    // up to 9 digits, of which the first 3 count (a 10th makes it invalid)
+    for (; at < end; at++) {
+      const d = bytes[at]! - 48;
+      if (!(d >= 0 && d <= 9)) break;
+      if (at - first < 3) millis = millis * 10 + d;
+    }
     const count = at - first;
     if (count === 0 || count > 9) return NaN;
-    millis = count >= 3 ? digitBytesAt(bytes, first, 3) : digitBytesAt(bytes, first, count) * (count === 1 ? 100 : 10);
+    if (count < 3) millis *= count === 1 ? 100 : 10;
   }
   let offset = 0;
   const c = at < end ? bytes[at] : -1;
@@ -147,13 +150,12 @@ export function parseTimestampBytes(bytes: Uint8Array, start: number, end: numbe
     if (end !== at + 1) return NaN;
   } else {
     if ((c !== PLUS && c !== MINUS) || end !== at + 6 || bytes[at + 3] !== COLON) return NaN;
-    const hours = digitBytesAt(bytes, at + 1, 2);
-    const minutes = digitBytesAt(bytes, at + 4, 2);
+    const hours = twoDigitsAt(bytes, at + 1);
+    const minutes = twoDigitsAt(bytes, at + 4);
     if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return NaN;
     offset = (c === MINUS ? -1 : 1) * (hours * 60 + minutes);
   }
-  const utc = lastDays * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000;
-  return utc + millis - offset * 60_000;
+  return lastDays * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + millis - offset * 60_000;
 }
 
 const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));

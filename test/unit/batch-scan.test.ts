@@ -137,6 +137,11 @@ describe('batch scanner, examples', () => {
     const many = (n: number) => bytesOf(serialize(body(Array.from({ length: n }, () => point({ obj: [['n', { num: '1' }]] })))));
     assert.equal(check(many(10_000)), 'fast');
     assert.equal(check(many(10_001)), 'refused');
+    // 10,000 distinct keys fill the key table to its highest load; then each again, out of order
+    const keys = Array.from({ length: 10_000 }, (_, i) => `key.${(i * 7919) % 10_000}`);
+    const distinct = (order: string[]) => bytesOf(serialize(body(order.map((key) => ({ obj: [['key', { str: key }], ['at', { str: '2026-01-05T10:00:00Z' }], ['values', leaves(1)]] })))));
+    assert.equal(check(distinct(keys)), 'fast');
+    assert.equal(check(distinct([...keys.slice(0, 5000).reverse(), ...keys.slice(0, 5000)])), 'fast');
     const keyed = (key: string) => bytesOf(serialize(body([{ obj: [['key', { str: key }], ['at', { str: '2026-01-05T10:00:00Z' }], ['values', leaves(1)]] }])));
     assert.equal(check(keyed('k'.repeat(255))), 'fast');
     assert.equal(check(keyed('k'.repeat(256))), 'refused');

@@ -38,7 +38,10 @@ export function asciiString(b: Uint8Array, start: number, end: number): string {
 }
 
 // Per body. Points mostly repeat the last point's key: compared with its bytes first.
-let keys: string[] = [];
+// (the keys in a scratch array, sliced at the end: cheaper than growing a new one per body; it
+// holds on to the last body's keys until the next overwrites them)
+const keys: string[] = new Array(MAX_BATCH_POINTS).fill('');
+let keyCount = 0;
 let lastKeyStart = 0;
 let lastKeyEnd = 0;
 let lastKey = -1;
@@ -47,9 +50,8 @@ export let keyEnd = 0;
 
 // The body's other keys by a hash of their bytes (open addressing: a slot holds a key index when
 // stamped with the current body), so a key seen before in the body costs no string.
-const SLOTS = 1 << 15; // over 3 per key: a body has at most MAX_BATCH_POINTS keys
-const slotKey = new Int32Array(SLOTS);
-const slotBody = new Int32Array(SLOTS);
+const SLOTS = 1 << 14; // over 1.6 per key: a body has at most MAX_BATCH_POINTS keys
+const slots = new Int32Array(SLOTS * 2); // per slot: the body's stamp, the key index (one cache line)
 let body = 0;
 const keyStarts = new Int32Array(MAX_BATCH_POINTS);
 const keyEnds = new Int32Array(MAX_BATCH_POINTS);
@@ -83,25 +85,25 @@ function newKeyAt(b: Uint8Array, start: number): number {
     spaced ||= c !== SPACE;
     end++;
   }
-  let slot = hash & (SLOTS - 1);
+  let slot = (hash & (SLOTS - 1)) * 2;
   let k = -1;
-  while (slotBody[slot] === body) {
-    const known = slotKey[slot]!;
+  while (slots[slot] === body) {
+    const known = slots[slot + 1]!;
     if (keyEnds[known]! - keyStarts[known]! === end - start && sameBytes(b, start, end, keyStarts[known]!)) {
       k = known;
       break;
     }
-    slot = (slot + 1) & (SLOTS - 1);
+    slot = (slot + 2) & (SLOTS * 2 - 1);
   }
   if (k < 0) {
     if (end === start || end - start > MAX_KEY_LENGTH || !spaced) return -1; // one char per byte
     const key = asciiString(b, start, end);
     if (key === SYSTEM_KEY) return -1;
-    k = keys.push(key) - 1;
+    keys[(k = keyCount++)] = key;
     keyStarts[k] = start;
     keyEnds[k] = end;
-    slotBody[slot] = body;
-    slotKey[slot] = k;
+    slots[slot] = body;
+    slots[slot + 1] = k;
   }
   lastKeyStart = start;
   lastKeyEnd = keyEnd = end;
@@ -186,20 +188,23 @@ export function listOf(shape: Uint8Array, length: number): number {
 export function beginStrings(): void {
   if (++body === 2 ** 31) {
     body = 1;
-    slotBody.fill(0);
+    slots.fill(0);
   }
-  keys = [];
-  lastKey = -1;
+  dropStrings();
+  lastKey = lastShapeLength = lastList = -1;
+}
+
+/** The body's strings. */
+export function takeStrings(): { keys: string[]; pathLists: string[][] } {
+  const strings = { keys: keys.slice(0, keyCount), pathLists };
+  dropStrings();
+  return strings;
+}
+
+/** Lets go of the body's path lists (a declined body's too). */
+export function dropStrings(): void {
+  keyCount = 0;
   pathLists = [];
   listByShape = new Map();
   listByPaths = new Map();
-  lastShapeLength = lastList = -1;
-}
-
-/** The body's strings (and lets go of them). */
-export function takeStrings(): { keys: string[]; pathLists: string[][] } {
-  const strings = { keys, pathLists };
-  keys = [];
-  pathLists = [];
-  return strings;
 }

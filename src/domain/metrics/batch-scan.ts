@@ -7,7 +7,7 @@
 import { parseTimestampBytes } from '../../lib/time';
 import * as limits from './ingest';
 import type { WirePoints } from './point-wire';
-import { CLOSE, LEAF, OPEN, QUOTE, SPACE, ZERO, beginStrings, isDigit, keyAt, keyEnd, listOf, stringEnd, takeStrings } from './batch-scan-strings';
+import { CLOSE, LEAF, OPEN, QUOTE, SPACE, ZERO, beginStrings, dropStrings, isDigit, keyAt, keyEnd, listOf, stringEnd, takeStrings } from './batch-scan-strings';
 
 // Copied: an imported binding is read through a getter where modules are compiled to CommonJS.
 const { MAX_BATCH_POINTS, MAX_DEPTH, MAX_LEAVES } = limits;
@@ -305,7 +305,7 @@ export function scanBatch(bytes: Uint8Array): WirePoints | null {
   beginStrings();
   template = -1;
   const result = scan(b, n);
-  if (result === null) takeStrings(); // (let go of them)
+  if (result === null) dropStrings();
   if (padded.length > 1 << 22) words = new DataView((padded = new Uint8Array(SMALL)).buffer); // let go of an unusually large body
   if (values.length > 1 << 20) values = new Float64Array(SMALL);
   return result;

@@ -69,6 +69,11 @@ export const numberText = fc.oneof(
   fc
     .tuple(fc.constantFrom('', '-'), fc.oneof(fc.constant('0'), fc.tuple(fc.constantFrom(...DIGITS.slice(1)), digits(0, 18)).map(([a, b]) => a + b)), fc.option(digits(1, 20)), fc.option(fc.tuple(fc.constantFrom('e', 'E'), fc.constantFrom('', '+', '-'), digits(1, 3))))
     .map(([sign, int, frac, exp]) => `${sign}${int}${frac === null ? '' : `.${frac}`}${exp === null ? '' : exp.join('')}`),
+  // small fractions and long zero runs: many digits after the point, few significant ones
+  fc
+    .tuple(fc.constantFrom('', '-'), fc.nat(30), fc.tuple(fc.constantFrom(...DIGITS.slice(1)), digits(0, 16)).map(([a, b]) => a + b), fc.nat(12), fc.constantFrom('', 'e5', 'E-7', 'e+22', 'e-30'))
+    .map(([sign, zeros, significant, trailing, exp]) => `${sign}0.${'0'.repeat(zeros)}${significant}${'0'.repeat(trailing)}${exp}`),
+  fc.tuple(fc.integer({ min: 1, max: 999 }), fc.nat(25)).map(([n, zeros]) => `${n}${'0'.repeat(zeros)}`),
   fc.constantFrom('-0', '-0.0', '0e0', '1e308', '1e-324', '5e-324', '2.2250738585072014e-308', '9007199254740993', '0.1', '0.30000000000000004', '1.7976931348623157e308', '123456789012345678901234567890', '1e23', '8.98846567431158e307', '1e-99999999999999999999', '12e0000000000000000000000000001', '0.1e-2147483648', '1e2147483648', '1E-2147483649'),
 );
 export const plainNumber = numberText.filter((t) => Number.isFinite(Number(t)));

@@ -77,39 +77,49 @@ function scanNumber(b: Uint8Array, p: number, at: number): number {
   const start = p;
   const negative = b[p] === MINUS;
   if (negative) p++;
+  let c = b[p]!;
   let mantissa = 0;
   let digits = 0; // significant ones: leading zeros do not count
   let scale = 0; // digits after the point
-  if (b[p] === ZERO) p++;
-  else if (!isDigit(b[p]!)) return -1;
-  else for (; isDigit(b[p]!); digits++) mantissa = mantissa * 10 + (b[p++]! - ZERO);
-  if (b[p] === DOT) {
-    if (!isDigit(b[++p]!)) return -1;
-    for (; isDigit(b[p]!); scale++) {
-      const d = b[p++]! - ZERO;
-      if (mantissa !== 0 || d !== 0) digits++;
-      mantissa = mantissa * 10 + d;
+  if (c === ZERO) c = b[++p]!;
+  else if (!isDigit(c)) return -1;
+  else for (; isDigit(c); c = b[++p]!, digits++) mantissa = mantissa * 10 + (c - ZERO);
+  if (c === DOT) {
+    if (!isDigit((c = b[++p]!))) return -1;
+    for (; isDigit(c); c = b[++p]!, scale++) {
+      if (mantissa !== 0 || c !== ZERO) digits++;
+      mantissa = mantissa * 10 + (c - ZERO);
     }
   }
+  if (c !== LOWER_E && c !== UPPER_E) {
+    // no exponent, the usual case: an integer, or a fraction of up to 22 digits
+    if (digits <= MAX_FAST_DIGITS && scale <= 22) {
+      const value = scale === 0 ? mantissa : mantissa / POW10[scale]!;
+      values[at] = negative ? -value : value;
+      return p;
+    }
+    return slowNumber(b, start, p, at);
+  }
+  c = b[++p]!;
+  const sign = c === MINUS ? -1 : 1;
+  if (c === MINUS || c === PLUS) c = b[++p]!;
+  if (!isDigit(c)) return -1;
   let exponent = 0;
-  if (b[p] === LOWER_E || b[p] === UPPER_E) {
-    const sign = b[++p] === MINUS ? -1 : 1;
-    if (b[p] === MINUS || b[p] === PLUS) p++;
-    if (!isDigit(b[p]!)) return -1;
-    // past 2^30 it only counts as huge (then read the slow way)
-    for (; isDigit(b[p]!); p++) exponent = exponent < 2 ** 30 ? exponent * 10 + (b[p]! - ZERO) : HUGE;
-    exponent *= sign;
-  }
-  const k = exponent - scale;
-  if (digits <= MAX_FAST_DIGITS && k >= -22 && k <= 22 && exponent !== HUGE && exponent !== -HUGE) {
-    const value = k >= 0 ? mantissa * POW10[k]! : mantissa / POW10[-k]!;
-    values[at] = negative ? -value : value;
-  } else {
-    const value = Number(Buffer.from(b.buffer, b.byteOffset + start, p - start).toString('latin1')); // as JSON.parse reads it
-    if (!Number.isFinite(value)) return -1;
-    values[at] = value;
-  }
+  // past 2^30 it only counts as huge (then read the slow way)
+  for (; isDigit(c); c = b[++p]!) exponent = exponent < 2 ** 30 ? exponent * 10 + (c - ZERO) : HUGE;
+  const k = sign * exponent - scale;
+  if (digits > MAX_FAST_DIGITS || k < -22 || k > 22 || exponent === HUGE) return slowNumber(b, start, p, at);
+  const value = k >= 0 ? mantissa * POW10[k]! : mantissa / POW10[-k]!;
+  values[at] = negative ? -value : value;
   return p;
+}
+
+/** The JSON number in b[start, end) into values[at] as JSON.parse reads it; `end`, or -1 when not finite. */
+function slowNumber(b: Uint8Array, start: number, end: number, at: number): number {
+  const value = Number(Buffer.from(b.buffer, b.byteOffset + start, end - start).toString('latin1'));
+  if (!Number.isFinite(value)) return -1;
+  values[at] = value;
+  return end;
 }
 
 // The last point read in full, as a template for the next ones: its bytes in the body, and where in

@@ -7,12 +7,13 @@
 import { parseTimestampBytes } from '../../lib/time';
 import * as limits from './ingest';
 import type { WirePoints } from './point-wire';
-import { CLOSE, LEAF, OPEN, QUOTE, SPACE, ZERO, beginStrings, dropStrings, isDigit, keyAt, keyEnd, listOf, stringEnd, takeStrings } from './batch-scan-strings';
+import { scanNumber } from './batch-scan-numbers';
+import { CLOSE, LEAF, OPEN, QUOTE, SPACE, beginStrings, dropStrings, keyAt, keyEnd, listOf, stringEnd, takeStrings } from './batch-scan-strings';
 
 // Copied: an imported binding is read through a getter where modules are compiled to CommonJS.
 const { MAX_BATCH_POINTS, MAX_DEPTH, MAX_LEAVES } = limits;
 
-const [TAB, LF, CR, COMMA, MINUS, DOT, COLON, PLUS, LOWER_E, UPPER_E] = [9, 10, 13, 44, 45, 46, 58, 43, 101, 69];
+const [TAB, LF, CR, COMMA, COLON] = [9, 10, 13, 44, 58];
 const [OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE] = [91, 93, 123, 125];
 
 const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
@@ -30,12 +31,6 @@ for (const [bit, name] of [[KEY, 'key'], [AT, 'at'], [VALUES, 'values'], [OPERAT
 // meta[1] of a point: key x 2^24 + path list x 4 + flags (point-wire.ts). A body has at most
 // MAX_BATCH_POINTS keys and path lists, far below the 2^29 and 2^22 the packing allows.
 const KEY_UNIT = 2 ** 24;
-
-// Powers of ten that are exact doubles: m * 10^k and m / 10^k with m < 2^53 are then one correctly
-// rounded operation, the value JSON.parse gives (Clinger's fast path).
-const POW10 = Float64Array.from({ length: 23 }, (_, k) => 10 ** k);
-const MAX_FAST_DIGITS = 15;
-const HUGE = 2 ** 31;
 
 // The body is scanned in a copy followed by PAD zero bytes. A zero byte ends every token (it is no
 // part of any), so no loop needs a bounds check, and no read runs past the array: one that did would
@@ -70,56 +65,6 @@ function startsWith(b: Uint8Array, p: number, expected: Uint8Array): boolean {
 function valueAfter(b: Uint8Array, p: number): number {
   p = skipSpace(b, p);
   return b[p] === COLON ? skipSpace(b, p + 1) : -1;
-}
-
-/** Reads a JSON number at `p` into values[at]; the index after it, or -1 (not JSON, or not finite). */
-function scanNumber(b: Uint8Array, p: number, at: number): number {
-  const start = p;
-  const negative = b[p] === MINUS;
-  if (negative) p++;
-  let c = b[p]!;
-  let mantissa = 0;
-  let digits = 0; // significant ones: leading zeros do not count
-  let scale = 0; // digits after the point
-  if (c === ZERO) c = b[++p]!;
-  else if (!isDigit(c)) return -1;
-  else for (; isDigit(c); c = b[++p]!, digits++) mantissa = mantissa * 10 + (c - ZERO);
-  if (c === DOT) {
-    if (!isDigit((c = b[++p]!))) return -1;
-    for (; isDigit(c); c = b[++p]!, scale++) {
-      if (mantissa !== 0 || c !== ZERO) digits++;
-      mantissa = mantissa * 10 + (c - ZERO);
-    }
-  }
-  if (c !== LOWER_E && c !== UPPER_E) {
-    // no exponent, the usual case: an integer, or a fraction of up to 22 digits
-    if (digits <= MAX_FAST_DIGITS && scale <= 22) {
-      const value = scale === 0 ? mantissa : mantissa / POW10[scale]!;
-      values[at] = negative ? -value : value;
-      return p;
-    }
-    return slowNumber(b, start, p, at);
-  }
-  c = b[++p]!;
-  const sign = c === MINUS ? -1 : 1;
-  if (c === MINUS || c === PLUS) c = b[++p]!;
-  if (!isDigit(c)) return -1;
-  let exponent = 0;
-  // past 2^30 it only counts as huge (then read the slow way)
-  for (; isDigit(c); c = b[++p]!) exponent = exponent < 2 ** 30 ? exponent * 10 + (c - ZERO) : HUGE;
-  const k = sign * exponent - scale;
-  if (digits > MAX_FAST_DIGITS || k < -22 || k > 22 || exponent === HUGE) return slowNumber(b, start, p, at);
-  const value = k >= 0 ? mantissa * POW10[k]! : mantissa / POW10[-k]!;
-  values[at] = negative ? -value : value;
-  return p;
-}
-
-/** The JSON number in b[start, end) into values[at] as JSON.parse reads it; `end`, or -1 when not finite. */
-function slowNumber(b: Uint8Array, start: number, end: number, at: number): number {
-  const value = Number(Buffer.from(b.buffer, b.byteOffset + start, end - start).toString('latin1'));
-  if (!Number.isFinite(value)) return -1;
-  values[at] = value;
-  return end;
 }
 
 // The last point read in full, as a template for the next ones: its bytes in the body, and where in
@@ -171,7 +116,7 @@ function scanValues(b: Uint8Array, p: number, at: number): number {
     if (b[p] !== QUOTE) return -1;
     const end = stringEnd(b, p + 1);
     if (end < 0) return -1;
-    if (length + end - p + 2 > shape.length) shape = grown(shape, length + end - p + 2);
+    if (length + end - p + 2 > shape.length) shape = grown(shape, Math.max(shape.length * 2, length + end - p + 2)); // name, marker, CLOSE
     for (let i = p + 1; i < end; i++) shape[length++] = b[i]!;
     p = valueAfter(b, end + 1);
     if (p < 0) return -1;
@@ -188,7 +133,7 @@ function scanValues(b: Uint8Array, p: number, at: number): number {
       if (at + leaves === values.length) values = grown(values, values.length * 2);
       shape[length++] = LEAF;
       const start = p;
-      if ((p = scanNumber(b, p, at + leaves++)) < 0) return -1;
+      if ((p = scanNumber(b, p, values, at + leaves++)) < 0) return -1;
       hole(start, p, HOLE_NUMBER);
     }
     // then commas or closing braces
@@ -229,7 +174,7 @@ function scanPoint(b: Uint8Array, p: number, at: number, m: number): number {
   holes = 0;
   for (;;) {
     // member names are told apart by their first letter, then compared whole (closing quote included);
-    // others (the generic path ignores them) are left to the generic path
+    // any other member (which the generic path ignores) declines the body
     const member = b[p] === QUOTE ? MEMBER_OF_LETTER[b[p + 1]!]! : 0;
     if (member === 0 || (seen & member) !== 0 || !startsWith(b, p, MEMBER_NAMES[member]!)) return -1;
     seen |= member;
@@ -288,7 +233,7 @@ function matchPoint(b: Uint8Array, p: number, at: number, m: number): number {
     const kind = holeKinds[h];
     if (kind === HOLE_NUMBER) {
       if (at + leaves === values.length) values = grown(values, values.length * 2);
-      if ((p = scanNumber(b, p, at + leaves++)) < 0) return -1;
+      if ((p = scanNumber(b, p, values, at + leaves++)) < 0) return -1;
     } else if (kind === HOLE_KEY) {
       if ((key = keyAt(b, p)) < 0) return -1;
       p = keyEnd;

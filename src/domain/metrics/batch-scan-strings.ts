@@ -1,6 +1,6 @@
 // The strings of a batch body read by batch-scan.ts: its keys and leaf path lists, each made once
-// per body from the bytes, and the byte tests the scanner shares. Kept apart from the scanning
-// itself, which is the hot loop; what is here runs once per distinct key or values shape.
+// per body from the bytes (a point's key is found by comparing bytes; a string is made only for a
+// key or values shape the body has not had yet), and the byte tests the scanner shares.
 import { SYSTEM_KEY } from '../../model/write-set';
 import * as limits from './ingest';
 

@@ -201,10 +201,11 @@ function setMember(members: Members, name: string, value: Json | undefined): voi
   else members.push([name, value]);
 }
 
-/** Changes to a valid batch, most of which the generic path refuses (a: which point, b: which variant). */
-export const MUTATIONS: Record<string, (points: Json[], a: number, b: number) => Json> = {
+/** Changes to a valid batch, most of which the generic path refuses (a: which point, b: which variant, time: a timestamp valid or not). */
+export const MUTATIONS: Record<string, (points: Json[], a: number, b: number, time: string) => Json> = {
   key: (points, a, b) => (setMember(membersOf(pick(points, a)), 'key', pick(BAD_KEYS, b)), body(points)),
   at: (points, a, b) => (setMember(membersOf(pick(points, a)), 'at', pick(BAD_ATS, b)), body(points)),
+  time: (points, a, _b, time) => (setMember(membersOf(pick(points, a)), 'at', { str: time }), body(points)), // Feb 30, 24:00, +24:00...
   missing: (points, a, b) => (setMember(membersOf(pick(points, a)), pick(['key', 'at', 'values'], b), undefined), body(points)),
   values: (points, a, b) => (setMember(membersOf(pick(points, a)), 'values', pick(BAD_VALUES, b)), body(points)),
   leaf: (points, a, b) => {

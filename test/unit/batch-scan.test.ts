@@ -11,7 +11,7 @@ import { decodePoints } from '../../src/domain/metrics/point-wire';
 import { parseJsonText } from '../../src/lib/json';
 import { WORKLOADS } from '../../bench/workloads';
 import { seeded } from '../../bench/helpers';
-import { type Json, MUTATIONS, body, gaps, leaves, nested, plainPoints, serialize } from './batch-scan.helpers';
+import { type Json, MUTATIONS, body, gaps, leaves, nested, plainPoints, serialize, wildTimestamp } from './batch-scan.helpers';
 
 type Outcome = 'fast' | 'declined' | 'refused';
 
@@ -54,8 +54,8 @@ describe('batch scanner, property tests', () => {
   test('changed bodies: the same points, or declined; never points for a refused body', () => {
     const kinds = Object.keys(MUTATIONS);
     fc.assert(
-      fc.property(plainPoints, gaps, fc.constantFrom(...kinds), fc.nat(), fc.nat(), (points, ws, kind, a, b) => {
-        tally(check(bytesOf(serialize(MUTATIONS[kind]!(structuredClone(points), a, b), ws))));
+      fc.property(plainPoints, gaps, fc.constantFrom(...kinds), fc.nat(), fc.nat(), wildTimestamp, (points, ws, kind, a, b, time) => {
+        tally(check(bytesOf(serialize(MUTATIONS[kind]!(structuredClone(points), a, b, time), ws))));
       }),
       { numRuns: 3000 },
     );

@@ -23,8 +23,8 @@ export function serialize(root: Json, gaps: readonly string[] = []): string {
 
 const DIGITS = [...'0123456789'];
 const digits = (minLength: number, maxLength: number) => fc.string({ unit: fc.constantFrom(...DIGITS), minLength, maxLength });
-/** printable ASCII but the quote and the backslash: what a string holds unescaped on the fast path */
-const PLAIN = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).filter((c) => c !== '"' && c !== '\\');
+/** ASCII from the space to DEL but the quote and the backslash: what a string holds unescaped on the fast path */
+const PLAIN = Array.from({ length: 96 }, (_, i) => String.fromCharCode(32 + i)).filter((c) => c !== '"' && c !== '\\');
 export const SYSTEM_KEY = '__system__key__';
 
 export const plainKey = fc.oneof(

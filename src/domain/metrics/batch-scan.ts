@@ -216,10 +216,15 @@ function scanPoint(b: Uint8Array, p: number, at: number, m: number): number {
 
 /** The index past the bytes at `p` when they equal the template's from `t` to `end`, or -1. */
 function sameAs(b: Uint8Array, p: number, t: number, end: number): number {
-  // four at a time: a chunk is only read past one that matched, so within the body or its padding
-  for (; t + 4 <= end; t += 4, p += 4) if (words.getInt32(p, true) !== words.getInt32(t, true)) return -1;
-  for (; t < end; t++, p++) if (b[p] !== b[t]) return -1;
-  return p;
+  const length = end - t;
+  if (length < 4) {
+    for (let i = 0; i < length; i++) if (b[p + i] !== b[t + i]) return -1;
+    return p + length;
+  }
+  // four at a time, the last four overlapping the chunk before: a chunk is only read past one that
+  // matched (and so lay in the body), so within the body or its padding
+  for (let i = 0; i < length - 4; i += 4) if (words.getInt32(p + i, true) !== words.getInt32(t + i, true)) return -1;
+  return words.getInt32(p + length - 4, true) === words.getInt32(end - 4, true) ? p + length : -1;
 }
 
 /** Reads the point at `p` as scanPoint does when it matches the template; the index after it, or -1. */

@@ -91,6 +91,73 @@ export function parseTimestamp(input: unknown): number | null {
   return utc + millis - offset * 60_000;
 }
 
+/** The number written by the two ASCII digits at `at` of `bytes`, or -1. */
+function twoDigitsAt(bytes: Uint8Array, at: number): number {
+  const high = bytes[at]! - 48;
+  const low = bytes[at + 1]! - 48;
+  return high >= 0 && high <= 9 && low >= 0 && low <= 9 ? high * 10 + low : -1;
+}
+
+// The last day parseTimestampBytes found valid, and its day number (-2: none yet, unlike every
+// value twoDigitsAt gives).
+let [lastYear, lastMonth, lastDay, lastDays] = [-2, -2, -2, 0];
+
+/**
+ * parseTimestamp over the ASCII bytes `bytes[start, end)`, step for step, for the batch scanner
+ * (batch-scan.ts), which thus makes no string per point. NaN where parseTimestamp gives null.
+ */
+export function parseTimestampBytes(bytes: Uint8Array, start: number, end: number): number {
+  const length = end - start;
+  if (length < 20 || length > 40) return NaN;
+  if (bytes[start + 4] !== DASH || bytes[start + 7] !== DASH) return NaN;
+  const t = bytes[start + 10];
+  if (t !== UPPER_T && t !== LOWER_T && t !== SPACE) return NaN;
+  if (bytes[start + 13] !== COLON || bytes[start + 16] !== COLON) return NaN;
+  const century = twoDigitsAt(bytes, start);
+  const yearOfCentury = twoDigitsAt(bytes, start + 2);
+  const year = century < 0 || yearOfCentury < 0 ? -1 : century * 100 + yearOfCentury;
+  const month = twoDigitsAt(bytes, start + 5);
+  const day = twoDigitsAt(bytes, start + 8);
+  const hour = twoDigitsAt(bytes, start + 11);
+  const minute = twoDigitsAt(bytes, start + 14);
+  const second = twoDigitsAt(bytes, start + 17);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return NaN;
+  // a batch's points mostly share their day: its divisions are done once
+  if (year !== lastYear || month !== lastMonth || day !== lastDay) {
+    if (year < 0 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return NaN;
+    lastDays = daysFromCivil(year, month, day);
+    lastYear = year;
+    lastMonth = month;
+    lastDay = day;
+  }
+  let at = start + 19;
+  let millis = 0;
+  if (bytes[at] === DOT) {
+    const first = ++at;
+    // up to 9 digits, of which the first 3 count (a 10th makes it invalid)
+    for (; at < end; at++) {
+      const d = bytes[at]! - 48;
+      if (!(d >= 0 && d <= 9)) break;
+      if (at - first < 3) millis = millis * 10 + d;
+    }
+    const count = at - first;
+    if (count === 0 || count > 9) return NaN;
+    if (count < 3) millis *= count === 1 ? 100 : 10;
+  }
+  let offset = 0;
+  const c = at < end ? bytes[at] : -1;
+  if (c === UPPER_Z || c === LOWER_Z) {
+    if (end !== at + 1) return NaN;
+  } else {
+    if ((c !== PLUS && c !== MINUS) || end !== at + 6 || bytes[at + 3] !== COLON) return NaN;
+    const hours = twoDigitsAt(bytes, at + 1);
+    const minutes = twoDigitsAt(bytes, at + 4);
+    if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return NaN;
+    offset = (c === MINUS ? -1 : 1) * (hours * 60 + minutes);
+  }
+  return lastDays * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + millis - offset * 60_000;
+}
+
 const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
 
 /** The proleptic Gregorian date of a day number (days since 1970-01-01); inverse of daysFromCivil. */

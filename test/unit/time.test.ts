@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatTimestamp, parseTimestamp } from '../../src/lib/time';
+import fc from 'fast-check';
+import { formatTimestamp, parseTimestamp, parseTimestampBytes } from '../../src/lib/time';
 
 test('parseTimestamp accepts RFC 3339 with an offset, fractions allowed', () => {
   assert.equal(parseTimestamp('2026-01-24T10:00:00Z'), Date.UTC(2026, 0, 24, 10));
@@ -87,4 +88,28 @@ test('formatTimestamp agrees with toISOString across the calendar, and applies o
   }
   assert.equal(formatTimestamp(Date.UTC(2024, 1, 28, 23, 30), 60), '2024-02-29T00:30:00+01:00');
   assert.equal(formatTimestamp(Date.UTC(2025, 0, 1, 0, 30), -60), '2024-12-31T23:30:00-01:00');
+});
+
+test('parseTimestampBytes gives what parseTimestamp gives (NaN for null) on any ASCII text, wherever it sits in the bytes', () => {
+  const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+  const wildTimestamp = fc
+    .tuple(fc.integer({ min: 0, max: 9999 }), two(13), two(32), fc.constantFrom('T', 't', ' ', 'x'), two(24), two(60), two(60))
+    .chain(([y, mo, d, sep, h, mi, s]) =>
+      fc
+        .tuple(fc.option(fc.string({ unit: fc.constantFrom(...'0123456789'), maxLength: 11 })), fc.constantFrom('Z', 'z', '', '+', '-'), two(24), two(60))
+        .map(([frac, sign, oh, om]) => `${String(y).padStart(4, '0')}-${mo}-${d}${sep}${h}:${mi}:${s}${frac === null ? '' : `.${frac}`}${sign}${'+-'.includes(sign) && sign ? `${oh}:${om}` : ''}`),
+    );
+  const near = fc.tuple(wildTimestamp, fc.nat(40), fc.string({ unit: fc.constantFrom(...'0123456789-:.+TZtz "x'), maxLength: 3 }))
+    .map(([text, at, insert]) => text.slice(0, at) + insert + text.slice(at + insert.length));
+  const ascii = fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)), maxLength: 45 });
+  // first, before any valid day is remembered: no digits at all is no day either
+  assert.ok(Number.isNaN(parseTimestampBytes(Buffer.from('yyyy-mm-ddT00:00:00Z'), 0, 20)));
+  fc.assert(
+    fc.property(fc.oneof(wildTimestamp, near, ascii), fc.string({ maxLength: 3 }), fc.string({ maxLength: 3 }), (text, before, after) => {
+      const bytes = Buffer.from(before + text + after);
+      const start = Buffer.byteLength(before);
+      assert.ok(Object.is(parseTimestampBytes(bytes, start, start + text.length), parseTimestamp(text) ?? NaN), text);
+    }),
+    { numRuns: 20_000 },
+  );
 });

@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
 import { parseJsonText } from '../../lib/json';
+import { scanBatch } from './batch-scan';
 import { batchWorkerCode } from './batch-worker-code';
 import { parseBatch } from './ingest';
 import { type WireError, type WirePoints, decodeError, encodePoints } from './point-wire';
@@ -53,7 +54,9 @@ type Reply = { id: number; points: WirePoints; error?: undefined } | { id: numbe
 
 function parseInline(raw: Buffer | undefined): Promise<WirePoints> {
   try {
-    return Promise.resolve(encodePoints(parseBatch(raw === undefined ? undefined : parseJsonText(raw))));
+    // plain bodies straight from their bytes (batch-scan.ts); any other (and every error) the generic way
+    const wire = raw === undefined ? null : scanBatch(raw);
+    return Promise.resolve(wire ?? encodePoints(parseBatch(raw === undefined ? undefined : parseJsonText(raw))));
   } catch (err) {
     return Promise.reject(err);
   }

@@ -4,6 +4,7 @@
 // would have thrown. Only pure modules are imported here: no HTTP stack, no database.
 import { parentPort } from 'node:worker_threads';
 import { parseJsonText } from '../../lib/json';
+import { scanBatch } from './batch-scan';
 import { parseBatch } from './ingest';
 import { encodeError, encodePoints } from './point-wire';
 
@@ -17,7 +18,9 @@ if (!port) throw new Error('batch-worker runs as a worker thread');
 
 port.on('message', (job: Job) => {
   try {
-    const points = encodePoints(parseBatch(parseJsonText(new Uint8Array(job.bytes))));
+    const bytes = new Uint8Array(job.bytes);
+    // plain bodies straight from their bytes; any other (and every error) the generic way
+    const points = scanBatch(bytes) ?? encodePoints(parseBatch(parseJsonText(bytes)));
     port.postMessage({ id: job.id, points }, [points.meta.buffer as ArrayBuffer, points.values.buffer as ArrayBuffer]);
   } catch (err) {
     port.postMessage({ id: job.id, error: encodeError(err) });

@@ -1,46 +1,58 @@
-// The embedded store's cache of written buckets: bounded, and never the source of a stale value
+// The metric writer's cache of written buckets: bounded, and never the source of a stale value
 // (failed transactions, writes through another connection, tiny limits).
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BucketTreeCache, REFRESH_MISSES } from '../../src/drivers/bucket-cache';
+import { BucketCache, REFRESH_MISSES } from '../../src/drivers/bucket-cache';
+import { type BucketValue, ShapeRegistry } from '../../src/model/bucket-shape';
 import type { MetricStore } from '../../src/drivers/types';
 import { type StoreFixture, embeddedFactory, embeddedStore, readParsed, writeSet } from './helpers';
 
 const H = 3_600_000;
 const T0 = Date.UTC(2025, 2, 4, 10);
 
-describe('BucketTreeCache', () => {
+describe('BucketCache', () => {
+  const shapes = new ShapeRegistry();
+  const leaf = shapes.of(['n']);
+  const bucketOf = (n: number): BucketValue => ({ shape: leaf, values: Float64Array.of(n) });
+  const numberOf = (cache: BucketCache, series: number, bucket: number) => cache.get(series, bucket)?.value.values?.[0];
+
   test('once full it keeps what it holds and takes no new bucket, until REFRESH_MISSES x its size of misses', async () => {
-    const cache = new BucketTreeCache({ entries: 3, bytes: 1_000 });
-    for (let b = 0; b < 3; b++) cache.set(1, b, { tree: { n: b } }, 1, 7);
-    cache.set(1, 2, { tree: { n: 20 } }, 1, 8); // a held bucket is still updated
-    assert.deepEqual(cache.get(1, 2)?.value.tree, { n: 20 });
+    const cache = new BucketCache({ entries: 3, bytes: 1_000 });
+    for (let b = 0; b < 3; b++) cache.set(1, b, bucketOf(b), 1, 7);
+    cache.set(1, 2, bucketOf(20), 2, 8); // a held bucket is still updated
+    assert.deepEqual([numberOf(cache, 1, 2), cache.get(1, 2)?.fold], [20, 2]);
     const misses = REFRESH_MISSES * 3;
     for (let miss = 1; miss <= misses; miss++) {
-      cache.set(2, miss, { tree: { n: miss } }, 1, 7);
+      cache.set(2, miss, bucketOf(miss), 1, 7);
       assert.equal(cache.size, 3);
       assert.equal(cache.get(2, miss), undefined);
-      assert.deepEqual(cache.get(1, 0)?.value.tree, { n: 0 });
+      assert.equal(numberOf(cache, 1, 0), 0);
     }
-    cache.set(2, misses + 1, { tree: {} }, 1, 7); // one miss more: emptied, to refill with the buckets now written
+    cache.set(2, misses + 1, bucketOf(0), 1, 7); // one miss more: emptied, to refill with the buckets now written
     assert.equal(cache.size, 0);
-    cache.set(2, misses + 2, { tree: { n: 1 } }, 1, 7);
-    assert.deepEqual([cache.size, cache.get(2, misses + 2)?.value.tree], [1, { n: 1 }]);
+    cache.set(2, misses + 2, bucketOf(1), 1, 7);
+    assert.deepEqual([cache.size, numberOf(cache, 2, misses + 2)], [1, 1]);
   });
 
-  test('is bounded by the estimated bytes of its values, replacements counted at their new size', async () => {
-    const cache = new BucketTreeCache({ entries: 100, bytes: 100 });
-    cache.set(1, 1, { tree: { a: 1 } }, 1, 60);
-    cache.set(1, 1, { tree: { a: 2 } }, 1, 30); // 30 held, not 90
-    cache.set(1, 2, { tree: { b: 1 } }, 1, 60);
-    assert.equal(cache.size, 2);
-    cache.set(1, 3, { tree: { c: 1 } }, 1, 11); // 101 > 100
+  test('a value changed in place is kept without a copy; the numbers and trees it holds bound it', async () => {
+    const cache = new BucketCache({ entries: 100, bytes: 24 });
+    cache.set(1, 1, bucketOf(1), 1, 7);
+    const held = cache.get(1, 1)!.value;
+    held.values![0] = 5; // what a fold does with a cached bucket of the same shape
+    cache.set(1, 1, held, 2, 7);
+    assert.deepEqual([numberOf(cache, 1, 1), cache.size], [5, 1]);
+    cache.set(1, 2, bucketOf(2), 1, 7);
+    cache.set(1, 3, bucketOf(3), 1, 7); // 3 numbers x 8 bytes = 24: full, not over
+    assert.equal(cache.size, 3);
+    cache.set(1, 4, bucketOf(4), 1, 7); // no room for its number: emptied
     assert.equal(cache.size, 0);
-    cache.set(1, 1, { tree: { a: 3 } }, 1, 10);
-    cache.set(1, 1, { tree: { a: 4 } }, 1, 101); // an update past the bound empties it too
-    assert.equal(cache.size, 0);
+    const trees = new BucketCache({ entries: 100, bytes: 100 });
+    trees.set(1, 1, { tree: { a: { b: 1 } } }, 1, 10); // 70 bytes counted
+    assert.deepEqual(trees.get(1, 1)?.value.tree, { a: { b: 1 } });
+    trees.set(1, 2, { tree: { c: 1 } }, 1, 5); // 70 + 35 > 100
+    assert.equal(trees.size, 0);
   });
 });
 
@@ -77,7 +89,7 @@ describe('embedded store with its bucket cache', () => {
   });
 
   test('with a tiny cache, repeated writes over many buckets still sum exactly', async () => {
-    const { store, close } = embeddedStore(fx.db!, { entries: 2, bytes: 200 });
+    const { store, close } = embeddedStore(fx.db!, { entries: 2, bytes: 16 });
     const hours = Array.from({ length: 7 }, (_, i) => T0 + i * H);
     for (let round = 1; round <= 5; round++) {
       await store.apply(writeSet(hours.map((at, i) => ({ key: 'k', granularity: '1h', at, add: { n: i + round } }))));

@@ -42,10 +42,10 @@ interface Job {
   reject(err: unknown): void;
 }
 
-// The worker's young generation as Node 20 sizes the main thread's (16 MB semi-spaces), whatever
-// the runtime's default (Node 24 on a large machine picks several times more). Much smaller makes
-// parsed bodies survive into the old generation and halves batch throughput.
-const WORKER_LIMITS = { maxYoungGenerationSizeMb: 48 };
+// The worker's young generation, whatever the runtime's default (Node 24 on a large machine picks
+// several times more). The scanner (batch-scan.ts) allocates little per body; bodies that take the
+// generic path (JSON.parse) then promote more, which costs some throughput but no correctness.
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 16 };
 
 /** worker failures after which batches are parsed inline for good */
 const MAX_FAILURES = 3;

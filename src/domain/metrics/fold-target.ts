@@ -1,7 +1,7 @@
 // The embedded tables as the metric writer's folds (fold.ts) write them: the statements, the ids
 // of known series, the cache of recently written buckets, and one bucket's read-change-write.
 import type { Db } from '../../storage/db';
-import { BucketTreeCache, bucketBytes, type BucketCacheLimits } from '../../drivers/bucket-cache';
+import { BucketCache, type BucketCacheLimits } from '../../drivers/bucket-cache';
 import { bucketUpserts, keyCountUpserts, statements, type FoldState } from '../../drivers/embedded-sql';
 import { type BucketValue, ShapeRegistry, applyToBucket, parseBucket, renderBucket } from '../../model/bucket-shape';
 import type { RowDelta } from '../../model/row-delta';
@@ -15,7 +15,7 @@ export class FoldTarget {
   readonly sql: ReturnType<typeof statements>;
   readonly upserts;
   readonly keyCounts;
-  readonly cache: BucketTreeCache;
+  readonly cache: BucketCache;
   readonly shapes = new ShapeRegistry();
   /** the delta of a count row (its one value changes before each use) */
   private readonly countDelta: RowDelta = { paths: COUNT_PATHS, values: new Float64Array(1), set: null };
@@ -30,7 +30,7 @@ export class FoldTarget {
     this.sql = statements(db);
     this.upserts = bucketUpserts(db);
     this.keyCounts = keyCountUpserts(db);
-    this.cache = new BucketTreeCache(cacheLimits);
+    this.cache = new BucketCache(cacheLimits);
   }
 
   state(): FoldState {
@@ -115,7 +115,7 @@ export class FoldTarget {
     }
     const text = renderBucket(value);
     this.upserts.add(id, bucket, text, fold);
-    this.cache.set(id, bucket, value, fold, bucketBytes(value, text.length));
+    this.cache.set(id, bucket, value, fold, text.length);
     return true;
   }
 

@@ -66,6 +66,8 @@ export class MetricWriter {
   private readonly log: SegmentedLog;
   private readonly plans = new PlanCache();
   private current = new IngestWindow();
+  /** the last folded window, emptied, to gather next */
+  private spare: IngestWindow | null = null;
   private folding: Fold | null = null;
   private foldNumber: number;
   private stamp: number;
@@ -238,7 +240,8 @@ export class MetricWriter {
     this.urgent = false;
     this.log.seal();
     const window = this.current;
-    this.current = new IngestWindow(window.held);
+    this.current = this.spare ?? new IngestWindow(window.held);
+    this.spare = null;
     this.folding = new Fold(this.target, window, ++this.foldNumber, this.currentUpTo);
     this.foldStarted = performance.now();
     this.stepSoon();
@@ -268,6 +271,8 @@ export class MetricWriter {
     if (!fold.done) return this.stepSoon();
     this.folding = null;
     this.foldedUpTo = fold.upTo;
+    fold.window.reset(); // its columns take the next window: two windows' memory in all, reused
+    this.spare = fold.window;
     try {
       this.log.dropUpTo(fold.upTo);
     } catch (err) {

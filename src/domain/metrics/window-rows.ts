@@ -16,6 +16,12 @@ export class Shapes {
   private readonly ids = new Map<string, number>();
   private readonly maps = new Map<number, Int32Array>();
 
+  reset(): void {
+    this.paths.length = 0;
+    this.ids.clear();
+    this.maps.clear();
+  }
+
   id(paths: readonly string[]): number {
     const text = paths.map((p) => `${p.length}:${p}`).join('');
     let id = this.ids.get(text);
@@ -85,6 +91,13 @@ export class Rows {
     this.next = new Int32Array(n);
     this.values = new DoubleColumn(4 * n);
     this.sets = new Uint8Array(4 * n);
+  }
+
+  /** Forgets every row; the columns stay for the next window. */
+  reset(): void {
+    this.table.reset();
+    this.values.reset();
+    this.count = 0;
   }
 
   /** The row of a series and bucket; a new one (then `created`) starts with `shape` and no values. */
@@ -236,6 +249,14 @@ export class Groups {
     this.nextShape = new Int32Array(n);
     this.nextOfKey = new Int32Array(n);
     this.sums = new DoubleColumn(4 * n);
+  }
+
+  /** Forgets every group; the columns stay for the next window. */
+  reset(): void {
+    this.table.reset();
+    this.heads.data.fill(-1);
+    this.sums.reset();
+    this.count = 0;
   }
 
   find(key: number, finest: number, shape: number): number {

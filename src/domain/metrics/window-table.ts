@@ -16,6 +16,12 @@ export class SlotTable {
     this.mask = capacity - 1;
   }
 
+  /** Forgets every key (the arrays are kept for the next use). */
+  reset(): void {
+    this.slots.fill(-1);
+    this.size = 0;
+  }
+
   /** The slot of `key`, or -1. */
   find(key: number): number {
     let i = hash(key) & this.mask;
@@ -83,7 +89,12 @@ export class DoubleColumn {
     }
     const at = this.length;
     this.length += n;
+    this.data.fill(0, at, at + n); // a column used before holds old numbers there
     return at;
+  }
+
+  reset(): void {
+    this.length = 0;
   }
 }
 

@@ -116,7 +116,7 @@ export class IngestWindow {
   readonly rows: Rows;
   private groups: Groups;
   /** every key of the window, by index */
-  private readonly keys: WindowKey[] = [];
+  private keys: WindowKey[] = [];
   /** per series (a key in one granularity): its key, granularity, and first row (-1: none) */
   readonly seriesKey: WindowKey[] = [];
   readonly seriesSlot: number[] = [];
@@ -130,6 +130,20 @@ export class IngestWindow {
   constructor(private readonly expected: { rows: number; groups: number } = { rows: 0, groups: 0 }) {
     this.rows = new Rows(this.shapes, expected.rows);
     this.groups = new Groups(this.shapes, expected.groups);
+  }
+
+  /** Empties the window for reuse as a new one: its columns, the largest memory it holds, stay. */
+  reset(): void {
+    this.sources.clear();
+    this.shapes.reset();
+    this.rows.reset();
+    this.groups.reset();
+    this.keys.length = 0;
+    this.seriesKey.length = 0;
+    this.seriesSlot.length = 0;
+    this.seriesHead.length = 0;
+    this.points = 0;
+    this.maxGroups = 0;
   }
 
   /** what this window held, for sizing the next */
@@ -223,7 +237,7 @@ export class IngestWindow {
   spreadAll(): void {
     for (const state of this.keys) this.spreadKey(state);
     this.maxGroups = Math.max(this.maxGroups, this.groups.count);
-    this.groups = new Groups(this.shapes, this.expected.groups);
+    this.groups.reset();
   }
 
   /** The rows of a series, newest first. */

@@ -53,6 +53,12 @@ function transfers(request: Request): ArrayBuffer[] {
   return [...buffers];
 }
 
+// Young generations sized for what the threads allocate, whatever the runtime's default (Node 24
+// on a large machine picks several times more): the writer's windows are columns that live long
+// (old generation anyway); the checkpointer allocates almost nothing.
+const WRITER_LIMITS = { maxYoungGenerationSizeMb: 16 };
+const CHECKPOINTER_LIMITS = { maxYoungGenerationSizeMb: 2 };
+
 export interface WriterThreadOptions extends WriterThreadData {
   log?: Logger;
 }
@@ -63,7 +69,12 @@ export interface WriterThreadOptions extends WriterThreadData {
  */
 export function startWriterThread(options: WriterThreadOptions): WriterPort {
   const { log, ...data } = options;
-  const checkpointer = new Worker(writerThreadCode(), { eval: true, name: 'db-checkpointer', workerData: { ...data, role: 'checkpointer' } });
+  const checkpointer = new Worker(writerThreadCode(), {
+    eval: true,
+    name: 'db-checkpointer',
+    workerData: { ...data, role: 'checkpointer' },
+    resourceLimits: CHECKPOINTER_LIMITS,
+  });
   checkpointer.on('error', (err) => log?.error('database checkpointer failed', { error: err.message }));
   const checkpointerStopped = new Promise((resolve) => checkpointer.once('exit', resolve));
   checkpointer.unref();
@@ -80,7 +91,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   }
 
   function start(): Worker {
-    const w = new Worker(writerThreadCode(), { eval: true, name: 'metric-writer', workerData: data });
+    const w = new Worker(writerThreadCode(), { eval: true, name: 'metric-writer', workerData: data, resourceLimits: WRITER_LIMITS });
     w.on('message', (reply: Reply) => {
       if ('ready' in reply) return;
       if ('failed' in reply) {

@@ -28,9 +28,10 @@ export async function spawnServer(
   args: string[] = [],
   env: Record<string, string> = {},
   executable?: string,
+  flags: string[] = [],
 ): Promise<ChildServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const nodeArgs = [...flags, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')];
   const scriptArgs = args.map((a) => a.replace('$DATA', dataDir));
   const [command, commandArgs] = executable
     ? [path.resolve(ROOT, executable), scriptArgs]
@@ -63,9 +64,14 @@ export async function spawnServer(
   };
 }
 
-/** `service serve` on a fresh data dir, port 0 (the executable named by BENCH_SERVICE, if set). */
+/**
+ * `service serve` on a fresh data dir, port 0 (the executable named by BENCH_SERVICE, if set),
+ * with the young generation npm start and the executable give the event loop.
+ */
 export function spawnService(env: Record<string, string> = {}): Promise<ChildServer> {
-  return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', '$DATA'], env, process.env.BENCH_SERVICE || undefined);
+  const executable = process.env.BENCH_SERVICE || undefined;
+  const flags = executable ? [] : ['--max-semi-space-size=4'];
+  return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', '$DATA'], env, executable, flags);
 }
 
 /** What spawnService runs, for the benchmarks' first line. */

@@ -43,9 +43,11 @@ interface Job {
 }
 
 // The worker's young generation, whatever the runtime's default (Node 24 on a large machine picks
-// several times more). The scanner (batch-scan.ts) allocates little per body; bodies that take the
-// generic path (JSON.parse) then promote more, which costs some throughput but no correctness.
-const WORKER_LIMITS = { maxYoungGenerationSizeMb: 16 };
+// several times more): the scanner (batch-scan.ts) allocates little per body, and the body buffers
+// it is handed (external memory) are freed at each collection, so a small young generation keeps
+// them from piling up. Bodies that take the generic path (JSON.parse) then promote more, which
+// costs some throughput but no correctness.
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4 };
 
 /** worker failures after which batches are parsed inline for good */
 const MAX_FAILURES = 3;

@@ -67,8 +67,9 @@ export class Rows {
   bucketMs: Float64Array;
   shape: Int32Array;
   at: Int32Array;
-  tracked: Float64Array;
-  untracked: Float64Array;
+  /** points counted for the system key (a window holds far fewer than 2^31) */
+  tracked: Int32Array;
+  untracked: Int32Array;
   flags: Uint8Array;
   /** the series' next row (a list per series), -1 at the end */
   next: Int32Array;
@@ -78,19 +79,19 @@ export class Rows {
 
   /** `capacity`: rows expected (the previous window's count), so that the columns rarely grow */
   constructor(private readonly shapes: Shapes, capacity = 1024) {
-    const n = powerOfTwo(capacity);
-    this.table = new SlotTable(2 * n);
+    const n = columnSize(capacity);
+    this.table = new SlotTable(tableSize(n));
     this.series = new Int32Array(n);
     this.bucket = new Int32Array(n);
     this.bucketMs = new Float64Array(n);
     this.shape = new Int32Array(n);
     this.at = new Int32Array(n);
-    this.tracked = new Float64Array(n);
-    this.untracked = new Float64Array(n);
+    this.tracked = new Int32Array(n);
+    this.untracked = new Int32Array(n);
     this.flags = new Uint8Array(n);
     this.next = new Int32Array(n);
-    this.values = new DoubleColumn(4 * n);
-    this.sets = new Uint8Array(4 * n);
+    this.values = new DoubleColumn(3 * n);
+    this.sets = new Uint8Array(3 * n);
   }
 
   /** Forgets every row; the columns stay for the next window. */
@@ -201,8 +202,14 @@ export class Rows {
   }
 }
 
-export function powerOfTwo(n: number): number {
-  return 2 ** Math.ceil(Math.log2(Math.max(n, 1024)));
+/** Columns for a window expected to hold `n`: a tenth more, so that they rarely grow. */
+export function columnSize(n: number): number {
+  return Math.max(1024, Math.ceil(n * 1.1));
+}
+
+/** A hash table for `n` entries: a power of two, at most half full. */
+function tableSize(n: number): number {
+  return 2 ** Math.ceil(Math.log2(2 * n));
 }
 
 function widen<T extends Int32Array | Float64Array | Uint8Array>(a: T, n: number): T {
@@ -223,8 +230,8 @@ export class Groups {
   finest: Int32Array;
   shape: Int32Array;
   at: Int32Array;
-  tracked: Float64Array;
-  untracked: Float64Array;
+  tracked: Int32Array;
+  untracked: Int32Array;
   live: Uint8Array;
   /** the next group of the same buckets (another shape), -1 at the end */
   nextShape: Int32Array;
@@ -237,18 +244,18 @@ export class Groups {
   revived = false;
 
   constructor(private readonly shapes: Shapes, capacity = 1024) {
-    const n = powerOfTwo(capacity);
-    this.table = new SlotTable(2 * n);
+    const n = columnSize(capacity);
+    this.table = new SlotTable(tableSize(n));
     this.key = new Int32Array(n);
     this.finest = new Int32Array(n);
     this.shape = new Int32Array(n);
     this.at = new Int32Array(n);
-    this.tracked = new Float64Array(n);
-    this.untracked = new Float64Array(n);
+    this.tracked = new Int32Array(n);
+    this.untracked = new Int32Array(n);
     this.live = new Uint8Array(n);
     this.nextShape = new Int32Array(n);
     this.nextOfKey = new Int32Array(n);
-    this.sums = new DoubleColumn(4 * n);
+    this.sums = new DoubleColumn(3 * n);
   }
 
   /** Forgets every group; the columns stay for the next window. */

@@ -54,9 +54,10 @@ function transfers(request: Request): ArrayBuffer[] {
 }
 
 // Young generations sized for what the threads allocate, whatever the runtime's default (Node 24
-// on a large machine picks several times more): the writer's windows are columns that live long
-// (old generation anyway); the checkpointer allocates almost nothing.
-const WRITER_LIMITS = { maxYoungGenerationSizeMb: 16 };
+// on a large machine picks several times more): the writer's windows and cache are columns that
+// live long, what it allocates per request dies young (and frees the wires' buffers with it); the
+// checkpointer allocates almost nothing.
+const WRITER_LIMITS = { maxYoungGenerationSizeMb: 4 };
 const CHECKPOINTER_LIMITS = { maxYoungGenerationSizeMb: 2 };
 
 export interface WriterThreadOptions extends WriterThreadData {

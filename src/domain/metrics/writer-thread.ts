@@ -30,6 +30,7 @@ function nativeBinding(): unknown {
 
 function checkpointer(): void {
   const db = openDatabase(data.dbFile, { nativeBinding: nativeBinding() });
+  db.pragma('cache_size = 64'); // it reads nothing: pages only pass through
   const timer = setInterval(() => {
     try {
       db.pragma('wal_checkpoint(PASSIVE)');

@@ -50,10 +50,11 @@ export class Fold {
 
   /**
    * Commits the next transaction: work until `budgetMs` has passed. `stamp` is recorded with it.
-   * On an error nothing of this transaction stays and the next step starts over from what is not
-   * marked done.
+   * `poll` runs every few pieces of work: the writer answers its messages there (appends touch the
+   * log and the gathering window, never this transaction). On an error nothing of this
+   * transaction stays and the next step starts over from what is not marked done.
    */
-  step(budgetMs: number, stamp: number): void {
+  step(budgetMs: number, stamp: number, poll?: () => void): void {
     const target = this.target;
     const deadline = performance.now() + budgetMs;
     this.wroteRows = [];
@@ -68,7 +69,9 @@ export class Fold {
           this.done = true;
           break;
         }
-        if (++n % CLOCK_EVERY === 0 && performance.now() >= deadline) break;
+        if (++n % CLOCK_EVERY !== 0) continue;
+        poll?.();
+        if (performance.now() >= deadline) break;
       }
       if (!this.started) target.sql.startFold.run(this.upTo, this.number, stamp);
       if (this.done) target.sql.finishFold.run(this.upTo, stamp);

@@ -50,12 +50,17 @@ export interface MetricWriterOptions {
   cacheLimits?: BucketCacheLimits;
   /** the settings of a source, for records of a first-version log (which name only the source) */
   sourceSettings?: (id: string) => PlanInput | undefined;
+  /**
+   * Takes the requests waiting for the writer, in the middle of a fold's transaction (its thread
+   * passes them to append, pending...): a request then waits a millisecond, not a transaction.
+   */
+  poll?: () => void;
 }
 
 interface AppendJob {
   entries: AppendEntry[];
-  resolve(): void;
-  reject(err: unknown): void;
+  /** called once the points are logged and merged (no error), or were refused */
+  done(err?: unknown): void;
 }
 
 const planHead = (p: PlanInput) =>
@@ -83,7 +88,7 @@ export class MetricWriter {
   /** how long the last fold took, first transaction to last (ms) */
   private lastFoldMs = 0;
   private closed = false;
-  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings'>>;
+  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings' | 'poll'>>;
 
   constructor(private readonly options: MetricWriterOptions) {
     this.o = {
@@ -107,11 +112,14 @@ export class MetricWriter {
 
   /** Points of one group commit: resolves once they are in the log and merged (acknowledged). */
   append(entries: AppendEntry[]): Promise<void> {
-    if (this.closed) return Promise.reject(new Error('the metric writer is closed'));
-    return new Promise((resolve, reject) => {
-      this.queue.push({ entries, resolve, reject });
-      this.pump();
-    });
+    return new Promise((resolve, reject) => this.appendThen(entries, (err) => (err === undefined ? resolve() : reject(err))));
+  }
+
+  /** append with a callback, called as soon as the points are in (its thread answers from there). */
+  appendThen(entries: AppendEntry[], done: (err?: unknown) => void): void {
+    if (this.closed) return done(new Error('the metric writer is closed'));
+    this.queue.push({ entries, done });
+    this.pump();
   }
 
   /** What a read of one series must add to the stored rows, and the stamp they are relative to. */
@@ -156,7 +164,7 @@ export class MetricWriter {
     await this.settle();
     this.closed = true;
     this.clearTimer();
-    for (const job of this.queue.splice(0)) job.reject(new Error('the metric writer is closed'));
+    for (const job of this.queue.splice(0)) job.done(new Error('the metric writer is closed'));
     this.log.close();
   }
 
@@ -214,11 +222,11 @@ export class MetricWriter {
       try {
         this.currentUpTo = this.log.append(job.entries.map((e) => ({ head: planHead(e.settings), body: wireToParts(e.wire) })));
       } catch (err) {
-        job.reject(err);
+        job.done(err);
         continue;
       }
       job.entries.forEach((e, i) => this.current.add(plans[i]!, e.wire));
-      job.resolve();
+      job.done();
     }
     if (this.current.size >= this.o.foldAtRows) this.urgent = true;
     if (this.urgent) this.startFold();
@@ -261,7 +269,7 @@ export class MetricWriter {
     const fold = this.folding;
     if (!fold) return;
     try {
-      fold.step(this.o.chunkMs, this.stamp + 1);
+      fold.step(this.o.chunkMs, this.stamp + 1, this.options.poll);
       this.stamp++;
     } catch (err) {
       this.options.log?.error('metric fold failed, retrying', { error: String(err), code: (err as { code?: unknown }).code });

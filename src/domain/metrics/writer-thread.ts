@@ -7,7 +7,7 @@
 // that copies the WAL back into the database file every CHECKPOINT_MS, on a thread of its own, so
 // that neither the writer's commits nor the event loop's stop for a checkpoint and its fsync.
 // Any message stops it.
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../storage/db';
 import { createSourcesRepo } from '../../storage/sources';
 import { MetricWriter } from './metric-writer';
@@ -48,34 +48,39 @@ function checkpointer(): void {
 function writer(): void {
   let db: ReturnType<typeof openDatabase>;
   let metrics: MetricWriter;
+  // Requests that arrive while a fold's transaction runs are taken from inside it (MetricWriter's poll).
+  const poll = () => {
+    for (let m = receiveMessageOnPort(port!); m; m = receiveMessageOnPort(port!)) handle(m.message as WriterRequest);
+  };
   try {
     db = openDatabase(data.dbFile, { nativeBinding: nativeBinding(), checkpointPages: data.checkpointPages });
     const sources = createSourcesRepo(db);
-    metrics = new MetricWriter({ ...data.options, db, sourceSettings: (id) => sources.byId(id) });
+    metrics = new MetricWriter({ ...data.options, db, sourceSettings: (id) => sources.byId(id), poll });
     port!.postMessage({ ready: true });
   } catch (err) {
     port!.postMessage({ failed: true, error: errorToWire(err) });
     throw err;
   }
-  const answer = (id: number, work: Promise<unknown>) =>
-    work.then(
-      (value) => port!.postMessage({ id, ok: true, value }),
-      (err: unknown) => port!.postMessage({ id, ok: false, error: errorToWire(err) }),
-    );
-  port!.on('message', (req: WriterRequest) => {
+  const reply = (id: number, err: unknown, value?: unknown) =>
+    port!.postMessage(err === undefined ? { id, ok: true, value } : { id, ok: false, error: errorToWire(err) });
+  const answer = (id: number, work: Promise<unknown>) => work.then((value) => reply(id, undefined, value), (err: unknown) => reply(id, err ?? new Error('failed')));
+  port!.on('message', handle);
+
+  function handle(req: WriterRequest): void {
     switch (req.op) {
+      // Appends and reads answer at once, also from inside a fold's transaction (no microtask wait).
       case 'append':
-        return answer(req.id, metrics.append(req.entries));
+        return metrics.appendThen(req.entries, (err) => reply(req.id, err));
       case 'pending':
-        return answer(req.id, Promise.resolve(metrics.pending(req.sourceId, req.key, req.granularity, req.firstMs, req.lastMs)));
+        return reply(req.id, undefined, metrics.pending(req.sourceId, req.key, req.granularity, req.firstMs, req.lastMs));
       case 'settle':
-        return answer(req.id, metrics.settle());
+        return void answer(req.id, metrics.settle());
       case 'apply':
-        return answer(req.id, metrics.applyWriteSet(req.writes));
+        return void answer(req.id, metrics.applyWriteSet(req.writes));
       case 'close':
-        return answer(req.id, metrics.close().then(() => db.close()));
+        return void answer(req.id, metrics.close().then(() => db.close()));
     }
-  });
+  }
 }
 
 if (data.role === 'checkpointer') checkpointer();

@@ -40,7 +40,7 @@ async function run(bodies: string[], perFold: number): Promise<Cost> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-fold-'));
   const db = openDatabase(path.join(dir, 'service.db'));
   migrate(db);
-  const writer = new MetricWriter({ db, foldAfterMs: 3_600_000, foldAtRows: Number.MAX_SAFE_INTEGER, maxWindowRows: Number.MAX_SAFE_INTEGER, chunkMs: CHUNK_MS, cacheLimits: CACHE });
+  const writer = new MetricWriter({ db, foldAfterMs: 3_600_000, foldAtBytes: Number.MAX_SAFE_INTEGER, maxWindowBytes: Number.MAX_SAFE_INTEGER, chunkMs: CHUNK_MS, cacheLimits: CACHE });
   const wire = (i: number) => encodePoints(parseBatch(JSON.parse(bodies[i % bodies.length]!)));
   const cost: Cost = { append: 0, fold: 0, longestFold: 0 };
   try {

@@ -85,11 +85,11 @@ test('the write path stores what the reference computes, for any cut into reques
       fc.array(rawPoint, { minLength: 1, maxLength: 120 }),
       fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 30 }),
       fc.array(fc.constantFrom<Step>('none', 'none', 'read', 'fold', 'fold+read'), { minLength: 1, maxLength: 30 }),
-      fc.integer({ min: 1, max: 400 }),
-      async (raws, cuts, steps, foldAtRows) => {
+      fc.integer({ min: 1, max: 40_000 }),
+      async (raws, cuts, steps, foldAtBytes) => {
         const fixture = embeddedFactory.create();
         // chunkMs 0: every fold commits in transactions of a few rows, reads fall between them
-        const writer = inProcessWriter({ db: fixture.db!, foldAfterMs: 60_000, foldAtRows, chunkMs: 0 });
+        const writer = inProcessWriter({ db: fixture.db!, foldAfterMs: 60_000, foldAtBytes, chunkMs: 0 });
         const store = createEmbeddedStore(fixture.db!, writer);
         const queue = createWriteQueue({ maxPendingPoints: 1_000_000 });
         try {

@@ -4,7 +4,7 @@
 //
 // A group commit's points are acknowledged once their record is in the write log (embedded-log.ts)
 // and they are merged into the gathering window (window.ts). A second after a window's first
-// point, at `foldAtRows` rows, or when asked to settle, the window is folded into the buckets in
+// point, at `foldAtBytes` of rows, or when asked to settle, the window is folded into the buckets in
 // short transactions (fold.ts) while a new window gathers. A fold costs about the same for a
 // second of points as for five when they touch the same rows, so a window gathers for twice as
 // long as the last fold took (up to `maxFoldAfterMs`): under a heavy load folds take at most about
@@ -12,7 +12,7 @@
 // (`pending`), so it sees every acknowledged point at once, also while a fold runs or cannot run
 // (a full disk).
 //
-// Back pressure: while a fold runs, a window that reaches `maxWindowRows` makes further appends
+// Back pressure: while a fold runs, a window that holds `maxWindowBytes` makes further appends
 // wait, so the queue before the writer fills and the service answers 503 instead of growing.
 import path from 'node:path';
 import type { Logger } from '../../lib/log';
@@ -39,10 +39,13 @@ export interface MetricWriterOptions {
   foldAfterMs?: number;
   /** ... and at most, when folds are slow (default 5,000 ms) */
   maxFoldAfterMs?: number;
-  /** rows (and groups) that start a window's fold at once (default 400,000) */
-  foldAtRows?: number;
-  /** rows of the gathering window beyond which appends wait for the running fold (default 800,000) */
-  maxWindowRows?: number;
+  /** bytes of rows and groups that start a window's fold at once (default 32 MB: about 300,000 rows) */
+  foldAtBytes?: number;
+  /**
+   * bytes of the gathering window beyond which appends wait for the running fold (default 64 MB),
+   * whatever clients send: many keys, many leaves per point
+   */
+  maxWindowBytes?: number;
   /** work per fold transaction (default 8 ms) */
   chunkMs?: number;
   /** a failed fold is retried after this long (default 1,000 ms) */
@@ -95,8 +98,8 @@ export class MetricWriter {
       db: options.db,
       foldAfterMs: options.foldAfterMs ?? 1000,
       maxFoldAfterMs: Math.max(options.maxFoldAfterMs ?? 5000, options.foldAfterMs ?? 1000),
-      foldAtRows: options.foldAtRows ?? 400_000,
-      maxWindowRows: options.maxWindowRows ?? 800_000,
+      foldAtBytes: options.foldAtBytes ?? 32 * 1024 * 1024,
+      maxWindowBytes: options.maxWindowBytes ?? 64 * 1024 * 1024,
       chunkMs: options.chunkMs ?? 8,
       retryMs: options.retryMs ?? 1000,
     };
@@ -209,7 +212,7 @@ export class MetricWriter {
   /** Takes queued appends in order while the window can take them. */
   private pump(): void {
     while (this.queue.length > 0) {
-      if (this.folding && this.current.size >= this.o.maxWindowRows) return this.waitForFold();
+      if (this.folding && this.current.bytes >= this.o.maxWindowBytes) return this.waitForFold();
       const job = this.queue[0]!;
       const plans = job.entries.map((e) => this.plans.get(e.settings));
       // A window holds each source under one set of settings: a change waits for the next window.
@@ -228,7 +231,7 @@ export class MetricWriter {
       job.entries.forEach((e, i) => this.current.add(plans[i]!, e.wire));
       job.done();
     }
-    if (this.current.size >= this.o.foldAtRows) this.urgent = true;
+    if (this.current.bytes >= this.o.foldAtBytes) this.urgent = true;
     if (this.urgent) this.startFold();
     else if (this.current.points > 0) this.schedule();
   }
@@ -288,7 +291,7 @@ export class MetricWriter {
     }
     this.foldFinished();
     this.lastFoldMs = performance.now() - this.foldStarted;
-    if (this.urgent || this.current.size >= this.o.foldAtRows) this.startFold();
+    if (this.urgent || this.current.bytes >= this.o.foldAtBytes) this.startFold();
     else if (this.current.points > 0) this.schedule();
   }
 

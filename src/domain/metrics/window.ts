@@ -151,9 +151,9 @@ export class IngestWindow {
     return { rows: this.rows.count, groups: Math.max(this.groups.count, this.maxGroups) };
   }
 
-  /** rows and groups held: what the window's memory grows with */
-  get size(): number {
-    return this.rows.count + this.groups.count;
+  /** about the bytes the window's rows, groups and their numbers take (what its memory grows with) */
+  get bytes(): number {
+    return (this.rows.count + this.groups.count) * 48 + (this.rows.values.length + this.groups.sums.length) * 9 + this.keys.length * 160;
   }
 
   /** The plan this window merges a source's points with, if it holds any of them. */

@@ -6,21 +6,13 @@ import { Worker } from 'node:worker_threads';
 import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
-import type { PendingSeries } from '../../model/row-delta';
-import type { LoggedPoints } from '../../model/wire';
-import type { WriteSet } from '../../model/write-set';
+import type { EmbeddedWriter } from '../../drivers/embedded';
 import { MetricWriter, type MetricWriterOptions } from './metric-writer';
 import { type WireError, type WriterRequest, type WriterThreadData, errorFromWire } from './writer-protocol';
 import { writerThreadCode } from './writer-thread-code';
 
-/** What the embedded store and the write queue ask of the writer (drivers/embedded.ts). */
-export interface WriterPort {
-  append(entries: LoggedPoints[]): Promise<void>;
-  pending(sourceId: string, key: string, granularity: string, firstMs: number, lastMs: number): Promise<PendingSeries>;
-  settle(): Promise<void>;
-  apply(writes: WriteSet): Promise<void>;
-  close(): Promise<void>;
-}
+/** What the embedded store asks of the writer (its interface lives with the store, below the domain). */
+export type WriterPort = EmbeddedWriter;
 
 /** The writer running in this thread, on the given connection. */
 export function inProcessWriter(options: MetricWriterOptions): WriterPort {

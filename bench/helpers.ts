@@ -70,7 +70,7 @@ export async function spawnServer(
  */
 export function spawnService(env: Record<string, string> = {}): Promise<ChildServer> {
   const executable = process.env.BENCH_SERVICE || undefined;
-  const flags = executable ? [] : ['--max-semi-space-size=4'];
+  const flags = executable ? [] : ['--max-semi-space-size=8'];
   return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', '$DATA'], env, executable, flags);
 }
 

@@ -1,13 +1,16 @@
 // The embedded store's write log: append-only segment files beside service.db
-// (`metric-log.<first record number>.bin`, mode 0600). The metric writer appends the points of
-// each group commit with one write(2) before they are acknowledged; like service.db's WAL with
-// `synchronous = NORMAL` (no fsync per commit), a record in the file survives a crash or `kill -9`
-// of the process, and an operating-system crash may lose the last ones.
+// (`metric-log.<first record number>.bin`, mode 0600). Each group commit's points are appended with
+// one write(2) before they are acknowledged; like service.db's WAL with `synchronous = NORMAL` (no
+// fsync per commit), a record in the file survives a crash or `kill -9` of the process, and an
+// operating-system crash may lose the last ones.
 //
-// Segments let folding and appending overlap: when a fold begins, the active segment is sealed and
-// appends go on into a new one; once the fold has committed, the sealed segments it covered are
-// deleted. After a restart every segment is read back and the records the fold state does not
-// cover are folded again.
+// Three parts, so that appending and folding can live on different threads:
+// - LogAppender writes records into the newest segment and starts a new one every few seconds or
+//   megabytes (the event loop appends, so a commit is acknowledged without a thread hop);
+// - recoverLog reads every segment back when the metric writer starts (cutting a torn tail);
+// - dropFolded deletes the segments whose records are all folded; a segment's records run up to
+//   the first number of the next one, so file names are all it needs, and the newest segment is
+//   never touched.
 //
 // Record: u32 length of what follows, f64 record number, u32 head length, head (UTF-8: the
 // settings of the record's source as JSON), body. A log of the first version (`metric-log.bin`,
@@ -29,12 +32,6 @@ export interface LogRecord {
   /** first-version logs only */
   sourceId: string | null;
   body: Uint8Array;
-}
-
-interface Segment {
-  file: string;
-  /** the last record number it holds (the one before its first when it is empty) */
-  lastSeq: number;
 }
 
 const LEGACY = 'metric-log.bin';
@@ -90,51 +87,74 @@ function writeAll(fd: number, parts: Buffer[]): number {
   return total;
 }
 
-export class SegmentedLog {
-  private readonly sealed: Segment[] = [];
-  private active!: Segment;
+/** Reads every segment (cutting torn tails, removing empty segments): records above `foldedUpTo`, and the last number. */
+export function recoverLog(dir: string, foldedUpTo: number): { records: LogRecord[]; lastSeq: number } {
+  let lastSeq = foldedUpTo;
+  const records: LogRecord[] = [];
+  for (const name of logFiles(dir).names) {
+    const file = path.join(dir, name);
+    const bytes = readFileSync(file);
+    const found = decode(bytes, name === LEGACY);
+    if (found.validLength < bytes.length) {
+      const fd = openSync(file, 'r+');
+      ftruncateSync(fd, found.validLength); // a torn tail: a write cut short, never acknowledged
+      closeSync(fd);
+    }
+    if (found.records.length === 0) {
+      rmSync(file, { force: true });
+      continue;
+    }
+    for (const r of found.records) {
+      lastSeq = Math.max(lastSeq, r.seq);
+      if (r.seq > foldedUpTo) records.push(r);
+    }
+  }
+  records.sort((a, b) => a.seq - b.seq);
+  return { records, lastSeq };
+}
+
+/** Deletes the segments (never the newest) whose records are all folded, up to `foldedUpTo`. */
+export function dropFolded(dir: string, foldedUpTo: number): void {
+  const { names } = logFiles(dir);
+  const segments = names.flatMap((name) => {
+    const m = SEGMENT.exec(name);
+    return m ? [{ name, first: Number(m[1]) }] : [];
+  });
+  for (let i = 0; i + 1 < segments.length; i++) {
+    if (segments[i + 1]!.first - 1 <= foldedUpTo) rmSync(path.join(dir, segments[i]!.name), { force: true });
+  }
+  if (names.includes(LEGACY)) {
+    const legacy = path.join(dir, LEGACY);
+    if (decode(readFileSync(legacy), true).records.every((r) => r.seq <= foldedUpTo)) rmSync(legacy, { force: true });
+  }
+}
+
+export interface AppenderOptions {
+  /** bytes after which the next append starts a new segment (default 16 MB) */
+  segmentBytes?: number;
+  /** age after which the next append starts a new segment (default 2 s) */
+  segmentMs?: number;
+}
+
+/** Appends records to the newest segment; one thread appends at a time. */
+export class LogAppender {
   private fd = -1;
   private size = 0;
-  /** the records found at open, for the writer's recovery */
-  private found: LogRecord[] = [];
-  lastSeq: number;
+  private openedAt = 0;
+  private readonly segmentBytes: number;
+  private readonly segmentMs: number;
 
-  /** Opens the log in `dir`; `foldedUpTo` is the last record number already folded. */
-  constructor(private readonly dir: string, foldedUpTo: number) {
-    let last = foldedUpTo;
-    for (const name of logFiles(dir).names) {
-      const file = path.join(dir, name);
-      const bytes = readFileSync(file);
-      const { records, validLength } = decode(bytes, name === LEGACY);
-      if (validLength < bytes.length) {
-        const fd = openSync(file, 'r+');
-        ftruncateSync(fd, validLength); // a torn tail: a write cut short, never acknowledged
-        closeSync(fd);
-      }
-      if (records.length === 0) {
-        rmSync(file, { force: true });
-        continue;
-      }
-      const segmentLast = records.reduce((max, r) => Math.max(max, r.seq), 0);
-      this.sealed.push({ file, lastSeq: segmentLast });
-      for (const r of records) this.found.push(r);
-      last = Math.max(last, segmentLast);
-    }
-    this.found.sort((a, b) => a.seq - b.seq);
-    this.lastSeq = last;
-    this.openActive();
-  }
-
-  /** Records found at open with a number above `after`, oldest first (then forgotten). */
-  takeRecovered(after: number): LogRecord[] {
-    const records = this.found.filter((r) => r.seq > after);
-    this.found = [];
-    return records;
+  /** Starts a segment at record number `lastSeq + 1` (after recoverLog). */
+  constructor(private readonly dir: string, public lastSeq: number, options: AppenderOptions = {}) {
+    this.segmentBytes = options.segmentBytes ?? 16 * 1024 * 1024;
+    this.segmentMs = options.segmentMs ?? 2000;
+    this.open();
   }
 
   /** Appends records durably, all or none; returns the number of the last one. */
   append(entries: readonly LogAppend[]): number {
     if (entries.length === 0) return this.lastSeq;
+    if (this.size > 0 && (this.size >= this.segmentBytes || performance.now() - this.openedAt >= this.segmentMs)) this.rotate();
     const parts: Buffer[] = [];
     entries.forEach((e, i) => {
       const head = Buffer.from(e.head);
@@ -153,34 +173,7 @@ export class SegmentedLog {
       throw err;
     }
     this.lastSeq += entries.length;
-    this.active.lastSeq = this.lastSeq;
     return this.lastSeq;
-  }
-
-  /**
-   * Seals the active segment (a fold begins): later appends go to a new one. If the new one cannot
-   * be created (a full disk), appends go on in the old one, which is then removed at a later fold.
-   */
-  seal(): void {
-    if (this.size === 0) return;
-    const old = { fd: this.fd, size: this.size, active: this.active };
-    try {
-      this.openActive();
-    } catch {
-      return;
-    }
-    closeSync(old.fd);
-    this.sealed.push(old.active);
-  }
-
-  /** Deletes the sealed segments whose records are all folded (up to `seq`). */
-  dropUpTo(seq: number): void {
-    for (let i = this.sealed.length - 1; i >= 0; i--) {
-      const segment = this.sealed[i]!;
-      if (segment.lastSeq > seq) continue;
-      rmSync(segment.file, { force: true });
-      this.sealed.splice(i, 1);
-    }
   }
 
   close(): void {
@@ -188,10 +181,21 @@ export class SegmentedLog {
     this.fd = -1;
   }
 
-  private openActive(): void {
-    const file = path.join(this.dir, segmentName(this.lastSeq + 1));
-    this.fd = openSync(file, 'a', 0o600);
+  /** A new segment for the next records; if it cannot be created (a full disk), the current one goes on. */
+  private rotate(): void {
+    const old = this.fd;
+    try {
+      this.open();
+    } catch {
+      this.openedAt = performance.now();
+      return;
+    }
+    closeSync(old);
+  }
+
+  private open(): void {
+    this.fd = openSync(path.join(this.dir, segmentName(this.lastSeq + 1)), 'a', 0o600);
     this.size = fstatSync(this.fd).size;
-    this.active = { file, lastSeq: this.lastSeq };
+    this.openedAt = performance.now();
   }
 }

@@ -1,11 +1,12 @@
-// The embedded store's write log: records survive a reopen, numbers keep rising, sealed segments
-// are deleted once folded, a torn tail is cut, a log of the first version is read, files are private.
+// The embedded store's write log: records survive a reopen with rising numbers, a new segment
+// starts by size or age, folded segments are deleted (never the newest), a torn tail is cut, a log
+// of the first version is read, and the files are private.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type LogRecord, SegmentedLog } from '../../src/drivers/embedded-log';
+import { LogAppender, type LogRecord, dropFolded, recoverLog } from '../../src/drivers/embedded-log';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'metric-log-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -20,52 +21,57 @@ const entry = (head: string, text: string) => ({ head, body: [Buffer.from(text.s
 const texts = (records: LogRecord[]) => records.map((r) => `${r.seq}:${r.head ?? r.sourceId}:${Buffer.from(r.body).toString()}`);
 const files = (dir: string) => readdirSync(dir).sort();
 
-test('records are appended with rising numbers, read back after a reopen, in files of mode 0600', () => {
+test('records are appended with rising numbers, read back after a restart, in files of mode 0600', () => {
   const dir = freshDir();
-  const log = new SegmentedLog(dir, 0);
+  const log = new LogAppender(dir, 0);
   assert.equal(log.append([entry('s1', 'one'), entry('s2', 'two')]), 2);
   assert.equal(log.append([entry('s1', 'three')]), 3);
   log.close();
   for (const name of files(dir)) assert.equal(statSync(path.join(dir, name)).mode & 0o777, 0o600);
-  const reopened = new SegmentedLog(dir, 0);
-  assert.deepEqual(texts(reopened.takeRecovered(0)), ['1:s1:one', '2:s2:two', '3:s1:three']);
-  assert.equal(reopened.append([entry('s3', 'four')]), 4);
-  reopened.close();
-  assert.deepEqual(texts(new SegmentedLog(dir, 2).takeRecovered(2)), ['3:s1:three', '4:s3:four'], 'a fold covered 1 and 2');
+  const found = recoverLog(dir, 0);
+  assert.deepEqual(texts(found.records), ['1:s1:one', '2:s2:two', '3:s1:three']);
+  assert.equal(found.lastSeq, 3);
+  const next = new LogAppender(dir, found.lastSeq);
+  assert.equal(next.append([entry('s3', 'four')]), 4);
+  next.close();
+  assert.deepEqual(texts(recoverLog(dir, 2).records), ['3:s1:three', '4:s3:four'], 'a fold covered 1 and 2');
 });
 
-test('sealing starts a new segment; dropping removes only sealed segments folded whole', () => {
+test('a new segment starts past its size or age; folded segments go, the newest stays', async () => {
   const dir = freshDir();
-  const log = new SegmentedLog(dir, 10);
-  assert.equal(log.append([entry('s', 'a'), entry('s', 'b')]), 12, 'numbering goes on from the fold state');
-  log.seal();
-  log.append([entry('s', 'c')]);
-  assert.deepEqual(files(dir), ['metric-log.0000000000000011.bin', 'metric-log.0000000000000013.bin']);
-  log.dropUpTo(11); // the sealed segment holds 12 too: kept
-  assert.equal(files(dir).length, 2);
-  log.dropUpTo(12);
-  assert.deepEqual(files(dir), ['metric-log.0000000000000013.bin']);
-  log.seal();
-  log.seal(); // nothing appended since: no empty segment
+  const log = new LogAppender(dir, 10, { segmentBytes: 1, segmentMs: 60_000 });
+  assert.equal(log.append([entry('s', 'a'), entry('s', 'b')]), 12, 'numbering goes on from where the log was');
+  log.append([entry('s', 'c')]); // the segment is over its size: a new one
+  log.append([entry('s', 'd')]);
+  assert.deepEqual(files(dir), ['metric-log.0000000000000011.bin', 'metric-log.0000000000000013.bin', 'metric-log.0000000000000014.bin']);
+  dropFolded(dir, 12); // the first segment holds 11 and 12: folded
+  assert.deepEqual(files(dir), ['metric-log.0000000000000013.bin', 'metric-log.0000000000000014.bin']);
+  dropFolded(dir, 100); // all folded, but the newest segment is the one being appended to
+  assert.deepEqual(files(dir), ['metric-log.0000000000000014.bin']);
   log.close();
-  assert.deepEqual(texts(new SegmentedLog(dir, 12).takeRecovered(12)), ['13:s:c']);
+  const aging = new LogAppender(freshDir(), 0, { segmentMs: 5 });
+  aging.append([entry('s', 'x')]);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(aging.append([entry('s', 'y')]), 2);
+  aging.close();
 });
 
-test('a torn last record (an interrupted write) is cut off at open', () => {
+test('a torn last record (an interrupted write) is cut off by the recovery', () => {
   const dir = freshDir();
-  const log = new SegmentedLog(dir, 0);
+  const log = new LogAppender(dir, 0);
   log.append([entry('s', 'whole')]);
   log.close();
   const [name] = files(dir);
   const file = path.join(dir, name!);
   const sizeBefore = statSync(file).size;
   appendFileSync(file, Buffer.from([200, 0, 0, 0, 1, 2, 3]));
-  const reopened = new SegmentedLog(dir, 0);
+  const found = recoverLog(dir, 0);
   assert.equal(statSync(file).size, sizeBefore);
-  assert.deepEqual(texts(reopened.takeRecovered(0)), ['1:s:whole']);
-  assert.equal(reopened.append([entry('s', 'next')]), 2);
-  reopened.close();
-  assert.deepEqual(texts(new SegmentedLog(dir, 0).takeRecovered(0)), ['1:s:whole', '2:s:next']);
+  assert.deepEqual(texts(found.records), ['1:s:whole']);
+  const next = new LogAppender(dir, found.lastSeq);
+  assert.equal(next.append([entry('s', 'next')]), 2);
+  next.close();
+  assert.deepEqual(texts(recoverLog(dir, 0).records), ['1:s:whole', '2:s:next']);
 });
 
 test('a first-version log (metric-log.bin, records naming their source) is read, then dropped once folded', () => {
@@ -79,10 +85,13 @@ test('a first-version log (metric-log.bin, records naming their source) is read,
     return Buffer.concat([head, id, Buffer.from(body)]);
   };
   writeFileSync(path.join(dir, 'metric-log.bin'), Buffer.concat([record(7, 'p1', 'x'), record(8, 'p2', 'y')]));
-  const log = new SegmentedLog(dir, 6);
-  assert.deepEqual(texts(log.takeRecovered(6)), ['7:p1:x', '8:p2:y']);
+  const found = recoverLog(dir, 6);
+  assert.deepEqual(texts(found.records), ['7:p1:x', '8:p2:y']);
+  const log = new LogAppender(dir, found.lastSeq);
   assert.equal(log.append([entry('s', 'z')]), 9);
-  log.dropUpTo(8);
+  dropFolded(dir, 7);
+  assert.ok(files(dir).includes('metric-log.bin'), 'record 8 is not folded yet');
+  dropFolded(dir, 8);
   assert.ok(!files(dir).includes('metric-log.bin'));
   log.close();
 });

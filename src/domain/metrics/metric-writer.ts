@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
 import type { BucketCacheLimits } from '../../drivers/bucket-cache';
-import { type LogRecord, SegmentedLog } from '../../drivers/embedded-log';
+import { LogAppender, type LogRecord, dropFolded, recoverLog } from '../../drivers/embedded-log';
 import type { PendingSeries } from '../../model/row-delta';
 import { SYSTEM_KEY, type WriteSet } from '../../model/write-set';
 import { Fold } from './fold';
@@ -55,23 +55,36 @@ export interface MetricWriterOptions {
   sourceSettings?: (id: string) => PlanInput | undefined;
   /**
    * Takes the requests waiting for the writer, in the middle of a fold's transaction (its thread
-   * passes them to append, pending...): a request then waits a millisecond, not a transaction.
+   * passes them to merge, pending...): a request then waits a millisecond, not a transaction.
    */
   poll?: () => void;
+  /**
+   * Whether the writer appends to the write log itself (default). Its thread leaves that to the
+   * event loop (writer-client.ts), which logs a commit and acknowledges it at once, and only hands
+   * the logged points on (`merge`).
+   */
+  appends?: boolean;
 }
 
 interface AppendJob {
   entries: AppendEntry[];
+  /** the number of the last log record of these points when they were logged elsewhere, else null */
+  loggedUpTo: number | null;
   /** called once the points are logged and merged (no error), or were refused */
   done(err?: unknown): void;
 }
 
-const planHead = (p: PlanInput) =>
+/** The head of a log record: its source's bucketing settings. */
+export const logHead = (p: PlanInput) =>
   JSON.stringify({ id: p.id, timeZone: p.timeZone, beginningOfWeek: p.beginningOfWeek, granularities: p.granularities });
 
 export class MetricWriter {
   private readonly target: FoldTarget;
-  private readonly log: SegmentedLog;
+  private readonly logDir: string;
+  /** the writer's own appender (null when the event loop appends: options.appends false) */
+  private readonly appender: LogAppender | null;
+  /** the last record number of the log (for the event loop's appender to go on from) */
+  readonly lastSeq: number;
   private readonly plans = new PlanCache();
   private current = new IngestWindow();
   /** the last folded window, emptied, to gather next */
@@ -91,7 +104,7 @@ export class MetricWriter {
   /** how long the last fold took, first transaction to last (ms) */
   private lastFoldMs = 0;
   private closed = false;
-  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings' | 'poll'>>;
+  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings' | 'poll' | 'appends'>>;
 
   constructor(private readonly options: MetricWriterOptions) {
     this.o = {
@@ -108,9 +121,12 @@ export class MetricWriter {
     this.foldNumber = state.foldNumber;
     this.stamp = state.stamp;
     this.foldedUpTo = state.foldedUpTo;
-    this.log = new SegmentedLog(path.dirname(options.db.name), state.foldedUpTo);
-    this.recover(state.foldingUpTo);
-    this.currentUpTo = this.log.lastSeq;
+    this.logDir = path.dirname(options.db.name);
+    const { records, lastSeq } = recoverLog(this.logDir, state.foldedUpTo);
+    this.recover(records, state.foldingUpTo);
+    this.lastSeq = lastSeq;
+    this.currentUpTo = lastSeq;
+    this.appender = options.appends === false ? null : new LogAppender(this.logDir, lastSeq);
   }
 
   /** Points of one group commit: resolves once they are in the log and merged (acknowledged). */
@@ -118,11 +134,34 @@ export class MetricWriter {
     return new Promise((resolve, reject) => this.appendThen(entries, (err) => (err === undefined ? resolve() : reject(err))));
   }
 
-  /** append with a callback, called as soon as the points are in (its thread answers from there). */
+  /** append with a callback, called as soon as the points are in. */
   appendThen(entries: AppendEntry[], done: (err?: unknown) => void): void {
     if (this.closed) return done(new Error('the metric writer is closed'));
-    this.queue.push({ entries, done });
+    this.queue.push({ entries, loggedUpTo: null, done });
     this.pump();
+  }
+
+  /**
+   * Points the event loop has logged (records up to `upTo`) and acknowledged: merged in order.
+   * They are never refused and never wait for window room (the event loop bounds what it has
+   * handed on and not seen merged), only for a fold when their source's settings changed.
+   */
+  merge(entries: AppendEntry[], upTo: number, done: () => void = () => undefined): void {
+    this.queue.push({ entries, loggedUpTo: upTo, done });
+    this.pump();
+  }
+
+  /** Whether merges wait in the queue (a read then waits for them: whenDrained). */
+  get waiting(): boolean {
+    return this.queue.length > 0;
+  }
+
+  /** Resolves once the queue is empty (every acknowledged point is in a window). */
+  whenDrained(): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => (this.queue.length === 0 ? resolve() : this.afterFold.push(check));
+      check();
+    });
   }
 
   /** What a read of one series must add to the stored rows, and the stamp they are relative to. */
@@ -138,7 +177,8 @@ export class MetricWriter {
 
   /** Resolves once every point acknowledged before the call is folded into the buckets. */
   async settle(): Promise<void> {
-    const target = this.log.lastSeq;
+    await this.whenDrained();
+    const target = this.currentUpTo;
     while (this.foldedUpTo < target) {
       this.urgent = true;
       const done = new Promise<void>((resolve) => this.afterFold.push(resolve));
@@ -168,12 +208,11 @@ export class MetricWriter {
     this.closed = true;
     this.clearTimer();
     for (const job of this.queue.splice(0)) job.done(new Error('the metric writer is closed'));
-    this.log.close();
+    this.appender?.close();
   }
 
   /** Folds the log's records that the fold state does not cover (after a restart), at once. */
-  private recover(foldingUpTo: number | null): void {
-    const records = this.log.takeRecovered(this.foldedUpTo);
+  private recover(records: LogRecord[], foldingUpTo: number | null): void {
     if (records.length === 0) return;
     let window = new IngestWindow();
     let number = foldingUpTo !== null ? this.foldNumber : this.foldNumber + 1;
@@ -200,7 +239,7 @@ export class MetricWriter {
       upTo = record.seq;
     }
     foldNow();
-    this.log.dropUpTo(this.foldedUpTo);
+    dropFolded(this.logDir, this.foldedUpTo);
     this.options.log?.info('metric write log replayed', { records: records.length });
   }
 
@@ -212,8 +251,8 @@ export class MetricWriter {
   /** Takes queued appends in order while the window can take them. */
   private pump(): void {
     while (this.queue.length > 0) {
-      if (this.folding && this.current.bytes >= this.o.maxWindowBytes) return this.waitForFold();
       const job = this.queue[0]!;
+      if (job.loggedUpTo === null && this.folding && this.current.bytes >= this.o.maxWindowBytes) return this.waitForFold();
       const plans = job.entries.map((e) => this.plans.get(e.settings));
       // A window holds each source under one set of settings: a change waits for the next window.
       if (plans.some((p) => this.current.planOf(p.sourceId) !== undefined && this.current.planOf(p.sourceId) !== p)) {
@@ -223,7 +262,7 @@ export class MetricWriter {
       }
       this.queue.shift();
       try {
-        this.currentUpTo = this.log.append(job.entries.map((e) => ({ head: planHead(e.settings), body: wireToParts(e.wire) })));
+        this.currentUpTo = job.loggedUpTo ?? this.appender!.append(job.entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })));
       } catch (err) {
         job.done(err);
         continue;
@@ -245,11 +284,11 @@ export class MetricWriter {
     if (this.folding || this.closed) return;
     if (this.current.points === 0) {
       this.urgent = false;
+      this.foldedUpTo = Math.max(this.foldedUpTo, this.currentUpTo); // nothing of it is left to fold
       return this.foldFinished();
     }
     this.clearTimer();
     this.urgent = false;
-    this.log.seal();
     const window = this.current;
     this.current = this.spare ?? new IngestWindow(window.held);
     this.spare = null;
@@ -285,7 +324,7 @@ export class MetricWriter {
     fold.window.reset(); // its columns take the next window: two windows' memory in all, reused
     this.spare = fold.window;
     try {
-      this.log.dropUpTo(fold.upTo);
+      dropFolded(this.logDir, fold.upTo);
     } catch (err) {
       this.options.log?.warn('folded write log segment not removed', { error: String(err) });
     }

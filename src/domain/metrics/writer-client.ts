@@ -1,18 +1,32 @@
 // The event loop's side of the metric writer (metric-writer.ts): one thread of its own per server,
-// or (tests, the backup command) the writer in this thread. Requests are answered in the order the
-// writer does the work. If the thread dies, the requests it held fail with 503 and the next
-// request starts a new thread, which replays the write log first: nothing acknowledged is lost.
+// or (tests, the backup command) the writer in this thread.
+//
+// With a thread, the event loop appends each group commit to the write log itself (one writev)
+// and acknowledges it at once; the logged points are then handed to the thread, which merges them
+// in order and answers reads after every merge handed to it before. A commit costs no round trip
+// to the thread. The thread says how far it has merged, and the points handed on and not yet
+// merged are bounded (503 past MAX_UNMERGED_POINTS), so a thread that falls behind is back
+// pressure, not memory. If the thread dies, what it held fails with 503, the log is closed, and
+// the next request starts a new thread, which replays the log first (nothing acknowledged is lost)
+// and says where the event loop's appends go on.
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
+import { LogAppender } from '../../drivers/embedded-log';
 import type { EmbeddedWriter } from '../../drivers/embedded';
-import { MetricWriter, type MetricWriterOptions } from './metric-writer';
+import type { LoggedPoints } from '../../model/wire';
+import { MetricWriter, type MetricWriterOptions, logHead } from './metric-writer';
+import { wireToParts } from './point-wire';
 import { type WireError, type WriterRequest, type WriterThreadData, errorFromWire } from './writer-protocol';
 import { writerThreadCode } from './writer-thread-code';
 
 /** What the embedded store asks of the writer (its interface lives with the store, below the domain). */
 export type WriterPort = EmbeddedWriter;
+
+/** Points logged and handed to the thread but not merged yet, beyond which appends answer 503. */
+const MAX_UNMERGED_POINTS = 500_000;
 
 /** The writer running in this thread, on the given connection. */
 export function inProcessWriter(options: MetricWriterOptions): WriterPort {
@@ -26,7 +40,12 @@ export function inProcessWriter(options: MetricWriterOptions): WriterPort {
   };
 }
 
-type Reply = { ready: true } | { failed: true; error: WireError } | { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError };
+type Reply =
+  | { ready: true; lastSeq: number }
+  | { failed: true; error: WireError }
+  | { merged: number }
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: WireError };
 
 interface Job {
   resolve(value: unknown): void;
@@ -35,15 +54,16 @@ interface Job {
 
 type Request = WriterRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
-/** The buffers a request can move instead of copy (each once: a transfer list takes no duplicates). */
-function transfers(request: Request): ArrayBuffer[] {
-  if (request.op !== 'append') return [];
+/** The wires' buffers, moved instead of copied (each once: a transfer list takes no duplicates). */
+function transfers(entries: readonly LoggedPoints[]): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>();
-  for (const { wire } of request.entries) {
+  for (const { wire } of entries) {
     for (const array of [wire.meta, wire.values]) if (array.buffer instanceof ArrayBuffer) buffers.add(array.buffer);
   }
   return [...buffers];
 }
+
+const pointsOf = (entries: readonly LoggedPoints[]) => entries.reduce((n, e) => n + e.wire.meta.length / 2, 0);
 
 // Young generations sized for what the threads allocate, whatever the runtime's default (Node 24
 // on a large machine picks several times more): the writer's windows and cache are columns that
@@ -62,6 +82,7 @@ export interface WriterThreadOptions extends WriterThreadData {
  */
 export function startWriterThread(options: WriterThreadOptions): WriterPort {
   const { log, ...data } = options;
+  const logDir = path.dirname(data.dbFile);
   const checkpointer = new Worker(writerThreadCode(), {
     eval: true,
     name: 'db-checkpointer',
@@ -71,8 +92,15 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   checkpointer.on('error', (err) => log?.error('database checkpointer failed', { error: err.message }));
   const checkpointerStopped = new Promise((resolve) => checkpointer.once('exit', resolve));
   checkpointer.unref();
+
   const jobs = new Map<number, Job>();
   let worker: Worker | null = null;
+  /** this thread's appender to the log, once the writer has replayed it */
+  let appender: LogAppender | null = null;
+  let ready: Promise<LogAppender> = Promise.resolve(null as never);
+  /** handed on, not merged yet: [last record number, points] in order */
+  const unmerged: Array<[number, number]> = [];
+  let unmergedPoints = 0;
   let nextId = 1;
   let closed = false;
 
@@ -83,18 +111,37 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     }
   }
 
+  function updateRef(w: Worker): void {
+    if (jobs.size > 0 || unmerged.length > 0) w.ref();
+    else w.unref(); // an idle writer does not keep the process alive
+  }
+
   function start(): Worker {
     const w = new Worker(writerThreadCode(), { eval: true, name: 'metric-writer', workerData: data, resourceLimits: WRITER_LIMITS });
+    let becomeReady!: (a: LogAppender) => void;
+    let failStart!: (err: unknown) => void;
+    ready = new Promise<LogAppender>((resolve, reject) => {
+      becomeReady = resolve;
+      failStart = reject;
+    });
+    ready.catch(() => undefined);
     w.on('message', (reply: Reply) => {
-      if ('ready' in reply) return;
+      if ('ready' in reply) {
+        appender = new LogAppender(logDir, reply.lastSeq);
+        return becomeReady(appender);
+      }
       if ('failed' in reply) {
         log?.error('metric writer did not start', { error: reply.error.message });
-        return;
+        return failStart(unavailable('The metric writer did not start; retry', 1));
+      }
+      if ('merged' in reply) {
+        while (unmerged.length > 0 && unmerged[0]![0] <= reply.merged) unmergedPoints -= unmerged.shift()![1];
+        return updateRef(w);
       }
       const job = jobs.get(reply.id);
       if (!job) return;
       jobs.delete(reply.id);
-      if (jobs.size === 0) w.unref(); // an idle writer does not keep the process alive
+      updateRef(w);
       if (reply.ok) job.resolve(reply.value);
       else job.reject(errorFromWire(reply.error));
     });
@@ -102,28 +149,51 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     w.on('exit', (code) => {
       if (worker === w) worker = null;
       if (!closed) log?.error('metric writer stopped', { code });
+      appender?.close(); // the next thread replays the log: nothing may append meanwhile
+      appender = null;
+      unmerged.length = 0;
+      unmergedPoints = 0;
+      failStart(unavailable(`The metric writer stopped (exit code ${code}); retry`, 1));
       failAll(`exit code ${code}`);
     });
     w.unref();
     return w;
   }
 
-  function send<T>(request: Request): Promise<T> {
+  function send<T>(request: Request, transfer: ArrayBuffer[] = []): Promise<T> {
     if (closed) return Promise.reject(unavailable('The server is shutting down, retry later', 1));
     const w = (worker ??= start());
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
       jobs.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      if (jobs.size === 1) w.ref();
-      w.postMessage({ ...request, id }, transfers(request));
+      w.ref();
+      w.postMessage({ ...request, id }, transfer);
     });
+  }
+
+  /** Logs a commit (the acknowledgement) and hands its points to the thread to merge. */
+  function appendNow(a: LogAppender, w: Worker, entries: LoggedPoints[]): void {
+    const points = pointsOf(entries);
+    if (unmergedPoints > 0 && unmergedPoints + points > MAX_UNMERGED_POINTS) {
+      throw unavailable('The metric writer is behind, retry later', 1);
+    }
+    const upTo = a.append(entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })));
+    unmerged.push([upTo, points]);
+    unmergedPoints += points;
+    w.ref();
+    w.postMessage({ op: 'merge', id: 0, entries, upTo }, transfers(entries));
   }
 
   // The thread starts now, so that the log is replayed before the first request needs it.
   worker = start();
 
   return {
-    append: (entries) => send({ op: 'append', entries }),
+    async append(entries) {
+      if (closed) throw unavailable('The server is shutting down, retry later', 1);
+      const w = (worker ??= start());
+      const a = appender ?? (await ready);
+      appendNow(a, w, entries);
+    },
     pending: (sourceId, key, granularity, firstMs, lastMs) => send({ op: 'pending', sourceId, key, granularity, firstMs, lastMs }),
     settle: () => send({ op: 'settle' }),
     apply: (writes) => send({ op: 'apply', writes }),
@@ -137,6 +207,8 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
         worker = null;
         w?.ref(); // terminate() of an unreferenced thread may not keep the process alive until it is done
         if (w) await w.terminate();
+        appender?.close();
+        appender = null;
         checkpointer.ref(); // keeps the process alive until it has closed its connection
         checkpointer.postMessage('stop');
         await checkpointerStopped;

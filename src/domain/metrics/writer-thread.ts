@@ -55,8 +55,9 @@ function writer(): void {
   try {
     db = openDatabase(data.dbFile, { nativeBinding: nativeBinding(), checkpointPages: data.checkpointPages });
     const sources = createSourcesRepo(db);
-    metrics = new MetricWriter({ ...data.options, db, sourceSettings: (id) => sources.byId(id), poll });
-    port!.postMessage({ ready: true });
+    // The event loop appends to the log itself (writer-client.ts): this writer merges what it logged.
+    metrics = new MetricWriter({ ...data.options, db, sourceSettings: (id) => sources.byId(id), poll, appends: false });
+    port!.postMessage({ ready: true, lastSeq: metrics.lastSeq });
   } catch (err) {
     port!.postMessage({ failed: true, error: errorToWire(err) });
     throw err;
@@ -64,15 +65,32 @@ function writer(): void {
   const reply = (id: number, err: unknown, value?: unknown) =>
     port!.postMessage(err === undefined ? { id, ok: true, value } : { id, ok: false, error: errorToWire(err) });
   const answer = (id: number, work: Promise<unknown>) => work.then((value) => reply(id, undefined, value), (err: unknown) => reply(id, err ?? new Error('failed')));
+  // How far merges have gone, told once per turn (the event loop bounds what it handed on by it).
+  let merged = 0;
+  let telling = false;
+  const mergedUpTo = (upTo: number) => {
+    merged = Math.max(merged, upTo);
+    if (telling) return;
+    telling = true;
+    setImmediate(() => {
+      telling = false;
+      port!.postMessage({ merged });
+    });
+  };
   port!.on('message', handle);
 
   function handle(req: WriterRequest): void {
     switch (req.op) {
-      // Appends and reads answer at once, also from inside a fold's transaction (no microtask wait).
+      // Merges and reads are taken at once, also from inside a fold's transaction.
+      case 'merge':
+        return metrics.merge(req.entries, req.upTo, () => mergedUpTo(req.upTo));
       case 'append':
         return metrics.appendThen(req.entries, (err) => reply(req.id, err));
-      case 'pending':
-        return reply(req.id, undefined, metrics.pending(req.sourceId, req.key, req.granularity, req.firstMs, req.lastMs));
+      case 'pending': {
+        const answerNow = () => reply(req.id, undefined, metrics.pending(req.sourceId, req.key, req.granularity, req.firstMs, req.lastMs));
+        // an acknowledged merge that waits for a fold (its source's settings changed) comes first
+        return metrics.waiting ? void metrics.whenDrained().then(answerNow) : answerNow();
+      }
       case 'settle':
         return void answer(req.id, metrics.settle());
       case 'apply':

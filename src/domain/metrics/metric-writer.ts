@@ -2,8 +2,10 @@
 // runs on a thread of its own (writer-thread.ts), so merging and folding never hold the event
 // loop that serves requests; tests and the backup command also run it in-process.
 //
-// A group commit's points are acknowledged once their record is in the write log (embedded-log.ts)
-// and they are merged into the gathering window (window.ts). A second after a window's first
+// A group commit's points are acknowledged once their record is in the write log (embedded-log.ts):
+// on its thread the event loop appends them and hands them on (`merge`), in-process the writer
+// appends them itself (`append`). They are merged, in order, into the gathering window
+// (window.ts); a read asks after the merges before it. A second after a window's first
 // point, at `foldAtBytes` of rows, or when asked to settle, the window is folded into the buckets in
 // short transactions (fold.ts) while a new window gathers. A fold costs about the same for a
 // second of points as for five when they touch the same rows, so a window gathers for twice as
@@ -12,8 +14,9 @@
 // (`pending`), so it sees every acknowledged point at once, also while a fold runs or cannot run
 // (a full disk).
 //
-// Back pressure: while a fold runs, a window that holds `maxWindowBytes` makes further appends
-// wait, so the queue before the writer fills and the service answers 503 instead of growing.
+// Back pressure: in-process, while a fold runs, a window that holds `maxWindowBytes` makes further
+// appends wait, so the queue before the writer fills and the service answers 503 instead of
+// growing; on its thread, the event loop bounds what it has handed on and not seen merged.
 import path from 'node:path';
 import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';

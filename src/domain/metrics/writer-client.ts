@@ -191,7 +191,17 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     async append(entries) {
       if (closed) throw unavailable('The server is shutting down, retry later', 1);
       const w = (worker ??= start());
-      const a = appender ?? (await ready);
+      let a = appender;
+      if (!a) {
+        // Waiting for the thread to replay the log: a reference, or a process with nothing else
+        // to do (a script, a test) would exit before the thread says it is ready.
+        w.ref();
+        try {
+          a = await ready;
+        } finally {
+          updateRef(w);
+        }
+      }
       appendNow(a, w, entries);
     },
     pending: (sourceId, key, granularity, firstMs, lastMs) => send({ op: 'pending', sourceId, key, granularity, firstMs, lastMs }),

@@ -17,7 +17,19 @@ import { SYSTEM_KEY } from '../../model/write-set';
 export const UNTRACKED_KEY = '__untracked__';
 const UNTRACKED_PATH = `keys.${UNTRACKED_KEY}`;
 
-type LeafWrite = (ops: BucketOps, path: string, value: number) => void;
+type LeafOp = (ops: BucketOps, path: string, value: number) => void;
+
+/**
+ * Leaves written into a bucket: `write` applies each path's value (adds or sets it), and the system
+ * key's bookkeeping counts `tracked` and `untracked` points.
+ */
+interface BucketLeaves {
+  readonly paths: readonly string[];
+  readonly values: readonly number[];
+  readonly write: LeafOp;
+  readonly tracked: number;
+  readonly untracked: number;
+}
 
 /** Track groups a merger holds before it spreads them (bounds a fold window's memory). */
 const MAX_GROUPS = 10_000;
@@ -105,14 +117,15 @@ class Merger {
     const granularities = this.plan.granularities;
     for (let i = 0; i < granularities.length; i++) buckets[i] = granularities[i]!.bucketer(point.atMs);
     const tracked = point.untracked ? 0 : 1;
+    const leaves = (write: LeafOp): BucketLeaves => ({ paths: point.paths, values: point.values, write, tracked, untracked: 1 - tracked });
     if (point.assert) {
       this.spreadGroups();
-      this.spread(point.key, buckets, point.paths, point.values, setLeaf, tracked, 1 - tracked);
+      this.spread(point.key, buckets, leaves(setLeaf));
       return;
     }
     const group = this.groupFor(point, buckets);
     if (group) group.add(point);
-    else this.spread(point.key, buckets, point.paths, point.values, addLeaf, tracked, 1 - tracked);
+    else this.spread(point.key, buckets, leaves(addLeaf));
   }
 
   spreadGroups(): void {
@@ -144,7 +157,7 @@ class Merger {
 
   private writeRun(metric: KeySlots, slot: number, run: SlotRun): void {
     if (!run.open) return;
-    this.writeSlot(metric, slot, run.bucket, run.paths, run.sums, addLeaf, run.tracked, run.untracked);
+    this.writeSlot(metric, slot, run.bucket, { paths: run.paths, values: run.sums, write: addLeaf, tracked: run.tracked, untracked: run.untracked });
     run.close();
   }
 
@@ -180,33 +193,17 @@ class Merger {
   }
 
   /** Writes leaves into every granularity's bucket, with the system key's bookkeeping. */
-  private spread(
-    key: string,
-    buckets: readonly number[],
-    paths: readonly string[],
-    values: readonly number[],
-    write: LeafWrite,
-    tracked: number,
-    untracked: number,
-  ): void {
+  private spread(key: string, buckets: readonly number[], leaves: BucketLeaves): void {
     const metric = this.slotsOf(key);
     for (let slot = 0; slot < buckets.length; slot++) {
       const bucket = buckets[slot]!;
-      if (Number.isFinite(bucket)) this.writeSlot(metric, slot, bucket, paths, values, write, tracked, untracked);
+      if (Number.isFinite(bucket)) this.writeSlot(metric, slot, bucket, leaves);
     }
   }
 
   /** Writes leaves into one granularity's bucket, with the system key's bookkeeping. */
-  private writeSlot(
-    metric: KeySlots,
-    slot: number,
-    bucket: number,
-    paths: readonly string[],
-    values: readonly number[],
-    write: LeafWrite,
-    tracked: number,
-    untracked: number,
-  ): void {
+  private writeSlot(metric: KeySlots, slot: number, bucket: number, leaves: BucketLeaves): void {
+    const { paths, values, write, tracked, untracked } = leaves;
     const ops = metric.ops(slot, bucket);
     for (let i = 0; i < paths.length; i++) write(ops, paths[i]!, values[i]!);
     const sys = this.system.ops(slot, bucket);

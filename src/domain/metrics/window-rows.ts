@@ -56,6 +56,20 @@ export class Shapes {
 const FOLDED = 1;
 const COUNT_FOLDED = 2;
 
+/**
+ * Leaves written into rows: `shape`'s paths take `values` from `offset` on, set (`assert`) or added,
+ * and the system key's counts grow by `tracked` and `untracked` points (0 and 0 for a write set's row,
+ * whose counts come with the set).
+ */
+export interface LeafWrite {
+  shape: number;
+  values: ArrayLike<number>;
+  offset: number;
+  assert: boolean;
+  tracked: number;
+  untracked: number;
+}
+
 export class Rows {
   readonly table: SlotTable;
   count = 0;
@@ -120,8 +134,9 @@ export class Rows {
     return row;
   }
 
-  /** Adds (or, with `assign`, sets) values of shape `shape` from `source` at `offset`. */
-  write(row: number, shape: number, source: ArrayLike<number>, offset: number, assign: boolean): void {
+  /** Adds the leaf write's values to the row, or sets them (`assert`). */
+  write(row: number, leaf: LeafWrite): void {
+    const { shape, values: source, offset, assert: assign } = leaf;
     let map: Int32Array | null = null;
     if (shape !== this.shape[row]) {
       map = this.shapes.map(shape, this.shape[row]!);

@@ -15,7 +15,7 @@ import type { PendingCounts, PendingRow, RowDelta } from '../../model/row-delta'
 import { type BucketOps, type KeyWrites, SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../../model/write-set';
 import type { SourcePlan } from './plan';
 import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, UNTRACKED_FLAG, type WirePoints } from './point-wire';
-import { CountRow, Groups, ID_UNIT, Rows, Shapes } from './window-rows';
+import { CountRow, Groups, ID_UNIT, Rows, Shapes, type LeafWrite } from './window-rows';
 
 export { CountRow } from './window-rows';
 export const UNTRACKED_KEY = '__untracked__';
@@ -125,6 +125,10 @@ export class IngestWindow {
   points = 0;
   /** the most groups held at once (sizes the next window's group columns) */
   private maxGroups = 0;
+  /** the write being merged: one object reused for every point, so merging allocates nothing per point */
+  private readonly leaf: LeafWrite = { shape: 0, values: [], offset: 0, assert: false, tracked: 0, untracked: 0 };
+  /** a key's groups spread into rows before an assert: its own object, as the assert's is still to be written */
+  private readonly spread: LeafWrite = { shape: 0, values: [], offset: 0, assert: false, tracked: 0, untracked: 0 };
 
   /** `expected`: rows and groups a window is likely to hold (the last one's), to size its columns */
   constructor(private readonly expected: { rows: number; groups: number } = { rows: 0, groups: 0 }) {
@@ -182,11 +186,17 @@ export class IngestWindow {
       const untracked = (flags & UNTRACKED_FLAG) !== 0 ? 1 : 0;
       const start = (flags & ASSERT_FLAG) !== 0 ? Number.NaN : finest(atMs);
       const vector = Number.isNaN(start) ? null : source.vectorOf(start);
-      if (vector) this.addToGroup(state, vector[plan.finest]!, shape, values, v, untracked);
+      const leaf = this.leaf;
+      leaf.shape = shape;
+      leaf.values = values;
+      leaf.offset = v;
+      leaf.assert = (flags & ASSERT_FLAG) !== 0;
+      leaf.tracked = 1 - untracked;
+      leaf.untracked = untracked;
+      if (vector) this.addToGroup(state, vector[plan.finest]!, leaf);
       else {
-        const assert = (flags & ASSERT_FLAG) !== 0;
-        if (assert) this.spreadKey(state);
-        this.toRows(source, state, source.bucketIdsAt(atMs), shape, values, v, assert, 1 - untracked, untracked);
+        if (leaf.assert) this.spreadKey(state);
+        this.toRows(state, source.bucketIdsAt(atMs), leaf);
       }
       v += sizes[(low - flags) / LIST_UNIT]!;
     }
@@ -216,7 +226,8 @@ export class IngestWindow {
             for (const [map, assert] of [[ops.set, true], [ops.add, false]] as const) {
               if (!map || map.size === 0) continue;
               const entries = [...map];
-              this.toRows(source, state, ids, this.shapes.id(entries.map((e) => e[0])), entries.map((e) => e[1]), 0, assert, 0, 0);
+              const leaf = { shape: this.shapes.id(entries.map((e) => e[0])), values: entries.map((e) => e[1]), offset: 0, assert, tracked: 0, untracked: 0 };
+              this.toRows(state, ids, leaf);
             }
           }
           this.points++;
@@ -312,7 +323,8 @@ export class IngestWindow {
   }
 
   /** Adds a track to the group of its key and finest bucket. */
-  private addToGroup(state: WindowKey, finestId: number, shape: number, values: Float64Array, offset: number, untracked: number): void {
+  private addToGroup(state: WindowKey, finestId: number, leaf: LeafWrite): void {
+    const { shape, values, offset } = leaf;
     const groups = this.groups;
     const g = groups.find(state.index, finestId, shape);
     if (groups.revived) {
@@ -323,34 +335,33 @@ export class IngestWindow {
     const at = groups.at[g]!;
     const n = this.shapes.paths[shape]!.length;
     for (let i = 0; i < n; i++) sums[at + i]! += values[offset + i]!;
-    groups.tracked[g]! += 1 - untracked;
-    groups.untracked[g]! += untracked;
+    groups.tracked[g]! += leaf.tracked;
+    groups.untracked[g]! += leaf.untracked;
   }
 
   private spreadKey(state: WindowKey): void {
     if (state.groupHead < 0) return;
     const groups = this.groups;
     const source = state.source;
+    const leaf = this.spread;
     for (let g = state.groupHead; g >= 0; g = groups.nextOfKey[g]!) {
       const vector = source.vectorById[groups.finest[g]!]!;
-      this.toRows(source, state, vector, groups.shape[g]!, groups.sums.data, groups.at[g]!, false, groups.tracked[g]!, groups.untracked[g]!);
+      leaf.shape = groups.shape[g]!;
+      leaf.values = groups.sums.data;
+      leaf.offset = groups.at[g]!;
+      leaf.assert = false;
+      leaf.tracked = groups.tracked[g]!;
+      leaf.untracked = groups.untracked[g]!;
+      this.toRows(state, vector, leaf);
       groups.live[g] = 0;
     }
     state.groupHead = -1;
   }
 
   /** Writes leaves into the rows of the given bucket ids (one per granularity), with the system key's counts. */
-  private toRows(
-    source: WindowSource,
-    state: WindowKey,
-    ids: Int32Array,
-    shape: number,
-    values: ArrayLike<number>,
-    offset: number,
-    assert: boolean,
-    tracked: number,
-    untracked: number,
-  ): void {
+  private toRows(state: WindowKey, ids: Int32Array, leaf: LeafWrite): void {
+    const { shape, tracked, untracked } = leaf;
+    const source = state.source;
     const rows = this.rows;
     for (let slot = 0; slot < ids.length; slot++) {
       const id = ids[slot]!;
@@ -363,7 +374,7 @@ export class IngestWindow {
       }
       const row = rows.find(series, id, source.starts[id]!, shape, this.seriesHead[series]!);
       if (rows.created) this.seriesHead[series] = row;
-      rows.write(row, shape, values, offset, assert);
+      rows.write(row, leaf);
       if (tracked + untracked === 0) continue; // a write set's row: its counts come with the set
       rows.tracked[row]! += tracked;
       rows.untracked[row]! += untracked;

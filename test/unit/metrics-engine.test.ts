@@ -145,6 +145,27 @@ describe('metrics engine', () => {
     assert.deepEqual(JSON.parse((await engine.series(project, { ...range, key: 'k' })).values[0]!), { n: 4 });
   });
 
+  test("a writer thread behind its bound slows appends down instead of failing them", async () => {
+    await engine.close();
+    engine = createMetricsEngine({
+      db,
+      config: {
+        limits: { maxBodyBytes: 1 << 20, sqliteUploadMaxBytes: 1 << 20, writeQueueMaxPoints: 100_000 },
+        features: { projectsEnabled: true, registrationEnabled: true },
+      },
+      writer: { maxUnmergedPoints: 1 }, // every commit after the first waits for the one before to merge
+    });
+    const points = Array.from({ length: 100 }, (_, i) => ({ key: `k${i % 7}`, at: '2025-03-04T10:00:00Z', values: { n: 1 } }));
+    const writes: Array<Promise<number>> = [];
+    for (let round = 0; round < 30; round++) {
+      writes.push(engine.ingestBatch(project, { points }));
+      await new Promise(setImmediate); // a commit of its own for each round
+    }
+    assert.deepEqual(await Promise.all(writes), writes.map(() => 100));
+    const system = JSON.parse((await engine.series(project, range)).values[0]!) as { count: number };
+    assert.equal(system.count, 3000);
+  });
+
   test('close commits what is pending', async () => {
     const pending = engine.ingest(project, { key: 'late', at: '2025-03-04T10:00:00Z', values: { n: 1 } });
     await engine.close();

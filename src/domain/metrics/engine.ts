@@ -41,7 +41,7 @@ export interface MetricsEngineOptions {
    * Where the metric writer of the embedded store runs: a thread of its own (default), or this
    * thread (tests that reach into it). Its settings are those of metric-writer.ts.
    */
-  writer?: { thread?: boolean } & Omit<MetricWriterOptions, 'db' | 'log' | 'sourceSettings'>;
+  writer?: { thread?: boolean; maxUnmergedPoints?: number } & Omit<MetricWriterOptions, 'db' | 'log' | 'sourceSettings'>;
 }
 
 export interface MetricsEngine {
@@ -78,7 +78,7 @@ function settingsOf(source: Source): BucketSettings {
 }
 
 function startWriter(options: MetricsEngineOptions): WriterPort {
-  const { thread = true, ...settings } = options.writer ?? {};
+  const { thread = true, maxUnmergedPoints, ...settings } = options.writer ?? {};
   if (!thread) return inProcessWriter({ ...settings, db: options.db, log: options.log });
   const nativeBindingPath = options.nativeBinding ? loadedNativeAddonPath('betterSqlite3') : undefined;
   // The writer's thread starts a checkpointer: this connection's commits then leave the WAL to it too.
@@ -87,6 +87,7 @@ function startWriter(options: MetricsEngineOptions): WriterPort {
     dbFile: options.db.name,
     nativeBindingPath,
     checkpointPages: LAST_RESORT_CHECKPOINT_PAGES,
+    maxUnmergedPoints,
     options: settings,
     log: options.log,
   });

@@ -5,8 +5,8 @@
 // and acknowledges it at once; the logged points are then handed to the thread, which merges them
 // in order and answers reads after every merge handed to it before. A commit costs no round trip
 // to the thread. The thread says how far it has merged, and the points handed on and not yet
-// merged are bounded (503 past MAX_UNMERGED_POINTS), so a thread that falls behind is back
-// pressure, not memory. If the thread dies, what it held fails with 503, the log is closed, and
+// merged are bounded (past MAX_UNMERGED_POINTS appends wait for room, and answer 503 if none
+// comes within MAX_ROOM_WAIT_MS), so a thread that falls behind is back pressure, not memory. If the thread dies, what it held fails with 503, the log is closed, and
 // the next request starts a new thread, which replays the log first (nothing acknowledged is lost)
 // and says where the event loop's appends go on.
 import path from 'node:path';
@@ -25,8 +25,13 @@ import { writerThreadCode } from './writer-thread-code';
 /** What the embedded store asks of the writer (its interface lives with the store, below the domain). */
 export type WriterPort = EmbeddedWriter;
 
-/** Points logged and handed to the thread but not merged yet, beyond which appends answer 503. */
+/** Points logged and handed to the thread but not merged yet, beyond which appends wait. */
 const MAX_UNMERGED_POINTS = 500_000;
+/**
+ * How long an append waits for the thread to merge enough to make room before it answers 503: a
+ * short stall of the thread (a large fold, a checkpoint) slows clients down instead of failing them.
+ */
+const MAX_ROOM_WAIT_MS = 2_000;
 
 /** The writer running in this thread, on the given connection. */
 export function inProcessWriter(options: MetricWriterOptions): WriterPort {
@@ -74,6 +79,8 @@ const CHECKPOINTER_LIMITS = { maxYoungGenerationSizeMb: 2 };
 
 export interface WriterThreadOptions extends WriterThreadData {
   log?: Logger;
+  /** points handed on and not merged yet beyond which appends wait for room (default MAX_UNMERGED_POINTS) */
+  maxUnmergedPoints?: number;
 }
 
 /**
@@ -81,7 +88,7 @@ export interface WriterThreadOptions extends WriterThreadData {
  * another (writer-thread.ts): the writer's commits only append to the WAL.
  */
 export function startWriterThread(options: WriterThreadOptions): WriterPort {
-  const { log, ...data } = options;
+  const { log, maxUnmergedPoints = MAX_UNMERGED_POINTS, ...data } = options;
   const logDir = path.dirname(data.dbFile);
   const checkpointer = new Worker(writerThreadCode(), {
     eval: true,
@@ -101,6 +108,8 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   /** handed on, not merged yet: [last record number, points] in order */
   const unmerged: Array<[number, number]> = [];
   let unmergedPoints = 0;
+  /** appends waiting for the thread to merge: woken by each merge report and when it stops */
+  let waitingForRoom: Array<() => void> = [];
   let nextId = 1;
   let closed = false;
 
@@ -108,6 +117,31 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     for (const [id, job] of jobs) {
       jobs.delete(id);
       job.reject(unavailable(`The metric writer stopped (${reason}); retry`, 1));
+    }
+  }
+
+  function wakeWaiting(): void {
+    if (waitingForRoom.length === 0) return;
+    const waiting = waitingForRoom;
+    waitingForRoom = [];
+    for (const wake of waiting) wake();
+  }
+
+  const full = (points: number) => unmergedPoints > 0 && unmergedPoints + points > maxUnmergedPoints;
+
+  /** Waits until `points` more fit in what the thread has not merged; 503 if it does not catch up in time. */
+  async function roomFor(points: number): Promise<void> {
+    const deadline = performance.now() + MAX_ROOM_WAIT_MS;
+    while (full(points)) {
+      const left = deadline - performance.now();
+      if (left <= 0 || closed) throw unavailable('The metric writer is behind, retry later', 1);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        waitingForRoom.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
     }
   }
 
@@ -136,6 +170,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       }
       if ('merged' in reply) {
         while (unmerged.length > 0 && unmerged[0]![0] <= reply.merged) unmergedPoints -= unmerged.shift()![1];
+        wakeWaiting();
         return updateRef(w);
       }
       const job = jobs.get(reply.id);
@@ -153,6 +188,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       appender = null;
       unmerged.length = 0;
       unmergedPoints = 0;
+      wakeWaiting();
       failStart(unavailable(`The metric writer stopped (exit code ${code}); retry`, 1));
       failAll(`exit code ${code}`);
     });
@@ -174,9 +210,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   /** Logs a commit (the acknowledgement) and hands its points to the thread to merge. */
   function appendNow(a: LogAppender, w: Worker, entries: LoggedPoints[]): void {
     const points = pointsOf(entries);
-    if (unmergedPoints > 0 && unmergedPoints + points > MAX_UNMERGED_POINTS) {
-      throw unavailable('The metric writer is behind, retry later', 1);
-    }
+    if (full(points)) throw unavailable('The metric writer is behind, retry later', 1);
     const upTo = a.append(entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })));
     unmerged.push([upTo, points]);
     unmergedPoints += points;
@@ -190,6 +224,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   return {
     async append(entries) {
       if (closed) throw unavailable('The server is shutting down, retry later', 1);
+      await roomFor(pointsOf(entries));
       const w = (worker ??= start());
       let a = appender;
       if (!a) {
@@ -213,6 +248,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
         if (worker) await send({ op: 'close' });
       } finally {
         closed = true;
+        wakeWaiting(); // appends waiting for room answer 503
         const w = worker;
         worker = null;
         w?.ref(); // terminate() of an unreferenced thread may not keep the process alive until it is done

@@ -102,6 +102,24 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
 }
 
+/**
+ * Waits until a process is idle (under a tenth of a core over a quarter second, twice in a row): the
+ * service has folded what it acknowledged. Returns the seconds waited, not counting the idle quarters.
+ */
+export async function waitIdle(pid: number, timeoutSeconds = 300): Promise<number> {
+  const started = performance.now();
+  let quiet = 0;
+  let last = cpuSeconds(pid);
+  while (quiet < 2) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const now = cpuSeconds(pid);
+    quiet = now - last < 0.025 ? quiet + 1 : 0;
+    last = now;
+    if (performance.now() - started > timeoutSeconds * 1000) throw new Error(`process ${pid} still busy after ${timeoutSeconds} s`);
+  }
+  return Math.max(0, (performance.now() - started) / 1000 - 0.5);
+}
+
 /** Deterministic pseudo-random numbers in [0, 1). */
 export function seeded(seed: number): () => number {
   let state = seed >>> 0;

@@ -13,7 +13,11 @@
 //    live:   1,000 of 5,000 keys per request, timestamps within one minute (each body its own minute);
 //    wide:   1,000 of 5,000 keys per request, timestamps over 24 hours.
 //    The bare Koa handler on the narrow bodies is the ceiling of parsing alone.
-import { cpuSeconds, fmt, projectHeaders, seeded, serviceLabel, spawnServer, spawnService, type ChildServer } from './helpers';
+//    A 201 means the points are durable in the write log; the writer thread folds them into bucket rows
+//    behind. So each run starts once the warm-up is folded, and after it the bench waits until the
+//    service is idle again: sustained = leaf values acknowledged / (run + time to fold what was behind),
+//    the rate the service holds for as long as the load lasts; the targets are checked against it.
+import { cpuSeconds, fmt, projectHeaders, seeded, serviceLabel, spawnServer, spawnService, waitIdle, type ChildServer } from './helpers';
 import { runWrk, type WrkResult } from './wrk';
 import { WORKLOADS, type Workload } from './workloads';
 
@@ -86,15 +90,22 @@ async function batchWorkload(w: Workload): Promise<void> {
   const service = await spawnService();
   const headers = await projectHeaders(service);
   await measure(service, '/api/v1/metrics/batch', headers, bodies, 8, 2);
-  const t = totals();
-  const r = await measure(service, '/api/v1/metrics/batch', headers, bodies, 8, SECONDS, t);
+  await waitIdle(service.pid); // the warm-up's points folded: the run starts with nothing behind
+  const cpu = cpuSeconds(service.pid);
+  const r = await measure(service, '/api/v1/metrics/batch', headers, bodies, 8, SECONDS);
+  // What was acknowledged is durable in the log; the rate that holds is the one the writer folds at.
+  const behind = await waitIdle(service.pid);
+  const batches = r.perSecond * r.seconds;
+  const cpuPerBatch = (cpuSeconds(service.pid) - cpu) / batches;
   await service.stop();
   service.remove();
-  const leafValues = r.perSecond * 3000;
+  const acked = r.perSecond * 3000;
+  const sustained = (batches * 3000) / (r.seconds + behind);
   const p99 = w.p99Target ? `, p99 target <= ${w.p99Target} ms: ${r.perSecond > 0 && r.p99 <= w.p99Target ? 'met' : 'missed'}` : '';
-  console.log(`${w.name}: ${fmt(r.perSecond, 1)} batches/s, ${fmt(leafValues)} leaf values/s, p50 ${fmt(r.p50, 1)} ms, ` +
-    `p99 ${fmt(r.p99, 1)} ms, failures ${r.failures}${r.failures ? ` (${r.failureText})` : ''}, server CPU ${fmt((t.cpu / t.ok) * 1e3, 2)} ms per batch ` +
-    `(${fmt(t.cpu / t.seconds, 2)} cores); target ${fmt(w.target)}: x${(leafValues / w.target).toFixed(2)}${p99}`);
+  console.log(`${w.name}: ${fmt(sustained)} leaf values/s sustained (${fmt(acked)}/s acknowledged, ${fmt(r.perSecond, 1)} batches/s, ` +
+    `folded ${fmt(behind, 1)} s after the ${fmt(r.seconds, 1)} s run), p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms, ` +
+    `failures ${r.failures}${r.failures ? ` (${r.failureText})` : ''}, server CPU ${fmt(cpuPerBatch * 1e3, 2)} ms per batch ` +
+    `(${fmt((cpuPerBatch * batches) / (r.seconds + behind), 2)} cores); target ${fmt(w.target)}: x${(sustained / w.target).toFixed(2)}${p99}`);
 }
 
 async function bareBatchCeiling(): Promise<void> {

@@ -6,7 +6,10 @@
 // key). Before loading and after each level, single writes (one connection, one request at a
 // time) to A and to another tenant's source B are timed, alternating with GET /api/v1/health; the p50s
 // are compared with those on the empty source: targets within 2x, and health p50 <= 5 ms.
-import { fmt, pointsBody, projectHeaders, seeded, serviceLabel, spawnService } from './helpers';
+// A 201 means durable in the write log; the writer folds behind it. So each level is timed once the
+// service is idle (everything loaded is folded), and the server's CPU per sampled write, until it is
+// idle again after the samples, shows that folding a write costs the same whatever the source holds.
+import { cpuSeconds, fmt, pointsBody, projectHeaders, seeded, serviceLabel, spawnService, waitIdle } from './helpers';
 
 console.log(serviceLabel());
 
@@ -28,9 +31,13 @@ interface Sample {
   writeA: number;
   writeB: number;
   health: number;
+  /** server CPU per write, in ms, folding included */
+  cpu: number;
 }
 
 async function sample(url: string, a: Record<string, string>, b: Record<string, string>): Promise<Sample> {
+  await waitIdle(service.pid);
+  const cpu = cpuSeconds(service.pid);
   const writeA: number[] = [];
   const writeB: number[] = [];
   const health: number[] = [];
@@ -40,7 +47,8 @@ async function sample(url: string, a: Record<string, string>, b: Record<string, 
     writeB.push(await timed(`${url}/api/v1/metrics`, { method: 'POST', headers: b, body }));
     health.push(await timed(`${url}/api/v1/health`));
   }
-  return { writeA: median(writeA), writeB: median(writeB), health: median(health) };
+  await waitIdle(service.pid);
+  return { writeA: median(writeA), writeB: median(writeB), health: median(health), cpu: ((cpuSeconds(service.pid) - cpu) / (2 * SAMPLES)) * 1000 };
 }
 
 async function loadKeys(url: string, headers: Record<string, string>, from: number, to: number): Promise<number> {
@@ -57,7 +65,8 @@ async function loadKeys(url: string, headers: Record<string, string>, from: numb
 const line = (name: string, s: Sample, base?: Sample) =>
   `${name}: single write p50 ${fmt(s.writeA, 2)} ms to A` + (base ? ` (x${(s.writeA / base.writeA).toFixed(2)} of empty, target <= 2)` : '') +
   `, ${fmt(s.writeB, 2)} ms to B` + (base ? ` (x${(s.writeB / base.writeB).toFixed(2)})` : '') +
-  `; health p50 ${fmt(s.health, 2)} ms (target <= 5)`;
+  `; health p50 ${fmt(s.health, 2)} ms (target <= 5); server CPU ${fmt(s.cpu, 3)} ms per write` +
+  (base ? ` (x${(s.cpu / base.cpu).toFixed(2)})` : '');
 
 const service = await spawnService();
 try {
@@ -69,7 +78,8 @@ try {
   let loaded = 0;
   for (const level of LEVELS) {
     const seconds = await loadKeys(service.url, a, loaded, level);
-    console.log(`loaded keys ${fmt(loaded)}..${fmt(level)} in ${fmt(seconds, 1)} s`);
+    const folded = await waitIdle(service.pid);
+    console.log(`loaded keys ${fmt(loaded)}..${fmt(level)}: acknowledged in ${fmt(seconds, 1)} s, folded ${fmt(folded, 1)} s later`);
     loaded = level;
     console.log(line(`${fmt(level)} keys in A`, await sample(service.url, a, b), empty));
   }

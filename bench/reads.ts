@@ -5,10 +5,10 @@
 // endpoint), then sequential requests on one connection: GET /api/v1/metrics for the whole year at
 // 1h, and POST /api/v1/metrics/query (aggregate sum of one leaf, 12 slices) over the same range,
 // each for BENCH_SECONDS (default 5) from wrk with one connection (its own process), after 2 s of
-// the same requests as a warm-up (in which the metric writer also folds the loaded points: reads
-// right after a write add the unfolded points themselves, docs/storage.md "Reads").
+// the same requests as a warm-up, once the metric writer has folded the loaded points (reads right
+// after a write add the unfolded points themselves, docs/storage.md "Reads").
 // Prints p50/p99 of each and its ratio to the 10 ms p50 target.
-import { fmt, projectHeaders, serviceLabel, spawnService } from './helpers';
+import { fmt, projectHeaders, serviceLabel, spawnService, waitIdle } from './helpers';
 import { runWrk, type WrkResult } from './wrk';
 
 console.log(serviceLabel());
@@ -41,6 +41,7 @@ const service = await spawnService();
 try {
   const headers = await projectHeaders(service);
   await load(service.url, headers);
+  await waitIdle(service.pid);
   const getUrl = `${service.url}/api/v1/metrics?${new URLSearchParams(RANGE)}`;
   const check = (await (await fetch(getUrl, { headers })).json()) as { data: { at: string[]; values: Array<{ metrics?: object }> } };
   const filled = check.data.values.filter((v) => v.metrics && Object.keys(v.metrics).length === 10).length;

@@ -96,10 +96,22 @@ export function isDiskFull(err: unknown): boolean {
   return code.startsWith('SQLITE_IOERR') && typeof e?.message === 'string' && /disk is full|no space/i.test(e.message);
 }
 
+/**
+ * The service database's lock not had within its busy timeout (SQLITE_BUSY, SQLITE_LOCKED and
+ * their extended codes): an overload, answered like a full write queue, not a fault of the server.
+ */
+export function isDatabaseBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
 /** The one mapping from an error to an HTTP answer. Unknown errors become a bare 500. */
 export function toHttp(err: unknown): HttpError {
   if (!(err instanceof AppError)) {
     if (isDiskFull(err)) return { status: 507, body: { errors: { detail: 'Insufficient storage' } }, headers: {} };
+    if (isDatabaseBusy(err)) {
+      return { status: 503, body: { errors: { detail: 'The database is busy, retry later' } }, headers: { 'Retry-After': '1' } };
+    }
     return { status: 500, body: { errors: { detail: 'Internal server error' } }, headers: {} };
   }
   const headers: Record<string, string> = { ...(err.options.headers ?? {}) };

@@ -13,6 +13,7 @@ import type { BucketSettings, WirePoints } from '../../model/wire';
 import { loadedNativeAddonPath } from '../../sea/natives';
 import type { Source } from '../types';
 import { LAST_RESORT_CHECKPOINT_PAGES } from '../../storage/db';
+import { writeGateOf } from '../../storage/write-gate';
 import { parseBatch, parsePoint, type ValidPoint } from './ingest';
 import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './batch-parser';
 import { PlanCache, mergeIntoPending } from './merge';
@@ -85,6 +86,7 @@ function startWriter(options: MetricsEngineOptions): WriterPort {
   options.db.pragma(`wal_autocheckpoint = ${LAST_RESORT_CHECKPOINT_PAGES}`);
   return startWriterThread({
     dbFile: options.db.name,
+    writeGate: writeGateOf(options.db).buffer, // this connection's writes get their turn between folds
     nativeBindingPath,
     checkpointPages: LAST_RESORT_CHECKPOINT_PAGES,
     maxUnmergedPoints,

@@ -20,6 +20,7 @@
 import path from 'node:path';
 import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
+import type { WriteGate } from '../../storage/write-gate';
 import type { BucketCacheLimits } from '../../drivers/bucket-cache';
 import { LogAppender, type LogRecord, dropFolded, recoverLog } from '../../drivers/embedded-log';
 import type { PendingSeries } from '../../model/row-delta';
@@ -67,6 +68,11 @@ export interface MetricWriterOptions {
    * the logged points on (`merge`).
    */
   appends?: boolean;
+  /**
+   * The gate of the other connection to the database (storage/write-gate.ts): each fold
+   * transaction waits until none of its writes is waiting for the lock.
+   */
+  gate?: WriteGate;
 }
 
 interface AppendJob {
@@ -107,7 +113,7 @@ export class MetricWriter {
   /** how long the last fold took, first transaction to last (ms) */
   private lastFoldMs = 0;
   private closed = false;
-  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings' | 'poll' | 'appends'>>;
+  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings' | 'poll' | 'appends' | 'gate'>>;
 
   constructor(private readonly options: MetricWriterOptions) {
     this.o = {
@@ -314,6 +320,7 @@ export class MetricWriter {
     const fold = this.folding;
     if (!fold) return;
     try {
+      this.options.gate?.waitClear();
       fold.step(this.o.chunkMs, this.stamp + 1, this.options.poll);
       this.stamp++;
     } catch (err) {

@@ -12,6 +12,8 @@ export interface WriterThreadData {
   nativeBindingPath?: string;
   /** the writer connection's wal_autocheckpoint (storage/db.ts) */
   checkpointPages?: number;
+  /** the event loop connection's write gate (storage/write-gate.ts) */
+  writeGate?: SharedArrayBuffer;
   options: Omit<MetricWriterOptions, 'db' | 'log' | 'sourceSettings'>;
 }
 

@@ -9,6 +9,7 @@
 // Any message stops it.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../storage/db';
+import { WriteGate } from '../../storage/write-gate';
 import { createSourcesRepo } from '../../storage/sources';
 import { MetricWriter } from './metric-writer';
 import { errorToWire, type WriterRequest, type WriterThreadData } from './writer-protocol';
@@ -56,7 +57,8 @@ function writer(): void {
     db = openDatabase(data.dbFile, { nativeBinding: nativeBinding(), checkpointPages: data.checkpointPages });
     const sources = createSourcesRepo(db);
     // The event loop appends to the log itself (writer-client.ts): this writer merges what it logged.
-    metrics = new MetricWriter({ ...data.options, db, sourceSettings: (id) => sources.byId(id), poll, appends: false });
+    const gate = data.writeGate ? new WriteGate(data.writeGate) : undefined;
+    metrics = new MetricWriter({ ...data.options, db, sourceSettings: (id) => sources.byId(id), poll, appends: false, gate });
     port!.postMessage({ ready: true, lastSeq: metrics.lastSeq });
   } catch (err) {
     port!.postMessage({ failed: true, error: errorToWire(err) });

@@ -400,7 +400,7 @@ describe('errors', () => {
     assert.equal(MAX_QUERY_CELLS, 2_000_000);
     const at = Array.from({ length: 1001 }, (_, i) => hourAt(i));
     const values = at.map((_, i) => ({ m: { [`a${i}`]: 1, [`b${i}`]: 1 } }));
-    const wide: SeriesData = { at, values };
+    const wide = { at, values };
     assertQueryError(
       () => query({ mode: 'category', valuePath: 'm' }, wide),
       'value_path m matches 2002 paths over 1001 buckets, more than 2000000 values; ' +

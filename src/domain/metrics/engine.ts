@@ -20,7 +20,7 @@ import { PlanCache, mergeIntoPending } from './merge';
 import type { MetricWriterOptions } from './metric-writer';
 import { decodePoints } from './point-wire';
 import type { SeriesData } from './query';
-import { type SeriesParams, type SeriesText, parseSeriesParams, parseSeriesValues, readSeriesText } from './series';
+import { type SeriesParams, type SeriesText, parseSeriesParams, readSeriesText } from './series';
 import { createWriteQueue } from './write-queue';
 import { inProcessWriter, startWriterThread, type WriterPort } from './writer-client';
 import { OverflowGuard } from './overflow';
@@ -180,7 +180,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
-      return { params, series: parseSeriesValues(await readSeriesText(drivers.storeFor(source), source, params)) };
+      return { params, series: await readSeriesText(drivers.storeFor(source), source, params) };
     },
 
     async setup(source) {

@@ -45,10 +45,13 @@ export interface QueryRequest {
   slices: unknown;
 }
 
-/** One entry per bucket, oldest first; `at` formatted in the source zone; `{}` when empty. */
+/**
+ * One entry per bucket, oldest first; `at` formatted in the source zone; `{}` when empty. Values
+ * are the stores' JSON texts (scanned without parsing where they allow it, columns.ts) or maps.
+ */
 export interface SeriesData {
   at: string[];
-  values: Array<Record<string, unknown>>;
+  values: ReadonlyArray<string | Record<string, unknown>>;
 }
 
 /**

@@ -8,7 +8,6 @@ import type { Source } from '../types';
 import { bucketRange, formatBuckets, parseGranularity, type Granularity } from './granularity';
 import { MAX_KEY_LENGTH } from './ingest';
 import { SYSTEM_KEY } from './merge';
-import type { SeriesData } from './query';
 
 export const MAX_SERIES_BUCKETS = 100_000;
 
@@ -98,8 +97,4 @@ export async function readSeriesText(store: MetricStore, source: Source, params:
   return { at, values };
 }
 
-/** The parsed form the query maths works on. */
-export function parseSeriesValues(series: SeriesText): SeriesData {
-  return { at: series.at, values: series.values.map((text) => JSON.parse(text) as Record<string, unknown>) };
-}
 

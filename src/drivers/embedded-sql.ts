@@ -24,9 +24,11 @@ export function statements(db: Db) {
       'SELECT data, fold FROM metric_buckets WHERE series_id = ? AND bucket = ?',
     ).raw(true),
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
-    readRange: db.prepare<[number, number, number], [number, string]>(
-      'SELECT bucket, data FROM metric_buckets WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket',
-    ).raw(true),
+    // One string per row, the bucket's digits then its JSON (which starts with `{`): a year of
+    // hourly rows reads in about half the time of [bucket, data] rows (an array per row).
+    readRange: db.prepare<[number, number, number], string>(
+      'SELECT bucket || data FROM metric_buckets WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket',
+    ).pluck(),
     readKeyCounts: db.prepare<[number, number, number], [number, string, number]>(
       'SELECT bucket, key, count FROM metric_key_counts WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket, key',
     ).raw(true),

@@ -33,7 +33,14 @@ const SERIES_CACHE_LIMIT = 100_000;
 const READ_ATTEMPTS = 20;
 const COUNT_PATH = ['count'];
 
-type Rows = Array<[number, string]>;
+/** Stored rows of a range, ascending: each the bucket (epoch seconds) then its JSON text, `1735689600{...}`. */
+type Rows = string[];
+
+/** The bucket of a stored row and where its JSON starts. */
+function splitRow(row: string): { bucket: number; at: number } {
+  const at = row.indexOf('{');
+  return { bucket: Number(row.slice(0, at)), at };
+}
 
 export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore {
   const sql = statements(db);
@@ -57,13 +64,16 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     const counts = sql.readKeyCounts.all(id, first, last);
     if (counts.length === 0) return rows;
     const byBucket = new Map<number, Tree>();
-    for (const [bucket, data] of rows) byBucket.set(bucket, parseTree(data));
+    for (const row of rows) {
+      const { bucket, at } = splitRow(row);
+      byBucket.set(bucket, parseTree(row.slice(at)));
+    }
     for (const [bucket, key, count] of counts) {
       let tree = byBucket.get(bucket);
       if (!tree) byBucket.set(bucket, (tree = {}));
       setLeaf(tree, splitter.split(SYSTEM_KEYS_PREFIX + key), count);
     }
-    return [...byBucket].sort((a, b) => a[0] - b[0]).map(([bucket, tree]) => [bucket, JSON.stringify(tree)]);
+    return [...byBucket].sort((a, b) => a[0] - b[0]).map(([bucket, tree]) => `${bucket}${JSON.stringify(tree)}`);
   }
 
   /** The stored rows of the range, if the stored state is still the one of `stamp`. */
@@ -122,11 +132,12 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
         if (!rows) continue; // a fold committed meanwhile: what it lent may be stored now
         // Rows and bucket starts are both ascending: walk them together.
         let i = 0;
-        for (const [bucket, data] of rows) {
+        for (const row of rows) {
+          const { bucket, at } = splitRow(row);
           const ms = bucket * 1000;
           while (i < bucketStartsMs.length && bucketStartsMs[i]! < ms) i++;
           if (i === bucketStartsMs.length) break;
-          if (bucketStartsMs[i] === ms) out[i] = data;
+          if (bucketStartsMs[i] === ms) out[i] = row.slice(at);
         }
         addPending(out, bucketStartsMs, pending);
         return out;

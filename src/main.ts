@@ -49,6 +49,10 @@ async function serve(config: Config, nativeBinding: unknown, demoData: DemoDataD
   // to up to 4x its live size between full collections; 2x keeps a loaded server about 20-40 MB
   // smaller for a few more (mostly concurrent) collections. V8 reads this at every collection.
   setFlagsFromString('--heap-growing-percent=100');
+  // --max-semi-space-size (npm start, the executable's execArgv) sized this thread's young
+  // generation; V8 would apply it to every isolate created later too, over the threads' own
+  // resourceLimits (writer-client.ts, batch-parser.ts): 16 MB of new space each instead of a few.
+  setFlagsFromString('--max-semi-space-size=0');
   const log = createLogger(config.log.level);
   let server: RunningServer | null = null;
   let demo: RunningDemo | null = null;

@@ -7,29 +7,10 @@ import path from 'node:path';
 import { AppError } from '../../src/errors';
 import { openDatabase, type Db } from '../../src/storage/db';
 import { migrate } from '../../src/storage/migrations';
-import type { Source } from '../../src/domain/types';
+import { projectSource } from '../helpers/source';
 import { createMetricsEngine, type MetricsEngine } from '../../src/domain/metrics/engine';
 
-function source(patch: Partial<Source> = {}): Source {
-  return {
-    id: 'b3f1c7a2-0000-4000-8000-000000000001',
-    organizationId: 'org',
-    type: 'project',
-    displayName: 'Shop',
-    driver: null,
-    timeZone: 'UTC',
-    beginningOfWeek: 1,
-    granularities: ['1m', '1h', '1d', '1w', '1mo', '1q', '1y'],
-    defaultTimeframe: '24h',
-    defaultGranularity: '1h',
-    expireAfter: null,
-    projectClusterId: null,
-    config: {},
-    setupStatus: null,
-    createdAt: 0,
-    ...patch,
-  };
-}
+const source = projectSource;
 
 const status = (code: number, detail?: RegExp) => (err: unknown) => {
   assert.ok(err instanceof AppError, String(err));

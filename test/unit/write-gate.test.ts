@@ -10,25 +10,9 @@ import { toHttp } from '../../src/errors';
 import { openDatabase } from '../../src/storage/db';
 import { migrate } from '../../src/storage/migrations';
 import { createMetricsEngine } from '../../src/domain/metrics/engine';
-import type { Source } from '../../src/domain/types';
+import { projectSource } from '../helpers/source';
 
-const project: Source = Object.freeze({
-  id: 'b3f1c7a2-0000-4000-8000-00000000000a',
-  organizationId: 'org',
-  type: 'project',
-  displayName: 'Shop',
-  driver: null,
-  timeZone: 'UTC',
-  beginningOfWeek: 1,
-  granularities: ['1m', '1h', '1d', '1w', '1mo', '1q', '1y'],
-  defaultTimeframe: '24h',
-  defaultGranularity: '1h',
-  expireAfter: null,
-  projectClusterId: null,
-  config: {},
-  setupStatus: null,
-  createdAt: 0,
-}) as Source;
+const project = Object.freeze(projectSource({ id: 'b3f1c7a2-0000-4000-8000-00000000000a' }));
 
 test('writes of the event loop connection commit between back-to-back folds', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gate-test-'));

@@ -44,7 +44,6 @@ export class WriteGate {
 }
 
 type Transaction = ReturnType<Db['transaction']>;
-const VARIANTS = ['deferred', 'immediate', 'exclusive'] as const;
 
 const gates = new WeakMap<Db, WriteGate>();
 
@@ -61,8 +60,10 @@ export function writeGateOf(db: Db): WriteGate {
 
 /**
  * Sends every write of this connection through the gate: statements that write (`run`), `exec`,
- * and transactions (all of their statements, BEGIN to COMMIT). Reads are untouched: in WAL mode
- * they never wait for the lock.
+ * and transactions that take the lock at BEGIN (`immediate`, `exclusive`: all of their statements,
+ * BEGIN to COMMIT). Reads are untouched: in WAL mode they never wait for the lock, and a deferred
+ * transaction (the reads' kind) takes it only with its first write, which is gated itself. Gating
+ * reads too would let a busy dashboard hold the writer back.
  */
 function gateWrites(db: Db, gate: WriteGate): void {
   const prepare = db.prepare.bind(db);
@@ -80,8 +81,10 @@ function gateWrites(db: Db, gate: WriteGate): void {
     const inner = transaction(fn) as Transaction;
     const gated = (variant: (...args: unknown[]) => unknown) =>
       (...args: unknown[]) => gate.through(() => variant(...args));
-    const outer = gated(inner as never) as unknown as Transaction;
-    for (const name of VARIANTS) Object.defineProperty(outer, name, { value: gated(inner[name] as never) });
+    const outer = ((...args: unknown[]) => (inner as (...a: unknown[]) => unknown)(...args)) as unknown as Transaction;
+    Object.defineProperty(outer, 'deferred', { value: inner.deferred });
+    Object.defineProperty(outer, 'immediate', { value: gated(inner.immediate as never) });
+    Object.defineProperty(outer, 'exclusive', { value: gated(inner.exclusive as never) });
     Object.defineProperty(outer, 'database', { value: db });
     return outer;
   }) as Db['transaction'];

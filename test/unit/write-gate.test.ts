@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { toHttp } from '../../src/errors';
 import { openDatabase } from '../../src/storage/db';
+import { writeGateOf } from '../../src/storage/write-gate';
 import { migrate } from '../../src/storage/migrations';
 import { createMetricsEngine } from '../../src/domain/metrics/engine';
 import { projectSource } from '../helpers/source';
@@ -78,6 +79,28 @@ test('a write that does not get the lock within its busy timeout is a 503 with R
   } finally {
     holder.close();
     other.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('writes hold the gate while they run; reads and deferred transactions do not', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gate-test-'));
+  const db = openDatabase(path.join(dir, 'service.db'));
+  try {
+    const gate = writeGateOf(db);
+    db.exec('CREATE TABLE t (n INTEGER)');
+    const clear = () => gate.waitClear(0);
+    db.function('gate_clear', () => (clear() ? 1 : 0));
+    // a statement that writes runs with the gate held; one that reads does not
+    db.prepare('INSERT INTO t (n) SELECT gate_clear()').run();
+    assert.equal(db.prepare('SELECT n FROM t').pluck().get(), 0);
+    assert.equal(db.prepare('SELECT gate_clear()').pluck().get(), 1);
+    assert.equal(db.transaction(() => clear())(), true, 'a deferred transaction (reads) leaves the gate open');
+    assert.equal(db.transaction(() => clear()).immediate(), false, 'an immediate one holds it from BEGIN');
+    assert.equal(db.transaction(() => clear()).exclusive(), false);
+    assert.equal(clear(), true, 'and lets go at COMMIT');
+  } finally {
+    db.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -6,9 +6,10 @@
 // in order and answers reads after every merge handed to it before. A commit costs no round trip
 // to the thread. The thread says how far it has merged, and the points handed on and not yet
 // merged are bounded (past MAX_UNMERGED_POINTS appends wait for room, and answer 503 if none
-// comes within MAX_ROOM_WAIT_MS), so a thread that falls behind is back pressure, not memory. If the thread dies, what it held fails with 503, the log is closed, and
-// the next request starts a new thread, which replays the log first (nothing acknowledged is lost)
-// and says where the event loop's appends go on.
+// comes within MAX_ROOM_WAIT_MS), so a thread that falls behind is back pressure, not memory. If
+// the thread dies, what it held fails with 503, the log is closed, and the next request starts a
+// new thread, which replays the log first (nothing acknowledged is lost) and says where the event
+// loop's appends go on.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { unavailable } from '../../errors';

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ErrorBag } from '../../src/domain/dashboards/issues';
 import { type SourceFields, selectSource } from '../../src/domain/dashboards/source-selection';
 import type { Source, SourceType } from '../../src/domain/types';
+import { projectSource } from '../helpers/source';
 
 const ORG = '00000000-0000-4000-8000-000000000001';
 const OTHER_ORG = '00000000-0000-4000-8000-000000000002';
@@ -11,23 +12,8 @@ const PROJECT = '20000000-0000-4000-8000-00000000000b';
 const FOREIGN_DB = '30000000-0000-4000-8000-00000000000c';
 
 function source(id: string, type: SourceType, organizationId = ORG): Source {
-  return {
-    id,
-    organizationId,
-    type,
-    displayName: id,
-    driver: type === 'database' ? 'sqlite' : null,
-    timeZone: 'UTC',
-    beginningOfWeek: 1,
-    granularities: ['1h', '1d'],
-    defaultTimeframe: '24h',
-    defaultGranularity: '1h',
-    expireAfter: null,
-    projectClusterId: null,
-    config: {},
-    setupStatus: null,
-    createdAt: 0,
-  };
+  const driver = type === 'database' ? 'sqlite' : null;
+  return projectSource({ id, organizationId, type, displayName: id, driver, granularities: ['1h', '1d'] });
 }
 
 const all = [source(DB, 'database'), source(PROJECT, 'project'), source(FOREIGN_DB, 'database', OTHER_ORG)];

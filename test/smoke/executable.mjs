@@ -134,18 +134,18 @@ async function firstRun(state) {
       assert.deepEqual(res.json, { data: { created: 'ok' } });
     });
     await readSeries(base, state, 'read the series back');
-    await check('a batch of 1,000 points is stored, parsed in the batch-parser thread', async () => {
-      const points = Array.from({ length: 1_000 }, (_, i) => ({
+    await check('a batch of 3,000 points (278 KB) is stored, parsed in the batch-parser thread', async () => {
+      const points = Array.from({ length: 3_000 }, (_, i) => ({
         key: 'smoke.batch',
         at: new Date(Date.UTC(2026, 0, 24, 10) + i * 1_000).toISOString(),
         values: { n: 1, size: { bytes: i } },
       }));
       const auth = { token: state.sourceToken, sourceId: state.sourceId };
       const res = await call(base, 'POST', '/api/v1/metrics/batch', { ...auth, body: { points } });
-      assert.deepEqual([res.status, res.json], [201, { data: { created: 1_000 } }]);
+      assert.deepEqual([res.status, res.json], [201, { data: { created: 3_000 } }]);
       const url = '/api/v1/metrics?key=smoke.batch&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h';
       const read = await call(base, 'GET', url, auth);
-      assert.deepEqual(read.json.data.values, [{ n: 1_000, size: { bytes: 499_500 } }]);
+      assert.deepEqual(read.json.data.values, [{ n: 3_000, size: { bytes: 4_498_500 } }]);
       const threads = fs.readdirSync(`/proc/${pid}/task`).map((t) => fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
       assert.ok(threads.includes('batch-parser'), `threads: ${threads.join(', ')}`);
     });

@@ -22,7 +22,7 @@ export interface BatchParserOptions {
   log?: Logger;
 }
 
-export const DEFAULT_BATCH_PARSER: BatchParserOptions = { offThreadBytes: 32 * 1024, maxInFlightBytes: 32 * 1024 * 1024 };
+export const DEFAULT_BATCH_PARSER: BatchParserOptions = { offThreadBytes: 256 * 1024, maxInFlightBytes: 32 * 1024 * 1024 };
 
 export interface BatchParser {
   /**

@@ -75,3 +75,64 @@ test('a text that is not JSON fails as JSON.parse does', () => {
     assert.deepEqual(plain(scanSeries([text], () => true)), plain(scanSeries([parsed], () => true)), text);
   }
 });
+
+// Buckets of one key mostly share a shape (text-shapes.ts): the scanner matches them against the
+// shapes it has learned. Variants of a few trees with other numbers, interleaved, must still read
+// as parsing reads them.
+const withNumbers = (value: unknown, numbers: number[], next = { i: 0 }): unknown => {
+  if (typeof value === 'number') return numbers[next.i++ % numbers.length];
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withNumbers(v, numbers, next)]));
+};
+
+test('buckets that share a shape read as parsing reads them', () => {
+  fc.assert(
+    fc.property(
+      fc.array(tree, { minLength: 1, maxLength: 3 }),
+      fc.array(fc.tuple(fc.nat(), fc.array(number, { minLength: 1, maxLength: 6 })), { minLength: 1, maxLength: 24 }),
+      fc.constantFrom('', 'amount', 'count', 'a'),
+      (shapes, buckets, prefix) => {
+        const texts = buckets.map(([s, numbers]) => JSON.stringify(withNumbers(shapes[s % shapes.length], numbers)));
+        assertSame(texts, (path) => prefix === '' || path === prefix || path.startsWith(`${prefix}.`));
+      },
+    ),
+    { numRuns: 400 },
+  );
+});
+
+test('a bucket that differs from a learned shape in any way is read as parsing reads it', () => {
+  const shape = (a: string, b: string) => `{"m":{"a":${a},"b":${b}},"n":2}`;
+  const texts = [
+    shape('1', '2'), // learned
+    shape('3', '4.5'),
+    shape('1e400', '1'), // non-finite: not a leaf here, the other is
+    shape('-1e400', '-0'),
+    shape('1E2', '0.5e1'),
+    shape('"1"', '2'), // a string
+    shape('null', '2'),
+    shape('[1]', '2'),
+    shape('{"x":1}', '2'), // a map where the shape has a number
+    shape(' 1', '2'), // whitespace
+    shape('12345678901234567890123', '-1234567890123456'), // digits past a double's exact range
+    '{"m":{"a":1,"b":2},"n":2,"o":3}', // a key more
+    '{"m":{"b":2,"a":1},"n":2}', // another order
+    '{"m":{"a":1,"a":2},"n":2}', // a duplicate key
+    '{"m":{"a":1,"b":2},"n.x":2}', // a dotted key
+  ];
+  for (const select of [() => true, (p: string) => p === 'm.a', (p: string) => p === 'n', () => false]) {
+    assertSame(texts, select);
+    assertSame([...texts].reverse(), select);
+  }
+  const onlyInfinite = [shape('1', '2'), shape('1e400', '2')];
+  assert.deepEqual(scanSeries(onlyInfinite, () => true).availablePaths, ['m.a', 'm.b', 'n']);
+  assert.deepEqual(scanSeries([shape('1e400', '2'), shape('1e400', '3')], () => true).availablePaths, ['m.b', 'n']);
+  // a shape learned from a text with a non-finite number would leave that path out of later buckets
+  assert.deepEqual(scanSeries([shape('1e400', '2'), shape('5', '3')], (p) => p === 'n').availablePaths, ['m.a', 'm.b', 'n']);
+  assert.throws(() => scanSeries([shape('1', '2'), shape('1.2.3', '2')], () => true), SyntaxError);
+});
+
+test('a series of ever-changing shapes reads as parsing reads it', () => {
+  const texts = Array.from({ length: 200 }, (_, i) => JSON.stringify({ [`k${i % 37}`]: { v: i, [`w${i % 5}`]: i / 7 } }));
+  assertSame(texts, (path) => path.endsWith('.v'));
+  assertSame(texts, () => true);
+});

@@ -8,9 +8,11 @@
 // as it is, without building its objects: on a year of hourly buckets that is several times
 // cheaper than JSON.parse and a walk. Anything else in a text (an array, a string, a duplicate
 // key, a nesting deeper than MAX_PATH_DEPTH) sends that bucket down the JSON.parse path, so both
-// read every bucket the same.
+// read every bucket the same. Later buckets of a shape already scanned are matched against it
+// rather than scanned (text-shapes.ts).
 
 import { MAX_PATH_DEPTH, isMap } from '../../model/paths';
+import { TextShapes } from './text-shapes';
 
 /**
  * The values of one leaf path, sparse: the first `size` entries of `index` are ascending bucket
@@ -78,6 +80,13 @@ class SeriesScanner {
   private readonly infos = new Map<string, PathInfo>();
   private readonly root: TrieNode;
   private bucket = 0;
+  /** the shapes of texts scanned so far, to match later buckets against (text-shapes.ts) */
+  private readonly shapes = new TextShapes<PathInfo>();
+  private readonly recordLeaf = (info: PathInfo, leaf: number) => this.record(info, leaf);
+  private readonly selectedInfo = (path: string): PathInfo | null => {
+    const info = this.infos.get(path);
+    return info?.column ? info : null;
+  };
 
   constructor(private readonly selects: (path: string) => boolean) {
     this.root = newNode({ path: '', isLeaf: false, column: null }, '');
@@ -87,7 +96,11 @@ class SeriesScanner {
     for (this.bucket = 0; this.bucket < values.length; this.bucket++) {
       let value = values[this.bucket];
       if (typeof value === 'string') {
-        if (this.scanText(value)) continue;
+        if (this.shapes.read(value, this.recordLeaf)) continue;
+        if (this.scanText(value)) {
+          this.shapes.learn(value, this.selectedInfo);
+          continue;
+        }
         value = JSON.parse(value) as unknown;
       }
       if (isMap(value)) this.walk(value, this.root, 1);

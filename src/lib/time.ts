@@ -188,32 +188,50 @@ function dateOf(days: number): string {
   return `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}`;
 }
 
+/** Time-of-day texts a formatter keeps; a run of 1s buckets can meet 86,400 of them. */
+const TIME_TEXTS = 4096;
+
 /**
  * formatTimestamp for runs of instants (a series' bucket starts): consecutive ones mostly share
- * their local day, whose date text is then computed once.
+ * their local day, whose date text is then computed once, and buckets repeat their time of day
+ * and offset, whose text (`T13:00:00+01:00`) is kept: a bucket then costs one concatenation.
  */
 export function timestampFormatter(): (ms: number, offsetMinutes: number) => string {
   let lastDays = Number.NaN;
   let lastDate = '';
-  const date = (days: number) => {
+  const times = new Map<number, string>();
+  return (ms, offsetMinutes) => {
+    const seconds = Math.floor(ms / 1000) + offsetMinutes * 60;
+    const days = Math.floor(seconds / 86_400);
     if (days !== lastDays) {
       lastDays = days;
       lastDate = dateOf(days);
     }
-    return lastDate;
+    const secondOfDay = seconds - days * 86_400;
+    if (!(Math.abs(offsetMinutes) < 2048)) return lastDate + timeOfDay(secondOfDay, offsetMinutes);
+    const key = secondOfDay * 4096 + offsetMinutes + 2048; // exact: offsets are whole minutes
+    let time = times.get(key);
+    if (time === undefined) {
+      if (times.size >= TIME_TEXTS) times.clear();
+      time = timeOfDay(secondOfDay, offsetMinutes);
+      times.set(key, time);
+    }
+    return lastDate + time;
   };
-  return (ms, offsetMinutes) => formatWithDate(ms, offsetMinutes, date);
 }
 
 function formatWithDate(ms: number, offsetMinutes: number, dateText: (days: number) => string): string {
   const seconds = Math.floor(ms / 1000) + offsetMinutes * 60;
   const days = Math.floor(seconds / 86_400);
-  const secondOfDay = seconds - days * 86_400;
-  const date = dateText(days);
+  return dateText(days) + timeOfDay(seconds - days * 86_400, offsetMinutes);
+}
+
+/** `T13:05:00Z` or `T13:05:00+05:45`: the part of a timestamp after its date. */
+function timeOfDay(secondOfDay: number, offsetMinutes: number): string {
   const hour = Math.floor(secondOfDay / 3600);
-  const time = `${pad2(hour)}:${pad2(Math.floor(secondOfDay / 60) % 60)}:${pad2(secondOfDay % 60)}`;
-  if (offsetMinutes === 0) return `${date}T${time}Z`;
+  const time = `T${pad2(hour)}:${pad2(Math.floor(secondOfDay / 60) % 60)}:${pad2(secondOfDay % 60)}`;
+  if (offsetMinutes === 0) return `${time}Z`;
   const sign = offsetMinutes < 0 ? '-' : '+';
   const abs = Math.abs(offsetMinutes);
-  return `${date}T${time}${sign}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
+  return `${time}${sign}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
 }

@@ -36,11 +36,20 @@ const COUNT_PATH = ['count'];
 /** Stored rows of a range, ascending: each the bucket (epoch seconds) then its JSON text, `1735689600{...}`. */
 type Rows = string[];
 
-/** The bucket of a stored row and where its JSON starts. */
+/** The bucket of a stored row and where its JSON starts (digits read in place: no substring). */
 function splitRow(row: string): { bucket: number; at: number } {
-  const at = row.indexOf('{');
-  return { bucket: Number(row.slice(0, at)), at };
+  let at = 0;
+  let c = row.charCodeAt(0);
+  const negative = c === MINUS;
+  if (negative) c = row.charCodeAt(++at);
+  let bucket = 0;
+  for (; c >= DIGIT_0 && c <= DIGIT_9; c = row.charCodeAt(++at)) bucket = bucket * 10 + (c - DIGIT_0);
+  return { bucket: negative ? -bucket : bucket, at };
 }
+
+const MINUS = 0x2d;
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
 
 export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore {
   const sql = statements(db);

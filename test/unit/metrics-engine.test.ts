@@ -56,6 +56,15 @@ describe('metrics engine', () => {
     assert.deepEqual(JSON.parse(system.values[1]!), { count: 1, keys: { orders: 1 } });
   });
 
+  test('a point before 1970 reads back in its bucket (a stored row of a negative epoch second)', async () => {
+    await engine.ingest(project, { key: 'landing', at: '1969-07-20T20:17:40Z', values: { steps: 1 } });
+    await engine.flush();
+    const old = { key: 'landing', from: '1969-07-20T19:00:00Z', to: '1969-07-20T21:00:00Z', granularity: '1h' };
+    const series = await engine.series(project, old);
+    assert.deepEqual(series.at, ['1969-07-20T19:00:00Z', '1969-07-20T20:00:00Z', '1969-07-20T21:00:00Z']);
+    assert.deepEqual(series.values, ['{}', '{"steps":1}', '{}']);
+  });
+
   test('bucket times carry the source zone offset', async () => {
     const berlin = source({ id: 'b3f1c7a2-0000-4000-8000-000000000002', timeZone: 'Europe/Berlin' });
     await engine.ingest(berlin, { key: 'k', at: '2025-03-04T23:30:00Z', values: { n: 1 } });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { type Scan, scanSeries } from '../../src/domain/metrics/columns';
 import { MAX_PATH_DEPTH } from '../../src/model/paths';
+import { MAX_SHAPE_MISSES, TextShapes } from '../../src/domain/metrics/text-shapes';
 
 const plain = (scan: Scan) => ({
   availablePaths: scan.availablePaths,
@@ -132,7 +133,22 @@ test('a bucket that differs from a learned shape in any way is read as parsing r
 });
 
 test('a series of ever-changing shapes reads as parsing reads it', () => {
-  const texts = Array.from({ length: 200 }, (_, i) => JSON.stringify({ [`k${i % 37}`]: { v: i, [`w${i % 5}`]: i / 7 } }));
+  // 37 shapes cycling: more than a scan learns, and more misses than it tries shapes for
+  const texts = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ [`k${i % 37}`]: { v: i, [`w${i % 5}`]: i / 7 } }));
   assertSame(texts, (path) => path.endsWith('.v'));
   assertSame(texts, () => true);
+});
+
+test('shapes stop being tried after too many buckets that match none', () => {
+  const shapes = new TextShapes<string>();
+  shapes.learn('{"a":1,"b":2}', (path) => (path === 'b' ? path : null));
+  const read: number[] = [];
+  const record = (_path: string, value: number) => read.push(value);
+  assert.equal(shapes.read('{"a":3,"b":4}', record), true);
+  for (let i = 0; i < MAX_SHAPE_MISSES; i++) assert.equal(shapes.read('{"c":1}', record), false);
+  assert.equal(shapes.read('{"a":5,"b":6}', record), true, 'a match before the limit is passed');
+  assert.equal(shapes.read('{"c":1}', record), false);
+  assert.equal(shapes.read('{"c":1}', record), false);
+  assert.equal(shapes.read('{"a":7,"b":8}', record), false, 'no more tries past the limit');
+  assert.deepEqual(read, [4, 6]);
 });

@@ -20,6 +20,12 @@ export const MAX_SHAPE_TEXT = 8192;
 export const MAX_SHAPES_LEARNED = 16;
 /** Shapes tried on one bucket before scanning it. */
 const SHAPES_TRIED = 4;
+/**
+ * Buckets that matched no shape, beyond those that matched one, after which a scan stops trying:
+ * on a series whose shapes keep changing (or texts made to fail late in the match) the tries would
+ * only add to the character scan.
+ */
+export const MAX_SHAPE_MISSES = 256;
 
 const escapeRegExp = (text: string) => text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
 
@@ -32,6 +38,8 @@ interface Shape<T> {
 export class TextShapes<T> {
   private readonly shapes: Array<Shape<T>> = [];
   private learned = 0;
+  /** buckets that matched no shape minus those that matched one */
+  private misses = 0;
   /** the selected numbers of the bucket being matched (recorded only once the whole text matched) */
   private values = new Float64Array(16);
 
@@ -91,6 +99,7 @@ export class TextShapes<T> {
    * each selected leaf in text order and returns true; false (nothing recorded) otherwise.
    */
   read(text: string, record: (info: T, value: number) => void): boolean {
+    if (this.misses > MAX_SHAPE_MISSES) return false;
     for (let s = 0; s < this.shapes.length; s++) {
       const shape = this.shapes[s]!;
       const n = this.match(shape, text);
@@ -103,8 +112,10 @@ export class TextShapes<T> {
         const value = this.values[k]!;
         if (Number.isFinite(value)) record(shape.selected[k]!, value);
       }
+      if (this.misses > 0) this.misses--;
       return true;
     }
+    if (this.shapes.length > 0) this.misses++;
     return false;
   }
 

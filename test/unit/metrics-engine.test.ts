@@ -73,6 +73,16 @@ describe('metrics engine', () => {
     assert.deepEqual(JSON.parse(day.values[0]!), { n: 1 });
   });
 
+  test('a source whose zone or week start changes reads the same range with new buckets and labels', async () => {
+    const read = (patch: Partial<ReturnType<typeof source>>) =>
+      engine.series(source(patch), { key: 'k', from: '2025-03-03T00:00:00Z', to: '2025-03-10T00:00:00Z', granularity: '1w' });
+    const monday = await read({});
+    assert.deepEqual(monday.at, ['2025-03-03T00:00:00Z', '2025-03-10T00:00:00Z']);
+    assert.deepEqual((await read({ timeZone: 'Asia/Tokyo' })).at, ['2025-03-03T00:00:00+09:00', '2025-03-10T00:00:00+09:00']);
+    assert.deepEqual((await read({ beginningOfWeek: 7 })).at, ['2025-03-02T00:00:00Z', '2025-03-09T00:00:00Z']);
+    assert.deepEqual((await read({})).at, monday.at);
+  });
+
   test('200 concurrent tracks count exactly 200 in every granularity and in the system key', async () => {
     const at = '2025-03-04T11:15:00Z';
     await Promise.all(Array.from({ length: 200 }, () => engine.ingest(project, { key: 'hits', at, values: { count: 1 } })));

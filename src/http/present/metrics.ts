@@ -6,21 +6,16 @@ import type { SeriesText } from '../../domain/metrics/series';
  * the JSON text the store holds, spliced in without parsing them again. The pieces are encoded
  * straight into one buffer (sized for the worst case of 3 bytes per UTF-16 unit): joining 8,760
  * texts into one string and encoding that cost several times more (a year of hourly buckets).
- * Bucket starts are RFC 3339 texts of digits and signs: quoted as they are.
+ * Bucket starts are RFC 3339 texts of digits and signs: quoted as they are, once per labels array.
  */
 export function presentSeriesJson(series: SeriesText): Buffer {
   const { at, values } = series;
-  let room = 48;
-  for (let i = 0; i < at.length; i++) room += at[i]!.length + 3;
+  const labels = labelsJson(at);
+  let room = 48 + labels.length;
   for (let i = 0; i < values.length; i++) room += values[i]!.length * 3 + 1;
   const out = Buffer.allocUnsafe(room);
   let n = out.write('{"data":{"at":[', 0, 'latin1');
-  for (let i = 0; i < at.length; i++) {
-    if (i > 0) out[n++] = COMMA;
-    out[n++] = QUOTE;
-    n += out.write(at[i]!, n, 'latin1');
-    out[n++] = QUOTE;
-  }
+  n += labels.copy(out, n);
   n += out.write('],"values":[', n, 'latin1');
   for (let i = 0; i < values.length; i++) {
     if (i > 0) out[n++] = COMMA;
@@ -28,6 +23,30 @@ export function presentSeriesJson(series: SeriesText): Buffer {
   }
   n += out.write(']}}', n, 'latin1');
   return out.subarray(0, n);
+}
+
+/**
+ * The labels as the bytes of JSON array elements, kept per labels array: reads of one range share
+ * theirs (series.ts keeps recent ranges), so a dashboard's widgets encode them once.
+ */
+const encodedLabels = new WeakMap<readonly string[], Buffer>();
+
+function labelsJson(at: readonly string[]): Buffer {
+  const known = encodedLabels.get(at);
+  if (known) return known;
+  let room = 0;
+  for (let i = 0; i < at.length; i++) room += at[i]!.length + 3;
+  const out = Buffer.allocUnsafe(room);
+  let n = 0;
+  for (let i = 0; i < at.length; i++) {
+    if (i > 0) out[n++] = COMMA;
+    out[n++] = QUOTE;
+    n += out.write(at[i]!, n, 'latin1');
+    out[n++] = QUOTE;
+  }
+  const labels = out.subarray(0, n);
+  encodedLabels.set(at, labels);
+  return labels;
 }
 
 const COMMA = 0x2c;

@@ -1,8 +1,11 @@
-// GET /api/v1/metrics writes its answer as bytes (http/present/metrics.ts): bucket texts spliced in
-// unparsed, and the labels of a range encoded once and reused by every read of that range.
+// The metrics endpoints write their answers as text (http/present/metrics.ts). GET: bucket texts
+// spliced in unparsed, and the labels of a range encoded once and reused by every read of that
+// range. Query: the table written from its columns, which must be what JSON.stringify writes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { presentSeriesJson } from '../../src/http/present/metrics';
+import fc from 'fast-check';
+import { presentQueryJson, presentSeriesJson } from '../../src/http/present/metrics';
+import { type QueryMode, answerQuery, runQuery } from '../../src/domain/metrics/query';
 
 const parse = (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as { data: { at: string[]; values: unknown[] } };
 
@@ -18,4 +21,33 @@ test('the answer is the labels and the texts as JSON, also when one labels array
 
 test('an empty range is two empty arrays', () => {
   assert.equal(presentSeriesJson({ at: [], values: [] }).toString(), '{"data":{"at":[],"values":[]}}');
+});
+
+test('a query answer is written as JSON.stringify writes the answer object, table included', () => {
+  const leaf = fc.oneof(fc.integer({ min: -1e6, max: 1e6 }), fc.double({ noNaN: true }), fc.constantFrom(-0, 0.1, 1e21, 5e-324));
+  const bucket = fc.dictionary(fc.constantFrom('a', 'b', 'c'), fc.oneof(leaf, fc.dictionary(fc.constantFrom('x', 'y', 'é"'), leaf)));
+  fc.assert(
+    fc.property(
+      fc.array(bucket, { minLength: 1, maxLength: 30 }),
+      fc.constantFrom<QueryMode>('aggregate', 'timeline', 'category'),
+      fc.constantFrom('a', 'b', 'b.x', 'b.é"', 'c'),
+      fc.constantFrom(undefined, 1, 2, 3),
+      fc.boolean(),
+      (buckets, mode, valuePath, slices, asText) => {
+        const start = Date.UTC(2026, 0, 1);
+        const at = buckets.map((_, i) => new Date(start + i * 3_600_000).toISOString().replace('.000Z', 'Z'));
+        const series = { at, values: asText ? buckets.map((b) => JSON.stringify(b)) : buckets };
+        const req = { key: 'k', fromMs: start, toMs: start + (buckets.length - 1) * 3_600_000, granularity: '1h', mode, valuePath, aggregator: 'sum', slices };
+        let expected: string;
+        try {
+          expected = JSON.stringify({ data: runQuery(req, series) });
+        } catch {
+          assert.throws(() => answerQuery(req, series));
+          return;
+        }
+        assert.equal(presentQueryJson(answerQuery(req, series)), expected);
+      },
+    ),
+    { numRuns: 500 },
+  );
 });

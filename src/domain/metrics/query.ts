@@ -86,7 +86,29 @@ interface Context {
   columns: Column[];
 }
 
+/**
+ * A query's answer as the endpoint writes it: every member of `data` but `table`, which comes last
+ * and is left as its columns (http/present/metrics.ts writes it as text, without building a row
+ * array per bucket).
+ */
+export interface QueryAnswer {
+  body: Record<string, unknown>;
+  table: QueryTable;
+}
+
+/** One row per bucket of the whole range (dropped ones too), a cell per matched path, null where absent. */
+export interface QueryTable {
+  at: readonly string[];
+  columns: readonly Column[];
+}
+
+/** The answer as one object, `table` built as rows (the endpoint's JSON has the same members). */
 export function runQuery(req: QueryRequest, series: SeriesData): Record<string, unknown> {
+  const { body, table } = answerQuery(req, series);
+  return { ...body, table: buildTable(table.at, table.columns) };
+}
+
+export function answerQuery(req: QueryRequest, series: SeriesData): QueryAnswer {
   if (series.at.length !== series.values.length) {
     throw new Error('series.at and series.values differ in length');
   }
@@ -99,8 +121,12 @@ export function runQuery(req: QueryRequest, series: SeriesData): Record<string, 
   const scan = scanSeries(series.values, pathSelector(req.valuePath, req.mode !== 'aggregate'));
   const ctx: Context = { req, series, plan: planSlices(buckets, slices), ...scan };
   checkMatched(ctx);
-  if (aggregator) return aggregateBody(ctx, aggregator);
-  return req.mode === 'timeline' ? timelineBody(ctx) : categoryBody(ctx);
+  const body = aggregator
+    ? aggregateBody(ctx, aggregator)
+    : req.mode === 'timeline'
+      ? timelineBody(ctx)
+      : categoryBody(ctx);
+  return { body, table: { at: series.at, columns: ctx.columns } };
 }
 
 function checkMatched(ctx: Context): void {
@@ -134,7 +160,6 @@ function commonTail(ctx: Context): Record<string, unknown> {
   return {
     available_paths: ctx.availablePaths,
     matched_paths: ctx.columns.map((c) => c.path),
-    table: buildTable(ctx.series.at, ctx.columns),
   };
 }
 

@@ -1,5 +1,6 @@
 // JSON shapes of the metrics endpoints (SPEC 5.2, 5.3).
 import type { SeriesText } from '../../domain/metrics/series';
+import type { QueryAnswer, QueryTable } from '../../domain/metrics/query';
 
 /**
  * `{"data":{"at":[...],"values":[...]}}` as the response's bytes: each bucket's values are already
@@ -54,4 +55,33 @@ const QUOTE = 0x22;
 
 export function presentCreated(created: 'ok' | number) {
   return { data: { created } };
+}
+
+/**
+ * `{"data":{...}}` of POST /api/v1/metrics/query, as JSON.stringify would write it, with `table`
+ * (always the last member) written as text from its columns: no array per row. Labels are RFC 3339
+ * texts (quoted as they are); cells are finite numbers (String() writes them as JSON does) or null.
+ */
+export function presentQueryJson(answer: QueryAnswer): string {
+  const head = JSON.stringify({ data: answer.body }); // ends with the two closing braces
+  return `${head.slice(0, -2)},"table":${tableJson(answer.table)}}}`;
+}
+
+function tableJson({ at, columns }: QueryTable): string {
+  const header = JSON.stringify(['at', ...columns.map((c) => c.path)]);
+  const cursor = new Int32Array(columns.length);
+  let rows = '';
+  for (let i = 0; i < at.length; i++) {
+    let row = (i === 0 ? '["' : ',["') + at[i]! + '"';
+    for (let c = 0; c < columns.length; c++) {
+      const column = columns[c]!;
+      const k = cursor[c]!;
+      if (k < column.size && column.index[k] === i) {
+        row += ',' + String(column.value[k]!);
+        cursor[c] = k + 1;
+      } else row += ',null';
+    }
+    rows += row + ']';
+  }
+  return `{"columns":${header},"rows":[${rows}]}`;
 }

@@ -4,9 +4,9 @@ import type { Context } from 'koa';
 import { badRequest } from '../../errors';
 import type { Deps } from '../../deps';
 import type { Source } from '../../domain/types';
-import { parseMode, runQuery } from '../../domain/metrics/query';
+import { answerQuery, parseMode } from '../../domain/metrics/query';
 import { bodyObject, takeBody, takeRawBody } from '../middleware/body';
-import { presentCreated, presentSeriesJson } from '../present/metrics';
+import { presentCreated, presentQueryJson, presentSeriesJson } from '../present/metrics';
 
 const sourceOf = (ctx: Context): Source => ctx.state.source as Source;
 
@@ -51,7 +51,7 @@ export function metricsRoutes(deps: Deps) {
       const body = bodyObject(ctx);
       const { mode, valuePath } = queryFields(body);
       const { params, series } = await deps.metrics.seriesData(sourceOf(ctx), body);
-      const result = runQuery(
+      const answer = answerQuery(
         {
           key: params.key,
           fromMs: params.fromMs,
@@ -64,7 +64,8 @@ export function metricsRoutes(deps: Deps) {
         },
         series,
       );
-      ctx.body = { data: result };
+      ctx.type = 'application/json';
+      ctx.body = presentQueryJson(answer);
     },
   };
 }

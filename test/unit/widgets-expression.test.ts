@@ -39,6 +39,10 @@ describe('expression rows', () => {
     assert.equal(calc('sum(a, b)', { a: 1, b: null }), null);
     assert.equal(calc('sqrt(a)', { a: -4 }), null);
     assert.equal(calc('0 / a', { a: 2 }), 0);
+    // an input that is not a finite number is no figure, even alone (found by widgets-fuzz.test.ts)
+    assert.equal(calc('a', { a: Number.POSITIVE_INFINITY }), null);
+    assert.equal(calc('-a', { a: Number.NEGATIVE_INFINITY }), null);
+    assert.equal(calc('a', { a: Number.NaN }), null);
   });
 
   test('only earlier rows may be named', () => {

@@ -197,8 +197,10 @@ export function evaluate(expr: Expr, env: Env): number | null {
   switch (expr.kind) {
     case 'num':
       return expr.value;
-    case 'var':
-      return env[expr.name] ?? null;
+    case 'var': {
+      const v = env[expr.name];
+      return v === undefined || v === null ? null : finite(v); // an infinite input is no figure either
+    }
     case 'neg': {
       const v = evaluate(expr.arg, env);
       return v === null ? null : -v;

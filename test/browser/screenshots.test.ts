@@ -107,12 +107,11 @@ describe('screenshots of the demo', () => {
     const { states } = await waitForWidgets(p, TRAFFIC_WIDGETS);
     assert.deepEqual(unsettled(states), []);
     // Edit mode, then the edit control of the mean-latency chart (a series row with an expression).
+    // The cell's tools carry the widget's title; found by name, the click does not depend on the
+    // widget's own element, which edit mode may draw again (under CI load, for seconds).
     await p.getByRole('button', { name: /^edit/i }).first().click({ timeout: 5_000 });
-    const widget = p.locator('.widget[data-widget-id="latency-line"]');
-    await widget.hover();
-    const cell = p.locator('*:has(> .widget[data-widget-id="latency-line"])').first();
-    await cell.getByRole('button', { name: /edit/i }).first().click({ timeout: 5_000 });
-    await p.getByRole('dialog').or(p.locator('form')).first().waitFor({ timeout: 5_000 });
+    await p.getByRole('button', { name: 'Edit Mean latency', exact: true }).click({ timeout: 15_000 });
+    await p.getByRole('dialog').or(p.locator('form')).first().waitFor({ timeout: 15_000 });
     await p.screenshot({ path: path.join(OUT, 'editor.png') });
   });
 });

@@ -180,7 +180,9 @@ function civilFromDays(days: number): { year: number; month: number; day: number
  * buckets formats 8,760 of these per read.
  */
 export function formatTimestamp(ms: number, offsetMinutes = 0): string {
-  return formatWithDate(ms, offsetMinutes, dateOf);
+  const seconds = Math.floor(ms / 1000) + offsetMinutes * 60;
+  const days = Math.floor(seconds / 86_400);
+  return dateOf(days) + timeOfDay(seconds - days * 86_400, offsetMinutes);
 }
 
 function dateOf(days: number): string {
@@ -218,12 +220,6 @@ export function timestampFormatter(): (ms: number, offsetMinutes: number) => str
     }
     return lastDate + time;
   };
-}
-
-function formatWithDate(ms: number, offsetMinutes: number, dateText: (days: number) => string): string {
-  const seconds = Math.floor(ms / 1000) + offsetMinutes * 60;
-  const days = Math.floor(seconds / 86_400);
-  return dateText(days) + timeOfDay(seconds - days * 86_400, offsetMinutes);
 }
 
 /** `T13:05:00Z` or `T13:05:00+05:45`: the part of a timestamp after its date. */

@@ -2,6 +2,7 @@
 // range read from the source's store. Values come back as the JSON text of each bucket, so GET can
 // send them without parsing; the query maths parses them (parseSeriesValues).
 import { badRequest } from '../../errors';
+import { BoundedCache } from '../../lib/bounded-cache';
 import { parseTimestamp } from '../../lib/time';
 import type { MetricStore } from '../../drivers/types';
 import type { Source } from '../types';
@@ -16,8 +17,14 @@ export interface SeriesParams {
   granularity: Granularity;
   fromMs: number;
   toMs: number;
-  /** bucket starts from floor(from) through floor(to), epoch ms */
-  bucketsMs: number[];
+  /** bucket starts from floor(from) through floor(to), epoch ms, and their labels once made */
+  range: BucketRange;
+}
+
+/** The bucket starts of a read and their labels, shared by reads of the same range (never changed). */
+export interface BucketRange {
+  readonly bucketsMs: readonly number[];
+  at?: string[];
 }
 
 export interface SeriesText {
@@ -80,58 +87,41 @@ export function parseSeriesParams(
   const toMs = parseInstant('to', input.to);
   const granularity = parseSourceGranularity(source, input.granularity);
   if (fromMs > toMs) throw badRequest('from must not be after to');
-  const bucketsMs = rangeOf(source, granularity, fromMs, toMs)?.bucketsMs;
-  if (!bucketsMs) {
+  const range = rangeOf(source, granularity, fromMs, toMs);
+  if (!range) {
     throw badRequest(`the range holds more than ${MAX_SERIES_BUCKETS} buckets of ${granularity.text}: narrow from..to or use a larger granularity`);
   }
-  return { key, granularity, fromMs, toMs, bucketsMs };
+  return { key, granularity, fromMs, toMs, range };
 }
 
 export async function readSeriesText(store: MetricStore, source: Source, params: SeriesParams): Promise<SeriesText> {
+  const { range } = params;
   const values = await store.read(
     { sourceId: source.id, key: params.key, granularity: params.granularity.text },
-    params.bucketsMs,
+    range.bucketsMs,
   );
-  const range = rangeOf(source, params.granularity, params.fromMs, params.toMs)!;
   range.at ??= formatBuckets(range.bucketsMs, source.timeZone);
   return { at: range.at, values };
 }
 
-/** The bucket starts of a read and their labels, shared by reads of the same range (never changed). */
-interface Range {
-  bucketsMs: number[];
-  at?: string[];
-}
-
 /**
- * Ranges of recent reads, most recent last, holding at most RANGE_CACHE_BUCKETS buckets in all:
- * a dashboard's widgets read the same from..to, and computing a year of hourly buckets and their
- * labels costs about a millisecond per read.
+ * Ranges of recent reads: a dashboard's widgets read the same from..to, and a year of hourly
+ * buckets and their labels cost one to two milliseconds per read to compute. Only ranges of up to
+ * CACHED_RANGE_BUCKETS are kept, so the cache holds at most 100,000 buckets.
  */
-const ranges = new Map<string, Range>();
-const RANGE_CACHE_BUCKETS = 100_000;
-let rangeBuckets = 0;
+const RANGE_CACHE_ENTRIES = 8;
+const CACHED_RANGE_BUCKETS = 12_500;
+const ranges = new BoundedCache<string, BucketRange>(RANGE_CACHE_ENTRIES);
 
 /** The buckets of from..to for a source's calendar, or null beyond MAX_SERIES_BUCKETS. */
-function rangeOf(source: Source, g: Granularity, fromMs: number, toMs: number): Range | null {
+function rangeOf(source: Source, g: Granularity, fromMs: number, toMs: number): BucketRange | null {
   const name = `${source.timeZone} ${source.beginningOfWeek} ${g.text} ${fromMs} ${toMs}`;
-  let range = ranges.get(name);
-  if (range) {
-    ranges.delete(name); // to the most recent end
-  } else {
-    const cal = { timeZone: source.timeZone, beginningOfWeek: source.beginningOfWeek };
-    const bucketsMs = bucketRange(fromMs, toMs, g, cal, MAX_SERIES_BUCKETS);
-    if (!bucketsMs) return null;
-    range = { bucketsMs };
-    rangeBuckets += bucketsMs.length;
-  }
-  ranges.set(name, range);
-  for (const [oldest, old] of ranges) {
-    if (rangeBuckets <= RANGE_CACHE_BUCKETS || old === range) break;
-    ranges.delete(oldest);
-    rangeBuckets -= old.bucketsMs.length;
-  }
+  const known = ranges.get(name);
+  if (known) return known;
+  const cal = { timeZone: source.timeZone, beginningOfWeek: source.beginningOfWeek };
+  const bucketsMs = bucketRange(fromMs, toMs, g, cal, MAX_SERIES_BUCKETS);
+  if (!bucketsMs) return null;
+  const range: BucketRange = { bucketsMs };
+  if (bucketsMs.length <= CACHED_RANGE_BUCKETS) ranges.set(name, range);
   return range;
 }
-
-

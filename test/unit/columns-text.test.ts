@@ -152,3 +152,12 @@ test('shapes stop being tried after too many buckets that match none', () => {
   assert.equal(shapes.read('{"a":7,"b":8}', record), false, 'no more tries past the limit');
   assert.deepEqual(read, [4, 6]);
 });
+
+test('empty buckets do not count against the shapes of a sparse series', () => {
+  const shapes = new TextShapes<string>();
+  shapes.learn('{"a":1}', (path) => path);
+  const read: number[] = [];
+  for (let i = 0; i < 3 * MAX_SHAPE_MISSES; i++) assert.equal(shapes.read('{}', () => undefined), false);
+  assert.equal(shapes.read('{"a":2}', (_path, value) => read.push(value)), true);
+  assert.deepEqual(read, [2]);
+});

@@ -109,7 +109,8 @@ export class TextShapes<T> {
    * each selected leaf in text order and returns true; false (nothing recorded) otherwise.
    */
   read(text: string, record: (info: T, value: number) => void): boolean {
-    if (this.misses > MAX_SHAPE_MISSES) return false;
+    // `{}` (an empty bucket, common in sparse series) is no shape and no miss: the scan is cheap
+    if (text.length <= 2 || this.misses > MAX_SHAPE_MISSES) return false;
     for (let s = 0; s < this.shapes.length; s++) {
       const shape = this.shapes[s]!;
       const n = this.match(shape, text);

@@ -10,6 +10,9 @@ import path from 'node:path';
 import { parsePoint } from '../../src/domain/metrics/ingest';
 import { MetricWriter } from '../../src/domain/metrics/metric-writer';
 import { encodePoints } from '../../src/domain/metrics/point-wire';
+import { PlanCache } from '../../src/domain/metrics/plan';
+import { IngestWindow } from '../../src/domain/metrics/window';
+import { columnSize } from '../../src/domain/metrics/window-rows';
 import { createEmbeddedStore } from '../../src/drivers/embedded';
 import { openDatabase, type Db } from '../../src/storage/db';
 import { migrate } from '../../src/storage/migrations';
@@ -113,5 +116,47 @@ describe('metric writer', () => {
       assert.deepEqual(await totals(writer, 12), [...Array(12).fill(10 * round), 120 * round]);
     }
     await writer.close();
+  });
+
+  test('windows whose rows outgrow a fresh window\'s columns let them go between folds and sum the same', async () => {
+    const writer = new MetricWriter({ db, foldAfterMs: 600_000 });
+    for (let round = 1; round <= 3; round++) {
+      await writer.append([{ settings, wire: wire(6000, 500) }]); // 1,500 1m rows, 500 1h and 500 1d ones
+      await writer.settle();
+      assert.deepEqual(await totals(writer, 500), [...Array(500).fill(12 * round), 6000 * round]);
+    }
+    await writer.close();
+  });
+});
+
+describe('ingest window row columns', () => {
+  const plan = new PlanCache().get(settings);
+  const fresh = columnSize(0);
+  /** 300 keys x 10 minutes: 3,000 1m rows (and 300 1h and 300 1d ones) */
+  const distinct = () =>
+    encodePoints(
+      Array.from({ length: 3000 }, (_, i) =>
+        parsePoint({ key: `k${i % 300}`, at: new Date(T0 + Math.floor(i / 300) * 60_000).toISOString(), values: { n: 1 } }),
+      ),
+    );
+
+  test('a window lets its row columns go once emptied, and takes room for as many as asked', () => {
+    const window = new IngestWindow();
+    window.add(plan, distinct());
+    window.spreadAll();
+    assert.equal(window.rows.count, 3600);
+    assert.ok(window.rows.capacity > fresh);
+    window.releaseRows(); // rows held: kept
+    assert.equal(window.rows.count, 3600);
+    window.reset();
+    window.releaseRows();
+    assert.equal(window.rows.capacity, fresh);
+    window.reserveRows(5000);
+    assert.equal(window.rows.capacity, columnSize(5000));
+    window.add(plan, distinct());
+    window.spreadAll();
+    assert.equal(window.rows.capacity, columnSize(5000), 'the reserved columns took the rows without growing');
+    window.reserveRows(50_000); // rows held: the columns stay as they are
+    assert.equal(window.rows.capacity, columnSize(5000));
   });
 });

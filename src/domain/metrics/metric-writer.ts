@@ -112,6 +112,8 @@ export class MetricWriter {
   private foldStarted = 0;
   /** how long the last fold took, first transaction to last (ms) */
   private lastFoldMs = 0;
+  /** the rows the last fold wrote (sizes the next fold's row columns) */
+  private lastFoldRows = 0;
   private closed = false;
   private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings' | 'poll' | 'appends' | 'gate'>>;
 
@@ -299,7 +301,8 @@ export class MetricWriter {
     this.clearTimer();
     this.urgent = false;
     const window = this.current;
-    this.current = this.spare ?? new IngestWindow(window.held);
+    window.reserveRows(this.lastFoldRows); // its groups spread into about as many rows as the last fold's
+    this.current = this.spare ?? new IngestWindow({ rows: 0, groups: window.held.groups });
     this.spare = null;
     this.folding = new Fold(this.target, window, ++this.foldNumber, this.currentUpTo);
     this.foldStarted = performance.now();
@@ -331,7 +334,10 @@ export class MetricWriter {
     if (!fold.done) return this.stepSoon();
     this.folding = null;
     this.foldedUpTo = fold.upTo;
-    fold.window.reset(); // its columns take the next window: two windows' memory in all, reused
+    this.lastFoldRows = fold.window.rows.count;
+    // Its columns take the next window, but for the rows': those are sized again when it is folded.
+    fold.window.reset();
+    fold.window.releaseRows();
     this.spare = fold.window;
     try {
       dropFolded(this.logDir, fold.upTo);

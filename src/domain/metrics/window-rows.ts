@@ -115,6 +115,11 @@ export class Rows {
     this.count = 0;
   }
 
+  /** How many rows the columns hold before they grow. */
+  get capacity(): number {
+    return this.series.length;
+  }
+
   /** The row of a series and bucket; a new one (then `created`) starts with `shape` and no values. */
   find(series: number, bucketId: number, bucketMs: number, shape: number, head: number): number {
     const row = this.table.add(series * ID_UNIT + bucketId);

@@ -15,7 +15,7 @@ import type { PendingCounts, PendingRow, RowDelta } from '../../model/row-delta'
 import { type BucketOps, type KeyWrites, SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../../model/write-set';
 import type { SourcePlan } from './plan';
 import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, UNTRACKED_FLAG, type WirePoints } from './point-wire';
-import { CountRow, Groups, ID_UNIT, Rows, Shapes, type LeafWrite } from './window-rows';
+import { CountRow, Groups, ID_UNIT, Rows, Shapes, columnSize, type LeafWrite } from './window-rows';
 
 export { CountRow } from './window-rows';
 export const UNTRACKED_KEY = '__untracked__';
@@ -113,7 +113,7 @@ export class WindowSource {
 export class IngestWindow {
   readonly sources = new Map<string, WindowSource>();
   readonly shapes = new Shapes();
-  readonly rows: Rows;
+  private rowColumns: Rows;
   private groups: Groups;
   /** every key of the window, by index */
   private keys: WindowKey[] = [];
@@ -132,7 +132,7 @@ export class IngestWindow {
 
   /** `expected`: rows and groups a window is likely to hold (the last one's), to size its columns */
   constructor(private readonly expected: { rows: number; groups: number } = { rows: 0, groups: 0 }) {
-    this.rows = new Rows(this.shapes, expected.rows);
+    this.rowColumns = new Rows(this.shapes, expected.rows);
     this.groups = new Groups(this.shapes, expected.groups);
   }
 
@@ -148,6 +148,24 @@ export class IngestWindow {
     this.seriesHead.length = 0;
     this.points = 0;
     this.maxGroups = 0;
+  }
+
+  get rows(): Rows {
+    return this.rowColumns;
+  }
+
+  /**
+   * Lets the rows' columns go when they are larger than a fresh window's. A window that gathers
+   * mostly holds groups; its rows are spread when it is folded, and sized then (reserveRows): so
+   * only the window being folded holds row columns for all its rows, not the one gathering too.
+   */
+  releaseRows(): void {
+    if (this.rowColumns.count === 0 && this.rowColumns.capacity > columnSize(0)) this.rowColumns = new Rows(this.shapes, 0);
+  }
+
+  /** Room for `rows` rows at once (e.g. the last fold's), unless the window holds rows already. */
+  reserveRows(rows: number): void {
+    if (this.rowColumns.count === 0 && this.rowColumns.capacity < columnSize(rows)) this.rowColumns = new Rows(this.shapes, rows);
   }
 
   /** what this window held, for sizing the next */

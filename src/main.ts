@@ -5,6 +5,7 @@ import { loadConfig, ConfigError, type Config } from './config';
 import { parseArgs, UsageError, USAGE } from './cli';
 import { startServer, type RunningServer } from './server';
 import { loadNativeAddons } from './sea/natives';
+import { allocatorSettings, trimAllocatorEvery, tuneAllocator } from './sea/allocator';
 import { SERVER_VERSION } from './version';
 import { createLogger } from './lib/log';
 import { exampleConfig } from './config-example';
@@ -18,6 +19,9 @@ function fail(message: string, code = 1): never {
   process.stderr.write(`service: ${message}\n`);
   process.exit(code);
 }
+
+/** How often the executable hands the allocator's free memory back to the system (src/sea/allocator.ts). */
+const TRIM_MS = 1000;
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
@@ -44,7 +48,7 @@ function restore(config: Config, from: string, nativeBinding: unknown): void {
   process.stdout.write(`restored ${from} into ${config.storage.dataDir} (schema version ${result.schemaVersion})${moved}\n`);
 }
 
-async function serve(config: Config, nativeBinding: unknown, demoData: DemoDataDir | null): Promise<void> {
+async function serve(config: Config, nativeBinding: unknown, demoData: DemoDataDir | null, allocator?: string): Promise<void> {
   // Resident size over peak speed, for a service that shares a small machine: V8 lets the heap grow
   // to up to 4x its live size between full collections; 2x keeps a loaded server about 20-40 MB
   // smaller for a few more (mostly concurrent) collections. V8 reads this at every collection.
@@ -79,7 +83,7 @@ async function serve(config: Config, nativeBinding: unknown, demoData: DemoDataD
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   try {
-    server = await startServer(config, { nativeBinding, log });
+    server = await startServer(config, { nativeBinding, log, allocator });
   } catch (err) {
     fail(listenFailure(err, config) ?? `failed to start: ${(err as Error)?.message ?? String(err)}`);
   }
@@ -142,7 +146,10 @@ async function main(argv: string[]): Promise<void> {
     if (err instanceof OpsError) fail(err.message);
     fail(`${args.command} failed: ${(err as Error)?.message ?? String(err)}`);
   }
-  await serve(config, natives.betterSqlite3, demoData);
+  // Before the server starts its threads: each would otherwise take an arena of its own.
+  const allocator = tuneAllocator(natives.allocator, process.env) ? allocatorSettings() : undefined;
+  if (allocator) trimAllocatorEvery(natives.allocator, TRIM_MS);
+  await serve(config, natives.betterSqlite3, demoData, allocator);
 }
 
 main(process.argv.slice(2)).catch((err) => fail(`failed to start: ${(err as Error)?.message ?? String(err)}`));

@@ -34,6 +34,8 @@ export interface StartOptions {
   log?: Logger;
   /** better-sqlite3 native binding (the single executable loads it itself) */
   nativeBinding?: unknown;
+  /** the allocator settings the process applied (src/sea/allocator.ts), for the start-up line */
+  allocator?: string;
   /** the clock of deps.now and the retention sweep (tests move it) */
   now?: () => number;
   /** run the retention sweep on its timer (default true; tests call deps.ops.sweeper.sweep()) */
@@ -145,7 +147,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   sweeper.start();
   const summary = setInterval(() => log.info('summary', { interval_s: SUMMARY_INTERVAL_MS / 1000, ...stats.takeWindow() }), SUMMARY_INTERVAL_MS);
   summary.unref();
-  log.info('service started', { version: SERVER_VERSION, url, data_dir: config.storage.dataDir, pid: process.pid });
+  log.info('service started', {
+    version: SERVER_VERSION,
+    url,
+    data_dir: config.storage.dataDir,
+    pid: process.pid,
+    ...(options.allocator ? { allocator: options.allocator } : {}),
+  });
 
   let closing: Promise<void> | null = null;
   const close = () =>

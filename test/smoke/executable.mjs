@@ -60,7 +60,7 @@ async function withServer(stopName, fn) {
   const server = startServer();
   let failed = false;
   try {
-    await fn(await server.listening, server.child.pid);
+    await fn(await server.listening, server.child.pid, server.stderr);
   } catch (err) {
     failed = true;
     throw err;
@@ -103,8 +103,18 @@ const EXPECTED_SERIES = {
 };
 const account = { email: 'smoke@example.com', password: 'correct horse battery', organization_name: 'Smoke Test' };
 
+/** Whether this machine's C library is glibc (the executable's allocator addon acts only there). */
+const glibc = typeof process.report.getReport().header.glibcVersionRuntime === 'string';
+
 async function firstRun(state) {
-  await withServer('SIGTERM exits 0', async (base, pid) => {
+  await withServer('SIGTERM exits 0', async (base, pid, stderr) => {
+    await check('the start-up line names the allocator settings the addon applied (glibc only)', () => {
+      const started = stderr().split('\n').find((line) => line.includes('"service started"'));
+      assert.ok(started, `no start-up line in:\n${stderr()}`);
+      const allocator = JSON.parse(started).allocator;
+      if (glibc) assert.equal(allocator, 'glibc arena_max=2 mmap_threshold=131072');
+      else assert.equal(allocator, undefined);
+    });
     await check('health answers 200', async () => {
       const res = await call(base, 'GET', '/api/v1/health');
       assert.equal(res.status, 200);
@@ -185,7 +195,7 @@ async function secondRun(state) {
       assert.equal(res.status, 201, JSON.stringify(res.json));
     });
     await check('native addons were extracted once (one folder each)', () => {
-      assert.equal(fs.readdirSync(path.join(dataDir, 'native')).length, 2);
+      assert.equal(fs.readdirSync(path.join(dataDir, 'native')).length, 3); // better-sqlite3, argon2, allocator
     });
     await check('GET /metrics serves the Prometheus text format', async () => {
       const res = await fetch(`${base}/metrics`);

@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "allocator",
+      "sources": ["allocator.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra"]
+    }
+  ]
+}

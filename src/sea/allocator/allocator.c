@@ -1,7 +1,8 @@
 /*
  * The single executable's allocator settings (src/sea/allocator.ts): tune(arenaMax, mmapThreshold)
- * sets glibc's M_ARENA_MAX and M_MMAP_THRESHOLD with mallopt(3) and returns whether both took.
- * Elsewhere than glibc it changes nothing and returns false. Built by build.mjs for the embedded
+ * sets glibc's M_ARENA_MAX and M_MMAP_THRESHOLD with mallopt(3) and returns whether both took;
+ * trim() hands the arenas' free pages back with malloc_trim(3) and returns whether any went.
+ * Elsewhere than glibc both change nothing and return false. Built by build.mjs for the embedded
  * Node and loaded from the executable like the other addons (src/sea/natives.ts).
  */
 #include <node_api.h>
@@ -40,12 +41,13 @@ static napi_value trim(napi_env env, napi_callback_info info) {
   return result;
 }
 
+static bool export_function(napi_env env, napi_value exports, const char *name, napi_callback fn) {
+  napi_value value;
+  return napi_create_function(env, name, NAPI_AUTO_LENGTH, fn, NULL, &value) == napi_ok &&
+         napi_set_named_property(env, exports, name, value) == napi_ok;
+}
+
 NAPI_MODULE_INIT() {
-  napi_value fn;
-  napi_value trim_fn;
-  if (napi_create_function(env, "trim", NAPI_AUTO_LENGTH, trim, NULL, &trim_fn) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "trim", trim_fn) != napi_ok) return NULL;
-  if (napi_create_function(env, "tune", NAPI_AUTO_LENGTH, tune, NULL, &fn) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "tune", fn) != napi_ok) return NULL;
+  if (!export_function(env, exports, "tune", tune) || !export_function(env, exports, "trim", trim)) return NULL;
   return exports;
 }

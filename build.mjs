@@ -31,7 +31,7 @@ const NODE_DIR = path.join(BUILD, 'node-runtime', NODE_RUNTIME.version, 'package
 const NODE_BIN = path.join(NODE_DIR, 'bin', 'node');
 const NODE_VERSION = `v${NODE_RUNTIME.version}`;
 // Asset keys; src/sea/natives.ts reads the same names.
-const ASSETS = { betterSqlite3: 'better_sqlite3.node', argon2: 'argon2.node', allocator: 'allocator.node', manifest: 'natives.json' };
+const ASSETS = { betterSqlite3: 'better_sqlite3.node', argon2: 'argon2.node', memory: 'memory.node', manifest: 'natives.json' };
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
@@ -188,20 +188,20 @@ function betterSqlite3Addon() {
   return addon;
 }
 
-/** The allocator addon (src/sea/allocator/), compiled against the embedded Node's headers, cached likewise. */
-function allocatorAddon() {
-  const source = path.join(ROOT, 'src', 'sea', 'allocator');
-  const inputs = ['allocator.c', 'binding.gyp'].map((file) => path.join(source, file));
+/** The memory addon (src/sea/memory/), compiled against the embedded Node's headers, cached likewise. */
+function memoryAddon() {
+  const source = path.join(ROOT, 'src', 'sea', 'memory');
+  const inputs = ['memory.c', 'binding.gyp'].map((file) => path.join(source, file));
   inputs.push(path.join(NODE_DIR, 'package.json'));
   const key = sha256(inputs.map((file) => fs.readFileSync(file, 'utf8')).join('\n')).slice(0, 16);
-  const dir = path.join(BUILD, 'allocator-node24', key);
-  const addon = path.join(dir, 'build', 'Release', 'allocator.node');
+  const dir = path.join(BUILD, 'memory-node24', key);
+  const addon = path.join(dir, 'build', 'Release', 'memory.node');
   if (fs.existsSync(addon)) return addon;
-  step(`natives: compiling the allocator addon for Node ${NODE_VERSION}`);
-  const work = path.join(BUILD, `allocator-node24-${key}.partial`);
+  step(`natives: compiling the memory addon for Node ${NODE_VERSION}`);
+  const work = path.join(BUILD, `memory-node24-${key}.partial`);
   fs.rmSync(work, { recursive: true, force: true });
   fs.cpSync(source, work, { recursive: true });
-  compileAddon(work, 'the allocator addon');
+  compileAddon(work, 'the memory addon');
   fs.rmSync(path.dirname(dir), { recursive: true, force: true });
   fs.mkdirSync(path.dirname(dir), { recursive: true });
   fs.renameSync(work, dir);
@@ -306,7 +306,7 @@ async function main() {
   const natives = {
     [ASSETS.betterSqlite3]: betterSqlite3Addon(),
     [ASSETS.argon2]: require.resolve('@node-rs/argon2-linux-x64-gnu'),
-    [ASSETS.allocator]: allocatorAddon(),
+    [ASSETS.memory]: memoryAddon(),
   };
   step('web interface (build-web.mjs)');
   await buildWeb();

@@ -4,10 +4,10 @@ import { setFlagsFromString } from 'node:v8';
 import { loadConfig, ConfigError, type Config } from './config';
 import { parseArgs, UsageError, USAGE } from './cli';
 import { startServer, type RunningServer } from './server';
-import { loadNativeAddons } from './sea/natives';
-import { allocatorSettings, trimAllocatorEvery, tuneAllocator } from './sea/allocator';
+import { loadNativeAddons, type NativeAddons } from './sea/natives';
+import { allocatorSettings, releaseExecutablePages, trimAllocatorEvery, tuneAllocator } from './sea/memory';
 import { SERVER_VERSION } from './version';
-import { createLogger } from './lib/log';
+import { createLogger, type Logger } from './lib/log';
 import { exampleConfig } from './config-example';
 import { backupDatabase, OpsError, restoreDatabase, type Progress } from './ops/backup';
 import { listenFailure } from './ops/start-failures';
@@ -20,8 +20,10 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
-/** How often the executable hands the allocator's free memory back to the system (src/sea/allocator.ts). */
+/** How often the executable hands the allocator's free memory back to the system (src/sea/memory.ts). */
 const TRIM_MS = 1000;
+/** How long after start-up the executable hands back the pages of its own file that start-up read. */
+const RELEASE_EXECUTABLE_MS = 1000;
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
@@ -48,7 +50,23 @@ function restore(config: Config, from: string, nativeBinding: unknown): void {
   process.stdout.write(`restored ${from} into ${config.storage.dataDir} (schema version ${result.schemaVersion})${moved}\n`);
 }
 
-async function serve(config: Config, nativeBinding: unknown, demoData: DemoDataDir | null, allocator?: string): Promise<void> {
+/** Once the server is up: the executable's resident pages back (src/sea/memory.ts), logged. */
+function releaseExecutableLater(memoryAddon: unknown, log: Logger): void {
+  const mb = (bytes: number | null) => (bytes === null ? null : Math.round((bytes / 1024 / 1024) * 10) / 10);
+  const timer = setTimeout(() => {
+    void releaseExecutablePages(memoryAddon).then((released) => {
+      if (!released) return;
+      log.info('executable pages released', {
+        advised_mb: mb(released.advised),
+        resident_file_mb_before: mb(released.residentBefore),
+        resident_file_mb_after: mb(released.residentAfter),
+      });
+    });
+  }, RELEASE_EXECUTABLE_MS);
+  timer.unref();
+}
+
+async function serve(config: Config, natives: NativeAddons, demoData: DemoDataDir | null, allocator?: string): Promise<void> {
   // Resident size over peak speed, for a service that shares a small machine: V8 lets the heap grow
   // to up to 4x its live size between full collections; 2.5x keeps a loaded server 20-40 MB
   // smaller for a few more (mostly concurrent) collections. Not 2x: with a live heap of 15-20 MB
@@ -86,12 +104,13 @@ async function serve(config: Config, nativeBinding: unknown, demoData: DemoDataD
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   try {
-    server = await startServer(config, { nativeBinding, log, allocator });
+    server = await startServer(config, { nativeBinding: natives.betterSqlite3, log, allocator });
   } catch (err) {
     fail(listenFailure(err, config) ?? `failed to start: ${(err as Error)?.message ?? String(err)}`);
   }
   process.stdout.write(`listening on ${server.url}\n`);
   if (stopping) return void close(server);
+  releaseExecutableLater(natives.memory, log);
   if (demoData) await startDemo(server, demoData, (running) => (demo = running));
 }
 
@@ -150,9 +169,9 @@ async function main(argv: string[]): Promise<void> {
     fail(`${args.command} failed: ${(err as Error)?.message ?? String(err)}`);
   }
   // Before the server starts its threads: each would otherwise take an arena of its own.
-  const allocator = tuneAllocator(natives.allocator, process.env) ? allocatorSettings() : undefined;
-  if (allocator) trimAllocatorEvery(natives.allocator, TRIM_MS);
-  await serve(config, natives.betterSqlite3, demoData, allocator);
+  const allocator = tuneAllocator(natives.memory, process.env) ? allocatorSettings() : undefined;
+  if (allocator) trimAllocatorEvery(natives.memory, TRIM_MS);
+  await serve(config, natives, demoData, allocator);
 }
 
 main(process.argv.slice(2)).catch((err) => fail(`failed to start: ${(err as Error)?.message ?? String(err)}`));

@@ -34,7 +34,7 @@ export interface StartOptions {
   log?: Logger;
   /** better-sqlite3 native binding (the single executable loads it itself) */
   nativeBinding?: unknown;
-  /** the allocator settings the process applied (src/sea/allocator.ts), for the start-up line */
+  /** the allocator settings the process applied (src/sea/memory.ts), for the start-up line */
   allocator?: string;
   /** the clock of deps.now and the retention sweep (tests move it) */
   now?: () => number;

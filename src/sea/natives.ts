@@ -10,7 +10,7 @@ import path from 'node:path';
 export const NATIVE_ASSETS = {
   betterSqlite3: 'better_sqlite3.node',
   argon2: 'argon2.node',
-  allocator: 'allocator.node',
+  memory: 'memory.node',
 } as const;
 export const NATIVE_MANIFEST_ASSET = 'natives.json';
 

@@ -1,8 +1,8 @@
 {
   "targets": [
     {
-      "target_name": "allocator",
-      "sources": ["allocator.c"],
+      "target_name": "memory",
+      "sources": ["memory.c"],
       "cflags": ["-O2", "-Wall", "-Wextra"]
     }
   ]

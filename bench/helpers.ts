@@ -5,7 +5,7 @@
 // BENCH_SERVICE=dist/service runs the single executable (npm run build) instead of `src/main.ts`
 // through tsx, which itself takes about 35 MB of memory in the service's process.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createProjectWithToken } from '../test/helpers/server';
@@ -29,13 +29,14 @@ export async function spawnServer(
   env: Record<string, string> = {},
   executable?: string,
   flags: string[] = [],
+  node = process.execPath,
 ): Promise<ChildServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
   const nodeArgs = [...flags, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')];
   const scriptArgs = args.map((a) => a.replace('$DATA', dataDir));
   const [command, commandArgs] = executable
     ? [path.resolve(ROOT, executable), scriptArgs]
-    : [process.execPath, [...nodeArgs, '--import', 'tsx', script, ...scriptArgs]];
+    : [node, [...nodeArgs, '--import', 'tsx', script, ...scriptArgs]];
   const child: ChildProcess = spawn(command, commandArgs, {
     cwd: ROOT,
     env: { ...process.env, SERVICE_LOG_LEVEL: 'warn', ...env },
@@ -74,10 +75,33 @@ export function spawnService(env: Record<string, string> = {}): Promise<ChildSer
   return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', '$DATA'], env, executable, flags);
 }
 
+/**
+ * The Node that runs the bare Koa baseline: the service's own runtime, so that the comparison is of
+ * the code and not of two Node versions. Against the executable that is the Node it embeds, which
+ * the build keeps in .build/node-runtime/ (else this Node, and the label says so).
+ */
+function bareKoaRuntime(): { node: string; label: string } {
+  if (!process.env.BENCH_SERVICE) return { node: process.execPath, label: `Node ${process.version}, as the service` };
+  const runtimes = path.join(ROOT, '.build', 'node-runtime');
+  for (const version of existsSync(runtimes) ? readdirSync(runtimes).sort().reverse() : []) {
+    const node = path.join(runtimes, version, 'package', 'bin', 'node');
+    if (existsSync(node)) return { node, label: `Node v${version}, the executable's` };
+  }
+  return { node: process.execPath, label: `Node ${process.version}: not the executable's, which is not in .build/` };
+}
+
+/** The bare Koa baseline (bench/bare-koa.ts) on the service's runtime. */
+export function spawnBareKoa(): Promise<ChildServer> {
+  return spawnServer('bench/bare-koa.ts', [], {}, undefined, [], bareKoaRuntime().node);
+}
+
 /** What spawnService runs, for the benchmarks' first line. */
 export function serviceLabel(): string {
   return process.env.BENCH_SERVICE ? `service: ${process.env.BENCH_SERVICE} (single executable)` : 'service: src/main.ts through tsx (npm start)';
 }
+
+/** What spawnBareKoa runs on. */
+export const bareKoaLabel = () => `bare Koa baseline: ${bareKoaRuntime().label}`;
 
 /** A project with the given settings and a source token: the headers for the metrics endpoints. */
 export async function projectHeaders(server: { url: string }, project: Record<string, unknown> = {}): Promise<Record<string, string>> {

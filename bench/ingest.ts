@@ -5,7 +5,8 @@
 // 1. Single points of 3 nested leaves, 32 connections: the service (auth, validation, group commit,
 //    durable commit before each 201) against a bare Koa handler that parses the same body and answers
 //    201, in alternating slices (BENCH_SLICES, default 4, per side) after a warm-up each, so a drift in
-//    the machine's speed weighs on both alike. Server CPU per request (all threads, /proc) is printed
+//    the machine's speed weighs on both alike. The handler runs on the service's Node: against the
+//    executable (BENCH_SERVICE) the Node it embeds, from .build/node-runtime/. Server CPU per request (all threads, /proc) is printed
 //    too: client and server share this machine's cores.
 // 2. Batches through POST /api/v1/metrics/batch, 2 wrk threads, 8 connections, 1,000 points x 3 leaves
 //    per request, default 7 granularities, each workload on a fresh server after 2 s of warm-up:
@@ -17,11 +18,11 @@
 //    behind. So each run starts once the warm-up is folded, and after it the bench waits until the
 //    service is idle again: sustained = leaf values acknowledged / (run + time to fold what was behind),
 //    the rate the service holds for as long as the load lasts; the targets are checked against it.
-import { cpuSeconds, fmt, projectHeaders, seeded, serviceLabel, spawnServer, spawnService, waitIdle, type ChildServer } from './helpers';
+import { cpuSeconds, fmt, projectHeaders, seeded, serviceLabel, bareKoaLabel, spawnBareKoa, spawnService, waitIdle, type ChildServer } from './helpers';
 import { runWrk, type WrkResult } from './wrk';
 import { WORKLOADS, type Workload } from './workloads';
 
-console.log(serviceLabel());
+console.log(`${serviceLabel()}; ${bareKoaLabel()}`);
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SLICES = Number(process.env.BENCH_SLICES ?? 4);
@@ -63,7 +64,7 @@ function sliceLine(name: string, s: Totals): string {
 
 async function singlePoints(): Promise<void> {
   const service = await spawnService();
-  const bare = await spawnServer('bench/bare-koa.ts');
+  const bare = await spawnBareKoa();
   const headers = await projectHeaders(service);
   const path = '/api/v1/metrics';
   await measure(service, path, headers, [SINGLE], 32, 1);
@@ -109,7 +110,7 @@ async function batchWorkload(w: Workload): Promise<void> {
 }
 
 async function bareBatchCeiling(): Promise<void> {
-  const bare = await spawnServer('bench/bare-koa.ts');
+  const bare = await spawnBareKoa();
   const bodies = WORKLOADS[0]!.bodies(seeded(42));
   const headers = { 'content-type': 'application/json' };
   await measure(bare, '/', headers, bodies, 8, 1);

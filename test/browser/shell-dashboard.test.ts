@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { request } from '../helpers/server';
-import { browserSkipReason } from './browser';
+import { browserSkipReason, drawnBox } from './browser';
 import { shot, signedInPage, withSeededHarness, HOUR, type Harness, type Seeded } from './shell-helpers';
 
 const query = (page: Page) => new URL(page.url()).searchParams;
@@ -93,7 +93,7 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
       await context.close();
       return;
     }
-    const box = (await over.boundingBox())!;
+    const box = await drawnBox(over);
     await page.mouse.move(box.x + box.width * 0.25, box.y + box.height / 2);
     await page.mouse.down();
     await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2, { steps: 8 });

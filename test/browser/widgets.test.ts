@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
-import { browserSkipReason, launchBrowser } from './browser';
+import { browserSkipReason, drawnBox, launchBrowser } from './browser';
 import { createProjectWithToken, request, startTestServer, type TestServer } from '../helpers/server';
 import * as F from './widget-harness/fixture';
 
@@ -167,7 +167,7 @@ describe('widgets in Chromium', { skip }, () => {
 
   test('timeseries: hovering shows exact values of the bucket in the source zone', async () => {
     // A locator, not a handle: the legend test rebuilt this chart, maybe after its last check.
-    const box = (await page.locator('[data-widget-id="ts-line"] .u-over').boundingBox())!;
+    const box = await drawnBox(page.locator('[data-widget-id="ts-line"] .u-over'));
     await page.mouse.move(box.x + 2, box.y + box.height / 2);
     const text = await page.textContent('[data-widget-id="ts-line"] .ts-readout');
     assert.match(text!, /Sat 24 Jan, 01:00/);
@@ -177,7 +177,7 @@ describe('widgets in Chromium', { skip }, () => {
   });
 
   test('timeseries: cursors move together across charts; the read-out stays on the hovered one', async () => {
-    const box = (await page.locator('[data-widget-id="ts-line"] .u-over').boundingBox())!;
+    const box = await drawnBox(page.locator('[data-widget-id="ts-line"] .u-over'));
     await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
     const cursorLeft = (id: string) => page.locator(`[data-widget-id="${id}"] .u-cursor-x`).evaluate((el) => parseFloat((el as unknown as { style: { transform: string } }).style.transform.replace(/^translate\(/, '')) || 0);
     assert.ok((await cursorLeft('ts-area')) > 0, 'the synced chart moved its cursor');
@@ -188,7 +188,7 @@ describe('widgets in Chromium', { skip }, () => {
 
   test('timeseries: dragging across a chart asks the shell to zoom to the dragged range', async () => {
     await page.evaluate(() => (window.zoomCalls = []));
-    const box = (await page.locator('[data-widget-id="ts-area"] .u-over').boundingBox())!;
+    const box = await drawnBox(page.locator('[data-widget-id="ts-area"] .u-over'));
     const [x1, x2] = [box.x + box.width * 0.25, box.x + box.width * 0.75];
     await page.mouse.move(x1, box.y + 20);
     await page.mouse.down();
@@ -272,7 +272,7 @@ describe('widgets in Chromium', { skip }, () => {
     for (const theme of ['light', 'dark'] as const) {
       await draw({ theme });
       // The cursor over one chart shows its read-out and moves the other charts' cursors too.
-      const box = (await page.locator('[data-widget-id="ts-line"] .u-over').boundingBox())!;
+      const box = await drawnBox(page.locator('[data-widget-id="ts-line"] .u-over'));
       await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
       await page.waitForTimeout(100);
       await page.screenshot({ path: path.join(out, `widgets-${theme}.png`), fullPage: true });

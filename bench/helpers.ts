@@ -22,15 +22,21 @@ export interface ChildServer {
   remove(): void;
 }
 
+/** How spawnServer runs its script. */
+export interface SpawnOptions {
+  /** added to this process's environment */
+  env?: Record<string, string>;
+  /** a program to run instead of the script through tsx (the single executable) */
+  executable?: string;
+  /** node flags before the script (not for an executable) */
+  flags?: string[];
+  /** the Node that runs the script (default: this one) */
+  node?: string;
+}
+
 /** A TypeScript server script (through tsx) or, with `executable`, that program, on a fresh data dir. */
-export async function spawnServer(
-  script: string,
-  args: string[] = [],
-  env: Record<string, string> = {},
-  executable?: string,
-  flags: string[] = [],
-  node = process.execPath,
-): Promise<ChildServer> {
+export async function spawnServer(script: string, args: string[] = [], options: SpawnOptions = {}): Promise<ChildServer> {
+  const { env = {}, executable, flags = [], node = process.execPath } = options;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
   const nodeArgs = [...flags, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')];
   const scriptArgs = args.map((a) => a.replace('$DATA', dataDir));
@@ -72,7 +78,7 @@ export async function spawnServer(
 export function spawnService(env: Record<string, string> = {}): Promise<ChildServer> {
   const executable = process.env.BENCH_SERVICE || undefined;
   const flags = executable ? [] : ['--max-semi-space-size=8'];
-  return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', '$DATA'], env, executable, flags);
+  return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', '$DATA'], { env, executable, flags });
 }
 
 /**
@@ -92,7 +98,7 @@ function bareKoaRuntime(): { node: string; label: string } {
 
 /** The bare Koa baseline (bench/bare-koa.ts) on the service's runtime. */
 export function spawnBareKoa(): Promise<ChildServer> {
-  return spawnServer('bench/bare-koa.ts', [], {}, undefined, [], bareKoaRuntime().node);
+  return spawnServer('bench/bare-koa.ts', [], { node: bareKoaRuntime().node });
 }
 
 /** What spawnService runs, for the benchmarks' first line. */

@@ -6,8 +6,8 @@
 //    durable commit before each 201) against a bare Koa handler that parses the same body and answers
 //    201, in alternating slices (BENCH_SLICES, default 4, per side) after a warm-up each, so a drift in
 //    the machine's speed weighs on both alike. The handler runs on the service's Node: against the
-//    executable (BENCH_SERVICE) the Node it embeds, from .build/node-runtime/. Server CPU per request (all threads, /proc) is printed
-//    too: client and server share this machine's cores.
+//    executable (BENCH_SERVICE) the Node it embeds, from .build/node-runtime/. Server CPU per
+//    request (all threads, /proc) is printed too: client and server share this machine's cores.
 // 2. Batches through POST /api/v1/metrics/batch, 2 wrk threads, 8 connections, 1,000 points x 3 leaves
 //    per request, default 7 granularities, each workload on a fresh server after 2 s of warm-up:
 //    narrow: one key, timestamps over one hour (each body its own hour);

@@ -18,7 +18,8 @@ console.log(serviceLabel());
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const PARTS = new Set((process.env.BENCH_PART ?? 'narrow,live,wide').split(','));
-/** The idle figure is read this long after start-up, once the executable has handed back the pages start-up read (src/sea/memory.ts). */
+/** The idle figure is read this long after start-up: the executable has then handed back the pages
+ *  start-up read (src/sea/memory.ts). */
 const SETTLE_MS = 2000;
 const MB = 1024 * 1024;
 

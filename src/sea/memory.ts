@@ -6,8 +6,8 @@
 // freed blocks for reuse: the resident size grows 30-50 MB beyond what is in use. The executable
 // caps the arenas at two and fixes the mmap threshold (large blocks go back to the system when
 // freed) with mallopt(3) before the server starts its threads, and once a second hands the free
-// pages of every arena back (malloc_trim(3), 1-4 ms of the event loop under load). Outside the executable there is no addon; GLIBC_TUNABLES in the
-// environment sets the first two.
+// pages of every arena back (malloc_trim(3), 1-4 ms of the event loop under load). Outside the
+// executable there is no addon; GLIBC_TUNABLES in the environment sets the first two.
 //
 // Its own file. Start-up reads much of the 130 MB executable (Node's code, ICU's data, the
 // embedded script and assets, the V8 snapshot of each thread) and those pages stay resident, 70-80

@@ -8,7 +8,9 @@
 // Each bucket is one INSERT ... ON DUPLICATE KEY UPDATE, all in one transaction per write set.
 // The SQL is the common ground of both servers: JSON text in, CAST(... AS CHAR) out (MariaDB's
 // JSON is text), sums in DOUBLE (the libraries' DECIMAL(65,10) leaves `10.0000000000`, which
-// reads as 10). Deadlocks between service instances are retried.
+// reads as 10). Rows are locked in the libraries' order (bucketWrites in network-store.ts), so the
+// service and the libraries writing at once do not deadlock; a deadlock or lock wait time-out that
+// still happens is retried after a short back-off.
 import type mysql from 'mysql2/promise';
 import { PathSplitter } from '../model/leaves';
 import type { IdentifierMode } from './sqlite-setup';
@@ -81,7 +83,7 @@ function identity(mode: IdentifierMode, b: BucketWrite): unknown[] {
   return mode === 'partial' ? [`${b.key}${SEPARATOR}${b.granularity}`, at] : [b.key, b.granularity, at];
 }
 
-/** deadlock, lock wait time-out: another instance held the rows; the write set is retried */
+/** deadlock, lock wait time-out: another writer held the rows; the write set is retried */
 const RETRYABLE = new Set([1213, 1205]);
 const NO_SUCH_TABLE = 1146;
 /** bucket upserts sent in one round trip (well under the server's max_allowed_packet) */

@@ -10,6 +10,7 @@ import { PathSplitter, nestLeaves } from '../model/leaves';
 import { flattenLeaves, isMap } from '../model/paths';
 import { addLeaves, libraryRowPlan, type LibraryRowPlan } from './library-rows';
 import type { IdentifierMode } from './sqlite-setup';
+import { SYSTEM_KEY } from '../model/write-set';
 import type { SeriesRef, WriteSet } from './types';
 
 export const OPERATION_TIMEOUT_MS = 5_000;
@@ -195,13 +196,24 @@ export interface BucketWrite {
   ops: LeafOp[];
 }
 
-/** Every bucket of a write set, ordered by key, granularity and start: two service instances
- * writing the same rows lock them in the same order, so they cannot deadlock each other. */
+/**
+ * Every bucket of a write set, in the order the Trifle::Stats libraries take their row locks, so
+ * that the service and the libraries (and two service instances) writing one store at once never
+ * deadlock. A library track is one transaction that, for each configured granularity in its order,
+ * upserts the key's row and then the system key's row of that granularity's bucket. The service
+ * takes the same order over many keys and buckets at once: granularity (in the source's configured
+ * order), bucket start, the metric keys' rows (by key) and then the system key's row last.
+ *
+ * The source's order is the order in which the write set first holds each granularity: the merge
+ * (src/domain/metrics/merge.ts) fills every key's granularities in the order the source lists them.
+ */
 export function bucketWrites(writes: WriteSet): BucketWrite[] {
   const out: BucketWrite[] = [];
+  const rank = new Map<string, number>();
   for (const keys of writes.sources.values()) {
     for (const [key, granularities] of keys) {
       for (const [granularity, buckets] of granularities) {
+        if (!rank.has(granularity)) rank.set(granularity, rank.size);
         for (const [startMs, ops] of buckets) {
           const leaves = leafOps(ops);
           if (leaves.length > 0) out.push({ key, granularity, startMs, ops: leaves });
@@ -209,9 +221,16 @@ export function bucketWrites(writes: WriteSet): BucketWrite[] {
       }
     }
   }
-  return out.sort((a, b) =>
-    a.key < b.key ? -1 : a.key > b.key ? 1 : a.granularity < b.granularity ? -1 : a.granularity > b.granularity ? 1 : a.startMs - b.startMs,
-  );
+  return out.sort((a, b) => lockOrder(a, b, rank));
+}
+
+/** The lock order of bucketWrites: granularity rank, bucket start, metric keys by key, system key last. */
+function lockOrder(a: BucketWrite, b: BucketWrite, rank: ReadonlyMap<string, number>): number {
+  if (a.granularity !== b.granularity) return rank.get(a.granularity)! - rank.get(b.granularity)!;
+  if (a.startMs !== b.startMs) return a.startMs - b.startMs;
+  const aSystem = a.key === SYSTEM_KEY;
+  if (aSystem !== (b.key === SYSTEM_KEY)) return aSystem ? 1 : -1;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
 /** `<key>::<granularity>::<unix seconds>`, the libraries' joined identifier. */
@@ -230,22 +249,32 @@ export function lazyModule<T>(load: () => Promise<T>): () => Promise<T> {
   return () => (loaded ??= load());
 }
 
+/** attempts of a write set in all when the server reports a transient lock conflict */
+export const WRITE_ATTEMPTS = 6;
+/** the back-off before retry n (1-based) is a random wait in [0, RETRY_BASE_MS * 2^(n-1)) */
+export const RETRY_BASE_MS = 10;
+
 /**
- * A SQL store's write of one write set, retried when the server reports a transient conflict
- * (deadlock, serialization failure) at most `attempts` times in all; other failures: a missing
- * table is 409 (set up first), anything else 503 (storeUnavailable).
+ * A SQL store's write of one write set, retried when the server reports a transient lock conflict
+ * (deadlock, serialization failure, lock wait time-out) at most `attempts` times in all, after a
+ * short random back-off that doubles each time (10, 20, 40, 80, 160 ms at most), so the writers
+ * that collided do not collide again in step. Other failures, or a conflict on the last attempt:
+ * a missing table is 409 (set up first), anything else 503 (storeUnavailable).
  */
 export async function writeWithRetries(
   kind: string,
   write: () => Promise<void>,
   failure: { retryable(err: unknown): boolean; missingTable(err: unknown): boolean },
-  attempts = 4,
+  attempts = WRITE_ATTEMPTS,
 ): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await write();
     } catch (err) {
-      if (failure.retryable(err) && attempt < attempts) continue;
+      if (failure.retryable(err) && attempt < attempts) {
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * RETRY_BASE_MS * 2 ** (attempt - 1)));
+        continue;
+      }
       if (failure.missingTable(err)) throw conflict('The database source is not set up: run its setup first');
       throw storeUnavailable(kind, err);
     }

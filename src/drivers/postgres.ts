@@ -7,7 +7,9 @@
 // Each bucket is one atomic INSERT ... ON CONFLICT DO UPDATE that merges the bucket's leaves into
 // the row's top level (`data || {...}`), inside one transaction per write set. Leaf names are bound
 // as parameters, never spliced into a text-array path, so a name with a comma stays one member
-// (the libraries' '{a,b}' path splits it). Deadlocks between service instances are retried.
+// (the libraries' '{a,b}' path splits it). Rows are locked in the libraries' order (bucketWrites
+// in network-store.ts), so the service and the libraries writing at once do not deadlock; a
+// deadlock or serialization failure that still happens is retried after a short back-off.
 import type pg from 'pg';
 import { PathSplitter } from '../model/leaves';
 import type { IdentifierMode } from './sqlite-setup';
@@ -103,19 +105,34 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
     return row;
   }
 
-  /** Track-only buckets go in one statement; an identity seen twice (keys that spell another's
-   * joined identity) keeps its own statement, since one statement may not update a row twice. */
-  function splitTracks(buckets: BucketWrite[]): { tracks: BucketWrite[]; others: BucketWrite[] } {
-    const tracks: BucketWrite[] = [];
-    const others: BucketWrite[] = [];
-    const seen = new Set<string>();
+  /**
+   * The statements of a write set, in its lock order (bucketWrites): each run of consecutive
+   * track-only buckets is one statement (rows are upserted in the array's order), a bucket with
+   * an assert is a statement of its own, and an identity seen twice in a run (keys that spell
+   * another's joined identity) starts a new run, since one statement may not update a row twice.
+   */
+  function statements(buckets: BucketWrite[]): Array<{ tracks: BucketWrite[] } | { upsert: BucketWrite }> {
+    const out: Array<{ tracks: BucketWrite[] } | { upsert: BucketWrite }> = [];
+    let run: BucketWrite[] = [];
+    let seen = new Set<string>();
+    const close = () => {
+      if (run.length > 0) out.push({ tracks: run });
+      run = [];
+      seen = new Set();
+    };
     for (const b of buckets) {
+      if (b.ops.some((op) => op.set)) {
+        close();
+        out.push({ upsert: b });
+        continue;
+      }
       const id = JSON.stringify(identity(mode, b));
-      if (b.ops.some((op) => op.set) || seen.has(id)) others.push(b);
-      else tracks.push(b);
+      if (seen.has(id)) close();
+      run.push(b);
       seen.add(id);
     }
-    return { tracks, others };
+    close();
+    return out;
   }
   let pool: pg.Pool | null = null;
 
@@ -152,9 +169,12 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
-      const { tracks, others } = splitTracks(buckets);
-      if (tracks.length > 0) await client.query({ ...addAll, values: [JSON.stringify(tracks.map(trackRow))] });
-      for (const b of others) {
+      for (const st of statements(buckets)) {
+        if ('tracks' in st) {
+          await client.query({ ...addAll, values: [JSON.stringify(st.tracks.map(trackRow))] });
+          continue;
+        }
+        const b = st.upsert;
         const initial = JSON.stringify(Object.fromEntries(b.ops.map((op) => [op.path, op.value])));
         await client.query({
           ...upsert,

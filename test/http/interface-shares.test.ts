@@ -162,7 +162,6 @@ describe('share links keep to their key', () => {
       '__sys%E2%80%8Btem__key__', // a zero-width space inside
       '%255F%255Fsystem__key__', // %-encoded once more than the query string undoes
       '%25255F%25255Fsystem__key__', // twice more
-      'shop::__system__key__', // as one segment of a longer key
     ];
     for (const trick of tricks) {
       const res = await read(`&s.k=${trick}`);
@@ -172,6 +171,7 @@ describe('share links keep to their key', () => {
       }
       assert.equal(res.status, 404, `${trick}: ${res.status} ${res.text}`);
     }
+    assert.equal((await read('&s.k=shop::__system__key__')).status, 400, 'a value holding :: is refused before it is looked at');
     const plainSystem = await linkTo('__system__key__ ', []);
     assert.equal((await plainSystem('')).status, 404, 'a dashboard key that spells it is closed to links as well');
     const select = await linkTo('shop::(?<c>[^:]+)', [{ name: 'c', type: 'select', groups: [{ items: [{ value: '__SYSTEM__key__' }] }] }]);

@@ -16,12 +16,13 @@ const MIGRATIONS: readonly Migration[] = [CORE_SCHEMA, METRICS_SCHEMA, DASHBOARD
 /** The schema version this build writes (restore refuses newer files). */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-export function migrate(db: Db): number {
+/** Migrates to this build's version, or to `upTo` (restore builds the schema of a backup's version). */
+export function migrate(db: Db, upTo: number = MIGRATIONS.length): number {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {
     throw new Error(`database schema version ${current} is newer than this build (${MIGRATIONS.length})`);
   }
-  for (let v = current; v < MIGRATIONS.length; v++) {
+  for (let v = current; v < Math.min(upTo, MIGRATIONS.length); v++) {
     db.transaction(() => {
       const migration = MIGRATIONS[v]!;
       if (typeof migration === 'string') db.exec(migration);

@@ -39,6 +39,12 @@ export interface Config {
   /** GET /metrics (Prometheus text); token null: no authentication (docs/operations.md) */
   readonly metrics: { readonly enabled: boolean; readonly token: string | null };
   readonly retention: { readonly sweepIntervalSeconds: number };
+  /**
+   * The web interface's sign-in sessions (docs/interface.md): a session unused for
+   * `session.idle_timeout_seconds`, or older than `session.max_lifetime_seconds`, is ended by the
+   * server and its cookie stops working.
+   */
+  readonly session: { readonly idleTimeoutSeconds: number; readonly maxLifetimeSeconds: number };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -80,6 +86,8 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'metrics.enabled', env: 'SERVICE_METRICS_ENABLED', kind: 'bool' },
   { key: 'metrics.token', env: 'SERVICE_METRICS_TOKEN', kind: 'string' },
   { key: 'retention.sweep_interval_seconds', env: 'SERVICE_RETENTION_SWEEP_INTERVAL_SECONDS', kind: 'size', min: 1 },
+  { key: 'session.idle_timeout_seconds', env: 'SERVICE_SESSION_IDLE_TIMEOUT_SECONDS', kind: 'size', min: 60 },
+  { key: 'session.max_lifetime_seconds', env: 'SERVICE_SESSION_MAX_LIFETIME_SECONDS', kind: 'size', min: 60 },
 ];
 
 const DEFAULTS: Record<string, unknown> = {
@@ -106,6 +114,8 @@ const DEFAULTS: Record<string, unknown> = {
   'metrics.enabled': true,
   'metrics.token': null,
   'retention.sweep_interval_seconds': 60,
+  'session.idle_timeout_seconds': 604_800, // 7 days
+  'session.max_lifetime_seconds': 2_592_000, // 30 days
 };
 
 export interface ConfigInput {
@@ -249,6 +259,10 @@ export function loadConfig(input: ConfigInput = {}): Config {
     secrets: { key: secretKey },
     metrics: { enabled: values['metrics.enabled'] as boolean, token: (values['metrics.token'] as string | null) ?? null },
     retention: { sweepIntervalSeconds: values['retention.sweep_interval_seconds'] as number },
+    session: {
+      idleTimeoutSeconds: values['session.idle_timeout_seconds'] as number,
+      maxLifetimeSeconds: values['session.max_lifetime_seconds'] as number,
+    },
   });
 }
 

@@ -14,6 +14,7 @@ import { ExplorePage } from './pages/explore';
 import { SourcesPage } from './pages/sources';
 import { AccountPage } from './pages/account';
 import { SharedDashboardPage } from './pages/shared';
+import { safeNext } from './lib/next';
 
 type Auth = { status: 'loading' } | { status: 'setup' } | { status: 'signed-out' } | { status: 'signed-in'; account: Account } | { status: 'error'; message: string };
 
@@ -140,7 +141,3 @@ function SignedInApp() {
   );
 }
 
-/** Only a local path: `next=//evil.example` or a full URL would leave the site. */
-function safeNext(next: string | null): string {
-  return next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
-}

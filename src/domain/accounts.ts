@@ -91,14 +91,20 @@ export async function signup(deps: Deps, input: SignupInput): Promise<Session> {
  * password check, so parallel guesses cannot slip past it; a success takes the count back.
  */
 export async function login(deps: Deps, input: LoginInput, address: string): Promise<Session> {
+  const user = await verifyCredentials(deps, input, address);
+  const token = inTransaction(deps.db, () => insertUserToken(deps, user.id, input.tokenName));
+  return { ...accountContext(deps, user.id), token };
+}
+
+/** The login's checks and throttle without minting a token (the web interface's sign-in opens a session). */
+export async function verifyCredentials(deps: Deps, input: Pick<LoginInput, 'email' | 'password'>, address: string): Promise<UserRow> {
   const wait = deps.loginThrottle.begin(input.email, address, deps.now());
   if (wait > 0) throw rateLimited('Too many failed login attempts, retry later', wait);
   const user = deps.accounts.userByEmail(input.email);
   const ok = user ? await verifyPassword(user.password_hash, input.password) : await verifyNothing(input.password);
   if (!user || !ok) throw unauthorized('Invalid email or password');
   deps.loginThrottle.succeeded(input.email, address);
-  const token = inTransaction(deps.db, () => insertUserToken(deps, user.id, input.tokenName));
-  return { ...accountContext(deps, user.id), token };
+  return user;
 }
 
 /** The user with its organization and membership (null when it has none). */

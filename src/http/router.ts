@@ -88,6 +88,8 @@ export function createRoutes(deps: Deps): Middleware {
   r.get('/session', user, session.show);
   r.post('/session', json, session.create);
   r.delete('/session', user, session.remove);
+  r.get('/session/sessions', user, session.listSessions);
+  r.delete('/session/sessions/:id', user, session.revokeSession);
   r.get('/sources/:id/metrics', user, session.sourceSeries);
   r.get('/dashboards/:id/shares', user, shares.list);
   r.post('/dashboards/:id/shares', user, shares.create);

@@ -38,6 +38,8 @@ export interface UserAuth {
   role: string | null;
   /** the token came from the interface's session cookie, not an Authorization header */
   viaCookie?: boolean;
+  /** the interface's session (its cookie); tokenId is then the session's id */
+  sessionId?: string;
 }
 
 export interface SourceAuth {

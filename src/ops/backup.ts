@@ -10,17 +10,21 @@
 // began. The copy is made in a folder beside the target, switched to a single file
 // (journal_mode DELETE) and renamed into place.
 //
-// Restore checks the file (SQLite, quick_check, a schema version this build knows, the service's
-// tables), refuses while a service runs on the data directory (service.pid), moves the current
-// database aside (service.db.before-restore-<time>, its write log into a folder of that name plus
-// `.metric-log`) and puts a copy of the file in its place.
+// Restore copies the file (and its `-wal`, when one lies beside it) into a folder in the data
+// directory, checkpoints that copy into one self-contained file, and checks exactly that file
+// (SQLite, quick_check, a schema version this build knows, the service's tables, and no table,
+// index, view or trigger that the schema of its version does not hold: a crafted backup's trigger
+// would run inside the service, so such a file is refused, naming what it holds). It refuses
+// while a service runs on the data directory (service.pid), moves the current database aside
+// (service.db.before-restore-<time>, its write log into a folder of that name plus `.metric-log`)
+// and renames the checked file into place.
 import { chmodSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, closeSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { logFiles } from '../drivers/embedded-log';
 import { MetricWriter } from '../domain/metrics/metric-writer';
 import { openDatabase } from '../storage/db';
-import { SCHEMA_VERSION } from '../storage/migrations';
+import { migrate, SCHEMA_VERSION } from '../storage/migrations';
 import { createSourcesRepo } from '../storage/sources';
 import { pidFilePath, runningService } from './pid-file';
 
@@ -150,6 +154,42 @@ function isSqliteFile(file: string): boolean {
   }
 }
 
+interface SchemaObject {
+  type: string;
+  name: string;
+  sql: string | null;
+}
+
+const schemaObjects = (db: Database.Database): SchemaObject[] =>
+  db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type, name").all() as SchemaObject[];
+
+/** The tables, indexes, views and triggers the service's schema holds at `version`. */
+function knownSchema(version: number, nativeBinding?: unknown): Map<string, SchemaObject> {
+  const db = new Database(':memory:', nativeBinding ? { nativeBinding: nativeBinding as string } : {});
+  try {
+    migrate(db, version);
+    return new Map(schemaObjects(db).map((o) => [`${o.type} ${o.name}`, o]));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * What a backup holds beyond its version's schema: tables, indexes, views and triggers of other
+ * names, and views or triggers whose text differs from the schema's (code that would run inside
+ * the service, e.g. a trigger copying new token hashes into a table of its own).
+ */
+function unknownObjects(db: Database.Database, version: number, nativeBinding?: unknown): string[] {
+  const known = knownSchema(version, nativeBinding);
+  return schemaObjects(db)
+    .filter((o) => {
+      const same = known.get(`${o.type} ${o.name}`);
+      if (!same) return true;
+      return (o.type === 'trigger' || o.type === 'view') && same.sql !== o.sql;
+    })
+    .map((o) => `${o.type} ${o.name}`);
+}
+
 /** The schema version of a backup, or OpsError saying why it is not a database of this service. */
 export function checkBackup(file: string, nativeBinding?: unknown): number {
   if (!existsSync(file) || !statSync(file).isFile()) throw new OpsError(`${file} is not a file`);
@@ -167,10 +207,33 @@ export function checkBackup(file: string, nativeBinding?: unknown): number {
     if (version > SCHEMA_VERSION) {
       throw new OpsError(`${file} has schema version ${version}, newer than this build's ${SCHEMA_VERSION}: restore it with a newer service`);
     }
+    const unknown = unknownObjects(db, version, nativeBinding);
+    if (unknown.length > 0) {
+      throw new OpsError(`${file} holds what the service's schema does not (${unknown.join(', ')}): refused, nothing was restored`);
+    }
     return version;
   } finally {
     db.close();
   }
+}
+
+/**
+ * A self-contained copy of `file` in `dir`: the file, and its `-wal` when one lies beside it
+ * (committed pages may live only there), checkpointed into the copy and switched to a single file.
+ */
+function checkpointedCopy(file: string, dir: string, nativeBinding?: unknown): string {
+  const copy = path.join(dir, DATABASE);
+  copyFileSync(file, copy);
+  if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${copy}-wal`);
+  const db = open(copy, nativeBinding, false);
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.pragma('journal_mode = DELETE');
+  } finally {
+    db.close();
+  }
+  for (const suffix of ['-wal', '-shm', '-journal']) rmSync(copy + suffix, { force: true });
+  return copy;
 }
 
 export interface RestoreResult {
@@ -188,11 +251,35 @@ export function restoreDatabase(dataDir: string, from: string, nativeBinding?: u
         `(if none is, remove ${pidFilePath(dataDir)})`,
     );
   }
-  const schemaVersion = checkBackup(file, nativeBinding);
+  if (!existsSync(file) || !statSync(file).isFile()) throw new OpsError(`${file} is not a file`);
+  if (!isSqliteFile(file)) throw new OpsError(`${file} is not a SQLite database`);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const target = path.join(dataDir, DATABASE);
-  const incoming = `${target}.restoring`;
-  copyFileSync(file, incoming);
+  // The file checked is the file put in place: a copy, made whole, in the data directory itself.
+  const staging = `${target}.restoring.d`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { mode: 0o700 });
+  try {
+    return putInPlace(dataDir, target, staging, file, nativeBinding);
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+function putInPlace(dataDir: string, target: string, staging: string, file: string, nativeBinding: unknown): RestoreResult {
+  let incoming: string;
+  try {
+    incoming = checkpointedCopy(file, staging, nativeBinding);
+  } catch (err) {
+    throw new OpsError(`${file} could not be read as a database: ${(err as Error).message}`);
+  }
+  let schemaVersion: number;
+  try {
+    schemaVersion = checkBackup(incoming, nativeBinding);
+  } catch (err) {
+    if (err instanceof OpsError) throw new OpsError(err.message.split(incoming).join(file));
+    throw err;
+  }
   chmodSync(incoming, 0o600);
   let previous: string | null = null;
   if (existsSync(target)) {

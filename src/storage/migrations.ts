@@ -7,21 +7,23 @@ import { DASHBOARD_SHARES_SCHEMA } from './schema/003_dashboard_shares';
 import { RETENTION_SCHEMA } from './schema/004_retention';
 import { migrateMetricLog } from './schema/005_metric_log';
 import { FOLD_CHUNKS_SCHEMA } from './schema/006_fold_chunks';
+import { SESSIONS_SCHEMA } from './schema/007_sessions';
 
 /** SQL text, or a function for a migration that moves data. */
 type Migration = string | ((db: Db) => void);
 
-const MIGRATIONS: readonly Migration[] = [CORE_SCHEMA, METRICS_SCHEMA, DASHBOARD_SHARES_SCHEMA, RETENTION_SCHEMA, migrateMetricLog, FOLD_CHUNKS_SCHEMA];
+const MIGRATIONS: readonly Migration[] = [CORE_SCHEMA, METRICS_SCHEMA, DASHBOARD_SHARES_SCHEMA, RETENTION_SCHEMA, migrateMetricLog, FOLD_CHUNKS_SCHEMA, SESSIONS_SCHEMA];
 
 /** The schema version this build writes (restore refuses newer files). */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-export function migrate(db: Db): number {
+/** Migrates to this build's version, or to `upTo` (restore builds the schema of a backup's version). */
+export function migrate(db: Db, upTo: number = MIGRATIONS.length): number {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {
     throw new Error(`database schema version ${current} is newer than this build (${MIGRATIONS.length})`);
   }
-  for (let v = current; v < MIGRATIONS.length; v++) {
+  for (let v = current; v < Math.min(upTo, MIGRATIONS.length); v++) {
     db.transaction(() => {
       const migration = MIGRATIONS[v]!;
       if (typeof migration === 'string') db.exec(migration);

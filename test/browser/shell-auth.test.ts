@@ -1,4 +1,4 @@
-// The shell in a real browser: first-run account creation, sign-out (the token is revoked) and
+// The shell in a real browser: first-run account creation, sign-out (the session is revoked) and
 // sign-in, against a real server on a fresh data directory.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,16 +33,21 @@ describe('first run, sign-out and sign-in', { skip: browserSkipReason() }, () =>
     assert.equal(session.httpOnly, true);
     assert.equal(session.sameSite, 'Strict');
     assert.equal(await page.evaluate('document.cookie'), '', 'scripts cannot read it');
-    const me = await request(h.server, 'GET', '/api/v1/bootstrap/me', undefined, { token: session.value });
+    const asCookie = { headers: { cookie: `svc_session=${session.value}` } };
+    const me = await request(h.server, 'GET', '/api/v1/session', undefined, asCookie);
     assert.equal(me.body.data.organization.name, 'Acme');
+    assert.match(session.value, /^svc_ses_/, 'a session credential, not an API token');
+    assert.equal((await request(h.server, 'GET', '/api/v1/bootstrap/me', undefined, { token: session.value })).status, 401, 'not usable as a bearer token');
+    const tokens = await request(h.server, 'GET', '/api/v1/session/sessions', undefined, asCookie);
+    assert.equal(tokens.body.data.length, 1);
 
     // Sign out from the account page: the token stops working at once.
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByTestId('account-email').getByText('owner@example.com').waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    const revoked = await request(h.server, 'GET', '/api/v1/bootstrap/me', undefined, { token: session.value });
-    assert.equal(revoked.status, 401);
+    const revoked = await request(h.server, 'GET', '/api/v1/session', undefined, asCookie);
+    assert.equal(revoked.status, 401, 'the session ended with the sign-out');
     assert.equal((await context.cookies()).find((c) => c.name === 'svc_session'), undefined);
 
     // A wrong password says so; the right one signs in and returns to the page asked for.

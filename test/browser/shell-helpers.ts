@@ -92,10 +92,19 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   };
 }
 
-/** A page whose context carries the session cookie of `userToken` (what sign-in sets). */
+/** A new session of the user of `userToken` (POST /session with it), as the cookie's value. */
+export async function openSession(server: TestServer, userToken: string): Promise<string> {
+  const res = await request(server, 'POST', '/api/v1/session', undefined, { token: userToken, headers: { 'x-service-csrf': '1' } });
+  const pair = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='))?.split(';')[0];
+  if (res.status !== 201 || !pair) throw new Error(`session: ${res.status} ${res.text}`);
+  return pair.slice('svc_session='.length);
+}
+
+/** A page whose context carries a session cookie of the user of `userToken` (what sign-in sets). */
 export async function signedInPage(h: Harness, userToken: string, viewport = { width: 1280, height: 800 }): Promise<{ context: BrowserContext; page: Page }> {
   const context = await h.browser.newContext({ viewport });
-  await context.addCookies([{ name: 'svc_session', value: userToken, url: h.server.url, httpOnly: true, sameSite: 'Strict' }]);
+  const session = await openSession(h.server, userToken);
+  await context.addCookies([{ name: 'svc_session', value: session, url: h.server.url, httpOnly: true, sameSite: 'Strict' }]);
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   return { context, page };

@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -158,6 +158,70 @@ describe('backup and restore', () => {
     assert.equal(again.status, 0, again.stderr);
     assert.match(again.stdout, /the database it replaced is now .*service\.db\.before-restore-/);
     assert.ok(readdirSync(target).some((f) => f.startsWith('service.db.before-restore-')));
+  });
+
+  test('restore refuses a backup holding triggers, views or tables the schema does not know', () => {
+    const backupFile = path.join(work, 'backup.db');
+    const target = path.join(work, 'crafted-target');
+    const crafted = (name: string, sql: string) => {
+      const file = path.join(work, name);
+      assert.equal(runCli(['restore', '--from', backupFile, '--data', path.join(work, `${name}.d`)]).status, 0);
+      const db = new Database(path.join(work, `${name}.d`, 'service.db'));
+      db.pragma('journal_mode = DELETE');
+      db.exec(sql);
+      db.close();
+      rmSync(file, { force: true });
+      writeFileSync(file, readFileSync(path.join(work, `${name}.d`, 'service.db')));
+      return file;
+    };
+    const steal = crafted(
+      'steal.db',
+      `CREATE TABLE stolen (hash TEXT);
+       CREATE TRIGGER steal AFTER INSERT ON user_tokens BEGIN INSERT INTO stolen VALUES (new.token_hash); END;`,
+    );
+    const res = runCli(['restore', '--from', steal, '--data', target]);
+    assert.equal(res.status, 1, res.stdout);
+    assert.match(res.stderr, /holds what the service's schema does not \(.*table stolen.*\)/);
+    assert.match(res.stderr, /trigger steal/);
+    assert.equal(res.stderr.trim().split('\n').length, 1);
+    assert.ok(!existsSync(path.join(target, 'service.db')), 'nothing was put in place');
+    const view = crafted('view.db', 'CREATE VIEW emails AS SELECT email FROM users');
+    assert.match(runCli(['restore', '--from', view, '--data', target]).stderr, /view emails/);
+    const trigger = crafted('trigger.db', "CREATE TRIGGER t AFTER INSERT ON users BEGIN SELECT 1; END");
+    assert.match(runCli(['restore', '--from', trigger, '--data', target]).stderr, /trigger t\b/);
+    assert.ok(!existsSync(path.join(target, 'service.db')));
+    assert.deepEqual(readdirSync(target), [], 'no staging left behind');
+  });
+
+  test('restore of a WAL-mode copy with its -wal beside it restores the committed data it checked', () => {
+    const backupFile = path.join(work, 'backup.db');
+    const dir = path.join(work, 'wal-source.d');
+    assert.equal(runCli(['restore', '--from', backupFile, '--data', dir]).status, 0);
+    const file = path.join(dir, 'service.db');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec("UPDATE users SET name = 'only in the wal'");
+    // Copy while the connection is open: the change lives in the -wal only.
+    const copy = path.join(work, 'wal-copy.db');
+    writeFileSync(copy, readFileSync(file));
+    writeFileSync(`${copy}-wal`, readFileSync(`${file}-wal`));
+    db.close();
+    const main = new Database(copy, { readonly: true });
+    const viaWal = main.prepare('SELECT name FROM users').pluck().all();
+    main.close();
+    assert.ok(viaWal.includes('only in the wal'), 'the source, read through its -wal');
+    const target = path.join(work, 'wal-target');
+    const res = runCli(['restore', '--from', copy, '--data', target]);
+    assert.equal(res.status, 0, res.stderr);
+    assert.ok(!existsSync(path.join(target, 'service.db-wal')));
+    const restored = new Database(path.join(target, 'service.db'), { readonly: true });
+    try {
+      assert.deepEqual(restored.prepare('SELECT DISTINCT name FROM users').pluck().all(), ['only in the wal']);
+      assert.equal(restored.pragma('journal_mode', { simple: true }), 'delete');
+    } finally {
+      restored.close();
+    }
   });
 
   test('a backup holds the points the service acknowledged but has not folded yet', async () => {

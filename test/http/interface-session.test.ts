@@ -1,8 +1,12 @@
-// The web interface's API extensions (docs/interface.md): the cookie session, CSRF on
+// The web interface's API extensions (docs/interface.md): the cookie session (a credential of its
+// own, hashed, ended after an idle time and a lifetime, listed and revoked), CSRF on
 // cookie-authenticated writes, first-run state, source-token list and revocation, and the
 // organization-scoped series read.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import {
   createProjectWithToken,
   request,
@@ -18,6 +22,13 @@ const CSRF = { 'x-service-csrf': '1' };
 function sessionCookie(headers: Headers): { pair: string; header: string } {
   const header = headers.getSetCookie().find((c) => c.startsWith('svc_session=')) ?? '';
   return { pair: header.split(';')[0]!, header };
+}
+
+/** A signed-in session of the agent: its `svc_session=<value>` pair. */
+async function signIn(server: TestServer, agent: { email: string; password: string }, headers: Record<string, string> = {}): Promise<string> {
+  const res = await request(server, 'POST', '/api/v1/session', { email: agent.email, password: agent.password }, { headers: { ...CSRF, ...headers } });
+  assert.equal(res.status, 201, res.text);
+  return sessionCookie(res.headers).pair;
 }
 
 describe('first-run state', () => {
@@ -63,7 +74,7 @@ describe('the session cookie', () => {
     assert.equal(res.body.data.organization.id, agent.organizationId);
     assert.ok(!res.text.includes('svc_uat_'), 'the token stays out of the body');
     const { pair, header } = sessionCookie(res.headers);
-    assert.match(pair, /^svc_session=svc_uat_/);
+    assert.match(pair, /^svc_session=svc_ses_[A-Za-z0-9_-]{43}$/, 'a session credential, not an API token');
     assert.match(header, /httponly/i);
     assert.match(header, /samesite=strict/i);
     assert.match(header, /path=\//i);
@@ -81,7 +92,7 @@ describe('the session cookie', () => {
     const again = await request(server, 'GET', '/api/v1/bootstrap/me', undefined, { headers: cookie });
     assert.equal(again.status, 401);
     const bearer = await request(server, 'GET', '/api/v1/bootstrap/me', undefined, { token: pair.slice('svc_session='.length) });
-    assert.equal(bearer.status, 401, 'the revoked token fails as a bearer token too');
+    assert.equal(bearer.status, 401, 'the ended session fails as a bearer token too');
   });
 
   test('wrong password 401, missing fields 400, the CSRF header required', async () => {
@@ -98,11 +109,18 @@ describe('the session cookie', () => {
     assert.equal(array.status, 400);
   });
 
-  test('a bearer user token with no body becomes the session (the first-run signup adopts its token)', async () => {
+  test('a bearer user token with no body opens a session (the first-run signup), then can be revoked alone', async () => {
     const agent = await signupWithOrganization(server);
     const res = await request(server, 'POST', '/api/v1/session', undefined, { token: agent.userToken, headers: CSRF });
     assert.equal(res.status, 201, res.text);
-    assert.equal(sessionCookie(res.headers).pair, `svc_session=${agent.userToken}`);
+    const pair = sessionCookie(res.headers).pair;
+    assert.match(pair, /^svc_session=svc_ses_/);
+    assert.ok(!pair.includes(agent.userToken), 'the cookie never carries the API token');
+    const dropped = await request(server, 'DELETE', '/api/v1/session', undefined, { token: agent.userToken });
+    assert.equal(dropped.status, 200);
+    assert.equal(sessionCookie(dropped.headers).pair, '', 'revoking the bearer token leaves the cookie alone');
+    assert.equal((await request(server, 'GET', '/api/v1/bootstrap/me', undefined, { token: agent.userToken })).status, 401);
+    assert.equal((await request(server, 'GET', '/api/v1/session', undefined, { headers: { cookie: pair } })).status, 200, 'the session lives on');
     const noToken = await request(server, 'POST', '/api/v1/session', undefined, { headers: CSRF });
     assert.equal(noToken.status, 401);
     const project = await createProjectWithToken(server);
@@ -112,7 +130,7 @@ describe('the session cookie', () => {
 
   test('cookie-authenticated writes need X-Service-CSRF; reads do not; a source token in the cookie is 401', async () => {
     const agent = await signupWithOrganization(server);
-    const cookie = { cookie: `svc_session=${agent.userToken}` };
+    const cookie = { cookie: await signIn(server, agent) };
     const body = { name: 'Team' };
     const refused = await request(server, 'POST', '/api/v1/dashboard-groups', body, { headers: cookie });
     assert.equal(refused.status, 403);
@@ -126,12 +144,14 @@ describe('the session cookie', () => {
     assert.equal(sourceCookie.status, 401);
     const junk = await request(server, 'GET', '/api/v1/dashboards', undefined, { headers: { cookie: 'svc_session=junk' } });
     assert.equal(junk.status, 401);
+    const apiToken = await request(server, 'GET', '/api/v1/dashboards', undefined, { headers: { cookie: `svc_session=${agent.userToken}` } });
+    assert.equal(apiToken.status, 401, 'an API token in the cookie (what older versions set) is no session: sign in again');
   });
 
   test('an Authorization header wins over the cookie', async () => {
     const agent = await signupWithOrganization(server);
     const res = await request(server, 'GET', '/api/v1/bootstrap/me', undefined, {
-      headers: { cookie: `svc_session=${agent.userToken}`, authorization: 'Bearer nonsense' },
+      headers: { cookie: await signIn(server, agent), authorization: 'Bearer nonsense' },
     });
     assert.equal(res.status, 401);
   });
@@ -202,7 +222,7 @@ describe('GET /api/v1/sources/:id/metrics', () => {
     assert.deepEqual(viaUser.body, viaSource.body);
     assert.deepEqual(viaUser.body.data.values[1], { count: 2, country: { SK: 2 } });
 
-    const viaCookie = await request(server, 'GET', path, undefined, { headers: { cookie: `svc_session=${owner.userToken}` } });
+    const viaCookie = await request(server, 'GET', path, undefined, { headers: { cookie: await signIn(server, owner) } });
     assert.equal(viaCookie.status, 200);
     const system = await request(server, 'GET', `/api/v1/sources/${owner.sourceId}/metrics?from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h`, undefined, { token: owner.userToken });
     assert.deepEqual(system.body.data.values[0], { count: 1, keys: { orders: 1 } });
@@ -219,5 +239,121 @@ describe('GET /api/v1/sources/:id/metrics', () => {
     const noOrg = await request(server, 'POST', '/api/v1/bootstrap/signup', { email: uniqueEmail(), password: 'long enough pw' });
     const orphan = await request(server, 'GET', path, undefined, { token: noOrg.body.data.token.value });
     assert.equal(orphan.status, 404);
+  });
+});
+
+describe('interface sessions: their own credential, limited in time, listed and revoked', () => {
+  let server: TestServer;
+  let short: TestServer;
+  before(async () => {
+    server = await startTestServer();
+    short = await startTestServer({ SERVICE_SESSION_IDLE_TIMEOUT_SECONDS: '120', SERVICE_SESSION_MAX_LIFETIME_SECONDS: '600' });
+  });
+  after(async () => {
+    await server.stop();
+    await short.stop();
+  });
+
+  /** Runs `sql` on the server's database (a second connection, as an operator's sqlite3 would). */
+  const sqlOn = (s: TestServer, sql: string, ...params: unknown[]) => {
+    const db = new Database(path.join(s.dataDir, 'service.db'));
+    try {
+      db.pragma('busy_timeout = 5000');
+      return db.prepare(sql).run(...params);
+    } finally {
+      db.close();
+    }
+  };
+  const rowsOf = (s: TestServer, sql: string, ...params: unknown[]) => {
+    const db = new Database(path.join(s.dataDir, 'service.db'), { readonly: true });
+    try {
+      return db.prepare(sql).all(...params) as Array<Record<string, unknown>>;
+    } finally {
+      db.close();
+    }
+  };
+  const valueOf = (pair: string) => pair.slice('svc_session='.length);
+  const status = async (s: TestServer, pair: string) => (await request(s, 'GET', '/api/v1/session', undefined, { headers: { cookie: pair } })).status;
+
+  test('the cookie is no API token: as a bearer token it is 401; only its hash is stored', async () => {
+    const agent = await signupWithOrganization(server);
+    const pair = await signIn(server, agent);
+    assert.equal(await status(server, pair), 200);
+    for (const path of ['/api/v1/bootstrap/me', '/api/v1/dashboards', '/api/v1/session']) {
+      const res = await request(server, 'GET', path, undefined, { token: valueOf(pair) });
+      assert.equal(res.status, 401, `${path} with the session as a bearer token`);
+    }
+    const rows = rowsOf(server, 'SELECT s.* FROM web_sessions s JOIN users u ON u.id = s.user_id WHERE u.email = ?', agent.email);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.token_hash, createHash('sha256').update(valueOf(pair)).digest('hex'));
+    assert.ok(!JSON.stringify(rows).includes(valueOf(pair)));
+    const tokens = rowsOf(server, "SELECT t.* FROM user_tokens t JOIN users u ON u.id = t.user_id WHERE u.email = ? AND t.name = 'Web session'", agent.email);
+    assert.equal(tokens.length, 0, 'signing in mints no API token');
+  });
+
+  test('the server ends a session after its idle time and its lifetime (configurable)', async () => {
+    const agent = await signupWithOrganization(short);
+    const idle = await signIn(short, agent);
+    sqlOn(short, 'UPDATE web_sessions SET last_seen_at = last_seen_at - 100000 WHERE token_hash = ?', createHash('sha256').update(valueOf(idle)).digest('hex'));
+    assert.equal(await status(short, idle), 200, '100 s unused: within the configured 120 s');
+    sqlOn(short, 'UPDATE web_sessions SET last_seen_at = last_seen_at - 30000 WHERE token_hash = ?', createHash('sha256').update(valueOf(idle)).digest('hex'));
+    assert.equal(await status(short, idle), 200, 'the last request counted as use');
+    sqlOn(short, 'UPDATE web_sessions SET last_seen_at = last_seen_at - 121000 WHERE token_hash = ?', createHash('sha256').update(valueOf(idle)).digest('hex'));
+    assert.equal(await status(short, idle), 401, 'unused for longer than the idle time');
+    assert.equal(rowsOf(short, 'SELECT 1 FROM web_sessions WHERE token_hash = ?', createHash('sha256').update(valueOf(idle)).digest('hex')).length, 0, 'and deleted');
+
+    const old = await signIn(short, agent);
+    sqlOn(short, 'UPDATE web_sessions SET created_at = created_at - 601000 WHERE token_hash = ?', createHash('sha256').update(valueOf(old)).digest('hex'));
+    assert.equal(await status(short, old), 401, 'older than the lifetime, though used a moment ago');
+
+    // The defaults: 7 days idle, 30 days in all.
+    const owner = await signupWithOrganization(server);
+    const pair = await signIn(server, owner);
+    const hash = createHash('sha256').update(valueOf(pair)).digest('hex');
+    sqlOn(server, 'UPDATE web_sessions SET last_seen_at = last_seen_at - ?, created_at = created_at - ? WHERE token_hash = ?', 6.9 * 86400_000, 29 * 86400_000, hash);
+    assert.equal(await status(server, pair), 200);
+    sqlOn(server, 'UPDATE web_sessions SET last_seen_at = last_seen_at - ? WHERE token_hash = ?', 7.1 * 86400_000, hash);
+    assert.equal(await status(server, pair), 401, 'a week unused');
+    const month = await signIn(server, owner);
+    sqlOn(server, 'UPDATE web_sessions SET created_at = created_at - ? WHERE token_hash = ?', 30.1 * 86400_000, createHash('sha256').update(valueOf(month)).digest('hex'));
+    assert.equal(await status(server, month), 401, 'a month old');
+    const cookie = sessionCookie((await request(server, 'POST', '/api/v1/session', { email: owner.email, password: owner.password }, { headers: CSRF })).headers).header;
+    const expires = Date.parse(/expires=([^;]+)/i.exec(cookie)?.[1] ?? '');
+    assert.ok(Math.abs(expires - Date.now() - 30 * 86400_000) < 120_000, `the cookie lasts the lifetime: ${cookie}`);
+  });
+
+  test('the user lists their sessions and revokes one; others cannot', async () => {
+    const agent = await signupWithOrganization(server);
+    const laptop = await signIn(server, agent, { 'user-agent': 'Laptop browser' });
+    const phone = await signIn(server, agent, { 'user-agent': 'Phone browser' });
+    const listed = await request(server, 'GET', '/api/v1/session/sessions', undefined, { headers: { cookie: laptop } });
+    assert.equal(listed.status, 200, listed.text);
+    const sessions = listed.body.data as Array<{ id: string; current: boolean; user_agent: string; inserted_at: string; last_seen_at: string; expires_at: string }>;
+    assert.deepEqual(sessions.map((s) => [s.user_agent, s.current]).sort(), [['Laptop browser', true], ['Phone browser', false]]);
+    assert.ok(!listed.text.includes(valueOf(laptop)) && !listed.text.includes(valueOf(phone)), 'no credential in the list');
+    assert.ok(sessions.every((s) => typeof s.inserted_at === 'string' && typeof s.expires_at === 'string'));
+
+    const other = await signupWithOrganization(server);
+    const otherPair = await signIn(server, other);
+    const phoneId = sessions.find((s) => !s.current)!.id;
+    const foreign = await request(server, 'DELETE', `/api/v1/session/sessions/${phoneId}`, undefined, { headers: { cookie: otherPair, ...CSRF } });
+    assert.equal(foreign.status, 404, "another user's session");
+    assert.equal(await status(server, phone), 200);
+    assert.equal((await request(server, 'DELETE', '/api/v1/session/sessions/nope', undefined, { headers: { cookie: laptop, ...CSRF } })).status, 404);
+    assert.equal((await request(server, 'DELETE', `/api/v1/session/sessions/${phoneId}`, undefined, { headers: { cookie: laptop } })).status, 403, 'CSRF header required');
+
+    const revoked = await request(server, 'DELETE', `/api/v1/session/sessions/${phoneId}`, undefined, { headers: { cookie: laptop, ...CSRF } });
+    assert.equal(revoked.status, 200, revoked.text);
+    assert.equal(await status(server, phone), 401, 'the revoked session stops at once');
+    assert.equal(await status(server, laptop), 200);
+    const after = await request(server, 'GET', '/api/v1/session/sessions', undefined, { headers: { cookie: laptop } });
+    assert.equal(after.body.data.length, 1);
+    assert.equal((await request(server, 'GET', '/api/v1/session/sessions')).status, 401);
+
+    // Sign-out ends the session for good, even if the cookie was copied before.
+    const out = await request(server, 'DELETE', '/api/v1/session', undefined, { headers: { cookie: laptop, ...CSRF } });
+    assert.equal(out.status, 200);
+    assert.equal(await status(server, laptop), 401);
+    assert.equal(rowsOf(server, 'SELECT 1 FROM web_sessions WHERE token_hash = ?', createHash('sha256').update(valueOf(laptop)).digest('hex')).length, 0);
   });
 });

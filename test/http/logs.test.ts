@@ -1,5 +1,5 @@
 // Logs (SPEC section 11): JSON lines; at info the start and stop lines and no line per request; at
-// debug one line per request with its route template and status.
+// debug one line per request with its route template and status; a share link's token never.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -7,7 +7,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type LogLevel } from '../../src/config';
-import { createLogger } from '../../src/lib/log';
+import { createLogger, redactPath } from '../../src/lib/log';
+import { requestLog, SLOW_REQUEST_MS } from '../../src/http/middleware/request-log';
 import { startServer } from '../../src/server';
 import { request } from '../helpers/server';
 
@@ -65,5 +66,44 @@ describe('logs', () => {
     assert.equal(requests.length, 2);
     assert.deepEqual(requests.map((r) => [r.route, r.status]), [['/api/v1/health', 200], ['/api/v1/dashboards/:id', 401]]);
     assert.ok(requests.every((r) => typeof r.ms === 'number' && typeof r.request_id === 'string'));
+  });
+});
+
+describe('logs never carry a share link token', () => {
+  const token = 'Zx9_secretSecretSecretSecretSecretSecret-12';
+
+  test('debug: the page and API paths of a link are logged with the token redacted', async () => {
+    const logs = await logsOf('debug', async (url) => {
+      await request({ url }, 'GET', `/api/v1/shared/${token}`);
+      await request({ url }, 'GET', `/api/v1/shared/${token}/metrics?from=x`);
+      await request({ url }, 'GET', `/api/v1//shared/${token}/metrics`);
+      await request({ url }, 'GET', `/s/${token}`);
+      await request({ url }, 'GET', `/S/${token}`);
+      await request({ url }, 'GET', `/%73hared/${token}`);
+    });
+    const requests = logs.filter((l) => l.msg === 'request');
+    assert.equal(requests.length, 6);
+    assert.ok(!JSON.stringify(logs).includes(token), JSON.stringify(requests));
+    assert.deepEqual(requests.slice(0, 2).map((r) => r.path), ['/api/v1/shared/<redacted>', '/api/v1/shared/<redacted>/metrics']);
+    assert.equal(requests[3]!.path, '/s/<redacted>');
+  });
+
+  test('info: a slow request of a link is logged with the token redacted', async () => {
+    const lines: string[] = [];
+    const middleware = requestLog(createLogger('info', (line) => lines.push(line)));
+    const ctx = { method: 'GET', path: `/api/v1/shared/${token}/metrics`, status: 200, state: {} as Record<string, unknown>, set() {} };
+    await middleware(ctx as never, () => new Promise((r) => setTimeout(r, SLOW_REQUEST_MS + 50)));
+    assert.equal(lines.length, 1);
+    const line = JSON.parse(lines[0]!) as Record<string, unknown>;
+    assert.equal(line.msg, 'slow request');
+    assert.equal(line.path, '/api/v1/shared/<redacted>/metrics');
+    assert.ok(!lines[0]!.includes(token));
+  });
+
+  test('any line with a path field (an error, say) is redacted by the logger itself', () => {
+    const lines: string[] = [];
+    createLogger('info', (line) => lines.push(line)).error('request failed', { path: `/s/${token}`, error: 'boom' });
+    assert.equal(JSON.parse(lines[0]!).path, '/s/<redacted>');
+    assert.equal(redactPath('/api/v1/dashboards/abc/shares/def'), '/api/v1/dashboards/abc/shares/def', 'other paths stay as they are');
   });
 });

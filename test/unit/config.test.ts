@@ -57,6 +57,7 @@ describe('config', () => {
       secrets: { key: null },
       metrics: { enabled: true, token: null },
       retention: { sweepIntervalSeconds: 60 },
+      session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000 },
     });
   });
 
@@ -168,6 +169,8 @@ level = "warn"
       'metrics.enabled': ['sometimes'],
       'metrics.token': ['  '],
       'retention.sweep_interval_seconds': ['0', 'hourly'],
+      'session.idle_timeout_seconds': ['59', 'a week'],
+      'session.max_lifetime_seconds': ['0', '-1'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {

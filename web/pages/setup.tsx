@@ -1,6 +1,7 @@
 // First run (no user yet, registration open): create the first account and its organization, then
-// turn the signup's token into the session cookie (POST /session with it as a bearer token), so the
-// token's value is dropped from memory at once.
+// open a session with the signup's token (POST /session with it as a bearer token: the cookie then
+// holds a session credential of its own) and revoke that token (DELETE /session with it), so no API
+// token outlives the form.
 import { api } from '../lib/api';
 import { useFormSubmit, useTitle } from '../lib/hooks';
 
@@ -16,6 +17,7 @@ export function SetupPage({ onDone }: { onDone: () => void }) {
     };
     const created = await api<{ token: { value: string } }>('POST', '/bootstrap/signup', body);
     await api('POST', '/session', undefined, { token: created.token.value });
+    await api('DELETE', '/session', undefined, { token: created.token.value });
     onDone();
   });
   return (

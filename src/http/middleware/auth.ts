@@ -1,26 +1,26 @@
 // Bearer-token authentication (SPEC section 3). Sets ctx.state.auth (and ctx.state.source for
 // source tokens). Token strings are hashed before lookup; junk never reaches the database.
-// The web interface's session cookie (docs/interface.md) holds a user token and counts only when
-// no Authorization header is sent; a cookie-authenticated write must carry X-Service-CSRF, which a
-// page of another site cannot send without a CORS preflight this server never grants.
+// The web interface's session cookie (docs/interface.md) holds a session credential of its own
+// (src/domain/sessions.ts), never an API token, and counts only when no Authorization header is
+// sent; as a bearer token it is refused (401). A cookie-authenticated write must carry
+// X-Service-CSRF, which a page of another site cannot send without a CORS preflight this server
+// never grants.
 import type { Context, Next } from 'koa';
 import { badRequest, forbidden, unauthorized } from '../../errors';
 import { normalizeId } from '../../lib/ids';
 import { hashToken, tokenKind } from '../../lib/tokens';
+import type { Deps } from '../../deps';
+import { resolveSession } from '../../domain/sessions';
 import type { Auth, SourceAuth, UserAuth } from '../../domain/types';
-import type { AccountsRepo } from '../../storage/accounts';
-import type { SourcesRepo } from '../../storage/sources';
 
-export interface AuthRepos {
-  accounts: AccountsRepo;
-  sources: SourcesRepo;
-}
+/** The repositories, and for sessions the database, limits and clock. */
+export type AuthRepos = Pick<Deps, 'accounts' | 'sources' | 'db' | 'config' | 'now'>;
 
 export const SESSION_COOKIE = 'svc_session';
 export const CSRF_HEADER = 'x-service-csrf';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** The session cookie's user token, when the request has no Authorization header. */
+/** The session cookie's value, when the request has no Authorization header. */
 function cookieToken(ctx: Context): string | null {
   if (ctx.get('authorization') !== '') return null;
   const value = ctx.cookies.get(SESSION_COOKIE);
@@ -35,26 +35,38 @@ function bearer(ctx: Context): string | null {
   return m ? m[1]! : null;
 }
 
-/** Resolves the request's token to an Auth, or throws 401. */
+function userAuth(repos: AuthRepos, userId: string, tokenId: string, sessionId?: string): UserAuth {
+  const membership = repos.accounts.membershipByUser(userId);
+  const auth: UserAuth = {
+    kind: 'user',
+    tokenId,
+    userId,
+    organizationId: membership?.organization_id ?? null,
+    role: membership?.role ?? null,
+  };
+  if (sessionId !== undefined) {
+    auth.viaCookie = true;
+    auth.sessionId = sessionId;
+  }
+  return auth;
+}
+
+/** Resolves the request's session cookie or bearer token to an Auth, or throws 401. */
 export function authenticate(ctx: Context, repos: AuthRepos): Auth {
   const fromCookie = cookieToken(ctx);
-  const value = fromCookie ?? bearer(ctx);
+  if (fromCookie !== null) {
+    const session = resolveSession(repos, fromCookie);
+    if (!session) throw unauthorized();
+    return userAuth(repos, session.user_id, session.id, session.id);
+  }
+  const value = bearer(ctx);
   const kind = value ? tokenKind(value) : null;
-  if (!value || !kind || (fromCookie && kind !== 'user')) throw unauthorized();
+  if (!value || !kind) throw unauthorized();
   const hash = hashToken(value);
   if (kind === 'user') {
     const token = repos.accounts.userTokenByHash(hash);
     if (!token) throw unauthorized();
-    const membership = repos.accounts.membershipByUser(token.user_id);
-    const auth: UserAuth = {
-      kind: 'user',
-      tokenId: token.id,
-      userId: token.user_id,
-      organizationId: membership?.organization_id ?? null,
-      role: membership?.role ?? null,
-      viaCookie: fromCookie !== null,
-    };
-    return auth;
+    return userAuth(repos, token.user_id, token.id);
   }
   const token = repos.sources.tokenByHash(hash);
   if (!token) throw unauthorized();

@@ -1,9 +1,10 @@
 // Assigns a request id (echoed as X-Request-Id), counts every answer by route template and status
 // for GET /metrics, and logs (SPEC section 11): every request at debug, requests slower than 1 s at
-// info. The 60 s summary line is written by server.ts from the same counters.
+// info. The 60 s summary line is written by server.ts from the same counters. A share link's token
+// in the path (`/s/<token>`, `/api/v1/shared/<token>/...`) is logged as `<redacted>`.
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import type { Logger } from '../../lib/log';
+import { redactPath, type Logger } from '../../lib/log';
 import type { OpsStats } from '../../ops/stats';
 
 export const SLOW_REQUEST_MS = 1000;
@@ -32,7 +33,7 @@ export function requestLog(log: Logger, stats?: OpsStats) {
       const ms = Math.round((performance.now() - started) * 10) / 10;
       const route = routeLabel(ctx);
       stats?.request(ctx.method, route, ctx.status);
-      const fields = { request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, route, status: ctx.status, ms };
+      const fields = { request_id: ctx.state.requestId, method: ctx.method, path: redactPath(ctx.path), route, status: ctx.status, ms };
       if (ms >= SLOW_REQUEST_MS) log.info('slow request', fields);
       else log.debug('request', fields);
     }

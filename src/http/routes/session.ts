@@ -1,12 +1,16 @@
 // The web interface's extensions of /api/v1 (docs/interface.md): a cookie session made through the
-// API's own login, the first-run state, listing and revoking source tokens, and an
+// API's own login checks (a session credential of its own, src/domain/sessions.ts; the user lists
+// and revokes their sessions), the first-run state, listing and revoking source tokens, and an
 // organization-scoped series read for the signed-in user. Thin handlers, as everywhere.
 import type { Context } from 'koa';
 import type { Deps } from '../../deps';
 import { badRequest, forbidden, notFound, unauthorized } from '../../errors';
 import { normalizeId } from '../../lib/ids';
 import { tokenKind } from '../../lib/tokens';
-import { accountContext, login } from '../../domain/accounts';
+import { accountContext, verifyCredentials } from '../../domain/accounts';
+import { listSessions, openSession, revokeSession, endSession, sessionCookieMaxAgeMs, sessionEnds } from '../../domain/sessions';
+import { formatTimestamp } from '../../lib/time';
+import type { SessionRow } from '../../storage/sessions';
 import { listSourceTokens, revokeSourceToken } from '../../domain/source-tokens';
 import type { UserAuth } from '../../domain/types';
 import { authenticate, CSRF_HEADER, SESSION_COOKIE } from '../middleware/auth';
@@ -15,17 +19,16 @@ import { presentSourceTokenRow } from '../present/sources';
 import { presentSeriesJson } from '../present/metrics';
 import { parseSessionLogin, parseSourceTokenFilter } from '../schemas/interface';
 
-const SESSION_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
 const userAuth = (ctx: Context): UserAuth => ctx.state.auth as UserAuth;
 
-function setSessionCookie(ctx: Context, token: string | null): void {
-  ctx.cookies.set(SESSION_COOKIE, token ?? '', {
+function setSessionCookie(ctx: Context, value: string | null, maxAgeMs = 0): void {
+  ctx.cookies.set(SESSION_COOKIE, value ?? '', {
     httpOnly: true,
     sameSite: 'strict',
     path: '/',
     secure: ctx.secure,
     overwrite: true,
-    maxAge: token ? SESSION_MAX_AGE_MS : 0,
+    maxAge: value ? maxAgeMs : 0,
   });
 }
 
@@ -34,41 +37,79 @@ function requireCsrfHeader(ctx: Context): void {
   if (ctx.get(CSRF_HEADER) === '') throw forbidden('Missing X-Service-CSRF header');
 }
 
-/** The bearer user token of a request that adopts it as its session (the first-run signup's token). */
-function adoptedToken(ctx: Context, deps: Deps): { value: string; auth: UserAuth } {
+/** The user of a bearer user token that opens a session (the first-run signup's token). */
+function bearerUser(ctx: Context, deps: Deps): UserAuth {
   const auth = authenticate(ctx, deps);
   if (auth.kind !== 'user') throw forbidden(); // a source token on a bootstrap-like endpoint (SPEC 3)
   const value = /^Bearer[ ]+(\S+)/i.exec(ctx.get('authorization'))?.[1] ?? '';
   if (auth.viaCookie || tokenKind(value) !== 'user') throw unauthorized();
-  return { value, auth };
+  return auth;
 }
+
+/** A session of the account page's list: when it began and was last used, from where, whether it is this one. */
+const presentSessionRow = (deps: Deps, row: SessionRow, current: string | undefined) => {
+  const ends = sessionEnds(deps, row);
+  return {
+    id: row.id,
+    current: row.id === current,
+    user_agent: row.user_agent,
+    address: row.address,
+    inserted_at: formatTimestamp(row.created_at),
+    last_seen_at: formatTimestamp(row.last_seen_at),
+    expires_at: formatTimestamp(Math.min(ends.idle, ends.absolute)),
+  };
+};
 
 export function sessionRoutes(deps: Deps) {
   return {
-    /** POST /session: credentials (the login's checks and throttle), or a bearer user token with no body. */
+    /**
+     * POST /session: credentials (the login's checks and throttle), or a bearer user token with no
+     * body; either opens a new session whose credential only the cookie carries.
+     */
     async create(ctx: Context): Promise<void> {
       requireCsrfHeader(ctx);
       const body: unknown = ctx.state.body;
+      let userId: string;
       if (body === undefined) {
-        const { value, auth } = adoptedToken(ctx, deps);
-        setSessionCookie(ctx, value);
-        ctx.status = 201;
-        ctx.body = { data: presentAccount(accountContext(deps, auth.userId)) };
-        return;
+        userId = bearerUser(ctx, deps).userId;
+      } else {
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
+        userId = (await verifyCredentials(deps, parseSessionLogin(body as Record<string, unknown>), ctx.ip)).id;
       }
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
-      const session = await login(deps, parseSessionLogin(body as Record<string, unknown>), ctx.ip);
-      setSessionCookie(ctx, session.token.value);
+      const { value } = openSession(deps, userId, { userAgent: ctx.get('user-agent'), address: ctx.ip });
+      setSessionCookie(ctx, value, sessionCookieMaxAgeMs(deps));
       ctx.status = 201;
-      ctx.body = { data: presentAccount(session) };
+      ctx.body = { data: presentAccount(accountContext(deps, userId)) };
     },
 
-    /** DELETE /session: revokes the token (cookie or bearer) and clears the cookie. */
+    /**
+     * DELETE /session: ends the cookie's session and clears the cookie; with a bearer user token
+     * instead, revokes that token and leaves the cookie alone (the first-run form drops the
+     * signup's token this way once its session is open).
+     */
     async remove(ctx: Context): Promise<void> {
       const auth = userAuth(ctx);
-      deps.accounts.deleteUserToken(auth.tokenId);
-      setSessionCookie(ctx, null);
+      if (auth.sessionId !== undefined) {
+        endSession(deps, auth.sessionId);
+        setSessionCookie(ctx, null);
+      } else {
+        deps.accounts.deleteUserToken(auth.tokenId);
+      }
       ctx.body = { data: { signed_out: true } };
+    },
+
+    /** GET /session/sessions: the signed-in user's live sessions, newest first. */
+    async listSessions(ctx: Context): Promise<void> {
+      const auth = userAuth(ctx);
+      ctx.body = { data: listSessions(deps, auth.userId).map((row) => presentSessionRow(deps, row, auth.sessionId)) };
+    },
+
+    /** DELETE /session/sessions/:id: ends one of the user's sessions (its cookie stops working at once). */
+    async revokeSession(ctx: Context): Promise<void> {
+      const auth = userAuth(ctx);
+      revokeSession(deps, auth.userId, String(ctx.params.id));
+      if (ctx.params.id?.toLowerCase() === auth.sessionId) setSessionCookie(ctx, null);
+      ctx.body = { data: { revoked: true } };
     },
 
     async show(ctx: Context): Promise<void> {

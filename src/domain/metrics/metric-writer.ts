@@ -23,7 +23,7 @@ import type { Db } from '../../storage/db';
 import type { WriteGate } from '../../storage/write-gate';
 import type { BucketCacheLimits } from '../../drivers/bucket-cache';
 import { LogAppender, type LogRecord, dropFolded, recoverLog } from '../../drivers/embedded-log';
-import type { PendingSeries } from '../../model/row-delta';
+import type { PendingPart, PendingSeries } from '../../model/row-delta';
 import { SYSTEM_KEY, type WriteSet } from '../../model/write-set';
 import { Fold } from './fold';
 import { FoldTarget } from './fold-target';
@@ -175,13 +175,21 @@ export class MetricWriter {
     });
   }
 
-  /** What a read of one series must add to the stored rows, and the stamp they are relative to. */
+  /**
+   * What a read of one series must add to the stored rows: the part of each window, tagged with the
+   * number of the fold that writes it (the folding window's, and the next for the gathering one). The
+   * read compares that number with each stored row's `fold` in its own read transaction, whenever
+   * that begins: nothing to retry (drivers/embedded.ts).
+   */
   pending(sourceId: string, key: string, granularity: string, firstMs: number, lastMs: number): PendingSeries {
-    const windows = this.folding ? [this.folding.window, this.current] : [this.current];
-    const out: PendingSeries = { stamp: this.stamp, rows: [], counts: [] };
-    for (const w of windows) {
-      if (key === SYSTEM_KEY) out.counts.push(...w.pendingCounts(sourceId, granularity, firstMs, lastMs));
-      else out.rows.push(...w.pendingRows(sourceId, key, granularity, firstMs, lastMs));
+    const windows: Array<[IngestWindow, number]> = [[this.current, this.foldNumber + 1]];
+    if (this.folding) windows.unshift([this.folding.window, this.folding.number]);
+    const out: PendingSeries = { parts: [] };
+    for (const [w, fold] of windows) {
+      const part: PendingPart = { fold, rows: [], counts: [] };
+      if (key === SYSTEM_KEY) part.counts = w.pendingCounts(sourceId, granularity, firstMs, lastMs);
+      else part.rows = w.pendingRows(sourceId, key, granularity, firstMs, lastMs);
+      if (part.rows.length > 0 || part.counts.length > 0) out.parts.push(part);
     }
     return out;
   }
@@ -203,8 +211,13 @@ export class MetricWriter {
    * acknowledged before it: all of it or, on an error, nothing.
    */
   async applyWriteSet(writes: WriteSet): Promise<void> {
-    await this.settle();
-    while (this.folding) await new Promise<void>((resolve) => this.afterFold.push(resolve));
+    // It takes the next fold number, which reads lent the gathering window under: that window must
+    // be empty (folded) when it does.
+    for (;;) {
+      await this.settle();
+      if (this.folding) await new Promise<void>((resolve) => this.afterFold.push(resolve));
+      else if (this.current.points === 0 && this.queue.length === 0) break;
+    }
     const window = new IngestWindow();
     for (const [sourceId, keys] of writes.sources) window.addWriteSet(sourceId, keys);
     const fold = new Fold(this.target, window, this.foldNumber + 1, this.foldedUpTo);

@@ -73,6 +73,11 @@ export interface MetricWriterOptions {
    * transaction waits until none of its writes is waiting for the lock.
    */
   gate?: WriteGate;
+  /**
+   * Tests: inside a fold's transaction, every look at the clock first stalls this long (a slow
+   * disk, a large window), so that requests are answered in the middle of long transactions.
+   */
+  foldStallMs?: number;
 }
 
 interface AppendJob {
@@ -115,7 +120,9 @@ export class MetricWriter {
   /** the rows the last fold wrote (sizes the next fold's row columns) */
   private lastFoldRows = 0;
   private closed = false;
-  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings' | 'poll' | 'appends' | 'gate'>>;
+  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings' | 'poll' | 'appends' | 'gate' | 'foldStallMs'>>;
+  /** what the fold's transactions call every few pieces of work (MetricWriterOptions.poll) */
+  private readonly poll?: () => void;
 
   constructor(private readonly options: MetricWriterOptions) {
     this.o = {
@@ -127,6 +134,11 @@ export class MetricWriter {
       chunkMs: options.chunkMs ?? 8,
       retryMs: options.retryMs ?? 1000,
     };
+    const stall = options.foldStallMs ?? 0;
+    this.poll = stall > 0 ? () => {
+      for (const until = performance.now() + stall; performance.now() < until;);
+      options.poll?.();
+    } : options.poll;
     this.target = new FoldTarget(options.db, options.cacheLimits);
     const state = this.target.state();
     this.foldNumber = state.foldNumber;
@@ -337,7 +349,7 @@ export class MetricWriter {
     if (!fold) return;
     try {
       this.options.gate?.waitClear();
-      fold.step(this.o.chunkMs, this.stamp + 1, this.options.poll);
+      fold.step(this.o.chunkMs, this.stamp + 1, this.poll);
       this.stamp++;
     } catch (err) {
       this.options.log?.error('metric fold failed, retrying', { error: String(err), code: (err as { code?: unknown }).code });

@@ -25,7 +25,8 @@ import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 /** What the store asks of the metric writer (domain/metrics/writer-client.ts WriterPort). */
 export interface EmbeddedWriter {
   append(entries: LoggedPoints[]): Promise<void>;
-  pending(sourceId: string, key: string, granularity: string, firstMs: number, lastMs: number): Promise<PendingSeries>;
+  /** What the writer holds unfolded of a series at these bucket starts (ascending, epoch ms). */
+  pending(sourceId: string, key: string, granularity: string, startsMs: readonly number[]): Promise<PendingSeries>;
   settle(): Promise<void>;
   apply(writes: WriteSet): Promise<void>;
   close(): Promise<void>;
@@ -172,7 +173,7 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
       const lastMs = bucketStartsMs[bucketStartsMs.length - 1]!;
       // What the writer holds unfolded first, then the stored rows: whatever its folds commit in
       // between, the fold numbers of the snapshot tell which lent parts it holds.
-      const pending = await writer.pending(ref.sourceId, ref.key, ref.granularity, firstMs, lastMs);
+      const pending = await writer.pending(ref.sourceId, ref.key, ref.granularity, bucketStartsMs);
       const fromFold = pending.parts.reduce((min, p) => Math.min(min, p.fold), Infinity);
       const snapshot = stored(ref, Math.floor(firstMs / 1000), Math.floor(lastMs / 1000), fromFold);
       // Rows and bucket starts are both ascending: walk them together.

@@ -193,14 +193,17 @@ export class MetricWriter {
    * read compares that number with each stored row's `fold` in its own read transaction, whenever
    * that begins: nothing to retry (drivers/embedded.ts).
    */
-  pending(sourceId: string, key: string, granularity: string, firstMs: number, lastMs: number): PendingSeries {
+  pending(sourceId: string, key: string, granularity: string, startsMs: readonly number[]): PendingSeries {
+    const out: PendingSeries = { parts: [] };
+    if (startsMs.length === 0) return out;
+    const firstMs = startsMs[0]!;
+    const lastMs = startsMs[startsMs.length - 1]!;
     const windows: Array<[IngestWindow, number]> = [[this.current, this.foldNumber + 1]];
     if (this.folding) windows.unshift([this.folding.window, this.folding.number]);
-    const out: PendingSeries = { parts: [] };
     for (const [w, fold] of windows) {
       const part: PendingPart = { fold, rows: [], counts: [] };
       if (key === SYSTEM_KEY) part.counts = w.pendingCounts(sourceId, granularity, firstMs, lastMs);
-      else part.rows = w.pendingRows(sourceId, key, granularity, firstMs, lastMs);
+      else part.rows = w.pendingRows(sourceId, key, granularity, startsMs);
       if (part.rows.length > 0 || part.counts.length > 0) out.parts.push(part);
     }
     return out;

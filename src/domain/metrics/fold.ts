@@ -6,8 +6,9 @@
 // Exactly once: each row a fold writes records the fold's number, and metric_fold_state records
 // the fold in progress (its number and last log record). A fold interrupted by a crash is rebuilt
 // from the write log after the restart and run again under its number: rows that already carry
-// it are skipped, so no point counts twice. Each commit raises the stamp that reads compare
-// (drivers/embedded.ts), and only then are its rows marked folded in the window.
+// it are skipped, so no point counts twice. The same number tells a read whether a stored row
+// already holds what the writer lent it of this fold's window (drivers/embedded.ts). Each commit
+// raises the stamp in metric_fold_state, and only then are its rows marked folded in the window.
 import { SYSTEM_KEY } from '../../model/write-set';
 import type { FoldTarget } from './fold-target';
 import { type CountRow, ID_UNIT, type IngestWindow, UNTRACKED_KEY, type WindowKey, type WindowSource } from './window';

@@ -11,8 +11,10 @@
 // second of points as for five when they touch the same rows, so a window gathers for twice as
 // long as the last fold took (up to `maxFoldAfterMs`): under a heavy load folds take at most about
 // half of the writer's time. A read of the embedded store is lent what is not folded yet
-// (`pending`), so it sees every acknowledged point at once, also while a fold runs or cannot run
-// (a full disk).
+// (`pending`), each window's part tagged with the number of the fold that writes it: the read
+// keeps a part only for rows whose stored `fold` is below that number in its own snapshot, so it
+// sees every acknowledged point at once and exactly once, also while a fold runs or cannot run (a
+// full disk), and never asks again (drivers/embedded.ts).
 //
 // Back pressure: in-process, while a fold runs, a window that holds `maxWindowBytes` makes further
 // appends wait, so the queue before the writer fills and the service answers 503 instead of

@@ -29,6 +29,8 @@ export interface WrkLoad {
   connections: number;
   threads?: number;
   seconds: number;
+  /** pause of each connection before each request (ms), to hold a rate below the maximum */
+  delayMs?: number;
 }
 
 export interface WrkResult {
@@ -68,7 +70,7 @@ request = function()
   i = i % #reqs + 1
   return reqs[i]
 end
-`;
+${load.delayMs ? `delay = function()\n  return ${Math.round(load.delayMs)}\nend\n` : ''}`;
 }
 
 function millis(text: string): number {

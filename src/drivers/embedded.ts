@@ -5,15 +5,18 @@
 // Writes belong to the metric writer (domain/metrics/metric-writer.ts, on a thread of its own): it
 // logs each group commit's points, merges them and folds them into the rows about once a second.
 // This store reads on the event loop's connection and adds what the writer holds unfolded, so a
-// read sees every acknowledged point. The writer lends that part together with the stamp of the
-// stored state it is relative to; the read compares the stamp inside its own read transaction,
-// and asks again if a fold committed in between (docs/storage.md "Reads").
+// read sees every acknowledged point at once, and never waits for a fold nor retries against one:
+// the writer lends each window's part tagged with the number of the fold that writes it; the
+// read then opens one read transaction (one snapshot) and adds a lent part to a bucket only when
+// the stored row's `fold` column is below that number (a fold writes each row once, in one of its
+// transactions, and folds commit in their numbers' order). A row the fold committed before the
+// snapshot already holds the part; one it commits after is not in the snapshot (docs/storage.md
+// "Reads").
 // The system key's per-key counts live in their own table (one row per key), nested under `keys`
 // again on reads.
-import { unavailable } from '../errors';
 import type { Db } from '../storage/db';
 import { PathSplitter, addToLeaf, parseTree, setLeaf, type Tree } from '../model/leaves';
-import { type PendingSeries, applyDelta } from '../model/row-delta';
+import { type PendingPart, type PendingSeries, applyDelta } from '../model/row-delta';
 import { SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../model/write-set';
 import type { LoggedPoints } from '../model/wire';
 import { statements } from './embedded-sql';
@@ -22,19 +25,29 @@ import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 /** What the store asks of the metric writer (domain/metrics/writer-client.ts WriterPort). */
 export interface EmbeddedWriter {
   append(entries: LoggedPoints[]): Promise<void>;
-  pending(sourceId: string, key: string, granularity: string, firstMs: number, lastMs: number): Promise<PendingSeries>;
+  /** What the writer holds unfolded of a series at these bucket starts (ascending, epoch ms). */
+  pending(sourceId: string, key: string, granularity: string, startsMs: readonly number[]): Promise<PendingSeries>;
   settle(): Promise<void>;
   apply(writes: WriteSet): Promise<void>;
   close(): Promise<void>;
 }
 
 const SERIES_CACHE_LIMIT = 100_000;
-/** A read that keeps racing folds' commits gives up after this many tries (503). */
-const READ_ATTEMPTS = 20;
 const COUNT_PATH = ['count'];
 
 /** Stored rows of a range, ascending: each the bucket (epoch seconds) then its JSON text, `1735689600{...}`. */
 type Rows = string[];
+/** A stored per-key count of the system key: bucket (epoch seconds), key, count, fold. */
+type KeyCount = [number, string, number, number];
+
+/** What one read transaction found. */
+interface Stored {
+  rows: Rows;
+  /** bucket (epoch seconds) -> fold, of the rows written by the oldest lent part's fold or later */
+  folds: Map<number, number>;
+  /** the system key's per-key counts (empty for other keys) */
+  counts: KeyCount[];
+}
 
 /** The bucket of a stored row and where its JSON starts (digits read in place: no substring). */
 function splitRow(row: string): { bucket: number; at: number } {
@@ -69,8 +82,7 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
   }
 
   /** The system key's rows with their per-key counts nested under `keys`. */
-  function withKeyCounts(id: number, first: number, last: number, rows: Rows): Rows {
-    const counts = sql.readKeyCounts.all(id, first, last);
+  function withKeyCounts(rows: Rows, counts: KeyCount[]): Rows {
     if (counts.length === 0) return rows;
     const byBucket = new Map<number, Tree>();
     for (const row of rows) {
@@ -85,18 +97,30 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     return [...byBucket].sort((a, b) => a[0] - b[0]).map(([bucket, tree]) => `${bucket}${JSON.stringify(tree)}`);
   }
 
-  /** The stored rows of the range, if the stored state is still the one of `stamp`. */
-  const storedAt = db.transaction((ref: SeriesRef, first: number, last: number, stamp: number): Rows | null => {
-    if (sql.stamp.get() !== stamp) return null;
+  const rowFolds = db.prepare<[number, number, number, number], [number, number]>(
+    'SELECT bucket, fold FROM metric_buckets WHERE series_id = ? AND bucket BETWEEN ? AND ? AND fold >= ?',
+  ).raw(true);
+  const keyCounts = db.prepare<[number, number, number], KeyCount>(
+    'SELECT bucket, key, count, fold FROM metric_key_counts WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket, key',
+  ).raw(true);
+
+  /**
+   * The stored rows of the range in one read transaction (one snapshot), with the fold numbers
+   * that tell which lent parts they hold: of the rows written by fold `fromFold` or later, and of
+   * the system key's per-key counts.
+   */
+  const stored = db.transaction((ref: SeriesRef, first: number, last: number, fromFold: number): Stored => {
     const id = seriesId(ref);
-    if (id === undefined) return [];
+    if (id === undefined) return { rows: [], folds: new Map(), counts: [] };
     const rows = sql.readRange.all(id, first, last);
-    return ref.key === SYSTEM_KEY ? withKeyCounts(id, first, last, rows) : rows;
+    const folds = new Map<number, number>(Number.isFinite(fromFold) ? rowFolds.all(id, first, last, fromFold) : []);
+    if (ref.key !== SYSTEM_KEY) return { rows, folds, counts: [] };
+    const counts = keyCounts.all(id, first, last);
+    return { rows: withKeyCounts(rows, counts), folds, counts };
   });
 
-  /** Adds the writer's unfolded part to the texts of the buckets it touches. */
-  function addPending(out: string[], startsMs: readonly number[], pending: PendingSeries): void {
-    if (pending.rows.length === 0 && pending.counts.length === 0) return;
+  /** Adds the lent parts the snapshot does not hold to the texts of the buckets they touch. */
+  function addPending(out: string[], startsMs: readonly number[], pending: PendingSeries, snapshot: Stored): void {
     const index = new Map<number, number>();
     startsMs.forEach((ms, i) => index.set(ms, i));
     const trees = new Map<number, Tree>();
@@ -107,15 +131,27 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
       if (!tree) trees.set(i, (tree = parseTree(out[i])));
       return tree;
     };
-    for (const { bucketMs, delta } of pending.rows) {
-      const tree = treeAt(bucketMs);
-      if (tree) applyDelta(tree, delta, splitter);
-    }
-    for (const { bucketMs, count, keys } of pending.counts) {
-      const tree = treeAt(bucketMs);
-      if (!tree) continue;
-      if (count !== 0) addToLeaf(tree, COUNT_PATH, count);
-      for (const [key, n] of keys) addToLeaf(tree, splitter.split(SYSTEM_KEYS_PREFIX + key), n);
+    /** whether the snapshot's row of the bucket already holds what fold `fold` writes to it */
+    const holds = (bucketMs: number, fold: number) => (snapshot.folds.get(Math.floor(bucketMs / 1000)) ?? 0) >= fold;
+    let keyFolds: Map<string, number> | null = null;
+    const keyHolds = (bucketMs: number, key: string, fold: number) => {
+      keyFolds ??= new Map(snapshot.counts.map(([bucket, k, , f]) => [`${bucket}\u0000${k}`, f]));
+      return (keyFolds.get(`${Math.floor(bucketMs / 1000)}\u0000${key}`) ?? 0) >= fold;
+    };
+    for (const part of pending.parts) {
+      for (const { bucketMs, delta } of part.rows) {
+        if (holds(bucketMs, part.fold)) continue;
+        const tree = treeAt(bucketMs);
+        if (tree) applyDelta(tree, delta, splitter);
+      }
+      for (const { bucketMs, count, keys } of part.counts) {
+        const tree = treeAt(bucketMs);
+        if (!tree) continue;
+        if (count !== 0 && !holds(bucketMs, part.fold)) addToLeaf(tree, COUNT_PATH, count);
+        for (const [key, n] of keys) {
+          if (!keyHolds(bucketMs, key, part.fold)) addToLeaf(tree, splitter.split(SYSTEM_KEYS_PREFIX + key), n);
+        }
+      }
     }
     for (const [i, tree] of trees) out[i] = JSON.stringify(tree);
   }
@@ -135,23 +171,22 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
       if (bucketStartsMs.length === 0) return out;
       const firstMs = bucketStartsMs[0]!;
       const lastMs = bucketStartsMs[bucketStartsMs.length - 1]!;
-      for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
-        const pending = await writer.pending(ref.sourceId, ref.key, ref.granularity, firstMs, lastMs);
-        const rows = storedAt(ref, Math.floor(firstMs / 1000), Math.floor(lastMs / 1000), pending.stamp);
-        if (!rows) continue; // a fold committed meanwhile: what it lent may be stored now
-        // Rows and bucket starts are both ascending: walk them together.
-        let i = 0;
-        for (const row of rows) {
-          const { bucket, at } = splitRow(row);
-          const ms = bucket * 1000;
-          while (i < bucketStartsMs.length && bucketStartsMs[i]! < ms) i++;
-          if (i === bucketStartsMs.length) break;
-          if (bucketStartsMs[i] === ms) out[i] = row.slice(at);
-        }
-        addPending(out, bucketStartsMs, pending);
-        return out;
+      // What the writer holds unfolded first, then the stored rows: whatever its folds commit in
+      // between, the fold numbers of the snapshot tell which lent parts it holds.
+      const pending = await writer.pending(ref.sourceId, ref.key, ref.granularity, bucketStartsMs);
+      const fromFold = pending.parts.reduce((min, p) => Math.min(min, p.fold), Infinity);
+      const snapshot = stored(ref, Math.floor(firstMs / 1000), Math.floor(lastMs / 1000), fromFold);
+      // Rows and bucket starts are both ascending: walk them together.
+      let i = 0;
+      for (const row of snapshot.rows) {
+        const { bucket, at } = splitRow(row);
+        const ms = bucket * 1000;
+        while (i < bucketStartsMs.length && bucketStartsMs[i]! < ms) i++;
+        if (i === bucketStartsMs.length) break;
+        if (bucketStartsMs[i] === ms) out[i] = row.slice(at);
       }
-      throw unavailable('The metric store is busy folding writes, retry later', 1);
+      if (pending.parts.length > 0) addPending(out, bucketStartsMs, pending, snapshot);
+      return out;
     },
 
     async close(): Promise<void> {

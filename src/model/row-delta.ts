@@ -41,11 +41,17 @@ export interface PendingCounts {
 }
 
 /**
- * The pending part of one series over a range, and the stamp of the stored state it is relative
- * to: a read that finds another stamp in the database raced a fold's commit and asks again.
+ * What one window of the metric writer holds of a series over a range, and the number of the fold
+ * that writes (or wrote) it: a stored row whose `fold` column is at least that number already holds
+ * it (a fold writes each row once, and folds commit in their numbers' order).
  */
-export interface PendingSeries {
-  stamp: number;
+export interface PendingPart {
+  fold: number;
   rows: PendingRow[];
   counts: PendingCounts[];
+}
+
+/** The pending part of one series over a range: one part per window, oldest first. */
+export interface PendingSeries {
+  parts: PendingPart[];
 }

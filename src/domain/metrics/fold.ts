@@ -6,20 +6,20 @@
 // Exactly once: each row a fold writes records the fold's number, and metric_fold_state records
 // the fold in progress (its number and last log record). A fold interrupted by a crash is rebuilt
 // from the write log after the restart and run again under its number: rows that already carry
-// it are skipped, so no point counts twice. Each commit raises the stamp that reads compare
-// (drivers/embedded.ts), and only then are its rows marked folded in the window.
+// it are skipped, so no point counts twice. The same number tells a read whether a stored row
+// already holds what the writer lent it of this fold's window (drivers/embedded.ts). Each commit
+// raises the stamp in metric_fold_state, and only then are its rows marked folded in the window.
 import { SYSTEM_KEY } from '../../model/write-set';
 import type { FoldTarget } from './fold-target';
-import { type CountRow, ID_UNIT, type IngestWindow, UNTRACKED_KEY, type WindowKey, type WindowSource } from './window';
+import { type CountRow, type IngestWindow, UNTRACKED_KEY, type WindowKey, type WindowSource } from './window';
 
 /** Work items between two looks at the clock. */
 const CLOCK_EVERY = 32;
 
 /** The system key's per-key counts of one bucket: the metric rows that count points in it. */
 interface CountGroup {
-  systemId: number;
   bucketMs: number;
-  keys: string[];
+  /** window rows, whose series name the keys */
   rows: number[];
 }
 
@@ -133,32 +133,42 @@ export class Fold {
   private *keyCounts(order: number[]): Generator<void> {
     const { window } = this;
     const { rows } = window;
-    const groups = new Map<WindowSource, Map<number, CountGroup>>();
+    // per source and granularity (one system series each): bucket id -> group
+    const groups = new Map<WindowSource, Array<Map<number, CountGroup>>>();
     let n = 0;
     for (const series of order) {
       const state = window.seriesKey[series]!;
       const slot = window.seriesSlot[series]!;
       let bySlot = groups.get(state.source);
-      if (!bySlot) groups.set(state.source, (bySlot = new Map()));
+      if (!bySlot) groups.set(state.source, (bySlot = []));
+      const byBucket = (bySlot[slot] ??= new Map());
       for (let r = window.seriesHead[series]!; r >= 0; r = rows.next[r]!) {
         if (rows.tracked[r] === 0 || rows.countFolded(r)) continue;
-        const key = slot * ID_UNIT + rows.bucket[r]!;
-        let group = bySlot.get(key);
-        if (!group) bySlot.set(key, (group = { systemId: this.systemIdOf(state.source, slot), bucketMs: rows.bucketMs[r]!, keys: [], rows: [] }));
-        group.keys.push(state.key);
-        group.rows.push(r);
+        const bucket = rows.bucket[r]!;
+        const group = byBucket.get(bucket);
+        if (group) group.rows.push(r);
+        else byBucket.set(bucket, { bucketMs: rows.bucketMs[r]!, rows: [r] });
         if (++n % 256 === 0) yield;
       }
     }
-    const all = [...groups.values()].flatMap((bySlot) => [...bySlot.values()]);
-    all.sort((a, b) => a.systemId - b.systemId || a.bucketMs - b.bucketMs);
-    for (const group of all) {
-      for (let i = 0; i < group.rows.length; i++) {
-        const r = group.rows[i]!;
-        if (rows.countFolded(r)) continue;
-        this.target.addKeyCount(group.systemId, group.bucketMs, group.keys[i]!, rows.tracked[r]!, this.number);
-        this.wroteKeyCounts.push(r);
-        yield;
+    // In the order of the table's key: system series, then bucket (one system series at a time,
+    // so that no list of every group of the window is built at once).
+    const lists: Array<[number, Map<number, CountGroup>]> = [];
+    for (const [source, bySlot] of groups) {
+      bySlot.forEach((byBucket, slot) => lists.push([this.systemIdOf(source, slot), byBucket]));
+    }
+    lists.sort((a, b) => a[0] - b[0]);
+    for (const [systemId, byBucket] of lists) {
+      const sorted = [...byBucket.values()].sort((a, b) => a.bucketMs - b.bucketMs);
+      byBucket.clear();
+      yield;
+      for (const group of sorted) {
+        for (const r of group.rows) {
+          if (rows.countFolded(r)) continue;
+          this.target.addKeyCount(systemId, group.bucketMs, window.seriesKey[rows.series[r]!]!.key, rows.tracked[r]!, this.number);
+          this.wroteKeyCounts.push(r);
+          yield;
+        }
       }
     }
   }

@@ -11,8 +11,10 @@
 // second of points as for five when they touch the same rows, so a window gathers for twice as
 // long as the last fold took (up to `maxFoldAfterMs`): under a heavy load folds take at most about
 // half of the writer's time. A read of the embedded store is lent what is not folded yet
-// (`pending`), so it sees every acknowledged point at once, also while a fold runs or cannot run
-// (a full disk).
+// (`pending`), each window's part tagged with the number of the fold that writes it: the read
+// keeps a part only for rows whose stored `fold` is below that number in its own snapshot, so it
+// sees every acknowledged point at once and exactly once, also while a fold runs or cannot run (a
+// full disk), and never asks again (drivers/embedded.ts).
 //
 // Back pressure: in-process, while a fold runs, a window that holds `maxWindowBytes` makes further
 // appends wait, so the queue before the writer fills and the service answers 503 instead of
@@ -23,7 +25,7 @@ import type { Db } from '../../storage/db';
 import type { WriteGate } from '../../storage/write-gate';
 import type { BucketCacheLimits } from '../../drivers/bucket-cache';
 import { LogAppender, type LogRecord, dropFolded, recoverLog } from '../../drivers/embedded-log';
-import type { PendingSeries } from '../../model/row-delta';
+import type { PendingPart, PendingSeries } from '../../model/row-delta';
 import { SYSTEM_KEY, type WriteSet } from '../../model/write-set';
 import { Fold } from './fold';
 import { FoldTarget } from './fold-target';
@@ -73,6 +75,11 @@ export interface MetricWriterOptions {
    * transaction waits until none of its writes is waiting for the lock.
    */
   gate?: WriteGate;
+  /**
+   * Tests: inside a fold's transaction, every look at the clock first stalls this long (a slow
+   * disk, a large window), so that requests are answered in the middle of long transactions.
+   */
+  foldStallMs?: number;
 }
 
 interface AppendJob {
@@ -115,7 +122,9 @@ export class MetricWriter {
   /** the rows the last fold wrote (sizes the next fold's row columns) */
   private lastFoldRows = 0;
   private closed = false;
-  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings' | 'poll' | 'appends' | 'gate'>>;
+  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings' | 'poll' | 'appends' | 'gate' | 'foldStallMs'>>;
+  /** what the fold's transactions call every few pieces of work (MetricWriterOptions.poll) */
+  private readonly poll?: () => void;
 
   constructor(private readonly options: MetricWriterOptions) {
     this.o = {
@@ -127,6 +136,11 @@ export class MetricWriter {
       chunkMs: options.chunkMs ?? 8,
       retryMs: options.retryMs ?? 1000,
     };
+    const stall = options.foldStallMs ?? 0;
+    this.poll = stall > 0 ? () => {
+      for (const until = performance.now() + stall; performance.now() < until;);
+      options.poll?.();
+    } : options.poll;
     this.target = new FoldTarget(options.db, options.cacheLimits);
     const state = this.target.state();
     this.foldNumber = state.foldNumber;
@@ -175,13 +189,24 @@ export class MetricWriter {
     });
   }
 
-  /** What a read of one series must add to the stored rows, and the stamp they are relative to. */
-  pending(sourceId: string, key: string, granularity: string, firstMs: number, lastMs: number): PendingSeries {
-    const windows = this.folding ? [this.folding.window, this.current] : [this.current];
-    const out: PendingSeries = { stamp: this.stamp, rows: [], counts: [] };
-    for (const w of windows) {
-      if (key === SYSTEM_KEY) out.counts.push(...w.pendingCounts(sourceId, granularity, firstMs, lastMs));
-      else out.rows.push(...w.pendingRows(sourceId, key, granularity, firstMs, lastMs));
+  /**
+   * What a read of one series must add to the stored rows: the part of each window, tagged with the
+   * number of the fold that writes it (the folding window's, and the next for the gathering one). The
+   * read compares that number with each stored row's `fold` in its own read transaction, whenever
+   * that begins: nothing to retry (drivers/embedded.ts).
+   */
+  pending(sourceId: string, key: string, granularity: string, startsMs: readonly number[]): PendingSeries {
+    const out: PendingSeries = { parts: [] };
+    if (startsMs.length === 0) return out;
+    const firstMs = startsMs[0]!;
+    const lastMs = startsMs[startsMs.length - 1]!;
+    const windows: Array<[IngestWindow, number]> = [[this.current, this.foldNumber + 1]];
+    if (this.folding) windows.unshift([this.folding.window, this.folding.number]);
+    for (const [w, fold] of windows) {
+      const part: PendingPart = { fold, rows: [], counts: [] };
+      if (key === SYSTEM_KEY) part.counts = w.pendingCounts(sourceId, granularity, firstMs, lastMs);
+      else part.rows = w.pendingRows(sourceId, key, granularity, startsMs);
+      if (part.rows.length > 0 || part.counts.length > 0) out.parts.push(part);
     }
     return out;
   }
@@ -203,8 +228,13 @@ export class MetricWriter {
    * acknowledged before it: all of it or, on an error, nothing.
    */
   async applyWriteSet(writes: WriteSet): Promise<void> {
-    await this.settle();
-    while (this.folding) await new Promise<void>((resolve) => this.afterFold.push(resolve));
+    // It takes the next fold number, which reads lent the gathering window under: that window must
+    // be empty (folded) when it does.
+    for (;;) {
+      await this.settle();
+      if (this.folding) await new Promise<void>((resolve) => this.afterFold.push(resolve));
+      else if (this.current.points === 0 && this.queue.length === 0) break;
+    }
     const window = new IngestWindow();
     for (const [sourceId, keys] of writes.sources) window.addWriteSet(sourceId, keys);
     const fold = new Fold(this.target, window, this.foldNumber + 1, this.foldedUpTo);
@@ -324,7 +354,7 @@ export class MetricWriter {
     if (!fold) return;
     try {
       this.options.gate?.waitClear();
-      fold.step(this.o.chunkMs, this.stamp + 1, this.options.poll);
+      fold.step(this.o.chunkMs, this.stamp + 1, this.poll);
       this.stamp++;
     } catch (err) {
       this.options.log?.error('metric fold failed, retrying', { error: String(err), code: (err as { code?: unknown }).code });

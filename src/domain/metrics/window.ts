@@ -60,6 +60,11 @@ export class WindowSource {
     this.ids = plan.granularities.map(() => new Map<number, number>());
   }
 
+  /** The id of a bucket the source has, else -1. */
+  knownBucketId(slot: number, bucketMs: number): number {
+    return this.ids[slot]!.get(bucketMs) ?? -1;
+  }
+
   bucketId(slot: number, bucketMs: number): number {
     if (Number.isNaN(bucketMs)) return -1;
     const ids = this.ids[slot]!;
@@ -121,6 +126,8 @@ export class IngestWindow {
   readonly seriesKey: WindowKey[] = [];
   readonly seriesSlot: number[] = [];
   readonly seriesHead: number[] = [];
+  /** per series: how many rows it has */
+  readonly seriesRows: number[] = [];
   /** points merged into this window */
   points = 0;
   /** the most groups held at once (sizes the next window's group columns) */
@@ -146,6 +153,7 @@ export class IngestWindow {
     this.seriesKey.length = 0;
     this.seriesSlot.length = 0;
     this.seriesHead.length = 0;
+    this.seriesRows.length = 0;
     this.points = 0;
     this.maxGroups = 0;
   }
@@ -276,18 +284,37 @@ export class IngestWindow {
     return out;
   }
 
-  /** Rows not folded yet of one series within [firstMs, lastMs], as a read must add them. */
-  pendingRows(sourceId: string, key: string, granularity: string, firstMs: number, lastMs: number): PendingRow[] {
+  /**
+   * Rows not folded yet of one series at the given bucket starts (ascending), as a read must add
+   * them: looked up one by one when the range has fewer buckets than the series has rows (the last
+   * day at 1m of a window that holds a year), else found by walking the series' rows.
+   */
+  pendingRows(sourceId: string, key: string, granularity: string, startsMs: readonly number[]): PendingRow[] {
     const source = this.sources.get(sourceId);
     const slot = source ? slotOf(source.plan, granularity) : -1;
     const state = source?.keys.get(key);
-    if (!source || slot < 0 || !state) return [];
+    if (!source || slot < 0 || !state || startsMs.length === 0) return [];
     this.spreadKey(state);
-    const out: PendingRow[] = [];
     const series = state.series[slot]!;
-    for (const r of series < 0 ? [] : this.rowsOf(series)) {
-      const bucketMs = this.rows.bucketMs[r]!;
-      if (!this.rows.folded(r) && bucketMs >= firstMs && bucketMs <= lastMs) out.push({ bucketMs, delta: copy(this.rows.delta(r)) });
+    if (series < 0) return [];
+    const out: PendingRow[] = [];
+    const rows = this.rows;
+    const take = (r: number) => {
+      if (!rows.folded(r)) out.push({ bucketMs: rows.bucketMs[r]!, delta: copy(rows.delta(r)) });
+    };
+    if (startsMs.length < this.seriesRows[series]!) {
+      for (const ms of startsMs) {
+        const id = source.knownBucketId(slot, ms);
+        const r = id < 0 ? -1 : rows.table.find(series * ID_UNIT + id);
+        if (r >= 0) take(r);
+      }
+      return out;
+    }
+    const firstMs = startsMs[0]!;
+    const lastMs = startsMs[startsMs.length - 1]!;
+    for (let r = this.seriesHead[series]!; r >= 0; r = rows.next[r]!) {
+      const bucketMs = rows.bucketMs[r]!;
+      if (bucketMs >= firstMs && bucketMs <= lastMs) take(r);
     }
     return out;
   }
@@ -389,9 +416,13 @@ export class IngestWindow {
         series = state.series[slot] = this.seriesKey.push(state) - 1;
         this.seriesSlot.push(slot);
         this.seriesHead.push(-1);
+        this.seriesRows.push(0);
       }
       const row = rows.find(series, id, source.starts[id]!, shape, this.seriesHead[series]!);
-      if (rows.created) this.seriesHead[series] = row;
+      if (rows.created) {
+        this.seriesHead[series] = row;
+        this.seriesRows[series]!++;
+      }
       rows.write(row, leaf);
       if (tracked + untracked === 0) continue; // a write set's row: its counts come with the set
       rows.tracked[row]! += tracked;

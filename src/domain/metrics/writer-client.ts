@@ -240,7 +240,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       }
       appendNow(a, w, entries);
     },
-    pending: (sourceId, key, granularity, firstMs, lastMs) => send({ op: 'pending', sourceId, key, granularity, firstMs, lastMs }),
+    pending: (sourceId, key, granularity, startsMs) => send({ op: 'pending', sourceId, key, granularity, startsMs }),
     settle: () => send({ op: 'settle' }),
     apply: (writes) => send({ op: 'apply', writes }),
     async close() {

@@ -21,7 +21,7 @@ export type WriterRequest =
   | { id: number; op: 'append'; entries: AppendEntry[] }
   /** points the event loop has logged (records up to `upTo`): no answer but `{ merged }` now and then */
   | { id: number; op: 'merge'; entries: AppendEntry[]; upTo: number }
-  | { id: number; op: 'pending'; sourceId: string; key: string; granularity: string; firstMs: number; lastMs: number }
+  | { id: number; op: 'pending'; sourceId: string; key: string; granularity: string; startsMs: readonly number[] }
   | { id: number; op: 'settle' }
   | { id: number; op: 'apply'; writes: WriteSet }
   | { id: number; op: 'close' };

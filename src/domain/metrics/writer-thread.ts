@@ -89,7 +89,7 @@ function writer(): void {
       case 'append':
         return metrics.appendThen(req.entries, (err) => reply(req.id, err));
       case 'pending': {
-        const answerNow = () => reply(req.id, undefined, metrics.pending(req.sourceId, req.key, req.granularity, req.firstMs, req.lastMs));
+        const answerNow = () => reply(req.id, undefined, metrics.pending(req.sourceId, req.key, req.granularity, req.startsMs));
         // an acknowledged merge that waits for a fold (its source's settings changed) comes first
         return metrics.waiting ? void metrics.whenDrained().then(answerNow) : answerNow();
       }

@@ -66,7 +66,8 @@ export function createRoutes(deps: Deps): Middleware {
   const session = sessionRoutes(deps);
   const shares = shareRoutes(deps);
 
-  const r = new Router({ prefix: '/api/v1' });
+  // Paths are case-sensitive: /API/v1/Metrics is no route of the API (SPEC 2), as it is no page.
+  const r = new Router({ prefix: '/api/v1', sensitive: true });
   r.get('/health', health.show);
 
   r.post('/bootstrap/signup', json, boot.signup);

@@ -14,9 +14,10 @@ import { presentAccount } from '../present/accounts';
 import { presentSourceTokenRow } from '../present/sources';
 import { presentSeriesJson } from '../present/metrics';
 import { parseSessionLogin, parseSourceTokenFilter } from '../schemas/interface';
+import { userAuthOf } from '../state';
 
 const SESSION_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
-const userAuth = (ctx: Context): UserAuth => ctx.state.auth as UserAuth;
+const userAuth = userAuthOf; // requireUser ran (router.ts)
 
 function setSessionCookie(ctx: Context, token: string | null): void {
   ctx.cookies.set(SESSION_COOKIE, token ?? '', {

@@ -3,7 +3,7 @@
 // organization-scoped series read for the signed-in user. Thin handlers, as everywhere.
 import type { Context } from 'koa';
 import type { Deps } from '../../deps';
-import { badRequest, forbidden, notFound, unauthorized } from '../../errors';
+import { forbidden, notFound, unauthorized } from '../../errors';
 import { normalizeId } from '../../lib/ids';
 import { tokenKind } from '../../lib/tokens';
 import { accountContext, login } from '../../domain/accounts';
@@ -14,7 +14,8 @@ import { presentAccount } from '../present/accounts';
 import { presentSourceTokenRow } from '../present/sources';
 import { presentSeriesJson } from '../present/metrics';
 import { parseSessionLogin, parseSourceTokenFilter } from '../schemas/interface';
-import { userAuthOf } from '../state';
+import { objectBody } from '../middleware/body';
+import { stateOf, userAuthOf } from '../state';
 
 const SESSION_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
 const userAuth = userAuthOf; // requireUser ran (router.ts)
@@ -49,7 +50,7 @@ export function sessionRoutes(deps: Deps) {
     /** POST /session: credentials (the login's checks and throttle), or a bearer user token with no body. */
     async create(ctx: Context): Promise<void> {
       requireCsrfHeader(ctx);
-      const body: unknown = ctx.state.body;
+      const { body } = stateOf(ctx);
       if (body === undefined) {
         const { value, auth } = adoptedToken(ctx, deps);
         setSessionCookie(ctx, value);
@@ -57,8 +58,7 @@ export function sessionRoutes(deps: Deps) {
         ctx.body = { data: presentAccount(accountContext(deps, auth.userId)) };
         return;
       }
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
-      const session = await login(deps, parseSessionLogin(body as Record<string, unknown>), ctx.ip);
+      const session = await login(deps, parseSessionLogin(objectBody(body)), ctx.ip);
       setSessionCookie(ctx, session.token.value);
       ctx.status = 201;
       ctx.body = { data: presentAccount(session) };

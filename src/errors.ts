@@ -1,5 +1,9 @@
 // One error type for the whole service and the one table that maps it to HTTP.
 // Handlers and domain code throw AppError; only toHttp() knows statuses and bodies.
+// An AppError carries two things apart: what the client may read (its message, when `expose`) and
+// why it happened (`cause`: the driver's or the system's error), which the error middleware logs
+// with the request id and no answer ever contains.
+import { STATUS_CODES } from 'node:http';
 
 export type ErrorKind =
   | 'bad_request'
@@ -45,16 +49,35 @@ export interface AppErrorOptions {
   retryAfter?: number;
   /** HTTP headers to add (e.g. Allow on 405) */
   headers?: Record<string, string>;
+  /** the underlying error, for the log only (never sent) */
+  cause?: unknown;
+  /**
+   * Whether the client sees the message. Default: yes for 4xx, and for the 5xx whose message is
+   * written for clients (503 retry later, 507); never for 500, whatever this says.
+   */
+  expose?: boolean;
 }
+
+/** The body detail of an error whose message is not exposed (else the status's reason phrase). */
+const HIDDEN_DETAIL: Partial<Record<ErrorKind, string>> = {
+  internal: 'Internal server error',
+  unavailable: 'Service unavailable, retry later',
+  insufficient_storage: 'Insufficient storage',
+};
 
 export class AppError extends Error {
   readonly kind: ErrorKind;
-  readonly options: AppErrorOptions;
+  /** the answer's parts (fields, extra, retryAfter, headers); cause and expose are kept apart */
+  readonly options: Omit<AppErrorOptions, 'cause' | 'expose'>;
+  /** whether the client sees the message (see AppErrorOptions.expose) */
+  readonly expose: boolean;
   constructor(kind: ErrorKind, message: string, options: AppErrorOptions = {}) {
-    super(message);
+    const { cause, expose, ...answer } = options;
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'AppError';
     this.kind = kind;
-    this.options = options;
+    this.options = answer;
+    this.expose = kind !== 'internal' && (expose ?? true);
   }
   get status(): number {
     return STATUS[this.kind];
@@ -117,9 +140,9 @@ export function toHttp(err: unknown): HttpError {
   const headers: Record<string, string> = { ...(err.options.headers ?? {}) };
   if (err.options.retryAfter !== undefined) headers['Retry-After'] = String(err.options.retryAfter);
   let errors: Record<string, unknown>;
-  if (err.kind === 'validation') errors = { ...(err.options.fields ?? { detail: [err.message] }) };
+  if (!err.expose) errors = { detail: HIDDEN_DETAIL[err.kind] ?? STATUS_CODES[err.status] ?? 'Error' };
+  else if (err.kind === 'validation') errors = { ...(err.options.fields ?? { detail: [err.message] }) };
   else if (err.kind === 'query') errors = { status: 'error', error: err.message, ...(err.options.extra ?? {}) };
-  else if (err.kind === 'internal') errors = { detail: 'Internal server error' };
   else errors = { detail: err.message };
   return { status: err.status, body: { errors }, headers };
 }

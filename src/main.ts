@@ -5,9 +5,9 @@ import { loadConfig, ConfigError, type Config } from './config';
 import { parseArgs, UsageError, USAGE } from './cli';
 import { startServer, type RunningServer } from './server';
 import { loadNativeAddons, type NativeAddons } from './sea/natives';
-import { allocatorSettings, releaseExecutablePages, trimAllocatorEvery, tuneAllocator } from './sea/memory';
+import { allocatorSettings, trimAllocatorEvery, tuneAllocator } from './sea/memory';
 import { SERVER_VERSION } from './version';
-import { createLogger, type Logger } from './lib/log';
+import { createLogger } from './lib/log';
 import { exampleConfig } from './config-example';
 import { backupDatabase, OpsError, restoreDatabase, type Progress } from './ops/backup';
 import { listenFailure } from './ops/start-failures';
@@ -22,8 +22,6 @@ function fail(message: string, code = 1): never {
 
 /** How often the executable hands the allocator's free memory back to the system (src/sea/memory.ts). */
 const TRIM_MS = 1000;
-/** How long after start-up the executable hands back the pages of its own file that start-up read. */
-const RELEASE_EXECUTABLE_MS = 1000;
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
@@ -48,22 +46,6 @@ function restore(config: Config, from: string, nativeBinding: unknown): void {
   const result = restoreDatabase(config.storage.dataDir, from, nativeBinding);
   const moved = result.previous ? `; the database it replaced is now ${result.previous}` : '';
   process.stdout.write(`restored ${from} into ${config.storage.dataDir} (schema version ${result.schemaVersion})${moved}\n`);
-}
-
-/** Once the server is up: the executable's resident pages back (src/sea/memory.ts), logged. */
-function releaseExecutableLater(memoryAddon: unknown, log: Logger): void {
-  const mb = (bytes: number | null) => (bytes === null ? null : Math.round((bytes / 1024 / 1024) * 10) / 10);
-  const timer = setTimeout(() => {
-    void releaseExecutablePages(memoryAddon).then((released) => {
-      if (!released) return;
-      log.info('executable pages released', {
-        advised_mb: mb(released.advised),
-        resident_file_mb_before: mb(released.residentBefore),
-        resident_file_mb_after: mb(released.residentAfter),
-      });
-    });
-  }, RELEASE_EXECUTABLE_MS);
-  timer.unref();
 }
 
 async function serve(config: Config, natives: NativeAddons, demoData: DemoDataDir | null, allocator?: string): Promise<void> {
@@ -110,7 +92,6 @@ async function serve(config: Config, natives: NativeAddons, demoData: DemoDataDi
   }
   process.stdout.write(`listening on ${server.url}\n`);
   if (stopping) return void close(server);
-  releaseExecutableLater(natives.memory, log);
   if (demoData) await startDemo(server, demoData, (running) => (demo = running));
 }
 

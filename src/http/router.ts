@@ -1,4 +1,6 @@
-// The whole /api/v1 route table, one line per route, in one function.
+// The whole /api/v1 route table, one line per route, in one function. A route that reads a body or
+// a query names its validator (middleware/validate.ts) after the body reader; the handler then reads
+// the typed result through it.
 import path from 'node:path';
 import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
@@ -9,9 +11,9 @@ import { createBodyBudget } from './middleware/body-budget';
 import { requireOrganizationToken, requireSource, requireUser } from './middleware/auth';
 import { healthRoutes } from './routes/health';
 import { bootstrapRoutes } from './routes/bootstrap';
-import { metricsRoutes } from './routes/metrics';
-import { dashboardRoutes } from './routes/dashboards';
-import { dashboardGroupRoutes } from './routes/dashboard-groups';
+import { metricsInput, metricsRoutes } from './routes/metrics';
+import { dashboardInput, dashboardRoutes } from './routes/dashboards';
+import { dashboardGroupRoutes, groupInput } from './routes/dashboard-groups';
 import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
 
@@ -69,17 +71,17 @@ export function createRoutes(deps: Deps): Middleware {
   const r = new Router({ prefix: '/api/v1' });
   r.get('/health', health.show);
 
-  r.post('/bootstrap/signup', json, boot.signup);
-  r.post('/bootstrap/login', json, boot.login);
+  r.post('/bootstrap/signup', json, boot.input.signup, boot.signup);
+  r.post('/bootstrap/login', json, boot.input.login, boot.login);
   r.get('/bootstrap/me', user, boot.me);
-  r.post('/bootstrap/organizations', user, json, boot.createOrganization);
+  r.post('/bootstrap/organizations', user, json, boot.input.organization, boot.createOrganization);
   r.get('/bootstrap/sources', user, boot.listSources);
-  r.post('/bootstrap/databases', user, upload, boot.createDatabase);
-  r.post('/bootstrap/databases/:id/setup', user, json, boot.setupDatabase);
-  r.post('/bootstrap/projects', user, json, boot.createProject);
-  r.put('/bootstrap/projects/:id', user, json, boot.updateProject);
-  r.patch('/bootstrap/projects/:id', user, json, boot.updateProject);
-  r.post('/bootstrap/source-tokens', user, json, boot.createSourceToken);
+  r.post('/bootstrap/databases', user, upload, boot.input.database, boot.createDatabase);
+  r.post('/bootstrap/databases/:id/setup', user, json, boot.input.setup, boot.setupDatabase);
+  r.post('/bootstrap/projects', user, json, boot.input.project, boot.createProject);
+  r.put('/bootstrap/projects/:id', user, json, boot.input.projectUpdate, boot.updateProject);
+  r.patch('/bootstrap/projects/:id', user, json, boot.input.projectUpdate, boot.updateProject);
+  r.post('/bootstrap/source-tokens', user, json, boot.input.sourceToken, boot.createSourceToken);
 
   // The web interface's extensions (docs/interface.md).
   r.get('/bootstrap/setup-state', session.setupState);
@@ -97,25 +99,25 @@ export function createRoutes(deps: Deps): Middleware {
   r.get('/shared/:token', shares.show);
   r.get('/shared/:token/metrics', shares.series);
 
-  r.get('/metrics', reader, metrics.series);
-  const ingest = [writer, json, metrics.ingest] as const;
+  r.get('/metrics', reader, metricsInput.series, metrics.series);
+  const ingest = [writer, json, metrics.ingestEnabled, metricsInput.ingest, metrics.ingest] as const;
   const ingestBatch = [writer, rawJson, metrics.ingestBatch] as const;
   r.post('/metrics', ...ingest);
   r.post('/metrics/batch', ...ingestBatch);
-  r.post('/metrics/query', reader, json, metrics.query);
+  r.post('/metrics/query', reader, json, metricsInput.query, metrics.query);
 
-  r.get('/dashboards', dashReader, dash.list);
-  r.post('/dashboards', dashWriter, json, dash.create);
+  r.get('/dashboards', dashReader, dashboardInput.page, dash.list);
+  r.post('/dashboards', dashWriter, json, dashboardInput.fields, dash.create);
   r.get('/dashboards/:id', dashReader, dash.show);
-  r.put('/dashboards/:id', dashWriter, json, dash.update);
-  r.patch('/dashboards/:id', dashWriter, json, dash.update);
+  r.put('/dashboards/:id', dashWriter, json, dashboardInput.fields, dash.update);
+  r.patch('/dashboards/:id', dashWriter, json, dashboardInput.fields, dash.update);
   r.delete('/dashboards/:id', dashWriter, dash.remove);
 
-  r.get('/dashboard-groups', dashReader, groups.list);
-  r.post('/dashboard-groups', dashWriter, json, groups.create);
+  r.get('/dashboard-groups', dashReader, groupInput.page, groups.list);
+  r.post('/dashboard-groups', dashWriter, json, groupInput.fields, groups.create);
   r.get('/dashboard-groups/:id', dashReader, groups.show);
-  r.put('/dashboard-groups/:id', dashWriter, json, groups.update);
-  r.patch('/dashboard-groups/:id', dashWriter, json, groups.update);
+  r.put('/dashboard-groups/:id', dashWriter, json, groupInput.fields, groups.update);
+  r.patch('/dashboard-groups/:id', dashWriter, json, groupInput.fields, groups.update);
   r.delete('/dashboard-groups/:id', dashWriter, groups.remove);
   return withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch });
 }

@@ -9,15 +9,9 @@
 // pages of every arena back (malloc_trim(3), 1-4 ms of the event loop under load). Outside the
 // executable there is no addon; GLIBC_TUNABLES in the environment sets the first two.
 //
-// Its own file. Start-up reads much of the 130 MB executable (Node's code, ICU's data, the
-// embedded script and assets, the V8 snapshot of each thread) and those pages stay resident, 70-80
-// MB of an idle server's RSS, though serving touches 15-40 MB of them. Once the server is up, the
-// addon hands back the pages of the executable's read-only mappings that only this process maps
-// (madvise MADV_PAGEOUT, on a thread of the pool); what serving needs is read in again as it is
-// touched. The kernel does so only for a file the process could write (its owner, or root): an
-// executable installed by root and run by another user keeps its pages.
-import { readFileSync } from 'node:fs';
-
+// The executable's own file pages (Node's code, ICU's data, the embedded script and assets) are
+// left to the kernel: they count in RSS but are no private memory; the kernel reads them in when
+// touched and drops the clean ones by itself when memory runs short (docs/operations.md, "Memory").
 export const ARENA_MAX = 2;
 export const MMAP_THRESHOLD = 128 * 1024;
 
@@ -27,13 +21,12 @@ export const allocatorSettings = () => `glibc arena_max=${ARENA_MAX} mmap_thresh
 type MemoryAddon = {
   tune(arenaMax: number, mmapThreshold: number): boolean;
   trim(): boolean;
-  releaseExecutable(): Promise<number>;
 };
 
 const isAddon = (addon: unknown): addon is MemoryAddon =>
   typeof addon === 'object' &&
   addon !== null &&
-  ['tune', 'trim', 'releaseExecutable'].every((name) => typeof (addon as Record<string, unknown>)[name] === 'function');
+  ['tune', 'trim'].every((name) => typeof (addon as Record<string, unknown>)[name] === 'function');
 
 /**
  * Applies the settings unless the operator chose glibc's through GLIBC_TUNABLES (any value, an
@@ -50,30 +43,4 @@ export function trimAllocatorEvery(addon: unknown, ms: number): () => void {
   const timer = setInterval(() => addon.trim(), ms);
   timer.unref();
   return () => clearInterval(timer);
-}
-
-/** The resident pages of files mapped by this process (RssFile), in bytes; null where unknown. */
-export function residentFileBytes(status = () => readFileSync('/proc/self/status', 'utf8')): number | null {
-  try {
-    const kb = /^RssFile:\s+(\d+) kB$/m.exec(status())?.[1];
-    return kb === undefined ? null : Number(kb) * 1024;
-  } catch {
-    return null; // not Linux
-  }
-}
-
-export interface ExecutableRelease {
-  /** bytes of the executable's mappings advised */
-  advised: number;
-  /** RssFile before and after, null where the system does not tell */
-  residentBefore: number | null;
-  residentAfter: number | null;
-}
-
-/** Hands back the executable's resident pages (see the top of this file); null without the addon. */
-export async function releaseExecutablePages(addon: unknown, resident = residentFileBytes): Promise<ExecutableRelease | null> {
-  if (!isAddon(addon)) return null;
-  const residentBefore = resident();
-  const advised = await addon.releaseExecutable();
-  return { advised, residentBefore, residentAfter: resident() };
 }

@@ -2,10 +2,12 @@
 // with long caching and precompressed bodies, the security headers, and /api/* left alone.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request, startTestServer, type TestServer } from '../helpers/server';
 import { ensureWebBuilt } from '../helpers/web';
+import { isPagePath } from '../../src/http/web/serve';
 
 /** A raw GET (fetch would decode the body and hide Content-Encoding). */
 function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
@@ -41,7 +43,8 @@ describe('the web interface’s files', () => {
   after(() => server.stop());
 
   test('/ and every page path answer index.html, no-cache, with the security headers', async () => {
-    for (const page of ['/', '/signin', '/d/0b8a7c52-8f0e-4f4e-9d0f-5d7c3bcb6f00?from=x', '/explore', '/no/such/page']) {
+    const pages = ['/', '/signin', '/setup', '/d/0b8a7c52-8f0e-4f4e-9d0f-5d7c3bcb6f00?from=x', '/explore', '/sources', '/account', '/s/Ab_9-xZ'];
+    for (const page of [...pages, '/explore?kiosk']) {
       const res = await rawGet(server.url + page);
       assert.equal(res.status, 200, page);
       assert.match(String(res.headers['content-type']), /^text\/html/);
@@ -55,6 +58,30 @@ describe('the web interface’s files', () => {
       assert.doesNotMatch(html, /https?:\/\//, 'nothing remote');
       script = /src="(\/assets\/[^"]+)"/.exec(html)![1]!;
     }
+  });
+
+  test('a path that is no page of the interface answers 404 with its page (SPEC 2)', async () => {
+    const unknown = ['/no/such/page', '/definitely/not/here', '/API/v1/Metrics/Batch', '/Api/v1/no-such-route', '/EXPLORE', '/explore/', '/d/', '/d/x/y', '/s/a.b', '/index.html', '/favicon.ico'];
+    for (const page of unknown) {
+      const res = await rawGet(server.url + page);
+      assert.equal(res.status, 404, page);
+      assert.match(String(res.headers['content-type']), /^text\/html/, page);
+      assertSecurityHeaders(res.headers);
+      assert.match(res.body.toString('utf8'), /<script type="module" src="\/assets\/app\./, page);
+    }
+    const head = await request(server, 'HEAD', '/definitely/not/here');
+    assert.equal(head.status, 404);
+    // the API's routes still take the spellings the router accepts (test/http/metrics.test.ts)
+    assert.equal((await request(server, 'GET', '/API/v1/Health')).status, 200);
+  });
+
+  test('the server knows every page path web/app.tsx routes', () => {
+    const app = readFileSync(new URL('../../web/app.tsx', import.meta.url), 'utf8');
+    const literals = [...app.matchAll(/path === '([^']+)'/g)].map((m) => m[1]!);
+    const patterns = [...app.matchAll(/\/\^(\\\/[a-z]+)\\\/\(\[[^\]]+\]\+\)\$\/\.exec\((?:loc\.)?path\)/g)].map((m) => m[1]!.replace(/\\/g, ''));
+    assert.deepEqual(new Set(patterns), new Set(['/d', '/s']), 'the parameterised pages found in web/app.tsx');
+    assert.ok(literals.length >= 6, `page paths found in web/app.tsx: ${literals.join(' ')}`);
+    for (const page of [...literals, ...patterns.map((p) => `${p}/abc`)]) assert.ok(isPagePath(page), page);
   });
 
   test('hashed assets: immutable, brotli or gzip by Accept-Encoding, identity otherwise', async () => {

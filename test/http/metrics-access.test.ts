@@ -186,6 +186,9 @@ describe('metrics with projects disabled', () => {
     for (const [path, body] of [['/api/v1/metrics', POINT], ['/api/v1/metrics/batch', { points: [POINT] }]] as const) {
       const res = await request(server, 'POST', path, body, as);
       assert.deepEqual([res.status, res.body], [403, { errors: { detail } }], path);
+      // refused before its body is looked at, as before the body was validated at the edge
+      const junk = await request(server, 'POST', path, { points: 'none', at: 7 }, as);
+      assert.deepEqual([junk.status, junk.body], [403, { errors: { detail } }], `${path}, invalid body`);
     }
     const read = await request(server, 'GET', READ, undefined, as);
     assert.deepEqual([read.status, read.body.data.values], [200, [{}]]);

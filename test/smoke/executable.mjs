@@ -176,28 +176,7 @@ async function firstRun(state) {
       const threads = fs.readdirSync(`/proc/${pid}/task`).map((t) => fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
       assert.ok(threads.includes('sqlite-sources'), `threads: ${threads.join(', ')}`);
     });
-    await check('a second after start-up the pages of the executable that start-up read are handed back', async () => {
-      const line = await logLine(stderr, 'executable pages released', 5_000);
-      const { advised_mb: advised, resident_file_mb_before: before, resident_file_mb_after: after } = line;
-      assert.ok(advised > 50, `advised ${advised} MB of a ${fs.statSync(service).size >> 20} MB executable`);
-      assert.ok(after < before / 2, `resident file pages ${before} MB -> ${after} MB`);
-      const now = Number(/^RssFile:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
-      assert.ok(now < before / 2, `resident file pages ${before} MB at start, ${now} MB now`);
-      const res = await call(base, 'GET', SERIES_URL, { token: state.sourceToken, sourceId: state.sourceId });
-      assert.equal(res.status, 200, 'the code read back in serves');
-    });
   });
-}
-
-/** The first JSON log line with this message, waiting up to `ms` for it. */
-async function logLine(stderr, msg, ms) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const found = stderr().split('\n').find((line) => line.includes(`"msg":"${msg}"`));
-    if (found) return JSON.parse(found);
-    if (Date.now() > deadline) throw new Error(`no "${msg}" line in ${ms} ms:\n${stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 async function readSeries(base, state, name) {

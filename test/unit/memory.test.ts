@@ -6,8 +6,6 @@ import {
   ARENA_MAX,
   MMAP_THRESHOLD,
   allocatorSettings,
-  releaseExecutablePages,
-  residentFileBytes,
   trimAllocatorEvery,
   tuneAllocator,
 } from '../../src/sea/memory';
@@ -18,7 +16,6 @@ function recordingAddon(answer = true) {
     calls,
     tune: (arenaMax: number, threshold: number) => (calls.push(['tune', arenaMax, threshold]), answer),
     trim: () => (calls.push(['trim']), true),
-    releaseExecutable: () => (calls.push(['releaseExecutable']), Promise.resolve(120 * 1024 * 1024)),
   };
 }
 
@@ -53,22 +50,4 @@ test('the trim runs on its interval until stopped, and not at all without the ad
   await new Promise((resolve) => setTimeout(resolve, 30));
   assert.equal(addon.calls.length, trims);
   trimAllocatorEvery(undefined, 5)(); // a no-op stop
-});
-
-test('the executable release reports what it advised and the resident file pages around it', async () => {
-  const addon = recordingAddon();
-  const readings = [80 * 1024 * 1024, 20 * 1024 * 1024];
-  const released = await releaseExecutablePages(addon, () => readings.shift()!);
-  assert.deepEqual(addon.calls, [['releaseExecutable']]);
-  assert.deepEqual(released, { advised: 120 * 1024 * 1024, residentBefore: 80 * 1024 * 1024, residentAfter: 20 * 1024 * 1024 });
-  assert.equal(await releaseExecutablePages(undefined), null); // npm start: no addon, nothing claimed
-  assert.equal(await releaseExecutablePages({ tune: () => true, trim: () => true }), null); // an addon without it
-});
-
-test('the resident file pages are read from the RssFile line, and unknown elsewhere', () => {
-  const status = 'Name:\tservice\nVmRSS:\t  136392 kB\nRssAnon:\t   58856 kB\nRssFile:\t   77536 kB\nRssShmem:\t       0 kB\n';
-  assert.equal(residentFileBytes(() => status), 77536 * 1024);
-  assert.equal(residentFileBytes(() => 'VmRSS:\t 1 kB\n'), null);
-  assert.equal(residentFileBytes(() => { throw new Error('ENOENT'); }), null);
-  if (process.platform === 'linux') assert.ok(residentFileBytes()! > 0, 'this process maps node itself');
 });

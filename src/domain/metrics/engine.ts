@@ -48,6 +48,8 @@ export interface MetricsEngineOptions {
 export interface MetricsEngine {
   /** POST /api/v1/metrics: resolves once the point is committed. */
   ingest(source: Source, body: unknown): Promise<void>;
+  /** The same for a point the edge already parsed (parsePoint). */
+  ingestPoint(source: Source, point: ValidPoint): Promise<void>;
   /** POST /api/v1/metrics/batch: all points or none; resolves with the count once committed. */
   ingestBatch(source: Source, body: unknown): Promise<number>;
   /** The same from the body's bytes: a large body is parsed off the event loop (batch-parser.ts). */
@@ -56,6 +58,8 @@ export interface MetricsEngine {
   series(source: Source, query: Record<string, unknown>): Promise<SeriesText>;
   /** The series of a query body (key required), parsed for the query maths. */
   seriesData(source: Source, input: Record<string, unknown>): Promise<{ params: SeriesParams; series: SeriesData }>;
+  /** The series of parameters the edge already parsed (parseSeriesParams). */
+  readSeries(source: Source, params: SeriesParams): Promise<SeriesText>;
   /** Creates a database source's store layout (idempotent); rejects with an Error meant for the client. */
   setup(source: Source): Promise<SetupResult>;
   /** Commits every pending write. */
@@ -65,7 +69,7 @@ export interface MetricsEngine {
   readonly pendingPoints: number;
 }
 
-const INGEST_DISABLED = 'Metric ingestion is disabled: projects are disabled for this deployment';
+export const INGEST_DISABLED = 'Metric ingestion is disabled: projects are disabled for this deployment';
 
 /** The bucketing settings of a source, one object per (frozen) source so that commits can group by it. */
 const settingsCache = new WeakMap<Source, BucketSettings>();
@@ -155,6 +159,15 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
       }
     },
 
+    ingestPoint(source, point) {
+      try {
+        assertIngestEnabled();
+        return write(source, { parsed: [point] });
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+
     ingestBatch(source, body) {
       try {
         assertIngestEnabled();
@@ -181,6 +194,10 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
       return { params, series: await readSeriesText(drivers.storeFor(source), source, params) };
+    },
+
+    async readSeries(source, params) {
+      return readSeriesText(drivers.storeFor(source), source, params);
     },
 
     async setup(source) {

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import type { Context, Next } from 'koa';
 import { AppError, badRequest, payloadTooLarge, unsupportedMediaType } from '../../errors';
 import { parseJsonText } from '../../lib/json';
+import { stateOf } from '../state';
 import { readUpload } from './upload';
 import { type BodyBudget, type BodyCharge, createBodyBudget } from './body-budget';
 
@@ -192,18 +193,28 @@ export function takeBody(ctx: Context): unknown {
   return body;
 }
 
-/** The body as a JSON object, or 400 (arrays, strings, null and empty bodies are not objects). */
-export function bodyObject(ctx: Context): Record<string, unknown> {
-  const body: unknown = ctx.state.body;
+/** A body as a JSON object, or 400 (arrays, strings, null and empty bodies are not objects). */
+export function objectBody(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw badRequest('Request body must be a JSON object');
   }
   return body as Record<string, unknown>;
 }
 
+/** A body that may be left out, but if sent must be a JSON object (400 otherwise). */
+export function optionalObjectBody(body: unknown): Record<string, unknown> | undefined {
+  return body === undefined ? undefined : objectBody(body);
+}
+
+/** The request's body as a JSON object, or 400 (see objectBody). */
+export function bodyObject(ctx: Context): Record<string, unknown> {
+  return objectBody(ctx.state.body);
+}
+
 /** The bytes rawJsonBody kept, taken off the context (see takeBody). */
 export function takeRawBody(ctx: Context): Buffer | undefined {
-  const raw = ctx.state.rawBody as Buffer | undefined;
-  ctx.state.rawBody = undefined;
+  const state = stateOf(ctx);
+  const raw = state.rawBody;
+  state.rawBody = undefined;
   return raw;
 }

@@ -1,8 +1,16 @@
 // The outermost middleware: every thrown error becomes the SPEC body through errors.ts.
-// Unexpected errors are logged with the request id and answer a bare 500.
+// An AppError's cause (the driver's or the system's error behind it) is logged with the request id
+// and never sent; unexpected errors are logged likewise and answer a bare 500.
 import type { Context, Next } from 'koa';
 import { AppError, toHttp } from '../../errors';
 import type { Logger } from '../../lib/log';
+
+/** An error as one log field: its code or name and message (the stack for a fault of ours). */
+function describe(err: unknown, stack: boolean): string {
+  if (!(err instanceof Error)) return String(err);
+  if (stack && err.stack) return err.stack;
+  return `${(err as { code?: unknown }).code ?? err.name}: ${err.message}`;
+}
 
 export function errorHandler(log: Logger) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
@@ -10,21 +18,18 @@ export function errorHandler(log: Logger) {
       await next();
     } catch (err) {
       const answer = toHttp(normalizeError(err));
-      const cause = err instanceof AppError ? (err as { cause?: unknown }).cause : undefined;
-      if (cause !== undefined) {
-        // a database source that failed: the client sees 503, the log keeps the driver's reason
-        log.warn('database source unavailable', {
-          request_id: ctx.state.requestId,
-          path: ctx.path,
-          error: cause instanceof Error ? `${(cause as { code?: string }).code ?? cause.name}: ${cause.message}` : String(cause),
-        });
+      if (err instanceof AppError && err.cause !== undefined) {
+        // e.g. a database source that failed: the client sees 503, the log keeps the driver's reason
+        const fields = { request_id: ctx.state.requestId, path: ctx.path, status: answer.status, error: describe(err.cause, false) };
+        if (err.kind === 'unavailable') log.warn('database source unavailable', fields);
+        else log.warn('request refused', { ...fields, detail: err.message });
       }
       if (answer.status >= 500 && !(err instanceof AppError && err.kind === 'unavailable')) {
         log.error('request failed', {
           request_id: ctx.state.requestId,
           method: ctx.method,
           path: ctx.path,
-          error: err instanceof Error ? err.stack ?? err.message : String(err),
+          error: describe(err, true),
         });
       }
       ctx.status = answer.status;

@@ -3,7 +3,6 @@
 import { rm } from 'node:fs/promises';
 import type { Context } from 'koa';
 import type { Deps } from '../../deps';
-import type { UserAuth } from '../../domain/types';
 import { accountContext, assertRegistrationOpen, login, signup } from '../../domain/accounts';
 import { assertNoOrganization, createOrganization } from '../../domain/organizations';
 import {
@@ -16,8 +15,8 @@ import {
 } from '../../domain/sources';
 import { createDatabase, setupDatabase } from '../../domain/databases';
 import { createSourceToken } from '../../domain/source-tokens';
-import type { UploadedFile } from '../../domain/sqlite-paths';
-import { bodyObject } from '../middleware/body';
+import { objectBody, optionalObjectBody } from '../middleware/body';
+import { validate } from '../middleware/validate';
 import {
   parseLogin,
   parseOrganization,
@@ -27,94 +26,115 @@ import {
   parseSourceToken,
 } from '../schemas/bootstrap';
 import { parseDatabase } from '../schemas/databases';
+import { stagedFiles, uploadedFile, userAuthOf } from '../state';
 import { presentAccount, presentMembership, presentOrganization, presentSession } from '../present/accounts';
 import { presentSource, presentSourceList, presentSourceToken } from '../present/sources';
-
-const userAuth = (ctx: Context): UserAuth => ctx.state.auth as UserAuth;
 
 function created(ctx: Context, data: unknown): void {
   ctx.status = 201;
   ctx.body = { data };
 }
 
-/** Every file the multipart reader staged, whatever its field name. */
-function stagedFiles(ctx: Context): UploadedFile[] {
-  const files = (ctx.state.files ?? {}) as Record<string, UploadedFile | UploadedFile[]>;
-  return Object.values(files).flat();
-}
-
-/** The `sqlite_file` upload, if one was sent. */
-function sqliteUpload(ctx: Context): UploadedFile | null {
-  const files = (ctx.state.files ?? {}) as Record<string, UploadedFile | UploadedFile[] | undefined>;
-  const file = files.sqlite_file;
-  return (Array.isArray(file) ? file[0] : file) ?? null;
+/**
+ * The bodies of the bootstrap routes, parsed at the edge (validate.ts). The checks that come before
+ * a body's fields in SPEC 4's order (registration open, no organization yet, projects enabled, the
+ * project named by the path) run inside the parser, in that order, so the answers stay the same.
+ */
+function bootstrapInput(deps: Deps) {
+  return {
+    signup: validate({
+      body: (body: unknown) => {
+        assertRegistrationOpen(deps);
+        return parseSignup(objectBody(body));
+      },
+    }),
+    login: validate({ body: (body: unknown) => parseLogin(objectBody(body)) }),
+    organization: validate({
+      body: (body: unknown, ctx) => {
+        const fields = objectBody(body);
+        assertNoOrganization(deps, userAuthOf(ctx).userId);
+        return parseOrganization(fields);
+      },
+    }),
+    database: validate({
+      body: (body: unknown, ctx) => {
+        const fields = objectBody(body);
+        requireOrganization(userAuthOf(ctx));
+        return parseDatabase(fields);
+      },
+    }),
+    setup: validate({ body: optionalObjectBody }), // no fields, but junk is still a 400
+    project: validate({
+      body: (body: unknown, ctx) => {
+        assertProjectsEnabled(deps);
+        const fields = objectBody(body);
+        requireOrganization(userAuthOf(ctx));
+        return parseProject(fields);
+      },
+    }),
+    projectUpdate: validate({
+      body: (body: unknown, ctx) => {
+        const fields = objectBody(body);
+        const project = projectInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
+        return { project, update: parseProjectUpdate(fields, project.granularities) };
+      },
+    }),
+    sourceToken: validate({ body: (body: unknown) => parseSourceToken(objectBody(body)) }),
+  };
 }
 
 export function bootstrapRoutes(deps: Deps) {
+  const input = bootstrapInput(deps);
   return {
+    input,
+
     async signup(ctx: Context): Promise<void> {
-      assertRegistrationOpen(deps);
-      const input = parseSignup(bodyObject(ctx));
-      created(ctx, presentSession(await signup(deps, input)));
+      created(ctx, presentSession(await signup(deps, input.signup.body(ctx))));
     },
 
     async login(ctx: Context): Promise<void> {
-      const input = parseLogin(bodyObject(ctx));
-      created(ctx, presentSession(await login(deps, input, ctx.ip)));
+      created(ctx, presentSession(await login(deps, input.login.body(ctx), ctx.ip)));
     },
 
     async me(ctx: Context): Promise<void> {
-      ctx.body = { data: presentAccount(accountContext(deps, userAuth(ctx).userId)) };
+      ctx.body = { data: presentAccount(accountContext(deps, userAuthOf(ctx).userId)) };
     },
 
     async createOrganization(ctx: Context): Promise<void> {
-      const body = bodyObject(ctx);
-      const { userId } = userAuth(ctx);
-      assertNoOrganization(deps, userId);
-      const { organization, membership } = createOrganization(deps, userId, parseOrganization(body).name);
+      const { userId } = userAuthOf(ctx);
+      const { organization, membership } = createOrganization(deps, userId, input.organization.body(ctx).name);
       created(ctx, { organization: presentOrganization(organization), membership: presentMembership(membership) });
     },
 
     async listSources(ctx: Context): Promise<void> {
-      ctx.body = { data: presentSourceList(listSources(deps, userAuth(ctx))) };
+      ctx.body = { data: presentSourceList(listSources(deps, userAuthOf(ctx))) };
     },
 
     async createDatabase(ctx: Context): Promise<void> {
       try {
-        const body = bodyObject(ctx);
-        requireOrganization(userAuth(ctx));
-        const input = parseDatabase(body);
-        const source = await createDatabase(deps, userAuth(ctx), input, sqliteUpload(ctx));
+        const source = await createDatabase(deps, userAuthOf(ctx), input.database.body(ctx), uploadedFile(ctx, 'sqlite_file'));
         created(ctx, { source: presentSource(source) });
       } finally {
-        // A used upload was moved away already; anything still staged is removed.
         await Promise.all(stagedFiles(ctx).map((f) => rm(f.filepath, { force: true })));
       }
     },
 
     async setupDatabase(ctx: Context): Promise<void> {
-      if (ctx.state.body !== undefined) bodyObject(ctx); // no fields, but junk is still a 400
-      const result = await setupDatabase(deps, userAuth(ctx), String(ctx.params.id));
+      const result = await setupDatabase(deps, userAuthOf(ctx), String(ctx.params.id));
       ctx.body = { data: { source: presentSource(result.source), setup: result.setup } };
     },
 
     async createProject(ctx: Context): Promise<void> {
-      assertProjectsEnabled(deps);
-      const body = bodyObject(ctx);
-      requireOrganization(userAuth(ctx));
-      created(ctx, { source: presentSource(createProject(deps, userAuth(ctx), parseProject(body))) });
+      created(ctx, { source: presentSource(createProject(deps, userAuthOf(ctx), input.project.body(ctx))) });
     },
 
     async updateProject(ctx: Context): Promise<void> {
-      const body = bodyObject(ctx);
-      const project = projectInOrganization(deps, userAuth(ctx), String(ctx.params.id));
-      const next = updateProject(deps, project, parseProjectUpdate(body, project.granularities));
-      ctx.body = { data: { source: presentSource(next) } };
+      const { project, update } = input.projectUpdate.body(ctx);
+      ctx.body = { data: { source: presentSource(updateProject(deps, project, update)) } };
     },
 
     async createSourceToken(ctx: Context): Promise<void> {
-      const input = parseSourceToken(bodyObject(ctx));
-      created(ctx, presentSourceToken(createSourceToken(deps, userAuth(ctx), input)));
+      created(ctx, presentSourceToken(createSourceToken(deps, userAuthOf(ctx), input.sourceToken.body(ctx))));
     },
   };
 }

@@ -2,22 +2,33 @@
 // sit at the top level or under `dashboard_group`.
 import type { Context } from 'koa';
 import type { Deps } from '../../deps';
-import type { Auth } from '../../domain/types';
 import { createGroup, findGroup, listGroups, removeGroup, updateGroup } from '../../domain/dashboards/groups';
 import { ErrorBag } from '../../domain/dashboards/issues';
-import { bodyObject } from '../middleware/body';
-import { parseGroupFields, parsePage, unwrap } from '../schemas/dashboards';
+import { objectBody } from '../middleware/body';
+import { validate } from '../middleware/validate';
+import { parseGroupFields, unwrap } from '../schemas/dashboards';
+import { authOf } from '../state';
 import { presentGroup } from '../present/dashboards';
-import { dashboardsContext } from './dashboards';
+import { dashboardInput, dashboardsContext } from './dashboards';
 
-const authOf = (ctx: Context): Auth => ctx.state.auth as Auth;
+/** The inputs of the group routes, parsed at the edge (validate.ts); field issues go to the bag. */
+export const groupInput = {
+  page: dashboardInput.page,
+  fields: validate({
+    body: (body: unknown) => {
+      const bag = new ErrorBag();
+      return { input: parseGroupFields(unwrap(objectBody(body), 'dashboard_group'), bag), bag };
+    },
+  }),
+};
+
 const idOf = (ctx: Context): string => String(ctx.params.id ?? '');
 
 export function dashboardGroupRoutes(deps: Deps) {
   const domain = dashboardsContext(deps);
   return {
     async list(ctx: Context): Promise<void> {
-      const { limit, offset } = parsePage(ctx.query);
+      const { limit, offset } = groupInput.page.query(ctx);
       const page = listGroups(domain, authOf(ctx), limit, offset);
       ctx.body = { data: page.groups.map(presentGroup), meta: { total: page.total, limit, offset } };
     },
@@ -27,18 +38,16 @@ export function dashboardGroupRoutes(deps: Deps) {
     },
 
     async create(ctx: Context): Promise<void> {
-      const fields = unwrap(bodyObject(ctx), 'dashboard_group');
-      const bag = new ErrorBag();
-      const group = createGroup(domain, authOf(ctx), parseGroupFields(fields, bag), bag);
+      const { input, bag } = groupInput.fields.body(ctx);
+      const group = createGroup(domain, authOf(ctx), input, bag);
       ctx.status = 201;
       ctx.body = { data: presentGroup(group) };
     },
 
     async update(ctx: Context): Promise<void> {
-      const fields = unwrap(bodyObject(ctx), 'dashboard_group');
+      const { input, bag } = groupInput.fields.body(ctx);
       const current = findGroup(domain, authOf(ctx), idOf(ctx));
-      const bag = new ErrorBag();
-      ctx.body = { data: presentGroup(updateGroup(domain, current, parseGroupFields(fields, bag), bag)) };
+      ctx.body = { data: presentGroup(updateGroup(domain, current, input, bag)) };
     },
 
     async remove(ctx: Context): Promise<void> {

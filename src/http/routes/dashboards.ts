@@ -2,7 +2,6 @@
 // auth -> 400 (body not an object) -> 404 -> 409 (locked) -> 422.
 import type { Context } from 'koa';
 import type { Deps } from '../../deps';
-import type { Auth } from '../../domain/types';
 import {
   type DashboardsContext,
   createDashboard,
@@ -13,8 +12,10 @@ import {
   updateDashboard,
 } from '../../domain/dashboards/dashboards';
 import { ErrorBag } from '../../domain/dashboards/issues';
-import { bodyObject } from '../middleware/body';
+import { objectBody } from '../middleware/body';
+import { validate } from '../middleware/validate';
 import { parseDashboardFields, parsePage, unwrap } from '../schemas/dashboards';
+import { authOf } from '../state';
 import { presentDashboard } from '../present/dashboards';
 
 /** The domain's view of deps; `now` is read per call so tests can replace deps.now. */
@@ -27,14 +28,28 @@ export function dashboardsContext(deps: Deps): DashboardsContext {
   };
 }
 
-const authOf = (ctx: Context): Auth => ctx.state.auth as Auth;
+/**
+ * The inputs of the dashboard routes, parsed at the edge (validate.ts). A body's field issues go to
+ * its bag rather than being thrown, so that the domain's checks add theirs and one 422 names all.
+ */
+export const dashboardInput = {
+  page: validate({ query: parsePage }),
+  fields: validate({
+    body: (body: unknown) => {
+      const fields = unwrap(objectBody(body), 'dashboard');
+      const bag = new ErrorBag();
+      return { input: parseDashboardFields(fields, bag), bag, unlocking: fields.locked === false };
+    },
+  }),
+};
+
 const idOf = (ctx: Context): string => String(ctx.params.id ?? '');
 
 export function dashboardRoutes(deps: Deps) {
   const domain = dashboardsContext(deps);
   return {
     async list(ctx: Context): Promise<void> {
-      const { limit, offset } = parsePage(ctx.query);
+      const { limit, offset } = dashboardInput.page.query(ctx);
       const page = listDashboards(domain, authOf(ctx), limit, offset);
       ctx.body = { data: page.dashboards.map(presentDashboard), meta: { total: page.total, limit, offset } };
     },
@@ -44,19 +59,15 @@ export function dashboardRoutes(deps: Deps) {
     },
 
     async create(ctx: Context): Promise<void> {
-      const fields = unwrap(bodyObject(ctx), 'dashboard');
-      const bag = new ErrorBag();
-      const input = parseDashboardFields(fields, bag);
+      const { input, bag } = dashboardInput.fields.body(ctx);
       const dashboard = createDashboard(domain, authOf(ctx), input, bag);
       ctx.status = 201;
       ctx.body = { data: presentDashboard(dashboard) };
     },
 
     async update(ctx: Context): Promise<void> {
-      const fields = unwrap(bodyObject(ctx), 'dashboard');
-      const current = findChangeable(domain, authOf(ctx), idOf(ctx), fields.locked === false);
-      const bag = new ErrorBag();
-      const input = parseDashboardFields(fields, bag);
+      const { input, bag, unlocking } = dashboardInput.fields.body(ctx);
+      const current = findChangeable(domain, authOf(ctx), idOf(ctx), unlocking);
       ctx.body = { data: presentDashboard(updateDashboard(domain, current, input, bag)) };
     },
 

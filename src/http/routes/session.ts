@@ -4,7 +4,7 @@
 // organization-scoped series read for the signed-in user. Thin handlers, as everywhere.
 import type { Context } from 'koa';
 import type { Deps } from '../../deps';
-import { badRequest, forbidden, notFound, unauthorized } from '../../errors';
+import { forbidden, notFound, unauthorized } from '../../errors';
 import { normalizeId } from '../../lib/ids';
 import { tokenKind } from '../../lib/tokens';
 import { accountContext, verifyCredentials } from '../../domain/accounts';
@@ -18,8 +18,10 @@ import { presentAccount } from '../present/accounts';
 import { presentSourceTokenRow } from '../present/sources';
 import { presentSeriesJson } from '../present/metrics';
 import { parseSessionLogin, parseSourceTokenFilter } from '../schemas/interface';
+import { objectBody } from '../middleware/body';
+import { stateOf, userAuthOf } from '../state';
 
-const userAuth = (ctx: Context): UserAuth => ctx.state.auth as UserAuth;
+const userAuth = userAuthOf; // requireUser ran (router.ts)
 
 function setSessionCookie(ctx: Context, value: string | null, maxAgeMs = 0): void {
   ctx.cookies.set(SESSION_COOKIE, value ?? '', {
@@ -68,13 +70,12 @@ export function sessionRoutes(deps: Deps) {
      */
     async create(ctx: Context): Promise<void> {
       requireCsrfHeader(ctx);
-      const body: unknown = ctx.state.body;
+      const { body } = stateOf(ctx);
       let userId: string;
       if (body === undefined) {
         userId = bearerUser(ctx, deps).userId;
       } else {
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
-        userId = (await verifyCredentials(deps, parseSessionLogin(body as Record<string, unknown>), ctx.ip)).id;
+        userId = (await verifyCredentials(deps, parseSessionLogin(objectBody(body)), ctx.ip)).id;
       }
       const { value } = openSession(deps, userId, { userAgent: ctx.get('user-agent'), address: ctx.ip });
       setSessionCookie(ctx, value, sessionCookieMaxAgeMs(deps));

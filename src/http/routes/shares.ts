@@ -8,8 +8,9 @@ import type { Dashboard } from '../../domain/dashboards/types';
 import { formatTimestamp } from '../../lib/time';
 import { createSharesRepo, type ShareRow } from '../../storage/shares';
 import { presentSeriesJson } from '../present/metrics';
+import { userAuthOf } from '../state';
 
-const userAuth = (ctx: Context): UserAuth => ctx.state.auth as UserAuth;
+const userAuth = userAuthOf; // requireUser ran (router.ts)
 
 const presentShare = (row: ShareRow) => ({
   id: row.id,

@@ -1,7 +1,8 @@
 // Serves the web interface: hashed assets (immutable, precompressed) under /assets/, and the
-// single-page app's index.html for `/` and every other GET that no API route took, so that the
-// history-API routes of the interface (/d/<id>, /explore, ...) load on a reload or a pasted URL.
-// Runs after the API routes; /api/* stays the JSON 404.
+// single-page app's index.html for the interface's own pages (PAGE_PATHS: the history-API routes
+// of web/app.tsx, /d/<id>, /explore, ...), so that they load on a reload or a pasted URL. Any other
+// GET outside the API answers 404 with the same index.html, whose router shows its "no page"
+// notice (SPEC 2: an unknown path is 404). Runs after the API routes; /api/* stays the JSON 404.
 import type { Context, Next } from 'koa';
 import { defaultWebDir, loadWebAssets, type WebAssets, type WebFile } from './assets';
 
@@ -34,6 +35,23 @@ const NOT_BUILT =
 /** Paths the interface never answers: the API, and the Prometheus endpoint (SPEC 11) wherever it is mounted. */
 function isApiPath(p: string): boolean {
   return p === '/api' || p.startsWith('/api/') || p === '/metrics';
+}
+
+/**
+ * The paths web/app.tsx shows a page for, exactly as it matches them (case and all): the
+ * dashboards list, a dashboard, explore, sources, account, sign-in, first-run setup and a share
+ * link. test/http/interface-assets.test.ts checks this list against web/app.tsx.
+ */
+const PAGE_PATHS: readonly RegExp[] = [
+  /^\/$/,
+  /^\/(explore|sources|account|signin|setup)$/,
+  /^\/d\/[^/]+$/,
+  /^\/s\/[A-Za-z0-9_-]+$/,
+];
+
+/** Whether the interface has a page at this path (the path of the URL, still percent-encoded). */
+export function isPagePath(p: string): boolean {
+  return PAGE_PATHS.some((page) => page.test(p));
 }
 
 function sendFile(ctx: Context, file: WebFile, cacheControl: string): void {
@@ -69,6 +87,11 @@ export function webInterface(dir: string = defaultWebDir()) {
       ctx.status = 503;
       ctx.type = 'text/html; charset=utf-8';
       ctx.body = NOT_BUILT;
+      return;
+    }
+    if (!isPagePath(ctx.path)) {
+      sendFile(ctx, assets.index, 'no-cache');
+      ctx.status = 404; // the interface's own "no page" notice, as a 404
       return;
     }
     sendFile(ctx, assets.index, 'no-cache');

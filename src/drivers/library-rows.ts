@@ -9,13 +9,11 @@
 // gives one library start b + (ob - o). Offsets are found by sampling the zone once a day over the
 // whole range and bisecting each change to the minute, so a year of hourly buckets costs a few
 // hundred offset look-ups, not one per bucket.
+import { spanMs, UNIT_SPANS } from '../shared/spans';
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
+const MINUTE = UNIT_SPANS.m.shortest;
+const DAY = UNIT_SPANS.d.shortest;
 
-/** Nominal span of the last bucket, when no next start is known (short side for months). */
-const UNIT_MS: Record<string, number> = { s: 1000, m: MINUTE, h: HOUR, d: DAY, w: 7 * DAY, mo: 28 * DAY, q: 89 * DAY, y: 365 * DAY };
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -82,9 +80,9 @@ export interface LibraryRowPlan {
   indexOf(instantMs: number): number | undefined;
 }
 
+/** Nominal span of the last bucket, when no next start is known (short side for months). */
 function granularitySpan(granularity: string): number {
-  const m = /^(\d+)(s|m|h|d|w|mo|q|y)$/.exec(granularity);
-  return m ? Number(m[1]) * UNIT_MS[m[2]!]! : DAY;
+  return spanMs(granularity, 'shortest') ?? DAY;
 }
 
 /**

@@ -1,6 +1,7 @@
 // A dashboard's (or explore's) view state and its URL form, so that a copied URL reproduces the
 // view: `range=24h` (a preset, relative to now) or `from`/`to` (RFC 3339), `g` (granularity),
 // `refresh`, and `s.<segment>` per segment value. Pure functions.
+import { spanMs as sharedSpanMs, UNIT_SPANS } from '../../src/shared/spans';
 
 export const PRESETS = ['5m', '15m', '1h', '6h', '24h', '7d', '30d', '90d', '1y'] as const;
 export const REFRESH = ['off', '10s', '30s', '1m', '5m'] as const;
@@ -9,21 +10,9 @@ export const REFRESH_MS: Record<string, number | null> = { off: null, '10s': 10_
 /** More buckets than this in one read is too slow to draw; a finer granularity gives way to a coarser. */
 export const MAX_BUCKETS = 2000;
 
-const UNIT_MS: Record<string, number> = {
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-  w: 7 * 86_400_000,
-  mo: 30 * 86_400_000,
-  q: 91 * 86_400_000,
-  y: 365 * 86_400_000,
-};
-
-/** Milliseconds of `24h`, `7d`, `1mo` ... (months, quarters and years approximately), or null. */
+/** Milliseconds of `24h`, `7d`, `1mo` ... (a month as 30 days, a quarter as 91), or null. */
 export function spanMs(text: string | null | undefined): number | null {
-  const m = /^(\d+)(s|m|h|d|w|mo|q|y)$/.exec(text ?? '');
-  return m ? Number(m[1]) * UNIT_MS[m[2]!]! : null;
+  return sharedSpanMs(text, 'typical');
 }
 
 export interface ViewState {
@@ -77,7 +66,7 @@ export function viewParams(view: ViewState): Record<string, string | null> {
 /** The absolute range of a view: a preset ends now; without either, the fallback preset. */
 export function resolveRange(view: ViewState, now: number, fallback: string): { from: number; to: number } {
   if (view.from !== null && view.to !== null) return { from: view.from, to: view.to };
-  const span = spanMs(view.preset) ?? spanMs(fallback) ?? UNIT_MS.d!;
+  const span = spanMs(view.preset) ?? spanMs(fallback) ?? UNIT_SPANS.d.typical;
   return { from: now - span, to: now };
 }
 

@@ -3,6 +3,7 @@
 // wall milliseconds and calendar moves are exact. Zones are applied elsewhere (zone-clock.ts).
 
 import type { Granularity } from './granularity';
+import { UNIT_SPANS } from '../../shared/spans';
 
 export const SECOND_MS = 1_000;
 export const MINUTE_MS = 60_000;
@@ -125,22 +126,17 @@ export function nextBoundaryWall(boundary: number, g: Granularity, beginningOfWe
 /** Longest nominal (wall-clock) length of one bucket; used to bound bucket counts cheaply. */
 export function nominalMaxMs(g: Granularity): number {
   const n = g.n;
+  const longest = UNIT_SPANS[g.unit].longest;
   switch (g.unit) {
     case 's':
-      return Math.min(n * SECOND_MS, MINUTE_MS);
+      return Math.min(n * longest, UNIT_SPANS.m.longest);
     case 'm':
-      return Math.min(n * MINUTE_MS, HOUR_MS);
+      return Math.min(n * longest, UNIT_SPANS.h.longest);
     case 'h':
-      return Math.min(n * HOUR_MS, DAY_MS);
-    case 'd':
-      return Math.min(n, 366) * DAY_MS;
-    case 'w':
-      return Math.min(7 * n, 366) * DAY_MS;
-    case 'mo':
-      return Math.min(31 * n, 366) * DAY_MS;
-    case 'q':
-      return Math.min(92 * n, 366) * DAY_MS;
+      return Math.min(n * longest, UNIT_SPANS.d.longest);
     case 'y':
-      return 366 * n * DAY_MS;
+      return n * longest;
+    default:
+      return Math.min(n * longest, UNIT_SPANS.y.longest);
   }
 }

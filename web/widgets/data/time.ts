@@ -1,21 +1,10 @@
 // Time helpers for charts: a granularity's rough length, the still-filling bucket, and tick and
 // read-out labels in the source's IANA zone (Intl does the zone arithmetic; formatters are cached).
-
-const UNIT_MS: Record<string, number> = {
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-  w: 7 * 86_400_000,
-  mo: 31 * 86_400_000,
-  q: 92 * 86_400_000,
-  y: 366 * 86_400_000,
-};
+import { spanMs } from '../../../src/shared/spans';
 
 /** The longest a bucket of `granularity` can last, in ms (months as 31 days); null if unreadable. */
 export function granularityMs(granularity: string): number | null {
-  const match = /^(\d+)(s|m|h|d|w|mo|q|y)$/.exec(granularity);
-  return match ? Number(match[1]) * UNIT_MS[match[2]!]! : null;
+  return spanMs(granularity, 'longest');
 }
 
 /** Index of the bucket holding `now` (still filling), or -1 when the range ended before it. */

@@ -1,5 +1,5 @@
 // Users and their API tokens: signup, login and the "who am I" context (SPEC sections 3 and 4).
-import type { Deps } from '../deps';
+import type { Ports } from './ports';
 import { forbidden, invalid, invalidField, rateLimited, unauthorized } from '../errors';
 import { newId } from '../lib/ids';
 import { mintToken, USER_TOKEN_PREFIX } from '../lib/tokens';
@@ -36,11 +36,11 @@ export interface LoginInput {
 }
 
 /** 403 unless the deployment lets anyone sign up. */
-export function assertRegistrationOpen(deps: Pick<Deps, 'config'>): void {
+export function assertRegistrationOpen(deps: Pick<Ports, 'config'>): void {
   if (!deps.config.features.registrationEnabled) throw forbidden('Registration is disabled for this deployment');
 }
 
-function insertUserToken(deps: Pick<Deps, 'accounts' | 'now'>, userId: string, name: string): Session['token'] {
+function insertUserToken(deps: Pick<Ports, 'accounts' | 'now'>, userId: string, name: string): Session['token'] {
   const minted = mintToken(USER_TOKEN_PREFIX);
   deps.accounts.insertUserToken({
     id: newId(),
@@ -53,12 +53,12 @@ function insertUserToken(deps: Pick<Deps, 'accounts' | 'now'>, userId: string, n
   return { value: minted.value, name };
 }
 
-function assertEmailFree(deps: Pick<Deps, 'accounts'>, email: string): void {
+function assertEmailFree(deps: Pick<Ports, 'accounts'>, email: string): void {
   if (deps.accounts.userByEmail(email)) throw invalidField('email', TAKEN);
 }
 
 /** Creates the user, its first token and (with organizationName) its organization, all or nothing. */
-export async function signup(deps: Deps, input: SignupInput): Promise<Session> {
+export async function signup(deps: Ports, input: SignupInput): Promise<Session> {
   // Cheap checks first so a taken email or slug costs no hashing; repeated inside the transaction.
   const taken: Record<string, string[]> = {};
   if (deps.accounts.userByEmail(input.email)) taken.email = [TAKEN];
@@ -90,14 +90,14 @@ export async function signup(deps: Deps, input: SignupInput): Promise<Session> {
  * and cost the same time. The throttle counts the attempt as a failure before the (asynchronous)
  * password check, so parallel guesses cannot slip past it; a success takes the count back.
  */
-export async function login(deps: Deps, input: LoginInput, address: string): Promise<Session> {
+export async function login(deps: Ports, input: LoginInput, address: string): Promise<Session> {
   const user = await verifyCredentials(deps, input, address);
   const token = inTransaction(deps.db, () => insertUserToken(deps, user.id, input.tokenName));
   return { ...accountContext(deps, user.id), token };
 }
 
 /** The login's checks and throttle without minting a token (the web interface's sign-in opens a session). */
-export async function verifyCredentials(deps: Deps, input: Pick<LoginInput, 'email' | 'password'>, address: string): Promise<UserRow> {
+export async function verifyCredentials(deps: Ports, input: Pick<LoginInput, 'email' | 'password'>, address: string): Promise<UserRow> {
   const wait = deps.loginThrottle.begin(input.email, address, deps.now());
   if (wait > 0) throw rateLimited('Too many failed login attempts, retry later', wait);
   const user = deps.accounts.userByEmail(input.email);
@@ -108,7 +108,7 @@ export async function verifyCredentials(deps: Deps, input: Pick<LoginInput, 'ema
 }
 
 /** The user with its organization and membership (null when it has none). */
-export function accountContext(deps: Pick<Deps, 'accounts'>, userId: string): AccountContext {
+export function accountContext(deps: Pick<Ports, 'accounts'>, userId: string): AccountContext {
   const user = deps.accounts.userById(userId);
   // The token was just resolved to this user; a missing row means it was deleted meanwhile.
   if (!user) throw unauthorized();

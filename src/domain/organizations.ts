@@ -1,5 +1,5 @@
 // Organizations and memberships: a user belongs to at most one organization; its creator is the owner.
-import type { Deps } from '../deps';
+import type { Ports } from './ports';
 import { conflict, invalidField } from '../errors';
 import { newId } from '../lib/ids';
 import { inTransaction } from '../storage/db';
@@ -34,7 +34,7 @@ export interface OrganizationWithMembership {
  * the input field a taken slug is reported on.
  */
 export function insertOrganizationFor(
-  deps: Pick<Deps, 'accounts' | 'now'>,
+  deps: Pick<Ports, 'accounts' | 'now'>,
   userId: string,
   name: string,
   field: string,
@@ -55,7 +55,7 @@ export function insertOrganizationFor(
 }
 
 /** POST /bootstrap/organizations: 409 when the user already belongs to one. */
-export function createOrganization(deps: Deps, userId: string, name: string): OrganizationWithMembership {
+export function createOrganization(deps: Ports, userId: string, name: string): OrganizationWithMembership {
   return inTransaction(deps.db, () => {
     if (deps.accounts.membershipByUser(userId)) throw alreadyMember();
     return insertOrganizationFor(deps, userId, name, 'name');
@@ -63,7 +63,7 @@ export function createOrganization(deps: Deps, userId: string, name: string): Or
 }
 
 /** 409 when the user already belongs to an organization (checked again inside the insert). */
-export function assertNoOrganization(deps: Pick<Deps, 'accounts'>, userId: string): void {
+export function assertNoOrganization(deps: Pick<Ports, 'accounts'>, userId: string): void {
   if (deps.accounts.membershipByUser(userId)) throw alreadyMember();
 }
 

@@ -4,7 +4,7 @@
 // `session.idle_timeout_seconds` or older than `session.max_lifetime_seconds`; the user lists
 // and revokes sessions on the account page, and signing out revokes the session.
 import { randomBytes } from 'node:crypto';
-import type { Deps } from '../deps';
+import type { Ports } from './ports';
 import { notFound } from '../errors';
 import { newId, normalizeId } from '../lib/ids';
 import { hashToken } from '../lib/tokens';
@@ -16,7 +16,7 @@ const SESSION_SHAPE = /^svc_ses_[A-Za-z0-9_-]{43}$/;
 const TOUCH_EVERY_MS = 60_000;
 const MAX_USER_AGENT = 200;
 
-type SessionDeps = Pick<Deps, 'db' | 'config' | 'now'>;
+type SessionDeps = Pick<Ports, 'db' | 'config' | 'now'>;
 
 const limits = (deps: SessionDeps) => ({
   idleMs: deps.config.session.idleTimeoutSeconds * 1000,

@@ -3,7 +3,7 @@
 // and nothing else, without signing in; the organization's users list and revoke links.
 import { randomBytes } from 'node:crypto';
 import vm from 'node:vm';
-import type { Deps } from '../deps';
+import type { Ports } from './ports';
 import { badRequest, notFound } from '../errors';
 import { newId, normalizeId } from '../lib/ids';
 import { captureGroups, substituteKey } from '../lib/key-segments';
@@ -15,7 +15,7 @@ import type { Source, UserAuth } from './types';
 
 const SHARE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
-type ShareDeps = Pick<Deps, 'dashboards' | 'sources' | 'now'> & { shares: SharesRepo };
+type ShareDeps = Pick<Ports, 'dashboards' | 'sources' | 'now'> & { shares: SharesRepo };
 
 /** A dashboard of the user's organization (hidden ones included), or 404. */
 function ownDashboard(deps: ShareDeps, auth: UserAuth, rawId: string): Dashboard {

@@ -1,6 +1,6 @@
 // Source tokens (SPEC sections 3, 4 and 7): bound to one source of the organization, with read and
 // write permissions. The value is returned once; only its hash and last 5 characters are stored.
-import type { Deps } from '../deps';
+import type { Ports } from './ports';
 import { invalidField, notFound } from '../errors';
 import { newId } from '../lib/ids';
 import { mintToken, SOURCE_TOKEN_PREFIX } from '../lib/tokens';
@@ -25,7 +25,7 @@ export interface MintedSourceToken {
   source: Source;
 }
 
-export function createSourceToken(deps: Deps, auth: UserAuth, input: SourceTokenInput): MintedSourceToken {
+export function createSourceToken(deps: Ports, auth: UserAuth, input: SourceTokenInput): MintedSourceToken {
   if (input.sourceType === 'project' && !deps.config.features.projectsEnabled) {
     throw invalidField('source_type', 'projects are disabled for this deployment');
   }
@@ -50,14 +50,14 @@ export function createSourceToken(deps: Deps, auth: UserAuth, input: SourceToken
 }
 
 /** The organization's source tokens (never their values), optionally of one source. */
-export function listSourceTokens(deps: Deps, auth: UserAuth, sourceId: string | null): SourceTokenRow[] {
+export function listSourceTokens(deps: Ports, auth: UserAuth, sourceId: string | null): SourceTokenRow[] {
   if (!auth.organizationId) return [];
   const rows = deps.sources.tokensByOrganization(auth.organizationId);
   return sourceId ? rows.filter((row) => row.source_id === sourceId) : rows;
 }
 
 /** Deletes a source token of the organization; another organization's or an unknown id is 404. */
-export function revokeSourceToken(deps: Deps, auth: UserAuth, tokenId: string): SourceTokenRow {
+export function revokeSourceToken(deps: Ports, auth: UserAuth, tokenId: string): SourceTokenRow {
   const row = deps.sources.tokenById(tokenId);
   if (!row || row.organization_id !== auth.organizationId) throw notFound();
   deps.sources.deleteToken(row);

@@ -1,5 +1,5 @@
 // Project sources and the organization's source list (SPEC sections 4 and 7).
-import type { Deps } from '../deps';
+import type { Ports } from './ports';
 import { conflict, forbidden, notFound } from '../errors';
 import { normalizeId } from '../lib/ids';
 import { newId } from '../lib/ids';
@@ -17,7 +17,7 @@ export interface ProjectInput {
 }
 
 /** 403 when the deployment runs without projects. */
-export function assertProjectsEnabled(deps: Pick<Deps, 'config'>): void {
+export function assertProjectsEnabled(deps: Pick<Ports, 'config'>): void {
   if (!deps.config.features.projectsEnabled) throw forbidden(PROJECTS_DISABLED);
 }
 
@@ -31,7 +31,7 @@ export function requireOrganization(auth: UserAuth): string {
 
 /** The columns every new source starts from. */
 export function newSource(
-  deps: Pick<Deps, 'now'>,
+  deps: Pick<Ports, 'now'>,
   organizationId: string,
   fields: Pick<Source, 'type' | 'displayName' | 'driver' | 'config' | 'setupStatus'> & { settings: SourceSettings },
   id: string = newId(),
@@ -52,7 +52,7 @@ export function newSource(
   };
 }
 
-export function createProject(deps: Deps, auth: UserAuth, input: ProjectInput): Source {
+export function createProject(deps: Ports, auth: UserAuth, input: ProjectInput): Source {
   assertProjectsEnabled(deps);
   const organizationId = requireOrganization(auth);
   const source: Source = {
@@ -82,14 +82,14 @@ export interface ProjectUpdate {
 }
 
 /** A project of the token's organization, or 404 (malformed ids and databases included). */
-export function projectInOrganization(deps: Deps, auth: UserAuth, rawId: string): Source {
+export function projectInOrganization(deps: Ports, auth: UserAuth, rawId: string): Source {
   const id = normalizeId(rawId);
   const source = id && auth.organizationId ? deps.sources.inOrganization(id, auth.organizationId) : undefined;
   if (!source || source.type !== 'project') throw notFound();
   return source;
 }
 
-export function updateProject(deps: Deps, project: Source, update: ProjectUpdate): Source {
+export function updateProject(deps: Ports, project: Source, update: ProjectUpdate): Source {
   const next: Source = {
     ...project,
     displayName: update.name ?? project.displayName,
@@ -108,7 +108,7 @@ export interface SourceList {
 }
 
 /** The organization's sources; projects only while the deployment has them enabled. */
-export function listSources(deps: Deps, auth: UserAuth): SourceList {
+export function listSources(deps: Ports, auth: UserAuth): SourceList {
   const org = auth.organizationId;
   if (org === null) return { projects: [], databases: [] };
   return {

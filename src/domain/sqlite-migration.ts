@@ -8,7 +8,7 @@
 // Also removes what a crash left in the upload staging folder.
 import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { Deps } from '../deps';
+import type { Ports } from './ports';
 import { SQLITE_EXTENSIONS, UPLOADS_DIR } from './sqlite-paths';
 
 const COMPANIONS = ['-wal', '-shm', '-journal'];
@@ -23,7 +23,7 @@ export interface SqliteMigrationReport {
   stagedRemoved: number;
 }
 
-export function migrateSqliteSources(deps: Pick<Deps, 'config' | 'sources' | 'log'>): SqliteMigrationReport {
+export function migrateSqliteSources(deps: Pick<Ports, 'config' | 'sources' | 'log'>): SqliteMigrationReport {
   const report: SqliteMigrationReport = { moved: 0, grandfathered: 0, stagedRemoved: 0 };
   const root = realpathSync(deps.config.sources.sqliteRoot);
   for (const source of deps.sources.sqliteSources()) {

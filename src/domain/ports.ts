@@ -1,0 +1,28 @@
+// What the domain's rules may use of the running service: repositories, configuration, the clock,
+// the metrics engine. The composition root (src/deps.ts, built in src/server.ts) satisfies it, so
+// the domain never imports the wiring; each rule takes `Pick<Ports, ...>` of only what it uses.
+import type { Config } from '../config';
+import type { Logger } from '../lib/log';
+import type { SecretBox } from '../lib/secrets';
+import type { AccountsRepo } from '../storage/accounts';
+import type { DashboardsRepo } from '../storage/dashboards';
+import type { Db } from '../storage/db';
+import type { SourcesRepo } from '../storage/sources';
+import type { LoginThrottle } from './login-throttle';
+import type { MetricsEngine } from './metrics/engine';
+
+export interface Ports {
+  config: Config;
+  db: Db;
+  log: Logger;
+  /** epoch milliseconds; replaced in tests that need a fixed time */
+  now: () => number;
+  accounts: AccountsRepo;
+  sources: SourcesRepo;
+  dashboards: DashboardsRepo;
+  loginThrottle: LoginThrottle;
+  /** metric ingestion (group commit) and reads over every source's store */
+  metrics: MetricsEngine;
+  /** encrypts database source secrets at rest (server.ts loads the key) */
+  secrets: SecretBox;
+}

@@ -1,0 +1,127 @@
+// Property tests of the intake parsers: whatever the input, they return or throw their own parse
+// error (never anything else), they read back what a correct writer wrote, and their time stays
+// linear in the input (adversarial bodies of a megabyte parse in well under a second).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { LineProtocolError, parseLineProtocol, type FieldValue } from '../../src/intake/line-protocol';
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
+
+// Characters that matter to the line protocol, mixed with ordinary ones.
+const lpChar = fc.constantFrom(...' ,="\\\n\r\t#abcxyz019.-+eEiutfTF°é'.split(''));
+const lpText = fc.array(lpChar, { maxLength: 120 }).map((chars) => chars.join(''));
+
+function onlyOwnErrors(run: () => unknown): void {
+  try {
+    run();
+  } catch (err) {
+    if (!(err instanceof LineProtocolError)) throw err;
+  }
+}
+
+test('line protocol: any text parses or fails with a LineProtocolError', () => {
+  fc.assert(
+    fc.property(fc.oneof(lpText, fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 100 })), (text) => {
+      onlyOwnErrors(() => parseLineProtocol(text));
+      onlyOwnErrors(() => parseLineProtocol(text, { precision: 's', maxLineLength: 16 }));
+    }),
+    { seed: SEED, numRuns: RUNS },
+  );
+});
+
+test('line protocol: mutations of a valid body parse or fail with a LineProtocolError', () => {
+  const base = 'cpu,cpu=cpu-total,host=pve1 usage_idle=97.4,usage_user=1.2,n=5i,u=3u,ok=true,s="a\\"b" 1700000000000000000\n';
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.nat(base.length), fc.nat(3), lpChar), { minLength: 1, maxLength: 6 }), (edits) => {
+      let text = base;
+      for (const [at, kind, ch] of edits) {
+        const i = at % (text.length + 1);
+        text = kind === 0 ? text.slice(0, i) + text.slice(i + 1) : kind === 1 ? text.slice(0, i) + ch + text.slice(i) : text.slice(0, i) + ch + text.slice(i + 1);
+      }
+      onlyOwnErrors(() => parseLineProtocol(text));
+    }),
+    { seed: SEED, numRuns: RUNS },
+  );
+});
+
+// A writer that escapes as InfluxDB's clients do, for the round trip.
+const escapeMeasurement = (s: string) => s.replace(/\\/g, '\\\\').replace(/([, ])/g, '\\$1');
+const escapeTag = (s: string) => s.replace(/\\/g, '\\\\').replace(/([,= ])/g, '\\$1');
+const escapeString = (s: string) => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+const identifier = fc.string({ unit: fc.constantFrom(...'ab ,=\\"x°1.'.split('')), minLength: 1, maxLength: 8 })
+  // a leading # would make a comment of the line; identifiers do not start or end with the characters
+  // line ends and blanks are made of
+  .filter((s) => !s.startsWith('#'));
+const fieldValue: fc.Arbitrary<FieldValue> = fc.oneof(
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map((value) => ({ type: 'float' as const, value: Object.is(value, -0) ? 0 : value })),
+  fc.integer().map((value) => ({ type: 'integer' as const, value })),
+  fc.nat().map((value) => ({ type: 'unsigned' as const, value })),
+  fc.boolean().map((value) => ({ type: 'boolean' as const, value })),
+  fc.string({ maxLength: 10 }).map((value) => ({ type: 'string' as const, value })),
+);
+function writeValue(v: FieldValue): string {
+  switch (v.type) {
+    case 'float':
+      return String(v.value);
+    case 'integer':
+      return `${v.value}i`;
+    case 'unsigned':
+      return `${v.value}u`;
+    case 'boolean':
+      return v.value ? 'true' : 'F';
+    case 'string':
+      return `"${escapeString(v.value)}"`;
+  }
+}
+
+test('line protocol: what a correct writer escapes reads back exactly', () => {
+  const sample = fc.record({
+    measurement: identifier,
+    tags: fc.uniqueArray(fc.tuple(identifier, identifier), { maxLength: 3, selector: ([k]) => k }),
+    fields: fc.uniqueArray(fc.tuple(identifier, fieldValue), { minLength: 1, maxLength: 3, selector: ([k]) => k }),
+    time: fc.option(fc.integer({ min: -1e12, max: 1e12 })),
+  });
+  fc.assert(
+    fc.property(fc.array(sample, { minLength: 1, maxLength: 4 }), (samples) => {
+      const text = samples
+        .map((s) => {
+          const tags = s.tags.map(([k, v]) => `,${escapeTag(k)}=${escapeTag(v)}`).join('');
+          const fields = s.fields.map(([k, v]) => `${escapeTag(k)}=${writeValue(v)}`).join(',');
+          return `${escapeMeasurement(s.measurement)}${tags} ${fields}${s.time === null ? '' : ` ${s.time}`}`;
+        })
+        .join('\n');
+      const parsed = parseLineProtocol(text, { precision: 'ms' });
+      assert.deepEqual(
+        parsed.map((p) => ({ measurement: p.measurement, tags: p.tags, fields: p.fields, time: p.timeMs })),
+        samples.map((s) => ({ measurement: s.measurement, tags: s.tags, fields: s.fields, time: s.time })),
+      );
+    }),
+    { seed: SEED, numRuns: RUNS },
+  );
+});
+
+test('line protocol: adversarial megabyte bodies parse in linear time', () => {
+  const MB = 1024 * 1024;
+  const bodies = [
+    '\\'.repeat(MB),
+    `m ${'x="'.repeat(MB / 3)}`,
+    `m x="${'\\"'.repeat(MB / 2)}"`,
+    `m${',t=v'.repeat(MB / 4)} x=1`,
+    `m ${'x=1,'.repeat(MB / 4)}x=1`,
+    'm x=1 1\n'.repeat(MB / 8),
+    '\n'.repeat(MB),
+    '#\r\n'.repeat(MB / 3),
+    ` ${' '.repeat(MB)}`,
+    `m,t=${'\\ '.repeat(MB / 2)} x=1`,
+  ];
+  for (const body of bodies) {
+    const started = performance.now();
+    onlyOwnErrors(() => parseLineProtocol(body, { maxLineLength: 2 * MB }));
+    onlyOwnErrors(() => parseLineProtocol(body));
+    const ms = performance.now() - started;
+    // quadratic work on a megabyte would take hours; the bound only allows for a busy machine
+    assert.ok(ms < 8000, `${JSON.stringify(body.slice(0, 20))}... took ${ms.toFixed(0)} ms`);
+  }
+});

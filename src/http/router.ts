@@ -14,6 +14,7 @@ import { dashboardRoutes } from './routes/dashboards';
 import { dashboardGroupRoutes } from './routes/dashboard-groups';
 import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
+import { withIntake } from '../intake/routes';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
@@ -115,7 +116,7 @@ export function createRoutes(deps: Deps): Middleware {
   r.put('/dashboard-groups/:id', dashWriter, json, groups.update);
   r.patch('/dashboard-groups/:id', dashWriter, json, groups.update);
   r.delete('/dashboard-groups/:id', dashWriter, groups.remove);
-  return withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch });
+  return withIntake(withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch }), deps, budget);
 }
 
 /**

@@ -119,8 +119,7 @@ export function mapLineSamples(samples: readonly LineSample[], options: MappingO
   const nowAt = acceptedTime(options.nowMs);
   for (const sample of samples) {
     result.samples++;
-    const gauges: Array<[string, number]> = [];
-    const seen = new Set<string>();
+    const gauges = new Map<string, number>(); // a later field of the same name wins, as repeated fields do
     for (const [name, field] of sample.fields) {
       let value: number;
       if (field.type === 'string') {
@@ -132,16 +131,9 @@ export function mapLineSamples(samples: readonly LineSample[], options: MappingO
         result.skippedNonFinite++;
         continue;
       }
-      const segment = fieldSegment(name);
-      if (seen.has(segment)) {
-        // `a.b` and `a_b` in one line: the later one wins, as repeated fields do
-        const at = gauges.findIndex(([n]) => n === segment);
-        gauges.splice(at, 1);
-      }
-      seen.add(segment);
-      gauges.push([segment, value]);
+      gauges.set(fieldSegment(name), value);
     }
-    if (gauges.length === 0) continue;
+    if (gauges.size === 0) continue;
     const key = prefix + seriesKey(sample.measurement, sample.tags);
     const problem = keyProblem(key);
     if (problem) throw new MappingError(sample.line, problem);
@@ -149,7 +141,7 @@ export function mapLineSamples(samples: readonly LineSample[], options: MappingO
     if (at === null) {
       throw new MappingError(sample.line, 'timestamp is outside the accepted range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z); is the precision right?');
     }
-    gaugePoints(key, at, gauges, result.points);
+    gaugePoints(key, at, [...gauges], result.points);
   }
   return result;
 }

@@ -5,6 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { LineProtocolError, parseLineProtocol, type FieldValue } from '../../src/intake/line-protocol';
+import { GraphiteError, mapGraphite, parseGraphite } from '../../src/intake/graphite';
+import { StatsdAggregator, StatsdError, parseStatsd } from '../../src/intake/statsd';
+import { MappingError, mapLineSamples } from '../../src/intake/mapping';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
@@ -17,14 +20,14 @@ function onlyOwnErrors(run: () => unknown): void {
   try {
     run();
   } catch (err) {
-    if (!(err instanceof LineProtocolError)) throw err;
+    if (!(err instanceof LineProtocolError || err instanceof GraphiteError || err instanceof StatsdError || err instanceof MappingError)) throw err;
   }
 }
 
 test('line protocol: any text parses or fails with a LineProtocolError', () => {
   fc.assert(
     fc.property(fc.oneof(lpText, fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 100 })), (text) => {
-      onlyOwnErrors(() => parseLineProtocol(text));
+      onlyOwnErrors(() => mapLineSamples(parseLineProtocol(text), { nowMs: 0 }));
       onlyOwnErrors(() => parseLineProtocol(text, { precision: 's', maxLineLength: 16 }));
     }),
     { seed: SEED, numRuns: RUNS },
@@ -122,6 +125,43 @@ test('line protocol: adversarial megabyte bodies parse in linear time', () => {
     onlyOwnErrors(() => parseLineProtocol(body));
     const ms = performance.now() - started;
     // quadratic work on a megabyte would take hours; the bound only allows for a busy machine
+    assert.ok(ms < 8000, `${JSON.stringify(body.slice(0, 20))}... took ${ms.toFixed(0)} ms`);
+  }
+});
+
+const gsChar = fc.constantFrom(...' .:|@#,;=+-\n\r\tabcxyz0129eE'.split(''));
+const gsText = fc.oneof(
+  fc.array(gsChar, { maxLength: 120 }).map((chars) => chars.join('')),
+  fc.string({ maxLength: 200 }),
+  fc.string({ unit: 'binary', maxLength: 100 }),
+);
+
+test('graphite and statsd: any text parses (and maps, and aggregates) or fails with the parser\'s own error', () => {
+  fc.assert(
+    fc.property(gsText, (text) => {
+      onlyOwnErrors(() => mapGraphite(parseGraphite(text), { nowMs: 1_769_248_800_000 }));
+      onlyOwnErrors(() => {
+        const agg = new StatsdAggregator({ maxEntries: 4 });
+        agg.add(parseStatsd(text));
+        for (const point of agg.flush(1_769_248_800_000)) {
+          for (const leaves of Object.values(point.values)) {
+            for (const v of Object.values(leaves as Record<string, number>)) assert.ok(Number.isFinite(v));
+          }
+        }
+      });
+    }),
+    { seed: SEED, numRuns: RUNS },
+  );
+});
+
+test('graphite and statsd: adversarial megabyte bodies parse in linear time', () => {
+  const MB = 1024 * 1024;
+  const bodies = ['a.b.c 1 1\n'.repeat(MB / 10), `${'.'.repeat(MB)} 1 1`, ';'.repeat(MB), 'a:1|c\n'.repeat(MB / 6), `a:1|s|#${',t'.repeat(MB / 2)}`, '\n'.repeat(MB), `a:${'|'.repeat(MB)}`];
+  for (const body of bodies) {
+    const started = performance.now();
+    onlyOwnErrors(() => mapGraphite(parseGraphite(body, 2 * MB), { nowMs: 0 }));
+    onlyOwnErrors(() => new StatsdAggregator().add(parseStatsd(body, 2 * MB)));
+    const ms = performance.now() - started;
     assert.ok(ms < 8000, `${JSON.stringify(body.slice(0, 20))}... took ${ms.toFixed(0)} ms`);
   }
 });

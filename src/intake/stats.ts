@@ -11,6 +11,8 @@ export class IntakeCounters {
   skippedStrings = 0;
   /** NaN and infinite values skipped */
   skippedNonFinite = 0;
+  /** on listeners: datagrams and connections' text that did not parse, samples or points not stored */
+  dropped = 0;
 
   lineProtocol(mapped: MappedBody): void {
     this.add('influx', mapped);

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { parseSecretKey } from './lib/secrets';
+import { parseListeners, type ListenerConfig } from './intake/listener-config';
 
 export interface Config {
   readonly server: {
@@ -39,13 +40,15 @@ export interface Config {
   /** GET /metrics (Prometheus text); token null: no authentication (docs/operations.md) */
   readonly metrics: { readonly enabled: boolean; readonly token: string | null };
   readonly retention: { readonly sweepIntervalSeconds: number };
+  /** TCP/UDP listeners of the intake formats, each bound to one source (docs/intake.md); none by default */
+  readonly intake: { readonly listeners: readonly ListenerConfig[] };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export class ConfigError extends Error {}
 
-type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key';
+type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key' | 'listeners';
 interface KeyDef {
   key: string; // TOML dotted key
   env: string;
@@ -80,6 +83,7 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'metrics.enabled', env: 'SERVICE_METRICS_ENABLED', kind: 'bool' },
   { key: 'metrics.token', env: 'SERVICE_METRICS_TOKEN', kind: 'string' },
   { key: 'retention.sweep_interval_seconds', env: 'SERVICE_RETENTION_SWEEP_INTERVAL_SECONDS', kind: 'size', min: 1 },
+  { key: 'intake.listeners', env: 'SERVICE_INTAKE_LISTENERS', kind: 'listeners' },
 ];
 
 const DEFAULTS: Record<string, unknown> = {
@@ -106,6 +110,7 @@ const DEFAULTS: Record<string, unknown> = {
   'metrics.enabled': true,
   'metrics.token': null,
   'retention.sweep_interval_seconds': 60,
+  'intake.listeners': [],
 };
 
 export interface ConfigInput {
@@ -128,6 +133,10 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
     case 'string':
       if (typeof raw !== 'string' || raw.trim() === '') fail('expected a non-empty string');
       return raw;
+    case 'listeners': {
+      const listeners = parseListeners(raw);
+      return typeof listeners === 'string' ? fail(listeners) : listeners;
+    }
     case 'key':
       if (typeof raw !== 'string' || !parseSecretKey(raw)) fail('expected 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)');
       return raw;
@@ -249,6 +258,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
     secrets: { key: secretKey },
     metrics: { enabled: values['metrics.enabled'] as boolean, token: (values['metrics.token'] as string | null) ?? null },
     retention: { sweepIntervalSeconds: values['retention.sweep_interval_seconds'] as number },
+    intake: { listeners: values['intake.listeners'] as ListenerConfig[] },
   });
 }
 

@@ -129,3 +129,30 @@ test('listener configuration: checked entry by entry', () => {
   assert.equal(parseListeners('{'), 'expected a JSON array of listener tables');
   assert.deepEqual(parseListeners('[]'), []);
 });
+
+test('listeners from the configuration: started with the server, stopped with it; a port in use stops the start naming intake.listeners', async () => {
+  const free = await new Promise<number>((resolve) => {
+    const probe = dgram.createSocket('udp4');
+    probe.bind(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+  const unknownSource = '6f1c1b2a-8d3e-4f5a-9b6c-7d8e9f0a1b2c';
+  const env = { SERVICE_INTAKE_LISTENERS: JSON.stringify([{ protocol: 'graphite', transport: 'udp', listen: `127.0.0.1:${free}`, source: unknownSource }]) };
+  const other = await startTestServer(env);
+  try {
+    const before = intakeCountersOf(other.deps).dropped;
+    await sendUdp(free, `a.b 1 ${T}`);
+    const deadline = Date.now() + 5000;
+    while (intakeCountersOf(other.deps).dropped === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(intakeCountersOf(other.deps).dropped, before + 2, 'the points (track and assert) of a sample for a source that does not exist are dropped and counted');
+    await assert.rejects(startTestServer(env), /intake\.listeners: cannot listen on 127\.0\.0\.1:\d+ \(graphite over udp\): EADDRINUSE/);
+  } finally {
+    await other.stop();
+  }
+  // stopped with its server: the port is free again
+  const again = await startTestServer(env);
+  await again.stop();
+  await assert.rejects(startTestServer({ SERVICE_INTAKE_LISTENERS: '[{"protocol":"x"}]' }), /invalid value for intake\.listeners \(env SERVICE_INTAKE_LISTENERS\): listener 1: protocol must be graphite, influx or statsd/);
+});

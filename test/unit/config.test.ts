@@ -57,6 +57,7 @@ describe('config', () => {
       secrets: { key: null },
       metrics: { enabled: true, token: null },
       retention: { sweepIntervalSeconds: 60 },
+      intake: { listeners: [] },
     });
   });
 
@@ -168,6 +169,7 @@ level = "warn"
       'metrics.enabled': ['sometimes'],
       'metrics.token': ['  '],
       'retention.sweep_interval_seconds': ['0', 'hourly'],
+      'intake.listeners': ['{', '{}', '[{"protocol":"graphite","transport":"udp","listen":"127.0.0.1:2003","source":"nope"}]'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {

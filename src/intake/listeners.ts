@@ -74,6 +74,12 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
     }
   }
 
+  const flushed = (statsd: StatsdAggregator): IntakePoint[] => {
+    const points = statsd.flush(deps.now());
+    counters.points += points.length;
+    return points;
+  };
+
   const maxLine = (config: ListenerConfig) =>
     config.protocol === 'influx' ? DEFAULT_MAX_LINE_LENGTH : config.protocol === 'graphite' ? GRAPHITE_MAX_LINE_LENGTH : STATSD_MAX_LINE_LENGTH;
 
@@ -91,12 +97,12 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
       };
       let timer: NodeJS.Timeout | null = null;
       if (statsd) {
-        timer = setInterval(() => void write(config, statsd.flush(deps.now())), config.flushIntervalMs);
+        timer = setInterval(() => void write(config, flushed(statsd)), config.flushIntervalMs);
         timer.unref();
       }
       const stopStatsd = async () => {
         if (timer) clearInterval(timer);
-        if (statsd) await write(config, statsd.flush(deps.now()));
+        if (statsd) await write(config, flushed(statsd));
       };
 
       if (config.transport === 'udp') {

@@ -134,7 +134,8 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
   async function lineProtocolWrite(ctx: Context, api: 1 | 2): Promise<void> {
     const source = writableSource(ctx, deps);
     const rawPrecision = ctx.query.precision;
-    const precision = parsePrecision(typeof rawPrecision === 'string' ? rawPrecision : undefined, api);
+    // given twice (an array) is as wrong as an unknown name
+    const precision = Array.isArray(rawPrecision) ? null : parsePrecision(rawPrecision, api);
     if (!precision) {
       throw badParameter(
         api === 2 ? 'precision must be one of ns, us, ms, s' : 'precision must be one of n, u, ms, s, m, h',

@@ -185,6 +185,7 @@ test('a bad line refuses the whole body, naming the line, and stores nothing of 
   assert.equal(precision.status, 400);
   assert.equal(precision.json.message, 'precision must be one of ns, us, ms, s');
   assert.equal((await send('POST', '/write?precision=h', `p v=1 ${T0 / 3_600_000}`, tokenHeader())).status, 204);
+  assert.equal((await send('POST', '/api/v2/write?precision=s&precision=ms', 'p v=1', tokenHeader())).status, 400);
 });
 
 test('bodies: gzip inflated under the body limit (a bomb is 413), bad gzip 400, other encodings 415', async () => {
@@ -232,4 +233,25 @@ test('probes: /ping 204 with X-Influxdb-Version, /query answers CREATE DATABASE 
   assert.equal(wrong.headers.get('allow'), 'POST');
   // the service's own API is untouched
   assert.equal((await request(server, 'GET', '/api/v1/health')).body.status, 'ok');
+});
+
+test('GET /metrics counts what the intake read and skipped', async () => {
+  const count = async (series: string) => {
+    const text = (await send('GET', '/metrics')).text;
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    assert.ok(line, `${series} in ${text.slice(-800)}`);
+    return Number(line.split(' ')[1]);
+  };
+  const [samples, strings, nonFinite, points] = await Promise.all([
+    count('service_intake_samples_total{format="influx"}'),
+    count('service_intake_skipped_total{reason="string"}'),
+    count('service_intake_skipped_total{reason="non_finite"}'),
+    count('service_intake_points_total'),
+  ]);
+  const res = await send('POST', '/api/v2/write', `counted,h=1 a=1,s="x",t="y",n=NaN ${ns(T0)}\ncounted,h=2 s="only a string" ${ns(T0)}`, tokenHeader());
+  assert.equal(res.status, 204, res.text);
+  assert.equal(await count('service_intake_samples_total{format="influx"}'), samples + 2);
+  assert.equal(await count('service_intake_skipped_total{reason="string"}'), strings + 3);
+  assert.equal(await count('service_intake_skipped_total{reason="non_finite"}'), nonFinite + 1);
+  assert.equal(await count('service_intake_points_total'), points + 2);
 });

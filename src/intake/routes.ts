@@ -5,7 +5,7 @@
 // point as POST /api/v1/metrics/batch. Errors answer InfluxDB's body `{"code","message"}` (plus
 // `error`, the field 1.x clients read, on the 1.x paths), since these clients show that message.
 import type { Context, Middleware, Next } from 'koa';
-import { AppError, forbidden, toHttp, unauthorized } from '../errors';
+import { AppError, forbidden, toHttp, unauthorized, unsupportedMediaType } from '../errors';
 import type { Deps } from '../deps';
 import type { Source } from '../domain/types';
 import { hashToken, tokenKind } from '../lib/tokens';
@@ -13,6 +13,8 @@ import { SERVER_VERSION } from '../version';
 import type { BodyBudget } from '../http/middleware/body-budget';
 import { readRawBody } from '../http/middleware/body';
 import { LineProtocolError, parseLineProtocol, parsePrecision } from './line-protocol';
+import { OtlpError, mapOtlpJson } from './otlp';
+import { parseJsonText } from '../lib/json';
 import { MappingError, mapLineSamples, type IntakePoint } from './mapping';
 import { intakeCountersOf } from './stats';
 
@@ -77,12 +79,17 @@ function hasBody(ctx: Context): boolean {
   return ctx.get('transfer-encoding') !== '';
 }
 
-/** An error as InfluxDB's JSON body; 5xx faults of the server go on to the error handler. */
-function answerError(ctx: Context, err: unknown, v1: boolean): void {
+/** gRPC status codes of OTLP's error body (google.rpc.Status), by HTTP status. */
+const GRPC_CODES: Record<number, number> = { 400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14, 507: 14 };
+
+type Flavour = 'v1' | 'v2' | 'otlp';
+
+/** An error as InfluxDB's JSON body (OTLP's Status on /v1/metrics); 5xx faults of the server go on to the error handler. */
+function answerError(ctx: Context, err: unknown, flavour: Flavour): void {
   let status: number;
   let message: string;
   const headers: Record<string, string> = {};
-  if (err instanceof LineProtocolError || err instanceof MappingError) {
+  if (err instanceof LineProtocolError || err instanceof MappingError || err instanceof OtlpError) {
     status = 400;
     message = err.message;
   } else {
@@ -102,7 +109,8 @@ function answerError(ctx: Context, err: unknown, v1: boolean): void {
   }
   ctx.status = status;
   ctx.set(headers);
-  ctx.body = { code: INFLUX_CODES[status] ?? 'invalid', message, ...(v1 ? { error: message } : {}) };
+  if (flavour === 'otlp') ctx.body = { code: GRPC_CODES[status] ?? 3, message };
+  else ctx.body = { code: INFLUX_CODES[status] ?? 'invalid', message, ...(flavour === 'v1' ? { error: message } : {}) };
 }
 
 function badParameter(message: string): AppError {
@@ -161,6 +169,22 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
       ctx.body = { name: 'trifle-service', message: 'ready for queries and writes', status: 'pass', checks: [], version: SERVER_VERSION };
     },
 
+    async otlp(ctx: Context): Promise<void> {
+      const source = writableSource(ctx, deps);
+      const type = ctx.request.type;
+      if (type === 'application/x-protobuf') {
+        throw unsupportedMediaType('OTLP protobuf is not supported yet: set the exporter\'s protocol to http/json');
+      }
+      if (type !== '' && type !== 'application/json') throw unsupportedMediaType(`Unsupported Content-Type: ${type.slice(0, 60)} (use application/json)`);
+      const body = await readBody(ctx, limit);
+      const request = body.length === 0 ? {} : parseJsonText(body);
+      const mapped = mapOtlpJson(request, { nowMs: deps.now() });
+      counters.add('otlp', mapped);
+      if (mapped.points.length > 0) await write(source, mapped.points);
+      ctx.status = 200;
+      ctx.body = {}; // ExportMetricsServiceResponse: everything accepted
+    },
+
     ping(ctx: Context): void {
       ctx.set('X-Influxdb-Version', SERVER_VERSION);
       ctx.set('X-Influxdb-Build', 'trifle-service');
@@ -205,12 +229,13 @@ type Handler = (ctx: Context) => unknown;
  */
 export function withIntake(routes: Middleware, deps: Deps, budget?: BodyBudget): Middleware {
   const h = intakeRoutes(deps, budget);
-  const table = new Map<string, { v1: boolean; methods: Map<string, Handler> }>([
-    ['/api/v2/write', { v1: false, methods: new Map([['POST', h.writeV2]]) }],
-    ['/write', { v1: true, methods: new Map([['POST', h.writeV1]]) }],
-    ['/health', { v1: false, methods: new Map([['GET', h.health], ['HEAD', h.health]]) }],
-    ['/ping', { v1: true, methods: new Map([['GET', h.ping], ['HEAD', h.ping]]) }],
-    ['/query', { v1: true, methods: new Map([['GET', h.query], ['POST', h.query]]) }],
+  const table = new Map<string, { flavour: Flavour; methods: Map<string, Handler> }>([
+    ['/api/v2/write', { flavour: 'v2', methods: new Map([['POST', h.writeV2]]) }],
+    ['/write', { flavour: 'v1', methods: new Map([['POST', h.writeV1]]) }],
+    ['/health', { flavour: 'v2', methods: new Map([['GET', h.health], ['HEAD', h.health]]) }],
+    ['/ping', { flavour: 'v1', methods: new Map([['GET', h.ping], ['HEAD', h.ping]]) }],
+    ['/query', { flavour: 'v1', methods: new Map([['GET', h.query], ['POST', h.query]]) }],
+    ['/v1/metrics', { flavour: 'otlp', methods: new Map([['POST', h.otlp]]) }],
   ]);
   return async function intakeOrRoutes(ctx: Context, next: Next): Promise<void> {
     const route = table.get(ctx.path);
@@ -229,7 +254,7 @@ export function withIntake(routes: Middleware, deps: Deps, budget?: BodyBudget):
     try {
       await handler(ctx);
     } catch (err) {
-      answerError(ctx, err, route.v1);
+      answerError(ctx, err, route.flavour);
     }
   };
 }

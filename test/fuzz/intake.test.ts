@@ -8,6 +8,7 @@ import { LineProtocolError, parseLineProtocol, type FieldValue } from '../../src
 import { GraphiteError, mapGraphite, parseGraphite } from '../../src/intake/graphite';
 import { StatsdAggregator, StatsdError, parseStatsd } from '../../src/intake/statsd';
 import { MappingError, mapLineSamples } from '../../src/intake/mapping';
+import { OtlpError, mapOtlpJson } from '../../src/intake/otlp';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
@@ -20,7 +21,7 @@ function onlyOwnErrors(run: () => unknown): void {
   try {
     run();
   } catch (err) {
-    if (!(err instanceof LineProtocolError || err instanceof GraphiteError || err instanceof StatsdError || err instanceof MappingError)) throw err;
+    if (!(err instanceof LineProtocolError || err instanceof GraphiteError || err instanceof StatsdError || err instanceof MappingError || err instanceof OtlpError)) throw err;
   }
 }
 
@@ -164,4 +165,23 @@ test('graphite and statsd: adversarial megabyte bodies parse in linear time', ()
     const ms = performance.now() - started;
     assert.ok(ms < 8000, `${JSON.stringify(body.slice(0, 20))}... took ${ms.toFixed(0)} ms`);
   }
+});
+
+test('otlp json: any JSON value, and exports with wrongly typed members, map or fail with an OtlpError', () => {
+  const anyValue = fc.oneof(fc.constant(undefined), fc.constant(null), fc.string({ maxLength: 5 }), fc.double(), fc.integer(), fc.boolean(), fc.constant([]), fc.constant({}));
+  const dataPoint = fc.record({ attributes: fc.oneof(anyValue, fc.array(fc.record({ key: anyValue, value: fc.oneof(anyValue, fc.record({ stringValue: anyValue, intValue: anyValue, doubleValue: anyValue })) }), { maxLength: 2 })), timeUnixNano: fc.oneof(anyValue, fc.bigInt({ min: 0n, max: 2n ** 64n }).map(String)), asDouble: anyValue, asInt: anyValue, count: anyValue, sum: anyValue }, { requiredKeys: [] });
+  const data = fc.record({ aggregationTemporality: fc.oneof(anyValue, fc.constantFrom(1, 2)), dataPoints: fc.oneof(anyValue, fc.array(fc.oneof(dataPoint, anyValue), { maxLength: 3 })) }, { requiredKeys: [] });
+  const metric = fc.record({ name: anyValue, gauge: fc.oneof(data, anyValue), sum: data, histogram: data, summary: data }, { requiredKeys: [] });
+  const exportRequest = fc.record({ resourceMetrics: fc.oneof(anyValue, fc.array(fc.record({ resource: fc.oneof(anyValue, fc.record({ attributes: anyValue })), scopeMetrics: fc.oneof(anyValue, fc.array(fc.record({ metrics: fc.oneof(anyValue, fc.array(fc.oneof(metric, anyValue), { maxLength: 3 })) }, { requiredKeys: [] }), { maxLength: 2 })) }, { requiredKeys: [] }), { maxLength: 2 })) }, { requiredKeys: [] });
+  fc.assert(
+    fc.property(fc.oneof(fc.jsonValue(), exportRequest), (body) => {
+      onlyOwnErrors(() => {
+        for (const point of mapOtlpJson(body, { nowMs: 1_769_248_800_000 }).points) {
+          assert.ok(point.key.length > 0);
+          assert.ok(!Number.isNaN(Date.parse(point.at)));
+        }
+      });
+    }),
+    { seed: SEED, numRuns: RUNS },
+  );
 });

@@ -121,11 +121,15 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
   const limit = deps.config.limits.maxBodyBytes;
   const counters = intakeCountersOf(deps);
 
-  async function readBody(ctx: Context, max: number): Promise<Buffer> {
-    if (!hasBody(ctx)) return Buffer.alloc(0);
+  /**
+   * Reads the body and runs `use` on it; the bytes stay charged to the server-wide budget until
+   * `use` is done (what they parse into is held as long).
+   */
+  async function withBody<T>(ctx: Context, max: number, use: (body: Buffer) => Promise<T> | T): Promise<T> {
+    if (!hasBody(ctx)) return use(Buffer.alloc(0));
     const charge = budget?.open();
     try {
-      return await readRawBody(ctx, max, charge);
+      return await use(await readRawBody(ctx, max, charge));
     } finally {
       charge?.close();
     }
@@ -149,14 +153,13 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
         api === 2 ? 'precision must be one of ns, us, ms, s' : 'precision must be one of n, u, ms, s, m, h',
       );
     }
-    const body = await readBody(ctx, limit);
-    const nowMs = deps.now();
-    if (body.length > 0) {
+    await withBody(ctx, limit, async (body) => {
+      if (body.length === 0) return;
       const samples = parseLineProtocol(body.toString('utf8'), { precision });
-      const mapped = mapLineSamples(samples, { nowMs });
+      const mapped = mapLineSamples(samples, { nowMs: deps.now() });
       counters.lineProtocol(mapped);
       if (mapped.points.length > 0) await write(source, mapped.points);
-    }
+    });
     ctx.status = 204;
   }
 
@@ -176,11 +179,11 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
         throw unsupportedMediaType('OTLP protobuf is not supported yet: set the exporter\'s protocol to http/json');
       }
       if (type !== '' && type !== 'application/json') throw unsupportedMediaType(`Unsupported Content-Type: ${type.slice(0, 60)} (use application/json)`);
-      const body = await readBody(ctx, limit);
-      const request = body.length === 0 ? {} : parseJsonText(body);
-      const mapped = mapOtlpJson(request, { nowMs: deps.now() });
-      counters.add('otlp', mapped);
-      if (mapped.points.length > 0) await write(source, mapped.points);
+      await withBody(ctx, limit, async (body) => {
+        const mapped = mapOtlpJson(body.length === 0 ? {} : parseJsonText(body), { nowMs: deps.now() });
+        counters.add('otlp', mapped);
+        if (mapped.points.length > 0) await write(source, mapped.points);
+      });
       ctx.status = 200;
       ctx.body = {}; // ExportMetricsServiceResponse: everything accepted
     },
@@ -193,10 +196,10 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
 
     async query(ctx: Context): Promise<void> {
       // Credentials are optional here; sent ones must be good, so a client learns at start-up.
-      if (tokenOf(ctx) !== null) writableSourceOrRead(ctx, deps);
+      if (tokenOf(ctx) !== null) checkAnySourceToken(ctx, deps);
       let q = typeof ctx.query.q === 'string' ? ctx.query.q : '';
       if (ctx.method === 'POST' && ctx.request.type === 'application/x-www-form-urlencoded') {
-        const form = new URLSearchParams((await readBody(ctx, QUERY_BODY_LIMIT)).toString('utf8'));
+        const form = await withBody(ctx, QUERY_BODY_LIMIT, (body) => new URLSearchParams(body.toString('utf8')));
         q = form.get('q') ?? q;
       }
       const statements = q.split(';').map((s) => s.trim()).filter((s) => s !== '');
@@ -215,7 +218,7 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
 }
 
 /** /query with credentials: any token of the source (read or write) will do. */
-function writableSourceOrRead(ctx: Context, deps: Deps): void {
+function checkAnySourceToken(ctx: Context, deps: Deps): void {
   const value = tokenOf(ctx);
   const kind = value ? tokenKind(value) : null;
   if (!value || kind !== 'source' || !deps.sources.tokenByHash(hashToken(value))) throw unauthorized(NO_TOKEN);

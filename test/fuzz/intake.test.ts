@@ -185,3 +185,27 @@ test('otlp json: any JSON value, and exports with wrongly typed members, map or 
     { seed: SEED, numRuns: RUNS },
   );
 });
+
+test('through the real server: random bodies on every intake endpoint never answer 5xx, and the server stays healthy', async () => {
+  const { startTestServer, createProjectWithToken } = await import('../helpers/server');
+  const server = await startTestServer();
+  try {
+    const agent = await createProjectWithToken(server);
+    const paths = ['/api/v2/write?precision=s', '/write?db=x', '/v1/metrics', '/query'];
+    const bodies = fc.sample(fc.oneof(lpText, gsText, fc.json({ maxDepth: 4 }), fc.string({ unit: 'binary', maxLength: 200 })), { seed: SEED, numRuns: 400 });
+    for (let i = 0; i < bodies.length; i++) {
+      const path = paths[i % paths.length]!;
+      const res = await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Token ${agent.sourceToken}`, 'content-type': path === '/v1/metrics' ? 'application/json' : 'text/plain' },
+        body: bodies[i],
+      });
+      await res.arrayBuffer();
+      assert.ok(res.status < 500, `${path} ${JSON.stringify(bodies[i]).slice(0, 200)} -> ${res.status}`);
+    }
+    const ok = await fetch(`${server.url}/api/v2/write`, { method: 'POST', headers: { authorization: `Token ${agent.sourceToken}` }, body: 'after v=1' });
+    assert.equal(ok.status, 204);
+  } finally {
+    await server.stop();
+  }
+});

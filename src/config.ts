@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { parseSecretKey } from './lib/secrets';
+import { parseListeners, type ListenerConfig } from './intake/listener-config';
 
 export interface Config {
   readonly server: {
@@ -45,13 +46,15 @@ export interface Config {
    * server and its cookie stops working.
    */
   readonly session: { readonly idleTimeoutSeconds: number; readonly maxLifetimeSeconds: number };
+  /** TCP/UDP listeners of the intake formats, each bound to one source (docs/intake.md); none by default */
+  readonly intake: { readonly listeners: readonly ListenerConfig[] };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export class ConfigError extends Error {}
 
-type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key';
+type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key' | 'listeners';
 interface KeyDef {
   key: string; // TOML dotted key
   env: string;
@@ -88,6 +91,7 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'retention.sweep_interval_seconds', env: 'SERVICE_RETENTION_SWEEP_INTERVAL_SECONDS', kind: 'size', min: 1 },
   { key: 'session.idle_timeout_seconds', env: 'SERVICE_SESSION_IDLE_TIMEOUT_SECONDS', kind: 'size', min: 60 },
   { key: 'session.max_lifetime_seconds', env: 'SERVICE_SESSION_MAX_LIFETIME_SECONDS', kind: 'size', min: 60 },
+  { key: 'intake.listeners', env: 'SERVICE_INTAKE_LISTENERS', kind: 'listeners' },
 ];
 
 const DEFAULTS: Record<string, unknown> = {
@@ -116,6 +120,7 @@ const DEFAULTS: Record<string, unknown> = {
   'retention.sweep_interval_seconds': 60,
   'session.idle_timeout_seconds': 604_800, // 7 days
   'session.max_lifetime_seconds': 2_592_000, // 30 days
+  'intake.listeners': [],
 };
 
 export interface ConfigInput {
@@ -138,6 +143,10 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
     case 'string':
       if (typeof raw !== 'string' || raw.trim() === '') fail('expected a non-empty string');
       return raw;
+    case 'listeners': {
+      const listeners = parseListeners(raw);
+      return typeof listeners === 'string' ? fail(listeners) : listeners;
+    }
     case 'key':
       if (typeof raw !== 'string' || !parseSecretKey(raw)) fail('expected 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)');
       return raw;
@@ -263,6 +272,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
       idleTimeoutSeconds: values['session.idle_timeout_seconds'] as number,
       maxLifetimeSeconds: values['session.max_lifetime_seconds'] as number,
     },
+    intake: { listeners: values['intake.listeners'] as ListenerConfig[] },
   });
 }
 

@@ -24,6 +24,7 @@ import { OpsStats } from './ops/stats';
 import { createRetentionSweeper } from './ops/retention-sweeper';
 import { removePidFile, writePidFile } from './ops/pid-file';
 import { SERVER_VERSION } from './version';
+import { startListeners, type Listeners } from './intake/listeners';
 
 /** The info-level summary of requests, points and errors (SPEC section 11). */
 const SUMMARY_INTERVAL_MS = 60_000;
@@ -125,6 +126,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   applyConnectionLimits(server, config);
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerExpectationFailed);
+  let listeners: Listeners;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -133,8 +135,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         resolve();
       });
     });
+    listeners = await startListeners(deps, config.intake.listeners);
   } catch (err) {
     // e.g. the port is in use: release what was opened, the caller reports the error
+    if (server.listening) server.close();
     await deps.metrics.close();
     db.close();
     throw err;
@@ -168,6 +172,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         });
         server.closeIdleConnections();
       });
+      await listeners.close(); // StatsD holdings are written before the engine closes
       await sweeper.close();
       await deps.metrics.close(); // commits pending writes, closes source files
       db.close();

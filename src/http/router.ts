@@ -16,6 +16,7 @@ import { dashboardInput, dashboardRoutes } from './routes/dashboards';
 import { dashboardGroupRoutes, groupInput } from './routes/dashboard-groups';
 import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
+import { withIntake } from '../intake/routes';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
@@ -119,7 +120,7 @@ export function createRoutes(deps: Deps): Middleware {
   r.put('/dashboard-groups/:id', dashWriter, json, groupInput.fields, groups.update);
   r.patch('/dashboard-groups/:id', dashWriter, json, groupInput.fields, groups.update);
   r.delete('/dashboard-groups/:id', dashWriter, groups.remove);
-  return withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch });
+  return withIntake(withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch }), deps, budget);
 }
 
 /**

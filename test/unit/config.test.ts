@@ -58,6 +58,7 @@ describe('config', () => {
       metrics: { enabled: true, token: null },
       retention: { sweepIntervalSeconds: 60 },
       session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000 },
+      intake: { listeners: [] },
     });
   });
 
@@ -171,6 +172,7 @@ level = "warn"
       'retention.sweep_interval_seconds': ['0', 'hourly'],
       'session.idle_timeout_seconds': ['59', 'a week'],
       'session.max_lifetime_seconds': ['0', '-1'],
+      'intake.listeners': ['{', '{}', '[{"protocol":"graphite","transport":"udp","listen":"127.0.0.1:2003","source":"nope"}]'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {

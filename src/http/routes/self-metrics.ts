@@ -8,6 +8,7 @@ import type { Deps } from '../../deps';
 import { AppError } from '../../errors';
 import { renderMetrics } from '../../ops/prometheus';
 import { SERVER_VERSION } from '../../version';
+import { intakeCountersOf, renderIntakeMetrics } from '../../intake/stats';
 
 function sameText(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -34,6 +35,6 @@ export function selfMetricsRoute(deps: Deps) {
       queueDepth: deps.metrics.pendingPoints,
       databaseFile,
       version: SERVER_VERSION,
-    });
+    }) + renderIntakeMetrics(intakeCountersOf(deps));
   };
 }

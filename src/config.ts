@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { parseSecretKey } from './lib/secrets';
-import { parseListeners, type ListenerConfig } from './intake/listener-config';
+import { parseListeners, type ListenerConfig } from './config-listeners';
 
 export interface Config {
   readonly server: {

@@ -12,7 +12,8 @@
 // character is kept as it is. In string field values `\"` and `\\`. A string field value may hold
 // line breaks; anywhere else a line break ends the line.
 
-export type Precision = 'ns' | 'us' | 'ms' | 's' | 'm' | 'h';
+import type { Precision } from '../config-listeners';
+export type { Precision };
 
 export type FieldValue =
   | { type: 'float'; value: number }

@@ -8,12 +8,12 @@ import net from 'node:net';
 import type { Deps } from '../deps';
 import { mapGraphite, parseGraphite, GRAPHITE_MAX_LINE_LENGTH } from './graphite';
 import { DEFAULT_MAX_LINE_LENGTH, parseLineProtocol } from './line-protocol';
-import { parseListenAddress, type ListenerConfig } from './listener-config';
+import { parseListenAddress, type ListenerConfig } from '../config-listeners';
 import { mapLineSamples, type IntakePoint } from './mapping';
 import { StatsdAggregator, parseStatsd, STATSD_MAX_LINE_LENGTH } from './statsd';
 import { intakeCountersOf } from './stats';
 
-export { parseListeners, type ListenerConfig } from './listener-config';
+export { parseListeners, type ListenerConfig } from '../config-listeners';
 
 export interface RunningListener {
   config: ListenerConfig;

@@ -47,6 +47,7 @@ const FLOORS: ReadonlyArray<[prefix: string, floor: number]> = [
   ['src/errors.ts', 0],
   ['src/config.ts', 0],
   ['src/config-example.ts', 0],
+  ['src/config-listeners.ts', 0],
   ['src/version.ts', 0],
   ['src/sea/', 0],
   ['src/model/', 1],

@@ -1,7 +1,10 @@
 // `[[intake.listeners]]` (config.example.toml, docs/intake.md "Listeners"): what a listener is, checked
-// entry by entry when the configuration loads. No I/O here: src/config.ts imports it.
-import { normalizeId } from '../lib/ids';
-import type { Precision } from './line-protocol';
+// entry by entry when the configuration loads. No I/O here: src/config.ts imports it, and the
+// intake's listeners (src/intake/listeners.ts) take what it returns.
+import { normalizeId } from './lib/ids';
+
+/** Line protocol timestamp precision (1.x names included: m and h). */
+export type Precision = 'ns' | 'us' | 'ms' | 's' | 'm' | 'h';
 
 export type ListenerProtocol = 'graphite' | 'influx' | 'statsd';
 

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { parseSecretKey } from './lib/secrets';
+import { checkAllowedHosts } from './drivers/outbound';
 
 export interface Config {
   readonly server: {
@@ -39,13 +40,26 @@ export interface Config {
   /** GET /metrics (Prometheus text); token null: no authentication (docs/operations.md) */
   readonly metrics: { readonly enabled: boolean; readonly token: string | null };
   readonly retention: { readonly sweepIntervalSeconds: number };
+  /** connections made for tenants: database sources (and alert channels), SPEC 13 */
+  readonly network: {
+    /** `any`: every address; `public`: no loopback, private, link-local, CGNAT or metadata address */
+    readonly outbound: 'any' | 'public';
+    /** exceptions to `public`: host names, IP addresses or CIDRs */
+    readonly allowedHosts: readonly string[];
+    /** ms to connect and for every operation of a database source; a failed setup answers no sooner */
+    readonly timeoutMs: number;
+    /** database sources (all drivers) one organization may have */
+    readonly maxDatabaseSources: number;
+    /** setups of database sources one organization may start per minute */
+    readonly setupsPerMinute: number;
+  };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export class ConfigError extends Error {}
 
-type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key';
+type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key' | 'list';
 interface KeyDef {
   key: string; // TOML dotted key
   env: string;
@@ -80,6 +94,11 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'metrics.enabled', env: 'SERVICE_METRICS_ENABLED', kind: 'bool' },
   { key: 'metrics.token', env: 'SERVICE_METRICS_TOKEN', kind: 'string' },
   { key: 'retention.sweep_interval_seconds', env: 'SERVICE_RETENTION_SWEEP_INTERVAL_SECONDS', kind: 'size', min: 1 },
+  { key: 'network.outbound', env: 'SERVICE_NETWORK_OUTBOUND', kind: 'enum', values: ['any', 'public'] },
+  { key: 'network.allowed_hosts', env: 'SERVICE_NETWORK_ALLOWED_HOSTS', kind: 'list' },
+  { key: 'network.timeout_ms', env: 'SERVICE_NETWORK_TIMEOUT_MS', kind: 'size', min: 100 },
+  { key: 'network.max_database_sources', env: 'SERVICE_NETWORK_MAX_DATABASE_SOURCES', kind: 'size', min: 1 },
+  { key: 'network.setups_per_minute', env: 'SERVICE_NETWORK_SETUPS_PER_MINUTE', kind: 'size', min: 1 },
 ];
 
 const DEFAULTS: Record<string, unknown> = {
@@ -106,6 +125,11 @@ const DEFAULTS: Record<string, unknown> = {
   'metrics.enabled': true,
   'metrics.token': null,
   'retention.sweep_interval_seconds': 60,
+  'network.outbound': null, // any (self_hosted), public (saas)
+  'network.allowed_hosts': [],
+  'network.timeout_ms': 5000,
+  'network.max_database_sources': 50,
+  'network.setups_per_minute': 10,
 };
 
 export interface ConfigInput {
@@ -136,6 +160,14 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
       if (typeof raw === 'string' && TRUE.has(raw.trim().toLowerCase())) return true;
       if (typeof raw === 'string' && FALSE.has(raw.trim().toLowerCase())) return false;
       return fail('expected true/false (1,true,yes,on / 0,false,no,off)');
+    case 'list': {
+      // a TOML array of strings, or one comma-separated string (environment, flags)
+      const items = typeof raw === 'string' ? raw.split(',').map((x) => x.trim()).filter((x) => x !== '') : raw;
+      if (!Array.isArray(items) || items.some((x) => typeof x !== 'string')) return fail('expected a list of strings');
+      const wrong = checkAllowedHosts(items as string[]);
+      if (wrong) fail(wrong);
+      return items;
+    }
     case 'enum':
       if (typeof raw !== 'string' || !def.values!.includes(raw)) fail(`expected one of ${def.values!.join(', ')}`);
       return raw;
@@ -249,6 +281,13 @@ export function loadConfig(input: ConfigInput = {}): Config {
     secrets: { key: secretKey },
     metrics: { enabled: values['metrics.enabled'] as boolean, token: (values['metrics.token'] as string | null) ?? null },
     retention: { sweepIntervalSeconds: values['retention.sweep_interval_seconds'] as number },
+    network: {
+      outbound: (values['network.outbound'] as 'any' | 'public' | null) ?? (values['deployment.mode'] === 'saas' ? 'public' : 'any'),
+      allowedHosts: [...(values['network.allowed_hosts'] as string[])],
+      timeoutMs: values['network.timeout_ms'] as number,
+      maxDatabaseSources: values['network.max_database_sources'] as number,
+      setupsPerMinute: values['network.setups_per_minute'] as number,
+    },
   });
 }
 

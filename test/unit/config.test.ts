@@ -57,6 +57,7 @@ describe('config', () => {
       secrets: { key: null },
       metrics: { enabled: true, token: null },
       retention: { sweepIntervalSeconds: 60 },
+      network: { outbound: 'any', allowedHosts: [], timeoutMs: 5000, maxDatabaseSources: 50, setupsPerMinute: 10 },
     });
   });
 
@@ -168,6 +169,11 @@ level = "warn"
       'metrics.enabled': ['sometimes'],
       'metrics.token': ['  '],
       'retention.sweep_interval_seconds': ['0', 'hourly'],
+      'network.outbound': ['private'],
+      'network.allowed_hosts': ['10.0.0.0/99', 'a host', 'db.example/8'],
+      'network.timeout_ms': ['10'],
+      'network.max_database_sources': ['0'],
+      'network.setups_per_minute': ['0'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {
@@ -220,5 +226,18 @@ level = "warn"
       assert.ok(text.includes(name), `${def.key} documented`);
       assert.ok(text.includes(def.env), `${def.env} documented`);
     }
+  });
+});
+
+describe('network settings', () => {
+  test('outbound defaults to any in self_hosted and public in saas; allowed_hosts from TOML or a comma list', () => {
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'svc-config-'));
+    assert.equal(loadConfig({ env: {}, cwd }).network.outbound, 'any');
+    assert.equal(loadConfig({ env: { SERVICE_DEPLOYMENT_MODE: 'saas' }, cwd }).network.outbound, 'public');
+    assert.equal(loadConfig({ env: { SERVICE_DEPLOYMENT_MODE: 'saas', SERVICE_NETWORK_OUTBOUND: 'any' }, cwd }).network.outbound, 'any');
+    const listed = loadConfig({ env: { SERVICE_NETWORK_ALLOWED_HOSTS: 'db.internal, 10.1.2.0/24,::1' }, cwd });
+    assert.deepEqual(listed.network.allowedHosts, ['db.internal', '10.1.2.0/24', '::1']);
+    writeFileSync(path.join(cwd, 'config.toml'), '[network]\noutbound = "public"\nallowed_hosts = ["127.0.0.1/32"]\n');
+    assert.deepEqual(loadConfig({ env: {}, cwd }).network, { outbound: 'public', allowedHosts: ['127.0.0.1/32'], timeoutMs: 5000, maxDatabaseSources: 50, setupsPerMinute: 10 });
   });
 });

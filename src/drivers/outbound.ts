@@ -68,7 +68,6 @@ function blockList(): net.BlockList {
   const v6: Array<[string, number]> = [
     ['::', 128],
     ['::1', 128],
-    ['::ffff:0:0', 96], // IPv4-mapped: checked as the IPv4 address instead (see below)
     ['64:ff9b::', 96], // NAT64: the embedded IPv4 address decides, refused outright
     ['64:ff9b:1::', 48],
     ['100::', 64],
@@ -91,8 +90,14 @@ export function isInternalAddress(address: string): boolean {
   const family = net.isIP(address);
   if (family === 0) return true;
   if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return isInternalAddress(mapped[1]!);
+    // IPv4-mapped (::ffff:a.b.c.d, ::ffff:7f00:1, 0:0:0:0:0:ffff:...): the IPv4 address decides
+    const canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1).toLowerCase();
+    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+    if (mapped) {
+      const hi = parseInt(mapped[1]!, 16);
+      const lo = parseInt(mapped[2]!, 16);
+      return isInternalAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+    }
   }
   return PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }

@@ -19,10 +19,10 @@ export const MAX_FRAME_BYTES = 17 * 1024 * 1024;
 /** What a connection through the relay came to. */
 export type WireFailure = 'refused' | 'connect' | 'protocol';
 
-/** Checks the bytes one direction of a connection carries; false: a frame the protocol forbids. */
+/** Checks the bytes one direction of a connection carries. */
 interface Checker {
-  /** server bytes, in order */
-  server(chunk: Buffer): boolean;
+  /** server bytes, in order: what may reach the client now, or null for a frame the protocol forbids */
+  server(chunk: Buffer): Buffer | null;
   /** client bytes, in order (the TLS upgrade is announced by the client) */
   client(chunk: Buffer): void;
   /** at least one whole, valid frame came from the server */
@@ -31,28 +31,12 @@ interface Checker {
 
 /** A TLS record stream: content type 20..24, version 3.x, at most 2^14 + 2048 bytes a record. */
 class TlsRecords {
-  private header = Buffer.alloc(0);
-  private skip = 0;
-  feed(chunk: Buffer): boolean {
-    let at = 0;
-    while (at < chunk.length) {
-      if (this.skip > 0) {
-        const n = Math.min(this.skip, chunk.length - at);
-        this.skip -= n;
-        at += n;
-        continue;
-      }
-      const need = 5 - this.header.length;
-      this.header = Buffer.concat([this.header, chunk.subarray(at, at + need)]);
-      at += Math.min(need, chunk.length - at);
-      if (this.header.length < 5) return true;
-      const type = this.header[0]!;
-      const length = this.header.readUInt16BE(3);
-      if (type < 20 || type > 24 || this.header[1] !== 3 || length > 16384 + 2048) return false;
-      this.skip = length;
-      this.header = Buffer.alloc(0);
-    }
-    return true;
+  private readonly frames = new LengthFrames(5, (h) => {
+    const length = h.readUInt16BE(3);
+    return h[0]! < 20 || h[0]! > 24 || h[1] !== 3 || length > 16384 + 2048 ? -1 : length;
+  });
+  feed(chunk: Buffer): Buffer | null {
+    return this.frames.feed(chunk);
   }
 }
 
@@ -65,12 +49,17 @@ class LengthFrames {
     private readonly headerBytes: number,
     /** the bytes that follow the header, or -1 for a forbidden header */
     private readonly bodyBytes: (header: Buffer, index: number) => number,
+    /** false: the start of a header is forbidden already (checked before the header is whole) */
+    private readonly early: (partial: Buffer) => boolean = () => true,
   ) {}
-  feed(chunk: Buffer): boolean {
+  /** The bytes that may pass (a header only once it is whole and allowed), or null: forbidden. */
+  feed(chunk: Buffer): Buffer | null {
+    const out: Buffer[] = [];
     let at = 0;
     while (at < chunk.length) {
       if (this.skip > 0) {
         const n = Math.min(this.skip, chunk.length - at);
+        out.push(chunk.subarray(at, at + n));
         this.skip -= n;
         at += n;
         if (this.skip === 0) this.frames++;
@@ -79,14 +68,18 @@ class LengthFrames {
       const need = this.headerBytes - this.header.length;
       this.header = Buffer.concat([this.header, chunk.subarray(at, at + need)]);
       at += Math.min(need, chunk.length - at);
-      if (this.header.length < this.headerBytes) return true;
+      if (this.header.length < this.headerBytes) {
+        if (!this.early(this.header)) return null;
+        break;
+      }
       const body = this.bodyBytes(this.header, this.frames);
-      if (body < 0) return false;
+      if (body < 0) return null;
+      out.push(this.header);
       this.header = Buffer.alloc(0);
       this.skip = body;
       if (body === 0) this.frames++;
     }
-    return true;
+    return out.length === 1 ? out[0]! : Buffer.concat(out);
   }
 }
 
@@ -98,10 +91,14 @@ function postgresChecker(): Checker {
   let sslAsked: boolean | null = null; // null: the client's first message not seen yet
   let sslAnswered = false;
   let tls: TlsRecords | null = null;
-  const frames = new LengthFrames(5, (h) => {
-    const length = h.readInt32BE(1);
-    return PG_TYPES.has(h[0]!) && length >= 4 && length <= MAX_FRAME_BYTES ? length - 4 : -1;
-  });
+  const frames = new LengthFrames(
+    5,
+    (h) => {
+      const length = h.readInt32BE(1);
+      return PG_TYPES.has(h[0]!) && length >= 4 && length <= MAX_FRAME_BYTES ? length - 4 : -1;
+    },
+    (partial) => PG_TYPES.has(partial[0]!) && (partial.length < 3 || partial.readUInt16BE(1) <= MAX_FRAME_BYTES >>> 16),
+  );
   return {
     get confirmed() {
       return frames.frames > 0 || tls !== null;
@@ -120,11 +117,9 @@ function postgresChecker(): Checker {
         const answer = chunk[0];
         if (answer === 0x53 || answer === 0x4e || answer === 0x47) {
           sslAnswered = true;
-          if (answer === 0x53) {
-            tls = new TlsRecords();
-            return tls.feed(chunk.subarray(1));
-          }
-          return frames.feed(chunk.subarray(1));
+          if (answer === 0x53) tls = new TlsRecords();
+          const rest = (tls ?? frames).feed(chunk.subarray(1));
+          return rest && Buffer.concat([chunk.subarray(0, 1), rest]);
         }
         sslAnswered = true;
       }
@@ -139,8 +134,9 @@ function mysqlChecker(): Checker {
   let clientHeader = Buffer.alloc(0);
   const frames = new LengthFrames(4, (h) => {
     const length = h.readUIntLE(0, 3);
-    // no multi-packet payloads (0xFFFFFF): a 16 MB row is more than any bucket needs
-    if (length >= 0xffffff || length > MAX_FRAME_BYTES) return -1;
+    // no multi-packet payloads (0xFFFFFF, and the empty packet that ends one): a 16 MB row is more
+    // than any bucket needs
+    if (length === 0 || length >= 0xffffff || length > MAX_FRAME_BYTES) return -1;
     return length;
   });
   let greeting: boolean | null = null;
@@ -164,7 +160,7 @@ function mysqlChecker(): Checker {
         first = Buffer.concat([first, chunk]).subarray(0, 5);
         if (first.length >= 5) {
           greeting = first[4] === 10 || first[4] === 0xff;
-          if (!greeting) return false;
+          if (!greeting) return null;
         }
       }
       return frames.feed(chunk);
@@ -186,10 +182,12 @@ function redisChecker(tlsFromStart: boolean): Checker {
     client() {},
     server(chunk) {
       if (tls) return tls.feed(chunk);
+      const out: Buffer[] = [];
       let at = 0;
       while (at < chunk.length) {
         if (skip > 0) {
           const n = Math.min(skip, chunk.length - at);
+          out.push(chunk.subarray(at, at + n));
           skip -= n;
           at += n;
           continue;
@@ -198,34 +196,39 @@ function redisChecker(tlsFromStart: boolean): Checker {
         const piece = chunk.toString('latin1', at, end < 0 ? chunk.length : end + 1);
         at = end < 0 ? chunk.length : end + 1;
         line += piece;
-        if (line.length > 65_536) return false;
-        if (line.length > 0 && !TYPES.includes(line[0]!)) return false;
-        if (end < 0) return true;
-        if (!line.endsWith('\r\n')) return false;
+        if (line.length > 65_536) return null;
+        if (line.length > 0 && !TYPES.includes(line[0]!)) return null;
+        if (end < 0) break;
+        if (!line.endsWith('\r\n')) return null;
         const type = line[0]!;
         const n = Number(line.slice(1, -2));
         if ('$=!'.includes(type)) {
-          if (!Number.isInteger(n) || n < -1 || n > MAX_FRAME_BYTES) return false;
+          if (!Number.isInteger(n) || n < -1 || n > MAX_FRAME_BYTES) return null;
           if (n >= 0) skip = n + 2;
         } else if ('*%~>|'.includes(type)) {
-          if (!Number.isInteger(n) || n < -1 || n > 1_000_000) return false;
+          if (!Number.isInteger(n) || n < -1 || n > 1_000_000) return null;
         }
+        out.push(Buffer.from(line, 'latin1'));
         replies++;
         line = '';
       }
-      return true;
+      return Buffer.concat(out);
     },
   };
 }
 
 /** OP_MSG (2013), OP_REPLY (1) or OP_COMPRESSED (2012): length 16 (the header) .. MAX_FRAME_BYTES. */
 function mongoChecker(): Checker {
-  const frames = new LengthFrames(16, (h) => {
-    const length = h.readInt32LE(0);
-    const opCode = h.readInt32LE(12);
-    if (length < 16 || length > MAX_FRAME_BYTES || (opCode !== 2013 && opCode !== 1 && opCode !== 2012)) return -1;
-    return length - 16;
-  });
+  const frames = new LengthFrames(
+    16,
+    (h) => {
+      const length = h.readInt32LE(0);
+      const opCode = h.readInt32LE(12);
+      if (length < 16 || length > MAX_FRAME_BYTES || (opCode !== 2013 && opCode !== 1 && opCode !== 2012)) return -1;
+      return length - 16;
+    },
+    (partial) => partial.length < 4 || (partial.readInt32LE(0) >= 16 && partial.readInt32LE(0) <= MAX_FRAME_BYTES),
+  );
   return {
     get confirmed() {
       return frames.frames > 0;
@@ -324,12 +327,13 @@ export function createWireGuard(options: WireGuardOptions): WireGuard {
         end();
       });
       r.on('data', (chunk: Buffer) => {
-        if (!checker.server(chunk)) {
+        const pass = checker.server(chunk);
+        if (pass === null) {
           fail('protocol');
           return end();
         }
         if (checker.confirmed) confirmed = true;
-        if (!local.write(chunk)) r.pause();
+        if (pass.length > 0 && !local.write(pass)) r.pause();
       });
       local.on('drain', () => r.resume());
       local.on('data', (chunk: Buffer) => {

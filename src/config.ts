@@ -48,7 +48,7 @@ export interface Config {
     readonly allowedHosts: readonly string[];
     /** ms to connect and for every operation of a database source; a failed setup answers no sooner */
     readonly timeoutMs: number;
-    /** database sources (all drivers) one organization may have */
+    /** network database sources (postgres, mysql, redis, mongo) one organization may have */
     readonly maxDatabaseSources: number;
     /** setups of database sources one organization may start per minute */
     readonly setupsPerMinute: number;

@@ -85,8 +85,8 @@ export async function createDatabase(
   const organizationId = requireOrganization(auth);
   const id = newId();
   const max = deps.config.network?.maxDatabaseSources ?? DEFAULT_MAX_SOURCES;
-  if (deps.sources.listByOrganization(organizationId, 'database').length >= max) {
-    throw invalidField('driver', `the organization already has ${max} database sources, the most allowed (network.max_database_sources)`);
+  if (input.driver !== 'sqlite' && deps.sources.listByOrganization(organizationId, 'database').filter((s) => s.driver !== 'sqlite').length >= max) {
+    throw invalidField('driver', `the organization already has ${max} network database sources, the most allowed (network.max_database_sources)`);
   }
   const plain = { ...input.config };
   if (input.driver === 'redis' && typeof plain.prefix !== 'string') plain.prefix = `trfl_${id}`;

@@ -186,7 +186,12 @@ export function parseConnectionUrl(kind: string, text: string): ConnectionTarget
     port: url.port ? Number(url.port) : DEFAULT_PORTS[kind]!,
     username: decode(url.username),
     password: decode(url.password),
-    ssl: url.protocol === 'rediss:',
+    // TLS on/off is one of the fields: rediss:, or what an older version's stored URL asked for
+    ssl:
+      url.protocol === 'rediss:' ||
+      ['require', 'verify-ca', 'verify-full'].includes(url.searchParams.get('sslmode') ?? '') ||
+      ['true', '1'].includes(url.searchParams.get('ssl') ?? '') ||
+      ['true', '1'].includes(url.searchParams.get('tls') ?? ''),
   };
   if (kind === 'redis') {
     if (path !== undefined && /^\d{1,2}$/.test(path)) target.db = Number(path);

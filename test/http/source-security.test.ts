@@ -8,6 +8,7 @@ import { request, signupWithOrganization, startTestServer, type Agent, type Test
 import { DATABASES, configOf, setupPath } from '../helpers/databases';
 import { SERVERS, skipReason } from '../drivers/network';
 import { isInternalAddress, resolveOutbound } from '../../src/drivers/outbound';
+import { connectionTarget } from '../../src/drivers/network-store';
 import { HOSTILE, REMOTE_TEXT, closedPort, listen, type Hostile, type Listener } from './hostile-listeners';
 
 const TIMEOUT_MS = 1000;
@@ -185,6 +186,32 @@ describe('connection fields: no unix socket, file or client option from a tenant
     ]) {
       const res = await create(body);
       assert.equal(res.status, 201, `${JSON.stringify(body)}: ${res.text}`);
+    }
+  });
+});
+
+describe('stored URLs (an older version accepted options) reach a client as fields only', () => {
+  test('options are dropped, TLS kept as on/off, hosts that are no hosts refused', () => {
+    assert.deepEqual(connectionTarget('postgres', { url: 'postgres://u:p%40ss@db.example:6432/stats?host=/var/run/postgresql&sslrootcert=/etc/passwd&sslmode=require' }), {
+      host: 'db.example', port: 6432, username: 'u', password: 'p@ss', database: 'stats', ssl: true,
+    });
+    assert.deepEqual(connectionTarget('mysql', { url: 'mysql://root@localhost/mysql?socketPath=/run/mysqld/mysqld.sock' }), {
+      host: 'localhost', port: 3306, username: 'root', password: undefined, database: 'mysql', ssl: false,
+    });
+    assert.deepEqual(connectionTarget('redis', { url: 'redis://localhost:6380/2?path=/run/redis.sock', prefix: 'x' }), {
+      host: 'localhost', port: 6380, username: undefined, password: undefined, ssl: false, db: 2,
+    });
+    assert.deepEqual(connectionTarget('mongo', { url: 'mongodb://h:27018/d?appName=x&authSource=admin&tlsCAFile=/etc/passwd' }), {
+      host: 'h', port: 27018, username: undefined, password: undefined, database: 'd', ssl: false, authSource: 'admin',
+    });
+    for (const [driver, settings] of [
+      ['postgres', { url: 'postgres://u@%2Fvar%2Frun%2Fpostgresql/db' }],
+      ['postgres', { host: '/var/run/postgresql' }],
+      ['mongo', { host: '127.0.0.1:27017/?appName=x&authSource=admin' }],
+      ['mongo', { url: 'mongodb+srv://cluster.example/d' }],
+      ['redis', { host: 'a b' }],
+    ] as const) {
+      assert.throws(() => connectionTarget(driver, settings), /DNS name or an IP address|another scheme/, JSON.stringify(settings));
     }
   });
 });

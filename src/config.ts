@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { parseSecretKey } from './lib/secrets';
 import { parseListeners, type ListenerConfig } from './config-listeners';
+import { checkAllowedHosts } from './lib/outbound';
 
 export interface Config {
   readonly server: {
@@ -48,13 +49,26 @@ export interface Config {
   readonly session: { readonly idleTimeoutSeconds: number; readonly maxLifetimeSeconds: number };
   /** TCP/UDP listeners of the intake formats, each bound to one source (docs/intake.md); none by default */
   readonly intake: { readonly listeners: readonly ListenerConfig[] };
+  /** connections made for tenants: database sources (and alert channels), SPEC 13 */
+  readonly network: {
+    /** `any`: every address; `public`: no loopback, private, link-local, CGNAT or metadata address */
+    readonly outbound: 'any' | 'public';
+    /** exceptions to `public`: host names, IP addresses or CIDRs */
+    readonly allowedHosts: readonly string[];
+    /** ms to connect and for every operation of a database source; a failed setup answers no sooner */
+    readonly timeoutMs: number;
+    /** network database sources (postgres, mysql, redis, mongo) one organization may have */
+    readonly maxDatabaseSources: number;
+    /** setups of database sources one organization may start per minute */
+    readonly setupsPerMinute: number;
+  };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export class ConfigError extends Error {}
 
-type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key' | 'listeners';
+type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key' | 'listeners' | 'list';
 interface KeyDef {
   key: string; // TOML dotted key
   env: string;
@@ -92,6 +106,11 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'session.idle_timeout_seconds', env: 'SERVICE_SESSION_IDLE_TIMEOUT_SECONDS', kind: 'size', min: 60 },
   { key: 'session.max_lifetime_seconds', env: 'SERVICE_SESSION_MAX_LIFETIME_SECONDS', kind: 'size', min: 60 },
   { key: 'intake.listeners', env: 'SERVICE_INTAKE_LISTENERS', kind: 'listeners' },
+  { key: 'network.outbound', env: 'SERVICE_NETWORK_OUTBOUND', kind: 'enum', values: ['any', 'public'] },
+  { key: 'network.allowed_hosts', env: 'SERVICE_NETWORK_ALLOWED_HOSTS', kind: 'list' },
+  { key: 'network.timeout_ms', env: 'SERVICE_NETWORK_TIMEOUT_MS', kind: 'size', min: 100 },
+  { key: 'network.max_database_sources', env: 'SERVICE_NETWORK_MAX_DATABASE_SOURCES', kind: 'size', min: 1 },
+  { key: 'network.setups_per_minute', env: 'SERVICE_NETWORK_SETUPS_PER_MINUTE', kind: 'size', min: 1 },
 ];
 
 const DEFAULTS: Record<string, unknown> = {
@@ -121,6 +140,11 @@ const DEFAULTS: Record<string, unknown> = {
   'session.idle_timeout_seconds': 604_800, // 7 days
   'session.max_lifetime_seconds': 2_592_000, // 30 days
   'intake.listeners': [],
+  'network.outbound': null, // any (self_hosted), public (saas)
+  'network.allowed_hosts': [],
+  'network.timeout_ms': 5000,
+  'network.max_database_sources': 50,
+  'network.setups_per_minute': 10,
 };
 
 export interface ConfigInput {
@@ -155,6 +179,14 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
       if (typeof raw === 'string' && TRUE.has(raw.trim().toLowerCase())) return true;
       if (typeof raw === 'string' && FALSE.has(raw.trim().toLowerCase())) return false;
       return fail('expected true/false (1,true,yes,on / 0,false,no,off)');
+    case 'list': {
+      // a TOML array of strings, or one comma-separated string (environment, flags)
+      const items = typeof raw === 'string' ? raw.split(',').map((x) => x.trim()).filter((x) => x !== '') : raw;
+      if (!Array.isArray(items) || items.some((x) => typeof x !== 'string')) return fail('expected a list of strings');
+      const wrong = checkAllowedHosts(items as string[]);
+      if (wrong) fail(wrong);
+      return items;
+    }
     case 'enum':
       if (typeof raw !== 'string' || !def.values!.includes(raw)) fail(`expected one of ${def.values!.join(', ')}`);
       return raw;
@@ -273,6 +305,13 @@ export function loadConfig(input: ConfigInput = {}): Config {
       maxLifetimeSeconds: values['session.max_lifetime_seconds'] as number,
     },
     intake: { listeners: values['intake.listeners'] as ListenerConfig[] },
+    network: {
+      outbound: (values['network.outbound'] as 'any' | 'public' | null) ?? (values['deployment.mode'] === 'saas' ? 'public' : 'any'),
+      allowedHosts: [...(values['network.allowed_hosts'] as string[])],
+      timeoutMs: values['network.timeout_ms'] as number,
+      maxDatabaseSources: values['network.max_database_sources'] as number,
+      setupsPerMinute: values['network.setups_per_minute'] as number,
+    },
   });
 }
 

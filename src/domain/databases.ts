@@ -1,10 +1,19 @@
 // Database sources (SPEC section 8): an external Trifle::Stats store the service reads and writes.
 // sqlite is a file under sources.sqlite_root, given by path or uploaded; postgres, mysql, redis and
 // mongo are servers named by their fields or a URL, whose secrets are stored encrypted.
+//
+// Network sources are bounded per organization (network.max_database_sources), their setups are
+// rate limited per organization (network.setups_per_minute) and a failed setup answers no sooner
+// than network.timeout_ms, so answers do not tell a closed port from a filtered one. Two
+// organizations never share a store by accident: a redis source gets a prefix of its own unless
+// one is named, and a server location (host:port and database, or redis db and prefix) another
+// organization's source uses is refused.
 import { mkdir, realpath, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Deps } from '../deps';
-import { invalid, invalidField, notFound } from '../errors';
+import type { Ports } from './ports';
+import { invalid, invalidField, notFound, rateLimited } from '../errors';
+import { connectionTarget } from '../drivers/network-store';
+import { isInternalAddress } from '../lib/outbound';
 import { newId, normalizeId } from '../lib/ids';
 import { encryptSecrets } from '../lib/secrets';
 import type { Driver, Source, UserAuth } from './types';
@@ -32,7 +41,7 @@ export interface SetupResult {
  * The organization's folder rules; `null` for a source grandfathered from before per-organization
  * folders (sqlite-migration.ts), whose path is checked against the whole root as it was then.
  */
-export function sqliteRoots(deps: Pick<Deps, 'config'>, organizationId: string | null): SqliteRoots {
+export function sqliteRoots(deps: Pick<Ports, 'config'>, organizationId: string | null): SqliteRoots {
   const root = deps.config.sources.sqliteRoot;
   return {
     root,
@@ -42,7 +51,7 @@ export function sqliteRoots(deps: Pick<Deps, 'config'>, organizationId: string |
 }
 
 /** A file_path inside the organization's folder that no other organization's source uses. */
-function sqliteFileFromPath(deps: Deps, organizationId: string, filePath: string): string {
+function sqliteFileFromPath(deps: Ports, organizationId: string, filePath: string): string {
   const resolved = resolveSqlitePath(filePath, sqliteRoots(deps, organizationId));
   if (!resolved.ok) throw invalidField('file_path', resolved.message);
   const owners = deps.sources.sqliteFileOrganizations(resolved.value);
@@ -53,7 +62,7 @@ function sqliteFileFromPath(deps: Deps, organizationId: string, filePath: string
 }
 
 /** Moves a checked upload from the staging folder to <root>/<organization id>/<source id>.<ext>. */
-async function sqliteFileFromUpload(deps: Deps, organizationId: string, sourceId: string, upload: UploadedFile): Promise<string> {
+async function sqliteFileFromUpload(deps: Ports, organizationId: string, sourceId: string, upload: UploadedFile): Promise<string> {
   const checked = await checkSqliteUpload(upload);
   if (!checked.ok) throw invalidField('sqlite_file', checked.message);
   const folder = path.join(await realpath(deps.config.sources.sqliteRoot), organizationId);
@@ -68,14 +77,21 @@ async function sqliteFileFromUpload(deps: Deps, organizationId: string, sourceId
  * file moved into the root is removed again when the source cannot be stored.
  */
 export async function createDatabase(
-  deps: Deps,
+  deps: Ports,
   auth: UserAuth,
   input: DatabaseInput,
   upload: UploadedFile | null,
 ): Promise<Source> {
   const organizationId = requireOrganization(auth);
   const id = newId();
-  const config: Record<string, unknown> = encryptSecrets(deps.secrets, input.config);
+  const max = deps.config.network?.maxDatabaseSources ?? DEFAULT_MAX_SOURCES;
+  if (input.driver !== 'sqlite' && deps.sources.listByOrganization(organizationId, 'database').filter((s) => s.driver !== 'sqlite').length >= max) {
+    throw invalidField('driver', `the organization already has ${max} network database sources, the most allowed (network.max_database_sources)`);
+  }
+  const plain = { ...input.config };
+  if (input.driver === 'redis' && typeof plain.prefix !== 'string') plain.prefix = `trfl_${id}`;
+  if (input.driver !== 'sqlite') refuseSharedLocation(deps, organizationId, input.driver, plain);
+  const config: Record<string, unknown> = encryptSecrets(deps.secrets, plain);
   let moved: string | null = null;
   if (input.driver === 'sqlite') {
     if (upload && input.filePath !== null) throw invalid({ sqlite_file: ['cannot be combined with file_path'] });
@@ -98,8 +114,82 @@ export async function createDatabase(
   return source;
 }
 
+const DEFAULT_MAX_SOURCES = 50;
+
+/**
+ * Where a network source keeps its data, as a comparable text: `host:port/database` (postgres,
+ * mysql, mongo) or `host:port/db#prefix` (redis); loopback addresses and `localhost` count as one
+ * host. null when the settings name no valid host (setup refuses those).
+ */
+function storeLocation(driver: string, config: Record<string, unknown>, decrypt: (s: string) => string): string | null {
+  const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  try {
+    const url = text(config.url);
+    const target = connectionTarget(driver, {
+      url: url === undefined ? undefined : decrypt(url),
+      host: text(config.host),
+      port: typeof config.port === 'number' ? config.port : undefined,
+      database: text(config.database_name),
+      db: typeof config.database === 'number' ? config.database : undefined,
+    });
+    let host = target.host.toLowerCase().replace(/\.$/, '');
+    if (host === 'localhost' || isInternalLoopback(host)) host = 'loopback';
+    const place = driver === 'redis' ? `${target.db ?? 0}#${text(config.prefix) ?? 'trfl'}` : target.database ?? '';
+    return `${driver}:${host}:${target.port}/${place}`;
+  } catch {
+    return null;
+  }
+}
+
+function isInternalLoopback(host: string): boolean {
+  return isInternalAddress(host) && (/^127\./.test(host) || host === '::1' || /^::ffff:127\./i.test(host));
+}
+
+/** 422 when another organization's source of the driver uses the same server location. */
+function refuseSharedLocation(deps: Ports, organizationId: string, driver: string, config: Record<string, unknown>): void {
+  const decrypt = (stored: string) => deps.secrets.decrypt(stored);
+  const mine = storeLocation(driver, config, (s) => s);
+  if (mine === null) return;
+  const rows = deps.db
+    .prepare<[string, string], { organization_id: string; config: string }>(
+      "SELECT organization_id, config FROM sources WHERE type = 'database' AND driver = ? AND organization_id <> ?",
+    )
+    .all(driver, organizationId) as Array<{ organization_id: string; config: string }>;
+  for (const row of rows) {
+    let other: Record<string, unknown>;
+    try {
+      other = JSON.parse(row.config) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    if (storeLocation(driver, other, decrypt) !== mine) continue;
+    const field = driver === 'redis' ? 'prefix' : config.url !== undefined ? 'url' : 'database_name';
+    throw invalidField(field, driver === 'redis'
+      ? 'is already used on this server by a source of another organization: choose another prefix'
+      : 'is already used on this server by a source of another organization: choose another database');
+  }
+}
+
+/** Recent setups of network sources per organization (the rate limit's window). */
+const recentSetups = new Map<string, number[]>();
+const SETUP_WINDOW_MS = 60_000;
+
+function takeSetupTurn(deps: Ports, organizationId: string): void {
+  const limit = deps.config.network?.setupsPerMinute ?? 10;
+  const now = Date.now();
+  const times = (recentSetups.get(organizationId) ?? []).filter((t) => now - t < SETUP_WINDOW_MS);
+  if (times.length >= limit) {
+    recentSetups.set(organizationId, times);
+    const retryAfter = Math.max(1, Math.ceil((times[0]! + SETUP_WINDOW_MS - now) / 1000));
+    throw rateLimited(`at most ${limit} database setups a minute per organization (network.setups_per_minute)`, retryAfter);
+  }
+  times.push(now);
+  recentSetups.set(organizationId, times);
+  if (recentSetups.size > 10_000) recentSetups.delete(recentSetups.keys().next().value!);
+}
+
 /** A database source of the organization, or 404 (malformed ids and projects included). */
-function databaseInOrganization(deps: Deps, auth: UserAuth, rawId: string): Source {
+function databaseInOrganization(deps: Ports, auth: UserAuth, rawId: string): Source {
   const id = normalizeId(rawId);
   const source = id && auth.organizationId ? deps.sources.inOrganization(id, auth.organizationId) : undefined;
   if (!source || source.type !== 'database') throw notFound();
@@ -110,8 +200,11 @@ function databaseInOrganization(deps: Deps, auth: UserAuth, rawId: string): Sour
  * POST /bootstrap/databases/:id/setup: creates the store's layout through the source's store
  * (the driver registry picks it); any failure is 422 with the driver's message.
  */
-export async function setupDatabase(deps: Deps, auth: UserAuth, rawId: string): Promise<SetupResult> {
+export async function setupDatabase(deps: Ports, auth: UserAuth, rawId: string): Promise<SetupResult> {
   const source = databaseInOrganization(deps, auth, rawId);
+  const network = source.driver !== 'sqlite';
+  if (network) takeSetupTurn(deps, source.organizationId);
+  const started = Date.now();
   let message: string;
   try {
     if (source.driver === 'sqlite') {
@@ -125,6 +218,11 @@ export async function setupDatabase(deps: Deps, auth: UserAuth, rawId: string): 
     message = (await deps.metrics.setup(source)).message;
   } catch (err) {
     deps.sources.setSetupStatus(source.id, 'failed');
+    if (network) {
+      // Every failure takes the connect time limit: a refused port answers as late as a filtered one.
+      const rest = started + (deps.config.network?.timeoutMs ?? 5_000) - Date.now();
+      if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+    }
     throw invalidField('setup', err instanceof Error ? err.message : String(err));
   }
   deps.sources.setSetupStatus(source.id, 'ready');

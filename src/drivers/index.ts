@@ -13,6 +13,7 @@ import { createMysqlStore } from './mysql';
 import { createRedisStore } from './redis';
 import { createMongoStore } from './mongo';
 import type { NetworkSettings } from './network-store';
+import type { NetworkPolicy } from '../lib/outbound';
 import type { SecretBox } from '../lib/secrets';
 import type { MetricStore } from './types';
 
@@ -27,6 +28,8 @@ export interface DriverContext {
   sqlite?: SqlitePoolOptions;
   /** decrypts the secrets of database sources (passwords, URLs) kept encrypted at rest */
   secrets?: SecretBox;
+  /** network.outbound and the time limit of network stores (config [network]) */
+  network?: NetworkPolicy & { timeoutMs?: number };
 }
 
 /** What a factory gets: the context plus the shared resources the registry owns. */
@@ -70,6 +73,8 @@ function networkSettings(source: Source, ctx: DriverContext): NetworkSettings & 
     prefix: text(c.prefix),
     authSource: text(c.auth_source),
     timeZone: source.timeZone,
+    policy: ctx.network,
+    timeoutMs: ctx.network?.timeoutMs,
   };
 }
 

@@ -16,8 +16,10 @@ import { libraryRowPlan } from './library-rows';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, bucketWrites, foldRows, fullKey, idleCloser, rowObject,
   setupMessage, storeUnavailable, type BucketWrite, type NetworkSettings,
-  lazyModule,
+  lazyModule, connectionTarget, type ConnectionTarget,
 } from './network-store';
+import { ANY_OUTBOUND } from '../lib/outbound';
+import { createWireGuard, type WireGuard } from './wire-guard';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 
 const loadMongo = lazyModule(() => import('mongodb'));
@@ -56,14 +58,16 @@ export function bucketUpdate(mode: IdentifierMode, b: BucketWrite, expireAfter?:
   return { updateOne: { filter: bucketFilter(mode, b.key, b.granularity, b.startMs), update, upsert: true } };
 }
 
-/** The connection URL from the separate fields (credentials escaped), or the given one. */
-export function mongoUrl(options: NetworkSettings): string {
-  if (options.url) return options.url;
-  const auth = options.username
-    ? `${encodeURIComponent(options.username)}:${encodeURIComponent(options.password ?? '')}@`
+/**
+ * The client's URL: the relay's address (wire-guard.ts) and the credentials, escaped; the source's
+ * own URL is never given to the driver (its options, `?appName=`/`authSource=` in a host, SRV
+ * records, would reach the client's settings).
+ */
+export function mongoUrl(relayPort: number, target: ConnectionTarget): string {
+  const auth = target.username
+    ? `${encodeURIComponent(target.username)}:${encodeURIComponent(target.password ?? '')}@`
     : '';
-  const query = options.authSource ? `?authSource=${encodeURIComponent(options.authSource)}` : '';
-  return `mongodb://${auth}${options.host}:${options.port ?? 27017}/${query}`;
+  return `mongodb://${auth}127.0.0.1:${relayPort}/`;
 }
 
 export function createMongoStore(options: MongoStoreOptions): MetricStore {
@@ -71,6 +75,7 @@ export function createMongoStore(options: MongoStoreOptions): MetricStore {
   const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
   const splitter = new PathSplitter();
   let client: MongoClient | null = null;
+  let guard: WireGuard | null = null;
   const idle = idleCloser(options.idleMs ?? IDLE_CLOSE_MS, () => {
     const c = client;
     client = null;
@@ -81,21 +86,35 @@ export function createMongoStore(options: MongoStoreOptions): MetricStore {
   async function collection() {
     const { MongoClient } = await loadMongo();
     idle.touch();
-    client ??= new MongoClient(mongoUrl(options), {
+    const target = connectionTarget('mongo', options);
+    guard ??= createWireGuard({ protocol: 'mongo', host: target.host, port: target.port, policy: options.policy ?? ANY_OUTBOUND, timeoutMs: timeout });
+    const relay = await guard.port();
+    client ??= new MongoClient(mongoUrl(relay, target), {
+      // One server, the relay: the topology a server describes (hosts, primary) is not followed.
+      directConnection: true,
+      ...(target.username ? { authSource: target.authSource ?? 'admin' } : {}),
+      tls: target.ssl,
+      tlsAllowInvalidCertificates: target.ssl ? true : undefined,
       maxPoolSize: POOL_SIZE,
       serverSelectionTimeoutMS: timeout,
       connectTimeoutMS: timeout,
       socketTimeoutMS: timeout,
+      waitQueueTimeoutMS: timeout,
+      heartbeatFrequencyMS: 10_000,
       maxIdleTimeMS: options.idleMs ?? IDLE_CLOSE_MS,
+      retryReads: false,
+      retryWrites: false,
+      autoSelectFamily: false,
+      appName: 'trifle-service',
     });
-    // A URL without a database path names none: the database_name field then decides.
-    return client.db(options.database || undefined).collection(COLLECTION);
+    return client.db(target.database || undefined).collection(COLLECTION);
   }
 
   return {
     kind: 'mongo',
 
     async setup(): Promise<SetupResult> {
+      guard?.reset();
       try {
         const c = await collection();
         const existing = await c.db.listCollections({ name: COLLECTION }, { nameOnly: true }).toArray();
@@ -103,7 +122,7 @@ export function createMongoStore(options: MongoStoreOptions): MetricStore {
         await c.createIndex(INDEX_KEYS[mode], { unique: true });
         if (options.expireAfter) await c.createIndex({ expire_at: 1 }, { expireAfterSeconds: 0 });
       } catch (err) {
-        throw new Error(setupMessage('mongo', err, options));
+        throw new Error(setupMessage('mongo', err, options, guard ?? undefined));
       }
       return { status: 'ready', message: `${COLLECTION} ready (identifier mode ${mode})` };
     },
@@ -151,6 +170,8 @@ export function createMongoStore(options: MongoStoreOptions): MetricStore {
       const c = client;
       client = null;
       await c?.close().catch(() => undefined);
+      await guard?.close();
+      guard = null;
     },
   };
 }

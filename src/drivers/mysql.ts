@@ -17,8 +17,10 @@ import type { IdentifierMode } from './sqlite-setup';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, assertLayoutColumns, bucketWrites, fullKey, lazyModule,
   readSqlSeries, setupFailure, withTimeout, writeWithRetries, type BucketWrite, type NetworkSettings, type SqlRow,
-  type SqlSeriesRead,
+  type SqlSeriesRead, connectionTarget,
 } from './network-store';
+import { ANY_OUTBOUND, serverName } from '../lib/outbound';
+import { createWireGuard, type WireGuard } from './wire-guard';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 
 const loadMysql = lazyModule(async () => (await import('mysql2/promise')).default);
@@ -94,12 +96,27 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
   const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
   const splitter = new PathSplitter();
   let pool: mysql.Pool | null = null;
+  let guard: WireGuard | null = null;
 
-  /** The pool, the client library loaded on first use (network-store.ts, lazyModule). */
+  /**
+   * The pool, the client library loaded on first use (network-store.ts, lazyModule). It connects
+   * to the source's relay (wire-guard.ts) with the parsed fields only: never a URL, whose options
+   * (socketPath, ...) would reach sockets and files.
+   */
   async function poolOf(): Promise<mysql.Pool> {
     const { createPool } = await loadMysql();
     if (pool) return pool;
-    const common = {
+    const target = connectionTarget('mysql', options);
+    guard ??= createWireGuard({ protocol: 'mysql', host: target.host, port: target.port, policy: options.policy ?? ANY_OUTBOUND, timeoutMs: timeout });
+    const relay = await guard.port();
+    if (pool) return pool;
+    pool = createPool({
+      host: '127.0.0.1',
+      port: relay,
+      database: target.database,
+      user: target.username,
+      password: target.password ?? '',
+      ssl: target.ssl ? { rejectUnauthorized: false, ...serverName(target.host) } : undefined,
       connectionLimit: POOL_SIZE,
       connectTimeout: timeout,
       idleTimeout: options.idleMs ?? IDLE_CLOSE_MS,
@@ -108,18 +125,10 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
       timezone: 'Z',
       enableKeepAlive: true,
       multipleStatements: true,
-    };
-    pool = options.url
-      ? createPool({ uri: options.url, ...common })
-      : createPool({
-          host: options.host,
-          port: options.port,
-          database: options.database,
-          user: options.username,
-          password: options.password ?? '',
-          ssl: options.ssl ? { rejectUnauthorized: false } : undefined,
-          ...common,
-        });
+      // no LOAD DATA LOCAL INFILE: a hostile server may not ask for local files
+      infileStreamFactory: undefined,
+      flags: ['-LOCAL_FILES'],
+    });
     return pool;
   }
 
@@ -165,6 +174,7 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
     kind: 'mysql',
 
     async setup(): Promise<SetupResult> {
+      guard?.reset();
       try {
         const conn = await connection();
         try {
@@ -178,7 +188,7 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
           conn.release();
         }
       } catch (err) {
-        throw setupFailure('mysql', err, options);
+        throw setupFailure('mysql', err, options, guard ?? undefined);
       }
       return { status: 'ready', message: `trifle_stats ready (identifier mode ${mode})` };
     },
@@ -201,6 +211,8 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
       const p = pool;
       pool = null;
       await p?.end().catch(() => undefined);
+      await guard?.close();
+      guard = null;
     },
   };
 }

@@ -3,9 +3,17 @@
 // failures into the service's errors, and folding fetched rows into buckets.
 //
 // Failures never show the client a driver message: on metrics calls they become 503 with
-// Retry-After (the cause rides along on the error for the log); on setup a short message built
-// from the error's code, with every credential and the host scrubbed out.
+// Retry-After (the cause rides along on the error for the log); on setup the failure's class only
+// ("could not connect", "not a PostgreSQL server", "authentication failed", "timed out"), never
+// the remote's text, a credential, the host or a local path.
+//
+// A source's connection is its host, port, database, user, password and TLS on/off, nothing
+// else: a URL is parsed into those fields (connectionTarget) and never handed to a client library,
+// so no unix socket, file path or client option is reachable from a tenant's input; every client
+// connects through the source's relay (wire-guard.ts), which applies network.outbound.
 import { AppError, conflict } from '../errors';
+import { OutboundRefused, isHostName, bareHost, type NetworkPolicy } from '../lib/outbound';
+import type { WireGuard } from './wire-guard';
 import { PathSplitter, nestLeaves } from '../model/leaves';
 import { flattenLeaves, isMap } from '../model/paths';
 import { addLeaves, libraryRowPlan, type LibraryRowPlan } from './library-rows';
@@ -38,6 +46,8 @@ export interface NetworkSettings {
   authSource?: string;
   /** ms; tests shorten it */
   timeoutMs?: number;
+  /** where the store may connect (network.outbound); `any` when left out */
+  policy?: NetworkPolicy;
   idleMs?: number;
 }
 
@@ -65,8 +75,6 @@ export function withTimeout<T>(work: Promise<T>, ms: number, what: string): Prom
   return Promise.race([work, limit]).finally(() => clearTimeout(timer));
 }
 
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
-
 /** An existing trifle_stats whose columns are not the identifier mode's layout (its message is the client's). */
 class LayoutMismatch extends Error {}
 
@@ -77,35 +85,148 @@ export function assertLayoutColumns(found: readonly string[], identifiers: reado
   throw new LayoutMismatch(`table trifle_stats has columns (${found.join(', ')}), not the ${mode} identifier layout (${wanted.join(', ')})`);
 }
 
-/** What setup answers for a failure: a layout mismatch as it is, anything else as setupMessage. */
-export function setupFailure(kind: string, err: unknown, settings: NetworkSettings): Error {
-  return err instanceof LayoutMismatch ? err : new Error(setupMessage(kind, err, settings));
+/** The server each driver speaks to, as setup names it. */
+const SERVER_NAMES: Record<string, string> = {
+  postgres: 'a PostgreSQL server',
+  mysql: 'a MySQL or MariaDB server',
+  redis: 'a Redis server',
+  mongo: 'a MongoDB server',
+};
+
+const AUTH = /^(28P01|28000|1045|1044|1698|18|WRONGPASS|NOAUTH)$/;
+const AUTH_TEXT = /password authentication failed|authentication failed|access denied|WRONGPASS|NOAUTH|invalid username-password|auth(entication)? error|requires a password/i;
+const NO_DATABASE = /^(3D000|1049)$/;
+const NO_PERMISSION = /^(42501|1142|1044|13|CommandNotFound)$/;
+
+/**
+ * What setup answers for a failure: `<kind>: <class>`. The relay's record decides first (the
+ * policy refused the address; the remote does not speak the protocol; no valid frame came back at
+ * all: "could not connect", whether the port was closed, filtered or silent); then the error's code.
+ */
+export function setupFailure(kind: string, err: unknown, _settings: NetworkSettings, guard?: WireGuard): Error {
+  if (err instanceof LayoutMismatch) return err;
+  return new Error(`${kind}: ${setupClass(kind, err, guard)}`);
 }
 
-/** A setup failure as a message for the client: no credentials, no host, no server paths. */
-export function setupMessage(kind: string, err: unknown, settings: NetworkSettings): string {
-  const e = (err ?? {}) as { code?: unknown; errno?: unknown; message?: unknown; name?: unknown };
-  const code = typeof e.code === 'string' || typeof e.code === 'number' ? String(e.code) : '';
+/** The failure class of a setup error (no remote text ever). */
+export function setupClass(kind: string, err: unknown, guard?: WireGuard): string {
+  if (err instanceof OutboundRefused) return err.message;
+  const state = guard?.state();
+  if (state?.failure === 'refused') return 'the host is not allowed by network.outbound ("public" refuses internal addresses)';
+  if (state?.failure === 'protocol') return `not ${SERVER_NAMES[kind] ?? 'the expected server'}`;
+  if (state && !state.confirmed) return 'could not connect to the server';
+  const e = (err ?? {}) as { code?: unknown; errno?: unknown; message?: unknown; codeName?: unknown };
+  const codes = [e.code, e.errno, e.codeName].filter((c) => typeof c === 'string' || typeof c === 'number').map(String);
   const text = typeof e.message === 'string' ? e.message : '';
-  if (err instanceof TimeoutError || code === 'ETIMEDOUT' || /timed? ?out/i.test(text)) {
-    return `${kind}: the server did not answer within ${(settings.timeoutMs ?? OPERATION_TIMEOUT_MS) / 1000} s`;
+  if (err instanceof TimeoutError || codes.includes('ETIMEDOUT') || /timed? ?out|timeout/i.test(text)) return 'timed out';
+  if (codes.some((c) => AUTH.test(c)) || AUTH_TEXT.test(text)) return 'authentication failed';
+  if (codes.some((c) => NO_DATABASE.test(c))) return 'the database does not exist';
+  if (codes.some((c) => NO_PERMISSION.test(c)) || /permission denied|not authorized|command denied/i.test(text)) return 'permission denied';
+  if (codes.some((c) => /^(ECONNREFUSED|ECONNRESET|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)$/.test(c))) {
+    return 'could not connect to the server';
   }
-  if (CONNECT_CODES.has(code) || /ECONNREFUSED|connect|getaddrinfo|Server selection/i.test(text)) {
-    return `${kind}: could not connect to the server`;
-  }
-  if (/auth|password|access denied|28P01|28000|NOAUTH|WRONGPASS|ER_ACCESS/i.test(`${code} ${text}`)) {
-    return `${kind}: authentication failed`;
-  }
-  return `${kind}: the server refused the setup (${scrub(text, settings).slice(0, 200) || code || 'unknown error'})`;
+  return 'the server refused the setup';
 }
 
-/** Removes every credential-like setting from a message, and anything that looks like a path. */
-function scrub(text: string, settings: NetworkSettings): string {
-  let out = text;
-  for (const secret of [settings.password, settings.username, settings.url, settings.host, settings.database]) {
-    if (secret) out = out.split(secret).join('***');
+/** A setup failure as a message for the client (the class only). */
+export function setupMessage(kind: string, err: unknown, settings: NetworkSettings, guard?: WireGuard): string {
+  return setupFailure(kind, err, settings, guard).message;
+}
+
+/** The connection a source names: only these fields ever reach a client library. */
+export interface ConnectionTarget {
+  host: string;
+  port: number;
+  database?: string;
+  username?: string;
+  password?: string;
+  ssl: boolean;
+  /** redis: logical database */
+  db?: number;
+  /** mongo: authentication database */
+  authSource?: string;
+}
+
+const URL_PROTOCOLS: Record<string, readonly string[]> = {
+  postgres: ['postgres:', 'postgresql:'],
+  mysql: ['mysql:'],
+  redis: ['redis:', 'rediss:'],
+  mongo: ['mongodb:'],
+};
+
+export const DEFAULT_PORTS: Record<string, number> = { postgres: 5432, mysql: 3306, redis: 6379, mongo: 27017 };
+
+const decode = (text: string): string | undefined => {
+  if (text === '') return undefined;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
   }
-  return out.replace(/(?:\/[\w.-]+){2,}/g, '***');
+};
+
+/**
+ * A URL parsed into the connection fields and nothing else: its host (a DNS name or IP literal),
+ * port, user, password, database (redis: the db number) and, for mongo, `authSource`; rediss:
+ * turns TLS on. Every other query parameter is ignored. Throws OutboundRefused for a host that is
+ * no host (a socket path, several hosts, an option smuggled into it).
+ */
+export function parseConnectionUrl(kind: string, text: string): ConnectionTarget {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new OutboundRefused('the url is not a connection URL');
+  }
+  if (!(URL_PROTOCOLS[kind] ?? []).includes(url.protocol)) throw new OutboundRefused('the url has another scheme');
+  const host = bareHost(url.hostname);
+  if (!isHostName(host)) throw new OutboundRefused('the host must be a DNS name or an IP address');
+  const path = decode(url.pathname.replace(/^\//, ''));
+  const target: ConnectionTarget = {
+    host,
+    port: url.port ? Number(url.port) : DEFAULT_PORTS[kind]!,
+    username: decode(url.username),
+    password: decode(url.password),
+    // TLS on/off is one of the fields: rediss:, or what an older version's stored URL asked for
+    ssl:
+      url.protocol === 'rediss:' ||
+      ['require', 'verify-ca', 'verify-full'].includes(url.searchParams.get('sslmode') ?? '') ||
+      ['true', '1'].includes(url.searchParams.get('ssl') ?? '') ||
+      ['true', '1'].includes(url.searchParams.get('tls') ?? ''),
+  };
+  if (kind === 'redis') {
+    if (path !== undefined && /^\d{1,2}$/.test(path)) target.db = Number(path);
+  } else if (path !== undefined) target.database = path;
+  if (kind === 'mongo') {
+    // as the driver would: the URL's database authenticates unless authSource names another
+    const authSource = url.searchParams.get('authSource') || path;
+    if (authSource) target.authSource = authSource;
+  }
+  return target;
+}
+
+/** The connection fields of a source: its URL parsed (parseConnectionUrl) or its separate fields. */
+export function connectionTarget(kind: string, settings: NetworkSettings): ConnectionTarget {
+  if (settings.url) {
+    const parsed = parseConnectionUrl(kind, settings.url);
+    if (settings.ssl) parsed.ssl = true;
+    if (settings.db !== undefined) parsed.db = settings.db;
+    if (settings.database && kind === 'mongo') parsed.database = settings.database;
+    if (settings.authSource) parsed.authSource = settings.authSource;
+    return parsed;
+  }
+  const host = settings.host ?? '';
+  if (!isHostName(host)) throw new OutboundRefused('the host must be a DNS name or an IP address');
+  return {
+    host: bareHost(host),
+    port: settings.port ?? DEFAULT_PORTS[kind]!,
+    database: settings.database,
+    username: settings.username,
+    password: settings.password,
+    ssl: settings.ssl === true,
+    db: settings.db,
+    authSource: settings.authSource,
+  };
 }
 
 /** Closes a resource after a quiet spell; touch() on every use, pause() while work is running. */

@@ -16,8 +16,10 @@ import type { IdentifierMode } from './sqlite-setup';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, assertLayoutColumns, bucketWrites, fullKey, lazyModule,
   readSqlSeries, setupFailure, writeWithRetries, type BucketWrite, type NetworkSettings, type SqlRow,
-  type SqlSeriesRead,
+  type SqlSeriesRead, connectionTarget,
 } from './network-store';
+import { ANY_OUTBOUND, serverName } from '../lib/outbound';
+import { createWireGuard, type WireGuard } from './wire-guard';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 
 const loadPg = lazyModule(async () => (await import('pg')).default);
@@ -135,22 +137,27 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
     return out;
   }
   let pool: pg.Pool | null = null;
+  let guard: WireGuard | null = null;
 
-  /** The pool, the client library loaded on first use (see loadClient). */
+  /**
+   * The pool, the client library loaded on first use (see loadClient). It connects to the
+   * source's relay (wire-guard.ts) with the parsed fields only: never a connection string, whose
+   * options (host=/path, sslrootcert, ...) would reach sockets and files.
+   */
   async function poolOf(): Promise<pg.Pool> {
     const { Pool } = await loadPg();
     if (pool) return pool;
+    const target = connectionTarget('postgres', options);
+    guard ??= createWireGuard({ protocol: 'postgres', host: target.host, port: target.port, policy: options.policy ?? ANY_OUTBOUND, timeoutMs: timeout });
+    const relay = await guard.port();
+    if (pool) return pool;
     const p = new Pool({
-      ...(options.url
-        ? { connectionString: options.url }
-        : {
-            host: options.host,
-            port: options.port,
-            database: options.database,
-            user: options.username,
-            password: options.password ?? '',
-            ssl: options.ssl ? { rejectUnauthorized: false } : undefined,
-          }),
+      host: '127.0.0.1',
+      port: relay,
+      database: target.database,
+      user: target.username,
+      password: target.password ?? '',
+      ssl: target.ssl ? { rejectUnauthorized: false, ...serverName(target.host) } : false,
       max: POOL_SIZE,
       connectionTimeoutMillis: timeout,
       idleTimeoutMillis: options.idleMs ?? IDLE_CLOSE_MS,
@@ -204,6 +211,7 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
     kind: 'postgres',
 
     async setup(): Promise<SetupResult> {
+      guard?.reset();
       try {
         const client = await (await poolOf()).connect();
         try {
@@ -216,7 +224,7 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
           client.release();
         }
       } catch (err) {
-        throw setupFailure('postgres', err, options);
+        throw setupFailure('postgres', err, options, guard ?? undefined);
       }
       return { status: 'ready', message: `trifle_stats ready (identifier mode ${mode})` };
     },
@@ -239,6 +247,8 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
       const p = pool;
       pool = null;
       await p?.end().catch(() => undefined);
+      await guard?.close();
+      guard = null;
     },
   };
 }

@@ -12,8 +12,10 @@ import { libraryRowPlan } from './library-rows';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, SEPARATOR, bucketWrites, foldRows, fullKey, idleCloser, numericFields,
   setupMessage, storeUnavailable, withTimeout, type NetworkSettings,
-  lazyModule,
+  lazyModule, connectionTarget,
 } from './network-store';
+import { ANY_OUTBOUND, serverName } from '../lib/outbound';
+import { createWireGuard, type WireGuard } from './wire-guard';
 import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
 
 const loadRedis = lazyModule(async () => (await import('ioredis')).default);
@@ -35,6 +37,7 @@ export function createRedisStore(options: RedisStoreOptions): MetricStore {
   const splitter = new PathSplitter();
   let client: Redis | null = null;
   let connecting: Promise<Redis> | null = null;
+  let guard: WireGuard | null = null;
   const idle = idleCloser(options.idleMs ?? IDLE_CLOSE_MS, () => drop());
 
   function drop(): void {
@@ -44,19 +47,31 @@ export function createRedisStore(options: RedisStoreOptions): MetricStore {
     c?.disconnect();
   }
 
-  function create(RedisClient: typeof Redis): Redis {
-    const settings = {
+  /**
+   * A client of the source's relay (wire-guard.ts) with the parsed fields only: never a URL, whose
+   * options (path=, a unix socket) would reach the file system.
+   */
+  async function create(RedisClient: typeof Redis): Promise<Redis> {
+    const target = connectionTarget('redis', options);
+    guard ??= createWireGuard({ protocol: 'redis', host: target.host, port: target.port, policy: options.policy ?? ANY_OUTBOUND, timeoutMs: timeout, tls: target.ssl });
+    const relay = await guard.port();
+    const c = new RedisClient({
+      host: '127.0.0.1',
+      port: relay,
+      username: target.username,
+      password: target.password,
+      db: target.db ?? 0,
+      tls: target.ssl ? { rejectUnauthorized: false, ...serverName(target.host) } : undefined,
       connectTimeout: timeout,
       commandTimeout: timeout,
       maxRetriesPerRequest: 0,
       lazyConnect: true,
       enableOfflineQueue: false,
+      enableReadyCheck: false,
       // Give up at once: the next call opens a fresh connection instead of queueing behind retries.
       retryStrategy: () => null,
-    };
-    const c = options.url
-      ? new RedisClient(options.url, settings)
-      : new RedisClient({ host: options.host, port: options.port, password: options.password, db: options.db ?? 0, ...settings });
+      reconnectOnError: () => false,
+    });
     c.on('error', () => undefined); // failures reach the caller through its command
     return c;
   }
@@ -68,14 +83,20 @@ export function createRedisStore(options: RedisStoreOptions): MetricStore {
     if (client && client.status === 'ready') return client;
     if (client && client.status !== 'connecting' && client.status !== 'connect') drop();
     if (!connecting) {
-      const c = (client = create(RedisClient));
-      connecting = withTimeout(c.connect(), timeout, 'redis connect').then(
-        () => c,
-        (err: unknown) => {
+      const attempt: Promise<Redis> = (connecting = withTimeout(create(RedisClient), timeout, 'redis connect').then(async (c) => {
+        client = c;
+        try {
+          await withTimeout(c.connect(), timeout, 'redis connect');
+          return c;
+        } catch (err) {
           if (client === c) drop();
+          c.disconnect();
           throw err;
-        },
-      );
+        }
+      }));
+      attempt.catch(() => {
+        if (connecting === attempt) connecting = null;
+      });
     }
     return connecting;
   }
@@ -85,11 +106,12 @@ export function createRedisStore(options: RedisStoreOptions): MetricStore {
 
     async setup(): Promise<SetupResult> {
       // Hashes need no layout: setup checks that the server answers and accepts our writes.
+      guard?.reset();
       try {
         const c = await connected();
         await c.ping();
       } catch (err) {
-        throw new Error(setupMessage('redis', err, options));
+        throw new Error(setupMessage('redis', err, options, guard ?? undefined));
       }
       return { status: 'ready', message: `redis ready (hashes ${prefix}${SEPARATOR}<key>${SEPARATOR}<granularity>${SEPARATOR}<at>)` };
     },
@@ -146,6 +168,8 @@ export function createRedisStore(options: RedisStoreOptions): MetricStore {
       client = null;
       connecting = null;
       if (c) await c.quit().catch(() => c.disconnect());
+      await guard?.close();
+      guard = null;
     },
   };
 }

@@ -87,7 +87,8 @@ describe('sqlite uploads (multipart/form-data)', () => {
     assert.equal(byPath.status, 201);
     const redis = await upload(server, agent.userToken, { display_name: 'r', driver: 'redis', host: 'localhost', port: '6380' }, { name: 'a.sqlite', bytes: sqliteBytes() });
     assert.equal(redis.status, 201);
-    assert.deepEqual(configOf(server, redis.body.data.source.id), { host: 'localhost', port: 6380, prefix: 'trfl', identifier_mode: 'full' });
+    // the prefix defaults to one of the source's own (issue 20): two organizations never share keys
+    assert.deepEqual(configOf(server, redis.body.data.source.id), { host: 'localhost', port: 6380, prefix: `trfl_${redis.body.data.source.id}`, identifier_mode: 'full' });
     assert.deepEqual(staged(), []);
   });
 });

@@ -59,6 +59,7 @@ describe('config', () => {
       retention: { sweepIntervalSeconds: 60 },
       session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000 },
       intake: { listeners: [] },
+      network: { outbound: 'any', allowedHosts: [], timeoutMs: 5000, maxDatabaseSources: 50, setupsPerMinute: 10 },
     });
   });
 
@@ -173,6 +174,11 @@ level = "warn"
       'session.idle_timeout_seconds': ['59', 'a week'],
       'session.max_lifetime_seconds': ['0', '-1'],
       'intake.listeners': ['{', '{}', '[{"protocol":"graphite","transport":"udp","listen":"127.0.0.1:2003","source":"nope"}]'],
+      'network.outbound': ['private'],
+      'network.allowed_hosts': ['10.0.0.0/99', 'a host', 'db.example/8'],
+      'network.timeout_ms': ['10'],
+      'network.max_database_sources': ['0'],
+      'network.setups_per_minute': ['0'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {
@@ -225,5 +231,18 @@ level = "warn"
       assert.ok(text.includes(name), `${def.key} documented`);
       assert.ok(text.includes(def.env), `${def.env} documented`);
     }
+  });
+});
+
+describe('network settings', () => {
+  test('outbound defaults to any in self_hosted and public in saas; allowed_hosts from TOML or a comma list', () => {
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'svc-config-'));
+    assert.equal(loadConfig({ env: {}, cwd }).network.outbound, 'any');
+    assert.equal(loadConfig({ env: { SERVICE_DEPLOYMENT_MODE: 'saas' }, cwd }).network.outbound, 'public');
+    assert.equal(loadConfig({ env: { SERVICE_DEPLOYMENT_MODE: 'saas', SERVICE_NETWORK_OUTBOUND: 'any' }, cwd }).network.outbound, 'any');
+    const listed = loadConfig({ env: { SERVICE_NETWORK_ALLOWED_HOSTS: 'db.internal, 10.1.2.0/24,::1' }, cwd });
+    assert.deepEqual(listed.network.allowedHosts, ['db.internal', '10.1.2.0/24', '::1']);
+    writeFileSync(path.join(cwd, 'config.toml'), '[network]\noutbound = "public"\nallowed_hosts = ["127.0.0.1/32"]\n');
+    assert.deepEqual(loadConfig({ env: {}, cwd }).network, { outbound: 'public', allowedHosts: ['127.0.0.1/32'], timeoutMs: 5000, maxDatabaseSources: 50, setupsPerMinute: 10 });
   });
 });

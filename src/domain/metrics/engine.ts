@@ -28,7 +28,7 @@ import { createLargeLeavesRepo } from '../../storage/large-leaves';
 
 export interface MetricsEngineOptions {
   db: Db;
-  config: Pick<Config, 'limits' | 'features'>;
+  config: Pick<Config, 'limits' | 'features'> & Partial<Pick<Config, 'network'>>;
   log?: Logger;
   /** where batch bodies are parsed (default: large ones in a worker thread) */
   batchParser?: BatchParserOptions;
@@ -107,7 +107,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const sqlite = { timeoutMs: config.limits.sqliteSourceTimeoutMs, idleMs: config.limits.sqliteIdleCloseMs, log: options.log };
   const writer = startWriter(options);
   const embedded = createEmbeddedStore(options.db, writer);
-  const drivers = createDriverRegistry({ db: options.db, embedded, nativeBinding: options.nativeBinding, sqlite, secrets: options.secrets });
+  const drivers = createDriverRegistry({ db: options.db, embedded, nativeBinding: options.nativeBinding, sqlite, secrets: options.secrets, network: config.network });
   const plans = new PlanCache();
   const queue = createWriteQueue({ maxPendingPoints: config.limits.writeQueueMaxPoints, log: options.log, translateError: translateSqliteError });
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });

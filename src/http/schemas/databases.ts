@@ -8,10 +8,22 @@ import { fail, ok, wholeNumber, type Parsed } from '../../domain/source-settings
 import { IDENTIFIER_MODES } from '../../drivers/sqlite-setup';
 import { DRIVERS, type Driver } from '../../domain/types';
 import { body, fieldErrors, oneOf, optional, optionalText, requiredText, rule, settingsEntries, text, toSettings } from './bootstrap';
+import { bareHost, isHostName } from '../../lib/outbound';
 
 const DEFAULT_PORTS: Record<Exclude<Driver, 'sqlite'>, number> = { postgres: 5432, mysql: 3306, redis: 6379, mongo: 27017 };
-/** The Trifle::Stats redis driver's default key prefix. */
-const DEFAULT_REDIS_PREFIX = 'trfl';
+
+const HOST_RULE = 'must be a DNS name or an IP address (no port, path, options or spaces)';
+
+/**
+ * host: a DNS name or IP literal and nothing else. A directory (a unix socket for pg), `?opt=`
+ * or `host:port/?authSource=` (mongo client options) never reach a client library.
+ */
+const hostField = optional((x): Parsed<string> => {
+  if (x === null) return fail('is required');
+  const t = text(x, 255);
+  if (!t.ok) return t;
+  return isHostName(t.value) ? ok(bareHost(t.value)) : fail(HOST_RULE);
+});
 
 const port = (fallback: number) =>
   optional((x): Parsed<number> => {
@@ -52,10 +64,15 @@ const URL_SCHEMES: Record<Exclude<Driver, 'sqlite'>, readonly string[]> = {
   postgres: ['postgres:', 'postgresql:'],
   mysql: ['mysql:'],
   redis: ['redis:', 'rediss:'],
-  mongo: ['mongodb:', 'mongodb+srv:'],
+  mongo: ['mongodb:'],
 };
 
-/** A connection URL of the driver's scheme with a host (kept as given: it may hold a password). */
+/**
+ * A connection URL of the driver's scheme (kept as given: it may hold a password), holding only
+ * what the fields hold: host (a DNS name or IP literal), port, user, password, database and, for
+ * mongo, `?authSource=`. Any other option, a socket path, several hosts or SRV are refused: the
+ * service parses the URL into those fields and no client library ever sees it.
+ */
 function connectionUrl(driver: Exclude<Driver, 'sqlite'>) {
   return optional((x): Parsed<string | null> => {
     if (x === null) return ok(null);
@@ -70,6 +87,12 @@ function connectionUrl(driver: Exclude<Driver, 'sqlite'>) {
     const schemes = URL_SCHEMES[driver];
     if (!schemes.includes(url.protocol)) return fail(`must start with ${schemes.map((p) => `${p}//`).join(' or ')}`);
     if (url.hostname === '') return fail('must name a host');
+    if (!isHostName(bareHost(url.hostname))) return fail(`must name one host that ${HOST_RULE.replace('must be', 'is')}`);
+    const options = [...url.searchParams.keys()].filter((k) => !(driver === 'mongo' && k === 'authSource'));
+    if (options.length > 0 || url.hash !== '') {
+      return fail(`must not carry options (${options[0] ?? '#'}): give ssl and the other settings as fields`);
+    }
+    if (driver === 'redis' && !/^\/?(\d{1,2})?$/.test(url.pathname)) return fail('must name the database as a number (…/0)');
     if ((driver === 'postgres' || driver === 'mysql') && url.pathname.replace(/^\//, '') === '') {
       return fail('must name the database (…/database_name)');
     }
@@ -80,7 +103,7 @@ function connectionUrl(driver: Exclude<Driver, 'sqlite'>) {
 const DRIVER_SCHEMAS = {
   sqlite: body({ file_path: optionalText(1024, null) }),
   postgres: body({
-    host: requiredText(255),
+    host: hostField,
     port: port(DEFAULT_PORTS.postgres),
     database_name: requiredText(255),
     username: requiredText(255),
@@ -88,7 +111,7 @@ const DRIVER_SCHEMAS = {
     ssl: flag,
   }),
   mysql: body({
-    host: requiredText(255),
+    host: hostField,
     port: port(DEFAULT_PORTS.mysql),
     database_name: requiredText(255),
     username: requiredText(255),
@@ -96,14 +119,15 @@ const DRIVER_SCHEMAS = {
     ssl: flag,
   }),
   redis: body({
-    host: requiredText(255),
+    host: hostField,
     port: port(DEFAULT_PORTS.redis),
     password: secret,
     database: redisDatabase,
-    prefix: optionalText(255, DEFAULT_REDIS_PREFIX),
+    // default: one of the source's own (domain/databases.ts); `trfl` when asked for by name
+    prefix: optionalText(255, null),
   }),
   mongo: body({
-    host: requiredText(255),
+    host: hostField,
     port: port(DEFAULT_PORTS.mongo),
     database_name: requiredText(255),
     username: optional((x): Parsed<string | null> => (x === null ? ok(null) : text(x, 255))),
@@ -116,7 +140,7 @@ const DRIVER_SCHEMAS = {
 const URL_SCHEMAS = {
   postgres: body({ ssl: flag }),
   mysql: body({ ssl: flag }),
-  redis: body({ database: redisDatabase, prefix: optionalText(255, DEFAULT_REDIS_PREFIX) }),
+  redis: body({ database: redisDatabase, prefix: optionalText(255, null) }),
   mongo: body({ database_name: optionalText(255, null), auth_source: optionalText(255, null) }),
 } as const;
 

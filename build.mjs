@@ -83,7 +83,7 @@ async function bundle() {
   const version = readJson(path.join(ROOT, 'package.json')).version;
   const outfile = path.join(SEA_DIR, 'service.cjs');
   const workerCode = await bundleWorker(['src', 'domain', 'metrics', 'batch-worker.ts']);
-  const sqliteWorker = await bundleWorker(['src', 'drivers', 'sqlite-worker.ts'], [nativeGuard]);
+  const sqliteWorker = await bundleWorker(['src', 'drivers', 'sqlite', 'worker.ts'], [nativeGuard]);
   const writerThread = await bundleWorker(['src', 'domain', 'metrics', 'writer-thread.ts'], [nativeGuard]);
   const exampleConfig = fs.readFileSync(path.join(ROOT, 'config.example.toml'), 'utf8');
   await esbuild.build({
@@ -100,10 +100,10 @@ async function bundle() {
     alias: { '@node-rs/argon2': path.join(ROOT, 'src', 'sea', 'argon2.ts') },
     plugins: [
       nativeGuard,
-      embedText('batch-worker-code', 'batchWorkerCode', workerCode),
-      embedText('sqlite-worker-code', 'sqliteWorkerCode', sqliteWorker),
-      embedText('writer-thread-code', 'writerThreadCode', writerThread),
-      embedText('config-example', 'exampleConfig', exampleConfig),
+      embedText(['src', 'domain', 'metrics', 'batch-worker-code.ts'], 'batchWorkerCode', workerCode),
+      embedText(['src', 'drivers', 'sqlite', 'worker-code.ts'], 'sqliteWorkerCode', sqliteWorker),
+      embedText(['src', 'domain', 'metrics', 'writer-thread-code.ts'], 'writerThreadCode', writerThread),
+      embedText(['src', 'config-example.ts'], 'exampleConfig', exampleConfig),
     ],
   });
   fs.writeFileSync(outfile, asciiOnly(fs.readFileSync(outfile, 'utf8')));
@@ -112,7 +112,7 @@ async function bundle() {
 
 /**
  * A worker thread's script as one text, in memory: the batch parser's (src/domain/metrics/
- * batch-worker.ts), the sqlite sources' (src/drivers/sqlite-worker.ts) and the metric writer's
+ * batch-worker.ts), the sqlite sources' (src/drivers/sqlite/worker.ts) and the metric writer's
  * (src/domain/metrics/writer-thread.ts); the last two load the extracted addon themselves, hence
  * the native guard.
  */
@@ -132,19 +132,23 @@ async function bundleWorker(entry, plugins = []) {
 }
 
 /**
- * Replaces the module `<name>.ts` by one whose function `fn` returns `text`. Under tsx those modules
- * read files of the repository (a worker's source, config.example.toml); the executable has none.
+ * Replaces the module at `file` (path parts under the repository) by one whose function `fn` returns
+ * `text`. Under tsx those modules read files of the repository (a worker's source,
+ * config.example.toml); the executable has none.
  */
-const embedText = (name, fn, text) => ({
-  name: `embed-${name}`,
-  setup(build) {
-    build.onResolve({ filter: new RegExp(`/${name}$`) }, () => ({ path: name, namespace: `embed-${name}` }));
-    build.onLoad({ filter: /.*/, namespace: `embed-${name}` }, () => ({
-      contents: `export function ${fn}() { return ${JSON.stringify(text)}; }`,
-      loader: 'js',
-    }));
-  },
-});
+const embedText = (file, fn, text) => {
+  const target = path.join(ROOT, ...file);
+  const escaped = target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return {
+    name: `embed-${file.join('/')}`,
+    setup(build) {
+      build.onLoad({ filter: new RegExp(`^${escaped}$`) }, () => ({
+        contents: `export function ${fn}() { return ${JSON.stringify(text)}; }`,
+        loader: 'js',
+      }));
+    },
+  };
+};
 
 // better-sqlite3 finds its addon through the `bindings` package only when no nativeBinding is given;
 // in the executable one always is, so `bindings` becomes a stub that says so. Any other `.node`

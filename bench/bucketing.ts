@@ -11,7 +11,7 @@ import {
   parseGranularity,
   type Calendar,
   type Granularity,
-} from '../src/domain/metrics/granularity';
+} from '../src/model/time/granularity';
 
 const GRANULARITIES = ['1m', '1h', '1d', '1w', '1mo', '1q', '1y'].map((text) => {
   const g = parseGranularity(text);

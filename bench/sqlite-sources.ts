@@ -1,4 +1,4 @@
-// Cost of running sqlite source files in a worker thread (sqlite-pool.ts) instead of inline on the
+// Cost of running sqlite source files in a worker thread (sqlite/pool.ts) instead of inline on the
 // event loop. Run: node --import tsx bench/sqlite-sources.ts
 //
 // One full-mode source file; the same store code, once inline and once through one worker:
@@ -11,8 +11,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createSqliteStore } from '../src/drivers/sqlite';
-import { createSqlitePool } from '../src/drivers/sqlite-pool';
+import { createSqliteStore } from '../src/drivers/sqlite/store';
+import { createSqlitePool } from '../src/drivers/sqlite/pool';
 import { emptyWriteSet, type MetricStore, type WriteSet } from '../src/drivers/types';
 
 const HOUR = 3_600_000;

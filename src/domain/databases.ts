@@ -12,7 +12,7 @@ import { mkdir, realpath, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ports } from './ports';
 import { invalid, invalidField, notFound, rateLimited } from '../errors';
-import { connectionTarget } from '../drivers/network-store';
+import { connectionTarget } from '../drivers/network/store';
 import { isInternalAddress } from '../lib/outbound';
 import { newId, normalizeId } from '../lib/ids';
 import { encryptSecrets } from '../lib/secrets';
@@ -20,7 +20,7 @@ import type { Driver, Source, UserAuth } from './types';
 import type { SourceSettings } from './source-settings';
 import { newSource, requireOrganization } from './sources';
 import { checkSqliteUpload, resolveSqlitePath, type SqliteRoots, type UploadedFile } from './sqlite-paths';
-import type { IdentifierMode } from '../drivers/sqlite-setup';
+import type { IdentifierMode } from '../drivers/sqlite/setup';
 
 export interface DatabaseInput {
   displayName: string;

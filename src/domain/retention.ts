@@ -3,7 +3,7 @@
 // granularity and wins over expire_after for that granularity, so fine buckets can expire early
 // while coarse ones stay (or stay longer than expire_after). Pure: the sweeper supplies `now`.
 import { DateTime } from 'luxon';
-import { parseGranularity, type GranularityUnit } from './metrics/granularity';
+import { parseGranularity, type GranularityUnit } from '../model/time/granularity';
 import { fail, ok, type Parsed } from './source-settings';
 
 export interface RetentionRules {

@@ -6,7 +6,7 @@ import vm from 'node:vm';
 import type { Ports } from './ports';
 import { badRequest, notFound } from '../errors';
 import { newId, normalizeId } from '../lib/ids';
-import { captureGroups, substituteKey } from '../lib/key-segments';
+import { captureGroups, substituteKey } from '../shared/key-segments';
 import { hashToken } from '../lib/tokens';
 import type { ShareRow, SharesRepo } from '../storage/shares';
 import type { Dashboard } from './dashboards/types';

@@ -1,7 +1,7 @@
 // The time settings every source carries (SPEC section 4, POST /projects): time zone, start of the
 // week, allowed granularities and the dashboard defaults. Parsers return a Parsed value instead of
 // throwing so the HTTP schema can report every field of a body at once.
-import { isValidTimeZone, parseGranularity } from './metrics/granularity';
+import { isValidTimeZone, parseGranularity } from '../model/time/granularity';
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 export const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });

@@ -5,14 +5,14 @@
 import { conflict } from '../errors';
 import type { Db } from '../storage/db';
 import type { Source } from '../model/source';
-import { IDENTIFIER_MODES, type IdentifierMode } from './sqlite-setup';
-import { createSqliteStore } from './sqlite';
-import { createSqlitePool, type SqlitePool, type SqlitePoolOptions } from './sqlite-pool';
-import { createPostgresStore } from './postgres';
-import { createMysqlStore } from './mysql';
-import { createRedisStore } from './redis';
-import { createMongoStore } from './mongo';
-import type { NetworkSettings } from './network-store';
+import { IDENTIFIER_MODES, type IdentifierMode } from './sqlite/setup';
+import { createSqliteStore } from './sqlite/store';
+import { createSqlitePool, type SqlitePool, type SqlitePoolOptions } from './sqlite/pool';
+import { createPostgresStore } from './network/postgres';
+import { createMysqlStore } from './network/mysql';
+import { createRedisStore } from './network/redis';
+import { createMongoStore } from './network/mongo';
+import type { NetworkSettings } from './network/store';
 import type { NetworkPolicy } from '../lib/outbound';
 import type { SecretBox } from '../lib/secrets';
 import type { MetricStore } from './types';
@@ -24,7 +24,7 @@ export interface DriverContext {
   embedded: MetricStore;
   /** better-sqlite3 native binding for the single executable */
   nativeBinding?: unknown;
-  /** time limit, idle close and workers of sqlite source files (sqlite-pool.ts) */
+  /** time limit, idle close and workers of sqlite source files (sqlite/pool.ts) */
   sqlite?: SqlitePoolOptions;
   /** decrypts the secrets of database sources (passwords, URLs) kept encrypted at rest */
   secrets?: SecretBox;

@@ -7,8 +7,8 @@ import { migrate } from '../../src/storage/migrations';
 import { createEmbeddedStore } from '../../src/drivers/embedded';
 import type { BucketCacheLimits } from '../../src/drivers/bucket-cache';
 import { inProcessWriter } from '../../src/domain/metrics/writer-client';
-import { createSqliteStore } from '../../src/drivers/sqlite';
-import type { IdentifierMode } from '../../src/drivers/sqlite-setup';
+import { createSqliteStore } from '../../src/drivers/sqlite/store';
+import type { IdentifierMode } from '../../src/drivers/sqlite/setup';
 import { emptyWriteSet, type BucketOps, type MetricStore, type WriteSet } from '../../src/drivers/types';
 
 export interface StoreFixture {

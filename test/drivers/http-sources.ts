@@ -2,7 +2,7 @@
 // the bootstrap body of each driver pointing at a scratch location, created, set up and given a
 // source token.
 import assert from 'node:assert/strict';
-import type { IdentifierMode } from '../../src/drivers/sqlite-setup';
+import type { IdentifierMode } from '../../src/drivers/sqlite/setup';
 import { request, type Agent } from '../helpers/server';
 import { SERVERS, type NetworkDriver, scratchDatabase, dropRedisPrefix, scratchName, startCongo } from './network';
 

@@ -4,8 +4,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
-import { createPostgresStore } from '../../src/drivers/postgres';
-import { createMysqlStore } from '../../src/drivers/mysql';
+import { createPostgresStore } from '../../src/drivers/network/postgres';
+import { createMysqlStore } from '../../src/drivers/network/mysql';
 import type { MetricStore } from '../../src/drivers/types';
 import { SERVERS, scratchDatabase, skipReason } from './network';
 

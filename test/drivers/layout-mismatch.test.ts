@@ -3,8 +3,8 @@
 // is left as it was.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createMysqlStore } from '../../src/drivers/mysql';
-import { createPostgresStore } from '../../src/drivers/postgres';
+import { createMysqlStore } from '../../src/drivers/network/mysql';
+import { createPostgresStore } from '../../src/drivers/network/postgres';
 import type { MetricStore } from '../../src/drivers/types';
 import type { Factory } from './helpers';
 import { mysqlFactory, postgresFactory, type NetworkFixture } from './network-factories';

@@ -9,7 +9,7 @@ import pg from 'pg';
 import mysql from 'mysql2/promise';
 import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
-import type { IdentifierMode } from '../../src/drivers/sqlite-setup';
+import type { IdentifierMode } from '../../src/drivers/sqlite/setup';
 import type { Factory } from './helpers';
 import Database from 'better-sqlite3';
 import { readParsed, sqliteFactory, writeSet } from './helpers';

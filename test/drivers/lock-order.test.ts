@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { request, signupWithOrganization, startTestServer, type Agent, type TestServer } from '../helpers/server';
-import { bucketWrites } from '../../src/drivers/network-store';
+import { bucketWrites } from '../../src/drivers/network/store';
 import { emptyWriteSet, type BucketOps } from '../../src/drivers/types';
 import { SERVERS, skipReason } from './network';
 import { type SourceAccess, databaseSource, driverFields, scratchLocation, series } from './http-sources';

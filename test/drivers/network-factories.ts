@@ -3,11 +3,11 @@
 // fixture, mongo in a fresh database per fixture on an in-process CongoDB.
 import pg from 'pg';
 import mysql from 'mysql2/promise';
-import { createPostgresStore } from '../../src/drivers/postgres';
-import { createMysqlStore } from '../../src/drivers/mysql';
-import { createRedisStore } from '../../src/drivers/redis';
-import { createMongoStore } from '../../src/drivers/mongo';
-import type { IdentifierMode } from '../../src/drivers/sqlite-setup';
+import { createPostgresStore } from '../../src/drivers/network/postgres';
+import { createMysqlStore } from '../../src/drivers/network/mysql';
+import { createRedisStore } from '../../src/drivers/network/redis';
+import { createMongoStore } from '../../src/drivers/network/mongo';
+import type { IdentifierMode } from '../../src/drivers/sqlite/setup';
 import type { MetricStore } from '../../src/drivers/types';
 import type { Factory, StoreFixture } from './helpers';
 import { SERVERS, dropRedisPrefix, scratchDatabase, scratchName, skipReason, startCongo } from './network';

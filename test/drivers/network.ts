@@ -10,7 +10,7 @@ import path from 'node:path';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
 import Redis from 'ioredis';
-import type { IdentifierMode } from '../../src/drivers/sqlite-setup';
+import type { IdentifierMode } from '../../src/drivers/sqlite/setup';
 
 export type NetworkDriver = 'postgres' | 'mysql' | 'redis' | 'mongo';
 

@@ -3,8 +3,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { schemaProblem } from '../../src/drivers/sqlite-schema';
-import { SETUP_DDL, type IdentifierMode } from '../../src/drivers/sqlite-setup';
+import { schemaProblem } from '../../src/drivers/sqlite/schema';
+import { SETUP_DDL, type IdentifierMode } from '../../src/drivers/sqlite/setup';
 
 function problem(sql: string, mode: IdentifierMode): string | null {
   const db = new Database(':memory:');

@@ -4,10 +4,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { AppError } from '../../src/errors';
-import { createPostgresStore } from '../../src/drivers/postgres';
-import { createMysqlStore } from '../../src/drivers/mysql';
-import { createRedisStore } from '../../src/drivers/redis';
-import { createMongoStore } from '../../src/drivers/mongo';
+import { createPostgresStore } from '../../src/drivers/network/postgres';
+import { createMysqlStore } from '../../src/drivers/network/mysql';
+import { createRedisStore } from '../../src/drivers/network/redis';
+import { createMongoStore } from '../../src/drivers/network/mongo';
 import type { MetricStore } from '../../src/drivers/types';
 import { writeSet } from './helpers';
 

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '../../src/errors';
-import { createSqliteStore } from '../../src/drivers/sqlite';
+import { createSqliteStore } from '../../src/drivers/sqlite/store';
 import { type StoreFixture, readParsed, sqliteFactory, writeSet } from './helpers';
 
 const T0 = Date.UTC(2025, 2, 4, 10); // 2025-03-04T10:00:00Z

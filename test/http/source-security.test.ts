@@ -8,7 +8,7 @@ import { request, signupWithOrganization, startTestServer, type Agent, type Test
 import { DATABASES, configOf, setupPath } from '../helpers/databases';
 import { SERVERS, skipReason } from '../drivers/network';
 import { isInternalAddress, resolveOutbound } from '../../src/lib/outbound';
-import { connectionTarget } from '../../src/drivers/network-store';
+import { connectionTarget } from '../../src/drivers/network/store';
 import { HOSTILE, REMOTE_TEXT, closedPort, listen, type Hostile, type Listener } from './hostile-listeners';
 
 const TIMEOUT_MS = 1000;

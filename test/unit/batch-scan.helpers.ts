@@ -1,7 +1,7 @@
 // Batch bodies for the scanner's property test (batch-scan.test.ts), built as a small JSON tree so
 // that every token's spelling (numbers, escapes, duplicate members, white space) is under control.
 import fc from 'fast-check';
-import { parseTimestamp } from '../../src/lib/time';
+import { parseTimestamp } from '../../src/shared/time';
 
 /** JSON as written: numbers and strings keep their exact text (a string's content between quotes). */
 export type Json = { num: string } | { str: string } | { lit: 'true' | 'false' | 'null' } | { obj: Array<[string, Json]> } | { arr: Json[] };

@@ -8,7 +8,7 @@ import {
   formatBucket,
   formatBuckets,
   nextBucket,
-} from '../../src/domain/metrics/granularity';
+} from '../../src/model/time/granularity';
 import { cal, floorOf, gran, ms, nextOf, rangeOf, seededRandom } from './granularity.helpers';
 
 const BRATISLAVA = cal('Europe/Bratislava');

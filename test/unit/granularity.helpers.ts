@@ -10,8 +10,8 @@ import {
   parseGranularity,
   type Calendar,
   type Granularity,
-} from '../../src/domain/metrics/granularity';
-import { parseTimestamp } from '../../src/lib/time';
+} from '../../src/model/time/granularity';
+import { parseTimestamp } from '../../src/shared/time';
 
 export const cal = (timeZone: string, beginningOfWeek = 1): Calendar => ({ timeZone, beginningOfWeek });
 export const UTC = cal('UTC');

@@ -7,7 +7,7 @@ import {
   formatBucket,
   isValidTimeZone,
   parseGranularity,
-} from '../../src/domain/metrics/granularity';
+} from '../../src/model/time/granularity';
 import { UTC, cal, floorOf, gran, ms, nextOf, rangeOf } from './granularity.helpers';
 
 describe('parseGranularity', () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { formatTimestamp, parseTimestamp, parseTimestampBytes } from '../../src/lib/time';
+import { formatTimestamp, parseTimestamp, parseTimestampBytes } from '../../src/shared/time';
 
 test('parseTimestamp accepts RFC 3339 with an offset, fractions allowed', () => {
   assert.equal(parseTimestamp('2026-01-24T10:00:00Z'), Date.UTC(2026, 0, 24, 10));

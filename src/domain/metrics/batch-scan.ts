@@ -4,7 +4,7 @@
 // strings without escapes, numbers as leaves, the known point members once each) and declines
 // (null) anything else, so the generic path parses that body and gives every error and every
 // unusual case exactly as before. Nothing here throws: a body it cannot vouch for is declined.
-import { parseTimestampBytes } from '../../lib/time';
+import { parseTimestampBytes } from '../../shared/time';
 import * as limits from './ingest';
 import type { WirePoints } from './point-wire';
 import { scanNumber } from './batch-scan-numbers';

@@ -6,7 +6,7 @@ import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
 import { createDriverRegistry } from '../../drivers';
 import { createEmbeddedStore } from '../../drivers/embedded';
-import { translateSqliteError } from '../../drivers/sqlite';
+import { translateSqliteError } from '../../drivers/sqlite/store';
 import type { SetupResult } from '../../drivers/types';
 import type { SecretBox } from '../../lib/secrets';
 import type { BucketSettings, WirePoints } from '../../model/wire';

@@ -5,7 +5,7 @@
 // (the point cannot be read) and 422s (readable, but breaks a rule), which a batch reports as 422s
 // naming the point's index.
 import { badRequest, invalid } from '../../errors';
-import { parseTimestamp } from '../../lib/time';
+import { parseTimestamp } from '../../shared/time';
 import { SYSTEM_KEY } from '../../model/write-set';
 
 export const MAX_KEY_LENGTH = 255;

@@ -1,9 +1,9 @@
 // What merging needs of a source: its id and a bucketer per allowed granularity, built once per
 // source and settings.
-import { nominalMaxMs } from './calendar';
+import { nominalMaxMs } from '../../model/time/calendar';
 import type { BucketSettings } from '../../model/wire';
-import { BucketEngine } from './bucket-engine';
-import { createBucketer, parseGranularity, type Calendar } from './granularity';
+import { BucketEngine } from '../../model/time/bucket-engine';
+import { createBucketer, parseGranularity, type Calendar } from '../../model/time/granularity';
 
 export interface GranularityPlan {
   text: string;

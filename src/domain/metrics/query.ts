@@ -11,7 +11,7 @@
 // - checks run in this order: slices syntax, wildcard, aggregator, slices vs buckets, paths.
 
 import { queryError } from '../../errors';
-import { formatTimestamp } from '../../lib/time';
+import { formatTimestamp } from '../../shared/time';
 import {
   type Column,
   type SlicePlan,

@@ -3,10 +3,10 @@
 // send them without parsing; the query maths parses them (parseSeriesValues).
 import { badRequest } from '../../errors';
 import { BoundedCache } from '../../lib/bounded-cache';
-import { parseTimestamp } from '../../lib/time';
+import { parseTimestamp } from '../../shared/time';
 import type { MetricStore } from '../../drivers/types';
 import type { Source } from '../types';
-import { bucketRange, formatBuckets, parseGranularity, type Granularity } from './granularity';
+import { bucketRange, formatBuckets, parseGranularity, type Granularity } from '../../model/time/granularity';
 import { MAX_KEY_LENGTH } from './ingest';
 import { SYSTEM_KEY } from './merge';
 

@@ -1,5 +1,5 @@
 // The JSON shapes of dashboards (seed section 2.3: every field, always present) and groups.
-import { formatTimestamp } from '../../lib/time';
+import { formatTimestamp } from '../../shared/time';
 import type { Dashboard, DashboardGroup } from '../../domain/dashboards/types';
 
 export function presentDashboard(d: Dashboard) {

@@ -4,7 +4,7 @@ import type { MintedSourceToken } from '../../domain/source-tokens';
 import type { SourceList } from '../../domain/sources';
 import type { Source } from '../../domain/types';
 import type { SourceTokenRow } from '../../storage/sources';
-import { formatTimestamp } from '../../lib/time';
+import { formatTimestamp } from '../../shared/time';
 
 function presentProject(s: Source) {
   return {

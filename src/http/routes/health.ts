@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { formatTimestamp } from '../../lib/time';
+import { formatTimestamp } from '../../shared/time';
 import { SERVER_VERSION } from '../../version';
 import type { Deps } from '../../deps';
 

@@ -9,7 +9,7 @@ import { normalizeId } from '../../lib/ids';
 import { tokenKind } from '../../lib/tokens';
 import { accountContext, verifyCredentials } from '../../domain/accounts';
 import { listSessions, openSession, revokeSession, endSession, sessionCookieMaxAgeMs, sessionEnds } from '../../domain/sessions';
-import { formatTimestamp } from '../../lib/time';
+import { formatTimestamp } from '../../shared/time';
 import type { SessionRow } from '../../storage/sessions';
 import { listSourceTokens, revokeSourceToken } from '../../domain/source-tokens';
 import type { UserAuth } from '../../domain/types';

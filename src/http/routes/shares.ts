@@ -5,7 +5,7 @@ import type { Deps } from '../../deps';
 import { createShare, listShares, resolveShare, revokeShare, sharedKey } from '../../domain/shares';
 import type { Source, UserAuth } from '../../domain/types';
 import type { Dashboard } from '../../domain/dashboards/types';
-import { formatTimestamp } from '../../lib/time';
+import { formatTimestamp } from '../../shared/time';
 import { createSharesRepo, type ShareRow } from '../../storage/shares';
 import { presentSeriesJson } from '../present/metrics';
 import { userAuthOf } from '../state';

@@ -5,7 +5,7 @@ import * as v from 'valibot';
 import { invalid } from '../../errors';
 import type { DatabaseInput } from '../../domain/databases';
 import { fail, ok, wholeNumber, type Parsed } from '../../domain/source-settings';
-import { IDENTIFIER_MODES } from '../../drivers/sqlite-setup';
+import { IDENTIFIER_MODES } from '../../drivers/sqlite/setup';
 import { DRIVERS, type Driver } from '../../domain/types';
 import { body, fieldErrors, oneOf, optional, optionalText, requiredText, rule, settingsEntries, text, toSettings } from './bootstrap';
 import { bareHost, isHostName } from '../../lib/outbound';

@@ -4,7 +4,7 @@
 //   partial    trifle_stats(key, at, data), primary key (key, at)
 //   separated  trifle_stats(key, granularity, at, data), primary key (key, granularity, at),
 //              plus trifle_stats_ping(key, at, data) for the latest value per key
-// Setup itself runs in sqlite-file.ts, after the file and schema checks.
+// Setup itself runs in sqlite/file.ts, after the file and schema checks.
 
 export type IdentifierMode = 'full' | 'partial' | 'separated';
 export const IDENTIFIER_MODES: readonly IdentifierMode[] = ['full', 'partial', 'separated'];

@@ -1,23 +1,23 @@
 // One sqlite source file, synchronously (better-sqlite3): open with defensive pragmas, the exact
-// schema check, writes, reads, setup. It runs in the sqlite worker thread (sqlite-pool.ts), or inline
+// schema check, writes, reads, setup. It runs in the sqlite worker thread (sqlite/pool.ts), or inline
 // when no worker can run. The file is untrusted input (SPEC 8):
 // - before every open: a regular file reached without symlinks (its real path is the stored one),
 //   one hard link only, and a name that is not a -wal/-shm/-journal companion;
 // - opened with trusted_schema off, cell_size_check on, no extension loading, its journal mode
 //   untouched (a user's rollback-journal file is never switched to WAL);
-// - the schema checked exactly at every open (sqlite-schema.ts);
+// - the schema checked exactly at every open (sqlite/schema.ts);
 // - before every use: the path still names the opened file (deleted or swapped underneath -> reopen).
 import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import Database, { type Database as Db, type Statement } from 'better-sqlite3';
-import { AppError, conflict, invalidField } from '../errors';
-import { PathSplitter, nestLeaves } from '../model/leaves';
-import { parseTimestamp } from '../lib/time';
-import type { IdentifierMode } from './sqlite-setup';
-import { SETUP_DDL } from './sqlite-setup';
-import { schemaProblem, STATS_TABLE } from './sqlite-schema';
-import type { BucketOps, KeyWrites } from '../model/write-set';
-import { MAX_READ_BYTES, MAX_ROW_BYTES, MODES, bindNumber, flatPath, leafStatements, nestedPath, rowLeaves } from './sqlite-layout';
+import { AppError, conflict, invalidField } from '../../errors';
+import { PathSplitter, nestLeaves } from '../../model/leaves';
+import { parseTimestamp } from '../../shared/time';
+import type { IdentifierMode } from './setup';
+import { SETUP_DDL } from './setup';
+import { schemaProblem, STATS_TABLE } from './schema';
+import type { BucketOps, KeyWrites } from '../../model/write-set';
+import { MAX_READ_BYTES, MAX_ROW_BYTES, MODES, bindNumber, flatPath, leafStatements, nestedPath, rowLeaves } from './layout';
 
 const COMPANION = /-(wal|shm|journal)$/i;
 

@@ -1,5 +1,5 @@
-// Where buckets start in real time, given segment boundaries on the local wall clock (calendar.ts)
-// and the zone's offsets (zone-clock.ts). The rules are explained at the top of granularity.ts.
+// Where buckets start in real time, given segment boundaries on the local wall clock (model/time/calendar.ts)
+// and the zone's offsets (model/time/zone-clock.ts). The rules are explained at the top of model/time/granularity.ts.
 //
 // Sub-day units (s, m, h): a bucket starts at every instant whose wall clock reads a boundary, and
 // at every offset change where the clock jumps forward onto or over one (the instant of the jump).

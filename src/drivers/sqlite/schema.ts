@@ -8,7 +8,7 @@
 // The table's SQL is read token by token against a whitelist rather than matched as text, so the
 // spellings the Ruby, Elixir and Go libraries (and this service) write all pass.
 import type { Database } from 'better-sqlite3';
-import type { IdentifierMode } from './sqlite-setup';
+import type { IdentifierMode } from './setup';
 
 export const STATS_TABLE = 'trifle_stats';
 

@@ -9,8 +9,8 @@
 // A leaf that an older writer nested (`{"a":{"b":1}}`, what an unquoted `$.a.b` path produces) is
 // read as the starting value (it wins over a flat copy) and moved to the flat spelling by the same
 // statement.
-import type { IdentifierMode } from './sqlite-setup';
-import { MAX_PATH_DEPTH, isMap } from '../model/paths';
+import type { IdentifierMode } from './setup';
+import { MAX_PATH_DEPTH, isMap } from '../../model/paths';
 
 export const SEPARATOR = '::';
 

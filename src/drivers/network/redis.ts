@@ -7,16 +7,16 @@
 // refuses a float, leaving the other fields of that write in place; those hashes read as they are).
 // One connection per source and service instance, opened on use and closed when idle.
 import type Redis from 'ioredis';
-import { PathSplitter } from '../model/leaves';
-import { libraryRowPlan } from './library-rows';
+import { PathSplitter } from '../../model/leaves';
+import { libraryRowPlan } from '../library-rows';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, SEPARATOR, bucketWrites, foldRows, fullKey, idleCloser, numericFields,
   setupMessage, storeUnavailable, withTimeout, type NetworkSettings,
   lazyModule, connectionTarget,
-} from './network-store';
-import { ANY_OUTBOUND, serverName } from '../lib/outbound';
+} from './store';
+import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
 
 const loadRedis = lazyModule(async () => (await import('ioredis')).default);
 
@@ -48,7 +48,7 @@ export function createRedisStore(options: RedisStoreOptions): MetricStore {
   }
 
   /**
-   * A client of the source's relay (wire-guard.ts) with the parsed fields only: never a URL, whose
+   * A client of the source's relay (network/wire-guard.ts) with the parsed fields only: never a URL, whose
    * options (path=, a unix socket) would reach the file system.
    */
   async function create(RedisClient: typeof Redis): Promise<Redis> {

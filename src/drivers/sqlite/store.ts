@@ -1,17 +1,17 @@
-// A database source backed by a SQLite file in the Trifle::Stats 2.x layout (sqlite-layout.ts), so
+// A database source backed by a SQLite file in the Trifle::Stats 2.x layout (sqlite/layout.ts), so
 // stores written by the Trifle::Stats libraries read back here and the other way round.
 //
-// The file is untrusted input: every operation on it runs through the sqlite pool (sqlite-pool.ts,
-// worker threads with a deadline) on a handle opened with the checks of sqlite-file.ts. Until the
+// The file is untrusted input: every operation on it runs through the sqlite pool (sqlite/pool.ts,
+// worker threads with a deadline) on a handle opened with the checks of sqlite/file.ts. Until the
 // file exists with a trifle_stats table, reads see empty buckets and writes are refused with 409
 // (run setup first); a table that is not exactly the layout of the identifier mode is 409.
-import { AppError } from '../errors';
-import type { IdentifierMode } from './sqlite-setup';
-import { createSqlitePool, type SqlitePool } from './sqlite-pool';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
-import { PathSplitter } from '../model/leaves';
-import { libraryRowPlan } from './library-rows';
-import { foldRows } from './network-store';
+import { AppError } from '../../errors';
+import type { IdentifierMode } from './setup';
+import { createSqlitePool, type SqlitePool } from './pool';
+import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
+import { PathSplitter } from '../../model/leaves';
+import { libraryRowPlan } from '../library-rows';
+import { foldRows } from '../network/store';
 
 export interface SqliteStoreOptions {
   file: string;

@@ -8,11 +8,11 @@
 // workers cannot start (twice), files are handled inline.
 // Figures behind the choice: docs/sqlite-sources.md.
 import { Worker } from 'node:worker_threads';
-import { unavailable } from '../errors';
-import type { Logger } from '../lib/log';
-import { loadedNativeAddonPath } from '../sea/natives';
-import { createFileRunner, fromWireError, type FileOp, type FileRunner, type OpResult } from './sqlite-runner';
-import { sqliteWorkerCode } from './sqlite-worker-code';
+import { unavailable } from '../../errors';
+import type { Logger } from '../../lib/log';
+import { loadedNativeAddonPath } from '../../sea/natives';
+import { createFileRunner, fromWireError, type FileOp, type FileRunner, type OpResult } from './runner';
+import { sqliteWorkerCode } from './worker-code';
 
 export interface SqlitePoolOptions {
   /** ms an operation may take before 503 (default 5000) */
@@ -48,7 +48,7 @@ interface Slot {
 const REST_MS = 30_000;
 /** workers that failed to start before source files are handled inline for good */
 const MAX_START_FAILURES = 2;
-// The row and read caps (sqlite-layout.ts) keep a worker's heap far below this; the limit is a
+// The row and read caps (sqlite/layout.ts) keep a worker's heap far below this; the limit is a
 // backstop only: V8 may abort the whole process when one allocation cannot fit, so the caps matter.
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 };
 

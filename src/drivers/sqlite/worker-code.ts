@@ -1,8 +1,8 @@
 // The code the sqlite worker thread runs, as a script for `new Worker(code, { eval: true })`.
 // Here (npm start, tests: TypeScript through tsx) it registers tsx's loader in the new thread and
-// imports sqlite-worker.ts; build.mjs swaps this module for one returning the bundled worker.
+// imports sqlite/worker.ts; build.mjs swaps this module for one returning the bundled worker.
 export function sqliteWorkerCode(): string {
   const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./sqlite-worker.ts', import.meta.url).href;
+  const entry = new URL('./worker.ts', import.meta.url).href;
   return `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
 }

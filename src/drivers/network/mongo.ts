@@ -10,17 +10,17 @@
 // `data.<dot path>`, as the libraries write it; MongoDB has no transaction here without a replica
 // set, so a write set that fails half-way may leave its first buckets written (as the libraries do).
 import type { AnyBulkWriteOperation, Document, Filter, MongoClient } from 'mongodb';
-import { PathSplitter } from '../model/leaves';
-import type { IdentifierMode } from './sqlite-setup';
-import { libraryRowPlan } from './library-rows';
+import { PathSplitter } from '../../model/leaves';
+import type { IdentifierMode } from '../sqlite/setup';
+import { libraryRowPlan } from '../library-rows';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, bucketWrites, foldRows, fullKey, idleCloser, rowObject,
   setupMessage, storeUnavailable, type BucketWrite, type NetworkSettings,
   lazyModule, connectionTarget, type ConnectionTarget,
-} from './network-store';
-import { ANY_OUTBOUND } from '../lib/outbound';
+} from './store';
+import { ANY_OUTBOUND } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
 
 const loadMongo = lazyModule(() => import('mongodb'));
 
@@ -59,7 +59,7 @@ export function bucketUpdate(mode: IdentifierMode, b: BucketWrite, expireAfter?:
 }
 
 /**
- * The client's URL: the relay's address (wire-guard.ts) and the credentials, escaped; the source's
+ * The client's URL: the relay's address (network/wire-guard.ts) and the credentials, escaped; the source's
  * own URL is never given to the driver (its options, `?appName=`/`authSource=` in a host, SRV
  * records, would reach the client's settings).
  */
@@ -82,7 +82,7 @@ export function createMongoStore(options: MongoStoreOptions): MetricStore {
     void c?.close().catch(() => undefined);
   });
 
-  /** The collection, the client library loaded on first use (network-store.ts, lazyModule). */
+  /** The collection, the client library loaded on first use (network/store.ts, lazyModule). */
   async function collection() {
     const { MongoClient } = await loadMongo();
     idle.touch();

@@ -4,7 +4,7 @@
 // (Ns in the minute, Nm in the hour, Nh in the day, Nd by day of year, Nw from the first week start
 // of the year with the days before it in a bucket from 1 January, Nmo from January, Nq in 3N-month
 // steps from January, Ny = floor(year / N) * N). Calendar steps are done on local dates (never as
-// 86,400 s); the zone's UTC offset at each instant comes from luxon (zone-clock.ts).
+// 86,400 s); the zone's UTC offset at each instant comes from luxon (model/time/zone-clock.ts).
 //
 // Daylight saving time and other offset changes (DST decisions):
 // - s, m, h: a bucket starts at every instant whose local clock reads a segment boundary. On fall
@@ -24,7 +24,7 @@
 // - Time zones: IANA names luxon knows; letter case is ignored as luxon and ICU do ('utc' = 'UTC').
 //   Fixed offsets ('+01:00') and luxon's non-IANA spellings ('local', 'UTC+1') are refused.
 
-import { formatTimestamp, timestampFormatter } from '../../lib/time';
+import { formatTimestamp, timestampFormatter } from '../../shared/time';
 import { BucketEngine } from './bucket-engine';
 import { MINUTE_MS, nominalMaxMs } from './calendar';
 import { ZoneClock, isIanaZone, offsetMinutes, resolveZone } from './zone-clock';

@@ -9,7 +9,7 @@
 // The relay also remembers what went wrong (the failure class setup answers with): the address
 // refused by the policy, no connection, or a server that does not speak the protocol.
 import net from 'node:net';
-import { OutboundRefused, resolveOutbound, type NetworkPolicy } from '../lib/outbound';
+import { OutboundRefused, resolveOutbound, type NetworkPolicy } from '../../lib/outbound';
 
 export type WireProtocol = 'postgres' | 'mysql' | 'redis' | 'mongo';
 

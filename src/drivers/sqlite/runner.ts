@@ -1,11 +1,11 @@
 // The sqlite source files of one thread and the operations on them, as plain messages: the sqlite
-// worker thread runs one runner (sqlite-worker.ts), and so does the event loop when no worker can
-// run (sqlite-pool.ts). Errors leave as data (WireError) so that they cross the thread boundary
+// worker thread runs one runner (sqlite/worker.ts), and so does the event loop when no worker can
+// run (sqlite/pool.ts). Errors leave as data (WireError) so that they cross the thread boundary
 // and become the same client answers on the other side.
-import { AppError, type ErrorKind } from '../errors';
-import type { KeyWrites } from '../model/write-set';
-import { SqliteFile, sourceFileError } from './sqlite-file';
-import type { IdentifierMode } from './sqlite-setup';
+import { AppError, type ErrorKind } from '../../errors';
+import type { KeyWrites } from '../../model/write-set';
+import { SqliteFile, sourceFileError } from './file';
+import type { IdentifierMode } from './setup';
 
 export interface FileRef {
   file: string;

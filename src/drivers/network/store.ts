@@ -10,16 +10,16 @@
 // A source's connection is its host, port, database, user, password and TLS on/off, nothing
 // else: a URL is parsed into those fields (connectionTarget) and never handed to a client library,
 // so no unix socket, file path or client option is reachable from a tenant's input; every client
-// connects through the source's relay (wire-guard.ts), which applies network.outbound.
-import { AppError, conflict } from '../errors';
-import { OutboundRefused, isHostName, bareHost, type NetworkPolicy } from '../lib/outbound';
+// connects through the source's relay (network/wire-guard.ts), which applies network.outbound.
+import { AppError, conflict } from '../../errors';
+import { OutboundRefused, isHostName, bareHost, type NetworkPolicy } from '../../lib/outbound';
 import type { WireGuard } from './wire-guard';
-import { PathSplitter, nestLeaves } from '../model/leaves';
-import { flattenLeaves, isMap } from '../model/paths';
-import { addLeaves, libraryRowPlan, type LibraryRowPlan } from './library-rows';
-import type { IdentifierMode } from './sqlite-setup';
-import { SYSTEM_KEY } from '../model/write-set';
-import type { SeriesRef, WriteSet } from './types';
+import { PathSplitter, nestLeaves } from '../../model/leaves';
+import { flattenLeaves, isMap } from '../../model/paths';
+import { addLeaves, libraryRowPlan, type LibraryRowPlan } from '../library-rows';
+import type { IdentifierMode } from '../sqlite/setup';
+import { SYSTEM_KEY } from '../../model/write-set';
+import type { SeriesRef, WriteSet } from '../types';
 
 export const OPERATION_TIMEOUT_MS = 5_000;
 /** connections unused this long are closed; the next call opens them again */

@@ -1,6 +1,6 @@
 // Segment arithmetic on the local wall clock (SPEC 5.1). A "wall" value is a local date and time
 // written as milliseconds as if the zone were UTC; it has no DST, so a wall day is always 86,400,000
-// wall milliseconds and calendar moves are exact. Zones are applied elsewhere (zone-clock.ts).
+// wall milliseconds and calendar moves are exact. Zones are applied elsewhere (model/time/zone-clock.ts).
 
 import type { Granularity } from './granularity';
 import { UNIT_SPANS } from '../../shared/spans';

@@ -8,19 +8,19 @@
 // the row's top level (`data || {...}`), inside one transaction per write set. Leaf names are bound
 // as parameters, never spliced into a text-array path, so a name with a comma stays one member
 // (the libraries' '{a,b}' path splits it). Rows are locked in the libraries' order (bucketWrites
-// in network-store.ts), so the service and the libraries writing at once do not deadlock; a
+// in network/store.ts), so the service and the libraries writing at once do not deadlock; a
 // deadlock or serialization failure that still happens is retried after a short back-off.
 import type pg from 'pg';
-import { PathSplitter } from '../model/leaves';
-import type { IdentifierMode } from './sqlite-setup';
+import { PathSplitter } from '../../model/leaves';
+import type { IdentifierMode } from '../sqlite/setup';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, assertLayoutColumns, bucketWrites, fullKey, lazyModule,
   readSqlSeries, setupFailure, writeWithRetries, type BucketWrite, type NetworkSettings, type SqlRow,
   type SqlSeriesRead, connectionTarget,
-} from './network-store';
-import { ANY_OUTBOUND, serverName } from '../lib/outbound';
+} from './store';
+import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
 
 const loadPg = lazyModule(async () => (await import('pg')).default);
 
@@ -141,7 +141,7 @@ export function createPostgresStore(options: PostgresStoreOptions): MetricStore 
 
   /**
    * The pool, the client library loaded on first use (see loadClient). It connects to the
-   * source's relay (wire-guard.ts) with the parsed fields only: never a connection string, whose
+   * source's relay (network/wire-guard.ts) with the parsed fields only: never a connection string, whose
    * options (host=/path, sslrootcert, ...) would reach sockets and files.
    */
   async function poolOf(): Promise<pg.Pool> {

@@ -8,20 +8,20 @@
 // Each bucket is one INSERT ... ON DUPLICATE KEY UPDATE, all in one transaction per write set.
 // The SQL is the common ground of both servers: JSON text in, CAST(... AS CHAR) out (MariaDB's
 // JSON is text), sums in DOUBLE (the libraries' DECIMAL(65,10) leaves `10.0000000000`, which
-// reads as 10). Rows are locked in the libraries' order (bucketWrites in network-store.ts), so the
+// reads as 10). Rows are locked in the libraries' order (bucketWrites in network/store.ts), so the
 // service and the libraries writing at once do not deadlock; a deadlock or lock wait time-out that
 // still happens is retried after a short back-off.
 import type mysql from 'mysql2/promise';
-import { PathSplitter } from '../model/leaves';
-import type { IdentifierMode } from './sqlite-setup';
+import { PathSplitter } from '../../model/leaves';
+import type { IdentifierMode } from '../sqlite/setup';
 import {
   IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, assertLayoutColumns, bucketWrites, fullKey, lazyModule,
   readSqlSeries, setupFailure, withTimeout, writeWithRetries, type BucketWrite, type NetworkSettings, type SqlRow,
   type SqlSeriesRead, connectionTarget,
-} from './network-store';
-import { ANY_OUTBOUND, serverName } from '../lib/outbound';
+} from './store';
+import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
 
 const loadMysql = lazyModule(async () => (await import('mysql2/promise')).default);
 
@@ -99,8 +99,8 @@ export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
   let guard: WireGuard | null = null;
 
   /**
-   * The pool, the client library loaded on first use (network-store.ts, lazyModule). It connects
-   * to the source's relay (wire-guard.ts) with the parsed fields only: never a URL, whose options
+   * The pool, the client library loaded on first use (network/store.ts, lazyModule). It connects
+   * to the source's relay (network/wire-guard.ts) with the parsed fields only: never a URL, whose options
    * (socketPath, ...) would reach sockets and files.
    */
   async function poolOf(): Promise<mysql.Pool> {

@@ -1,9 +1,9 @@
-// The sqlite worker thread (sqlite-pool.ts): holds the handles of the source files assigned to it
+// The sqlite worker thread (sqlite/pool.ts): holds the handles of the source files assigned to it
 // and runs their operations, so that a slow statement on an untrusted file never holds the event
 // loop; past its deadline the pool terminates this thread. Messages in: { id, op } (a FileOp) or
 // { sweep: idleMs }. Messages out: { ready }, { id, result } (an OpResult), { open } after a sweep.
 import { parentPort, workerData } from 'node:worker_threads';
-import { createFileRunner, type FileOp } from './sqlite-runner';
+import { createFileRunner, type FileOp } from './runner';
 
 const port = parentPort;
 if (!port) throw new Error('sqlite-worker runs as a worker thread');

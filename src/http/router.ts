@@ -14,6 +14,7 @@ import { dashboardRoutes } from './routes/dashboards';
 import { dashboardGroupRoutes } from './routes/dashboard-groups';
 import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
+import { requireAnySourceFlag, transponderRoutes } from './routes/transponders';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
@@ -101,6 +102,16 @@ export function createRoutes(deps: Deps): Middleware {
   r.post('/metrics', ...ingest);
   r.post('/metrics/batch', ...ingestBatch);
   r.post('/metrics/query', reader, json, metrics.query);
+
+  // Transponders and the source endpoint (SPEC 15): source tokens, as the metrics routes.
+  const transponders = transponderRoutes(deps);
+  r.get('/source', requireAnySourceFlag(deps), transponders.source);
+  r.get('/transponders', reader, transponders.list);
+  r.post('/transponders', writer, json, transponders.create);
+  r.get('/transponders/:id', reader, transponders.show);
+  r.put('/transponders/:id', writer, json, transponders.update);
+  r.patch('/transponders/:id', writer, json, transponders.update);
+  r.delete('/transponders/:id', writer, transponders.remove);
 
   r.get('/dashboards', dashReader, dash.list);
   r.post('/dashboards', dashWriter, json, dash.create);

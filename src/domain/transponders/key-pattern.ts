@@ -8,7 +8,7 @@ export const isPattern = (key: string): boolean => key.includes('^') || key.incl
 
 /** Why `pattern` is refused, or null when it is safe to run on every read. */
 export function patternProblem(pattern: string): string | null {
-  if (pattern.length > MAX_PATTERN_LENGTH) return `pattern is longer than ${MAX_PATTERN_LENGTH} characters`;
+  if (pattern.length > MAX_PATTERN_LENGTH) return `must be at most ${MAX_PATTERN_LENGTH} characters`;
   try {
     new RegExp(pattern, 'u');
   } catch (err) {

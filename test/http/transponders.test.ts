@@ -286,3 +286,27 @@ describe('transponders', () => {
     assert.deepEqual(info.body.data.available_granularities, ['1h']);
   });
 });
+
+describe('GET /source of a database that cannot be reached', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.stop());
+
+  test('503 with Retry-After, never 500', async () => {
+    const agent = await createProjectWithToken(server);
+    // Nothing listens on port 1 of the loopback address: the connection is refused at once.
+    const made = await request(server, 'POST', '/api/v1/bootstrap/databases', {
+      display_name: 'Down', driver: 'postgres', host: '127.0.0.1', port: 1, database_name: 'metrics', username: 'postgres',
+    }, { token: agent.userToken });
+    assert.equal(made.status, 201, made.text);
+    const id = made.body.data.source.id as string;
+    const t = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'database', source_id: id }, { token: agent.userToken });
+    assert.equal(t.status, 201, t.text);
+    const res = await request(server, 'GET', '/api/v1/source', undefined, { token: t.body.data.token.value, sourceId: id });
+    assert.equal(res.status, 503, res.text);
+    assert.ok(res.headers.get('retry-after'));
+    assert.equal(typeof res.body.errors.detail, 'string');
+  });
+});

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { evaluateWith, expressionProblem, parseTransponderExpression, ExpressionError } from '../../src/shared/expression';
 import { isPattern, keyMatches, patternProblem } from '../../src/domain/transponders/key-pattern';
-import { applyToBuckets, applyToTexts, type TransponderError } from '../../src/domain/transponders/apply';
+import { applyToBuckets, applyToTexts, textsOf, type TransponderError } from '../../src/domain/transponders/apply';
 import type { Transponder } from '../../src/storage/transponders';
 
 const value = (text: string, ...values: Array<number | null>) => evaluateWith(parseTransponderExpression(text, values.length), values);
@@ -133,5 +133,22 @@ describe('applying transponders to buckets', () => {
     assert.deepEqual(applyToTexts([t({ key: '^k$', response: 'b' })], 'k', texts, errors), ['{"a":1,"b":1}']);
     applyToTexts([t({ key: '^(a+)+$' })], 'k', texts, errors);
     assert.match(errors[0]!.error, /refused/);
+  });
+
+  test('texts: new top-level members spliced onto the stored text, changed members written whole', () => {
+    const texts = ['{"a":2,"m":{"x":1}}', '{}', '{"a":0}', '{"a": 4, "m": {"x": 2}}'];
+    const errors: TransponderError[] = [];
+    const list = [t({ key: 'k', paths: ['a'], expression: '10 / a', response: 'd.v' }), t({ key: 'k', paths: ['a'], expression: 'a', response: 'm.y' })];
+    const out = applyToTexts(list, 'k', texts, errors);
+    assert.deepEqual(out.map((x) => JSON.parse(x)), [
+      { a: 2, m: { x: 1, y: 2 }, d: { v: 5 } },
+      {},
+      { a: 0, m: { y: 0 } },
+      { a: 4, m: { x: 2, y: 4 }, d: { v: 2.5 } },
+    ]);
+    const onlyNew = [t({ key: 'k', paths: ['a'], expression: 'a * 2', response: 'd.v' })];
+    assert.deepEqual(applyToTexts(onlyNew, 'k', ['{"a":2}', '{}', '{"b":1}'], errors), ['{"a":2,"d":{"v":4}}', '{}', '{"b":1}']);
+    assert.deepEqual(textsOf(onlyNew, ['{"d":1}'], [{ d: 2 }]), ['{"d":2}'], 'an existing member is written whole');
+    assert.deepEqual(errors, []);
   });
 });

@@ -20,7 +20,7 @@ import { PlanCache, mergeIntoPending } from './merge';
 import type { MetricWriterOptions } from './metric-writer';
 import { decodePoints } from './point-wire';
 import type { SeriesData } from './query';
-import { type SeriesParams, type SeriesText, applyTransponders, parseSeriesParams, readSeriesText } from './series';
+import { type SeriesParams, type SeriesText, applyTransponders, applyTranspondersData, parseSeriesParams, readSeriesText } from './series';
 import { createTranspondersRepo } from '../../storage/transponders';
 import { createWriteQueue } from './write-queue';
 import { inProcessWriter, startWriterThread, type WriterPort } from './writer-client';
@@ -184,7 +184,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
       const text = await readSeriesText(drivers.storeFor(source), source, params);
-      return { params, series: applyTransponders(text, params.key, () => transponders.enabled(source.id)) };
+      return { params, series: applyTranspondersData(text, params.key, () => transponders.enabled(source.id)) };
     },
 
     async setup(source) {

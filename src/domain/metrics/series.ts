@@ -9,7 +9,8 @@ import type { Source } from '../types';
 import { bucketRange, formatBuckets, parseGranularity, type Granularity } from './granularity';
 import { MAX_KEY_LENGTH } from './ingest';
 import { SYSTEM_KEY } from './merge';
-import { applyToTexts, type TransponderError } from '../transponders/apply';
+import { applyToSeries, textsOf, type TransponderError } from '../transponders/apply';
+import type { SeriesData } from './query';
 import type { Transponder } from '../../storage/transponders';
 
 export const MAX_SERIES_BUCKETS = 100_000;
@@ -121,7 +122,22 @@ export function applyTransponders(
   const list = enabled();
   if (list.length === 0) return series;
   const errors: TransponderError[] = [];
-  const values = applyToTexts(list, key, series.values, errors);
+  const buckets = applyToSeries(list, key, series.values, errors);
+  const values = buckets ? textsOf(list, series.values, buckets) : series.values;
+  return errors.length > 0 ? { at: series.at, values, transponderErrors: errors } : { at: series.at, values };
+}
+
+/** applyTransponders for the query maths: the buckets stay parsed (the maths would parse them again). */
+export function applyTranspondersData(
+  series: SeriesText,
+  key: string,
+  enabled: () => readonly Transponder[],
+): SeriesData {
+  if (key === SYSTEM_KEY) return series;
+  const list = enabled();
+  if (list.length === 0) return series;
+  const errors: TransponderError[] = [];
+  const values = applyToSeries(list, key, series.values, errors) ?? series.values;
   return errors.length > 0 ? { at: series.at, values, transponderErrors: errors } : { at: series.at, values };
 }
 

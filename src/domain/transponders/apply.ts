@@ -5,7 +5,7 @@
 // run in `order`, so a later one can read an earlier one's response. A transponder that fails
 // (its expression no longer parses, its key pattern is refused, its response path runs into a
 // number or names a map) is skipped whole and reported, never failing the read.
-import { ExpressionError, evaluateWith, parseTransponderExpression, type Expr } from '../../shared/expression';
+import { ExpressionError, evaluate, parseTransponderExpression, rowLetter, type Expr } from '../../shared/expression';
 import type { Transponder } from '../../storage/transponders';
 import { keyMatches } from './key-pattern';
 
@@ -81,11 +81,14 @@ export function applyToBuckets(list: readonly Transponder[], buckets: Bucket[], 
     }
     const paths = t.paths.map((p) => p.split('.'));
     const response = t.response.split('.');
+    const letters = paths.map((_, i) => rowLetter(i));
+    const env: Record<string, number | null> = {}; // one per transponder, refilled for each bucket
     const results: Array<number | null> = new Array(buckets.length);
     let problem: string | null = null;
     for (let i = 0; i < buckets.length && problem === null; i++) {
       const bucket = buckets[i]!;
-      const value = evaluateWith(expr, paths.map((p) => valueAt(bucket, p)));
+      for (let v = 0; v < paths.length; v++) env[letters[v]!] = valueAt(bucket, paths[v]!);
+      const value = evaluate(expr, env);
       results[i] = value;
       if (value !== null) problem = placeProblem(bucket, response);
     }
@@ -101,18 +104,59 @@ export function applyToBuckets(list: readonly Transponder[], buckets: Bucket[], 
 }
 
 /**
- * The series' bucket texts with `list` applied (those whose key matches `key`), or the texts as
- * they were when none applies. `errors` collects the transponders that were skipped.
+ * The series' buckets with `list` applied (those whose key matches `key`), or null when none
+ * applies. `errors` collects the transponders that were skipped.
  */
+export function applyToSeries(
+  list: readonly Transponder[],
+  key: string,
+  values: readonly string[],
+  errors: TransponderError[],
+): Bucket[] | null {
+  const applied = matching(list, key, errors);
+  if (applied.length === 0) return null;
+  const buckets = values.map((text) => JSON.parse(text) as Bucket);
+  applyToBuckets(applied, buckets, errors);
+  return buckets;
+}
+
+/**
+ * The buckets' texts after applyToSeries. The derived values mostly land under top-level names
+ * the bucket did not have (`derived.rate`): those are spliced onto the stored text, which already
+ * holds every other member in the same order, instead of writing the whole bucket again (JSON
+ * text of a year of hourly buckets costs more than the transponders themselves). A bucket whose
+ * existing members changed is written whole.
+ */
+export function textsOf(list: readonly Transponder[], original: readonly string[], buckets: readonly Bucket[]): string[] {
+  const tops = [...new Set(list.map((t) => t.response.split('.')[0]!))];
+  const out: string[] = new Array(buckets.length);
+  for (let i = 0; i < buckets.length; i++) {
+    const text = original[i]!;
+    const bucket = buckets[i]!;
+    let added = '';
+    let whole = false;
+    for (const top of tops) {
+      if (!(top in bucket)) continue;
+      if (text.includes(JSON.stringify(top))) {
+        whole = true; // may be an existing member the transponders wrote into: written whole
+        break;
+      }
+      added += (added === '' ? '' : ',') + JSON.stringify(top) + ':' + JSON.stringify(bucket[top]);
+    }
+    if (whole) out[i] = JSON.stringify(bucket);
+    else if (added === '') out[i] = text;
+    else out[i] = text.length <= 2 ? `{${added}}` : `${text.slice(0, -1)},${added}}`;
+  }
+  return out;
+}
+
+/** applyToSeries as texts: the same array when no transponder applies. */
 export function applyToTexts(
   list: readonly Transponder[],
   key: string,
   values: string[],
   errors: TransponderError[],
 ): string[] {
-  const applied = matching(list, key, errors);
-  if (applied.length === 0) return values;
-  const buckets = values.map((text) => JSON.parse(text) as Bucket);
-  applyToBuckets(applied, buckets, errors);
-  return buckets.map((b) => JSON.stringify(b));
+  const buckets = applyToSeries(list, key, values, errors);
+  return buckets ? textsOf(list, values, buckets) : values;
 }

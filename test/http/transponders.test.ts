@@ -150,6 +150,10 @@ describe('transponders', () => {
     };
     assert.deepEqual(await errorsOf({ name: ' ' }), { name: ["can't be blank"] });
     assert.deepEqual(await errorsOf({ key: undefined }), { key: ["can't be blank"] });
+    assert.deepEqual(await errorsOf({ name: 5, key: ['api'] }), { name: ['must be a string'], key: ['must be a string'] });
+    assert.deepEqual(await errorsOf({ paths: ['a', 3], expression: 7, response: {} }), {
+      config: ['paths[1] must be a string', 'expression must be a string', 'response must be a string'],
+    });
     assert.deepEqual(await errorsOf({ paths: [] }), { config: ['paths must be a list of 1 to 26 paths'] });
     assert.deepEqual(await errorsOf({ paths: 'a' }), { config: ['paths must be a list of 1 to 26 paths'] });
     const many = Array.from({ length: 27 }, (_, i) => `p${i}`);

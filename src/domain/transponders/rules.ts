@@ -14,6 +14,7 @@ type Body = Record<string, unknown>;
 const isObject = (v: unknown): v is Body => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function pathProblem(what: string, value: unknown): string | null {
+  if (value !== undefined && value !== null && typeof value !== 'string') return `${what} must be a string`;
   if (typeof value !== 'string' || value.trim() === '') return `${what} can't be blank`;
   if (value.includes('*')) return `${what} must not contain wildcards (*)`;
   if (value.length > MAX_PATH) return `${what} must be at most ${MAX_PATH} characters`;
@@ -33,11 +34,13 @@ export function transponderFields(raw: Body, base: TransponderFields | null, nex
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
 
   const name = body.name ?? base?.name;
-  if (typeof name !== 'string' || name.trim() === '') add('name', "can't be blank");
+  if (name !== undefined && name !== null && typeof name !== 'string') add('name', 'must be a string');
+  else if (typeof name !== 'string' || name.trim() === '') add('name', "can't be blank");
   else if (name.length > MAX_NAME) add('name', `should be at most ${MAX_NAME} character(s)`);
 
   const key = body.key ?? base?.key;
-  if (typeof key !== 'string' || key.trim() === '') add('key', "can't be blank");
+  if (key !== undefined && key !== null && typeof key !== 'string') add('key', 'must be a string');
+  else if (typeof key !== 'string' || key.trim() === '') add('key', "can't be blank");
   else if (key.length > MAX_PATH) add('key', `should be at most ${MAX_PATH} character(s)`);
   else if (isPattern(key)) {
     const problem = patternProblem(key);
@@ -57,7 +60,8 @@ export function transponderFields(raw: Body, base: TransponderFields | null, nex
     });
   }
   const expression = pick('expression') ?? base?.expression;
-  if (typeof expression !== 'string' || expression.trim() === '') add('config', "expression can't be blank");
+  if (expression !== undefined && expression !== null && typeof expression !== 'string') add('config', 'expression must be a string');
+  else if (typeof expression !== 'string' || expression.trim() === '') add('config', "expression can't be blank");
   else if (pathCount > 0) {
     const problem = expressionProblem(expression, pathCount, "the paths' variables");
     if (problem) add('config', `expression: ${problem}`);

@@ -7,7 +7,9 @@
 // each for BENCH_SECONDS (default 5) from wrk with one connection (its own process), after 2 s of
 // the same requests as a warm-up, once the metric writer has folded the loaded points (reads right
 // after a write add the unfolded points themselves, docs/storage.md "Reads").
-// Prints p50/p99 of each and its ratio to the 10 ms p50 target.
+// Prints p50/p99 of each and its ratio to the 10 ms p50 target. Then the same two reads again with
+// 5 transponders on the key (docs/transponders.md), each p50 against the read without them (target
+// within 1.5x).
 import { fmt, projectHeaders, serviceLabel, spawnService, waitIdle } from './helpers';
 import { runWrk, type WrkResult } from './wrk';
 
@@ -54,6 +56,20 @@ try {
   await runWrk({ ...queryLoad, seconds: 2 });
   const agg = await runWrk({ ...queryLoad, seconds: SECONDS });
   report('POST /api/v1/metrics/query aggregate, same range', agg, 10);
+
+  for (let i = 0; i < 5; i++) {
+    const body = { name: `t${i}`, key: KEY, paths: ['metrics.leaf0', `metrics.leaf${i + 1}`], expression: 'a / b * 100', response: `derived.t${i}` };
+    const res = await fetch(`${service.url}/api/v1/transponders`, { method: 'POST', headers, body: JSON.stringify(body) });
+    if (res.status !== 201) throw new Error(`transponder failed: ${res.status} ${await res.text()}`);
+  }
+  const derived = (await (await fetch(getUrl, { headers })).json()) as { data: { values: Array<{ derived?: object }> } };
+  console.log(`with 5 transponders: ${derived.data.values.filter((v) => v.derived && Object.keys(v.derived).length === 5).length} buckets with 5 derived values`);
+  await runWrk({ url: getUrl, method: 'GET', headers, bodies: [''], connections: 1, threads: 1, seconds: 2 });
+  const getT = await runWrk({ url: getUrl, method: 'GET', headers, bodies: [''], connections: 1, threads: 1, seconds: SECONDS });
+  report('GET /api/v1/metrics, 5 transponders', getT, get.p50 * 1.5);
+  await runWrk({ ...queryLoad, seconds: 2 });
+  const aggT = await runWrk({ ...queryLoad, seconds: SECONDS });
+  report('POST /api/v1/metrics/query aggregate, 5 transponders', aggT, agg.p50 * 1.5);
 } finally {
   await service.stop();
   service.remove();

@@ -17,6 +17,7 @@ import { dashboardGroupRoutes, groupInput } from './routes/dashboard-groups';
 import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
 import { withIntake } from '../intake/routes';
+import { requireAnySourceFlag, transponderRoutes } from './routes/transponders';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
@@ -106,6 +107,16 @@ export function createRoutes(deps: Deps): Middleware {
   r.post('/metrics', ...ingest);
   r.post('/metrics/batch', ...ingestBatch);
   r.post('/metrics/query', reader, json, metricsInput.query, metrics.query);
+
+  // Transponders and the source endpoint (SPEC 15): source tokens, as the metrics routes.
+  const transponders = transponderRoutes(deps);
+  r.get('/source', requireAnySourceFlag(deps), transponders.source);
+  r.get('/transponders', reader, transponders.list);
+  r.post('/transponders', writer, json, transponders.create);
+  r.get('/transponders/:id', reader, transponders.show);
+  r.put('/transponders/:id', writer, json, transponders.update);
+  r.patch('/transponders/:id', writer, json, transponders.update);
+  r.delete('/transponders/:id', writer, transponders.remove);
 
   r.get('/dashboards', dashReader, dashboardInput.page, dash.list);
   r.post('/dashboards', dashWriter, json, dashboardInput.fields, dash.create);

@@ -34,8 +34,6 @@ const KNOWN: ReadonlyMap<string, string> = new Map([
   // Domain code that takes the whole Deps instead of the few repositories it uses.
   // The dashboards repository stores the domain's dashboard types (they belong in src/model).
   ['src/storage/dashboards.ts -> src/domain/dashboards/types.ts', 'storage reads domain types'],
-  // The widgets' expression language runs on both sides (it belongs in src/shared/).
-  ['src/domain/dashboards/widget-series.ts -> web/widgets/data/expression.ts', 'server imports browser code'],
 ]);
 
 type Floor = { floor: number; name: string };

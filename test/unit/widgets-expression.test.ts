@@ -1,7 +1,7 @@
 // The expression rows' parser and evaluator: precedence, functions, null propagation, and refusals.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { evaluate, expressionProblem, parseExpression, rowLetter } from '../../web/widgets/data/expression';
+import { evaluate, expressionProblem, parseExpression, rowLetter } from '../../src/shared/expression';
 
 const calc = (text: string, env: Record<string, number | null> = {}, rows = 3) => evaluate(parseExpression(text, rows), env);
 

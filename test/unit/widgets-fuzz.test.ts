@@ -3,7 +3,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { expressionProblem, evaluate, parseExpression } from '../../web/widgets/data/expression';
+import { expressionProblem, evaluate, parseExpression } from '../../src/shared/expression';
 import { ErrorBag } from '../../src/domain/dashboards/issues';
 import { normalizePayload } from '../../src/domain/dashboards/widgets';
 import { widgetTimeline, widgetTotals } from '../../web/widgets/data/series';

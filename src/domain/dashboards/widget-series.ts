@@ -4,7 +4,7 @@
 // (`payload.grid[ts].series[2].expression`). Expressions are parsed by the same module the web
 // widgets evaluate them with, so the server accepts exactly what the interface can compute.
 import * as v from 'valibot';
-import { expressionProblem } from '../../../web/widgets/data/expression';
+import { expressionProblem } from '../../shared/expression';
 import type { ErrorBag } from './issues';
 
 const text = v.string('must be a string');

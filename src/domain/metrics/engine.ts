@@ -20,7 +20,8 @@ import { PlanCache, mergeIntoPending } from './merge';
 import type { MetricWriterOptions } from './metric-writer';
 import { decodePoints } from './point-wire';
 import type { SeriesData } from './query';
-import { type SeriesParams, type SeriesText, parseSeriesParams, readSeriesText } from './series';
+import { type SeriesParams, type SeriesText, applyTransponders, applyTranspondersData, parseSeriesParams, readSeriesText } from './series';
+import { createTranspondersRepo } from '../../storage/transponders';
 import { createWriteQueue } from './write-queue';
 import { inProcessWriter, startWriterThread, type WriterPort } from './writer-client';
 import { OverflowGuard } from './overflow';
@@ -112,6 +113,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const queue = createWriteQueue({ maxPendingPoints: config.limits.writeQueueMaxPoints, log: options.log, translateError: translateSqliteError });
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
   const guard = new OverflowGuard(createLargeLeavesRepo(options.db));
+  const transponders = createTranspondersRepo(options.db);
 
   function write(source: Source, input: Points, batch = false): Promise<void> {
     const store = drivers.storeFor(source);
@@ -188,16 +190,19 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async series(source, query) {
       const params = parseSeriesParams(source, query, { keyRequired: false });
-      return readSeriesText(drivers.storeFor(source), source, params);
+      const text = await readSeriesText(drivers.storeFor(source), source, params);
+      return applyTransponders(text, params.key, () => transponders.enabled(source.id));
     },
 
     async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
-      return { params, series: await readSeriesText(drivers.storeFor(source), source, params) };
+      const text = await readSeriesText(drivers.storeFor(source), source, params);
+      return { params, series: applyTranspondersData(text, params.key, () => transponders.enabled(source.id)) };
     },
 
     async readSeries(source, params) {
-      return readSeriesText(drivers.storeFor(source), source, params);
+      const text = await readSeriesText(drivers.storeFor(source), source, params);
+      return applyTransponders(text, params.key, () => transponders.enabled(source.id));
     },
 
     async setup(source) {

@@ -52,6 +52,8 @@ export interface QueryRequest {
 export interface SeriesData {
   at: string[];
   values: ReadonlyArray<string | Record<string, unknown>>;
+  /** transponders skipped by the read (SPEC 15), sent as `meta.transponder_errors` */
+  transponderErrors?: ReadonlyArray<unknown>;
 }
 
 /**

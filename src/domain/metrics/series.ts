@@ -9,6 +9,9 @@ import type { Source } from '../types';
 import { bucketRange, formatBuckets, parseGranularity, type Granularity } from '../../model/time/granularity';
 import { MAX_KEY_LENGTH } from './ingest';
 import { SYSTEM_KEY } from './merge';
+import { applyToSeries, textsOf, type TransponderError } from '../transponders/apply';
+import type { SeriesData } from './query';
+import type { Transponder } from '../../storage/transponders';
 
 export const MAX_SERIES_BUCKETS = 100_000;
 
@@ -32,6 +35,8 @@ export interface SeriesText {
   at: string[];
   /** JSON text of each bucket's nested values, `{}` when empty */
   values: string[];
+  /** transponders skipped by this read (SPEC 15), sent as `meta.transponder_errors`; absent when none */
+  transponderErrors?: TransponderError[];
 }
 
 /** A single string parameter (a repeated query parameter arrives as an array). */
@@ -102,6 +107,38 @@ export async function readSeriesText(store: MetricStore, source: Source, params:
   );
   range.at ??= formatBuckets(range.bucketsMs, source.timeZone);
   return { at: range.at, values };
+}
+
+/**
+ * SPEC 15: the source's enabled transponders (`enabled`, asked only when needed) applied to a read
+ * of a metric key, after the read and never on the system key (a read without a key).
+ */
+export function applyTransponders(
+  series: SeriesText,
+  key: string,
+  enabled: () => readonly Transponder[],
+): SeriesText {
+  if (key === SYSTEM_KEY) return series;
+  const list = enabled();
+  if (list.length === 0) return series;
+  const errors: TransponderError[] = [];
+  const buckets = applyToSeries(list, key, series.values, errors);
+  const values = buckets ? textsOf(list, series.values, buckets) : series.values;
+  return errors.length > 0 ? { at: series.at, values, transponderErrors: errors } : { at: series.at, values };
+}
+
+/** applyTransponders for the query maths: the buckets stay parsed (the maths would parse them again). */
+export function applyTranspondersData(
+  series: SeriesText,
+  key: string,
+  enabled: () => readonly Transponder[],
+): SeriesData {
+  if (key === SYSTEM_KEY) return series;
+  const list = enabled();
+  if (list.length === 0) return series;
+  const errors: TransponderError[] = [];
+  const values = applyToSeries(list, key, series.values, errors) ?? series.values;
+  return errors.length > 0 ? { at: series.at, values, transponderErrors: errors } : { at: series.at, values };
 }
 
 /**

@@ -23,7 +23,15 @@ export function presentSeriesJson(series: SeriesText): Buffer {
     n += out.write(values[i]!, n, 'utf8');
   }
   n += out.write(']}}', n, 'latin1');
-  return out.subarray(0, n);
+  const body = out.subarray(0, n);
+  // SPEC 15: transponders skipped by the read, after `data` (the body is otherwise unchanged).
+  if (!series.transponderErrors?.length) return body;
+  return Buffer.concat([body.subarray(0, n - 1), Buffer.from(`,${metaJson(series.transponderErrors)}}`)]);
+}
+
+/** `"meta":{"transponder_errors":[...]}`: the transponders a read skipped and why (SPEC 15). */
+export function metaJson(errors: ReadonlyArray<unknown>): string {
+  return `"meta":${JSON.stringify({ transponder_errors: errors })}`;
 }
 
 /**
@@ -62,9 +70,10 @@ export function presentCreated(created: 'ok' | number) {
  * (always the last member) written as text from its columns: no array per row. Labels are RFC 3339
  * texts (quoted as they are); cells are finite numbers (String() writes them as JSON does) or null.
  */
-export function presentQueryJson(answer: QueryAnswer): string {
+export function presentQueryJson(answer: QueryAnswer, transponderErrors?: ReadonlyArray<unknown>): string {
   const head = JSON.stringify({ data: answer.body }); // ends with the two closing braces
-  return `${head.slice(0, -2)},"table":${tableJson(answer.table)}}}`;
+  const meta = transponderErrors?.length ? `,${metaJson(transponderErrors)}` : '';
+  return `${head.slice(0, -2)},"table":${tableJson(answer.table)}}${meta}}`;
 }
 
 function tableJson({ at, columns }: QueryTable): string {

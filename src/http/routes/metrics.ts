@@ -84,7 +84,7 @@ export function metricsRoutes(deps: Deps) {
         series,
       );
       ctx.type = 'application/json';
-      ctx.body = presentQueryJson(answer);
+      ctx.body = presentQueryJson(answer, series.transponderErrors);
     },
   };
 }

@@ -2,7 +2,7 @@
 // against the series into named entries (one per matched leaf path) with one value per column.
 // Expression rows combine earlier rows per binding (the part a wildcard matched), as Trifle App does:
 // `a / b` over `errors.*` and `requests.*` divides errors.api by requests.api, and so on.
-import { evaluate, parseExpression, rowLetter, ExpressionError } from './expression';
+import { evaluate, parseExpression, rowLetter, ExpressionError } from '../../../src/shared/expression';
 
 export interface SeriesRow {
   kind: 'path' | 'expression';

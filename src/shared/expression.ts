@@ -1,7 +1,9 @@
-// Expression rows of Trifle's `series` form: `a`, `b`, `c`... name the earlier rows; `+ - * /`,
-// parentheses, numbers and sum, mean, avg, min, max, sqrt. A hand-written recursive-descent parser
-// (no eval, no Function) shared by the widgets and the server's payload check, so both agree on
-// what parses. Evaluation is null-propagating: a missing input or a division by zero gives null.
+// The expression language of widget series rows and of transponders (SPEC 15): `a`, `b`, `c`...
+// name the earlier rows (or a transponder's paths, in order); `+ - * /`, unary minus, parentheses,
+// numbers and sum, mean, avg, min, max, sqrt. A hand-written recursive-descent parser (no eval, no
+// Function), the one implementation used by the browser's widgets, the server's payload check and
+// the server's transponders, so all agree on what parses and what it computes. Evaluation is
+// null-propagating: a missing input, a null argument or a division by zero gives null (no value).
 
 export type Expr =
   | { kind: 'num'; value: number }
@@ -64,6 +66,7 @@ class Parser {
   constructor(
     private readonly tokens: Token[],
     private readonly vars: ReadonlySet<string>,
+    private readonly varsName: string,
   ) {}
 
   parse(): Expr {
@@ -131,7 +134,7 @@ class Parser {
   }
 
   private variable(name: string): Expr {
-    if (!this.vars.has(name)) throw new ExpressionError(`Unknown variable ${name}: only earlier rows (${[...this.vars].join(', ') || 'none'}) can be used`);
+    if (!this.vars.has(name)) throw new ExpressionError(`Unknown variable ${name}: only ${this.varsName} (${[...this.vars].join(', ') || 'none'}) can be used`);
     return { kind: 'var', name };
   }
 
@@ -154,22 +157,39 @@ class Parser {
   }
 }
 
-/** Parses `text`, allowing the variables of the first `rowCount` rows. Throws ExpressionError. */
-export function parseExpression(text: string, rowCount: number): Expr {
+/**
+ * Parses `text`, allowing the variables of the first `rowCount` rows (`varsName` says what the
+ * variables stand for in error messages: earlier rows, or a transponder's paths). Throws ExpressionError.
+ */
+export function parseExpression(text: string, rowCount: number, varsName = 'earlier rows'): Expr {
   if (text.length > MAX_LENGTH) throw new ExpressionError(`Expression is longer than ${MAX_LENGTH} characters`);
   const vars = new Set(Array.from({ length: rowCount }, (_, i) => rowLetter(i)));
-  return new Parser(tokenize(text), vars).parse();
+  return new Parser(tokenize(text), vars, varsName).parse();
 }
 
 /** The parse error of `text`, or null when it parses. */
-export function expressionProblem(text: string, rowCount: number): string | null {
+export function expressionProblem(text: string, rowCount: number, varsName?: string): string | null {
   try {
-    parseExpression(text, rowCount);
+    parseExpression(text, rowCount, varsName);
     return null;
   } catch (err) {
     if (err instanceof ExpressionError) return err.message;
     throw err;
   }
+}
+
+/** A transponder's expression has one variable per path, `a`..`z`: at most 26 paths. */
+export const MAX_TRANSPONDER_PATHS = 26;
+
+/** Parses a transponder's expression over `pathCount` paths (variables a.. in path order). */
+export const parseTransponderExpression = (text: string, pathCount: number): Expr =>
+  parseExpression(text, Math.min(pathCount, MAX_TRANSPONDER_PATHS), 'the paths\' variables');
+
+/** Evaluates `expr` with variable i bound to values[i] (a, b, c...); null when there is no value. */
+export function evaluateWith(expr: Expr, values: ReadonlyArray<number | null | undefined>): number | null {
+  const env: Record<string, number | null | undefined> = {};
+  for (let i = 0; i < values.length; i++) env[rowLetter(i)] = values[i];
+  return evaluate(expr, env);
 }
 
 type Env = Readonly<Record<string, number | null | undefined>>;

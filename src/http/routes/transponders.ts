@@ -1,0 +1,130 @@
+// SPEC 15: GET /api/v1/source (the token's source and its settings) and /api/v1/transponders, the
+// source's derived values. The metrics routes' auth middleware has checked the source token, its
+// permission (read for GET, write for changes) and the X-Service-Source-Id header, and put the
+// token's source on ctx.state.source.
+import type { Context, Next } from 'koa';
+import { AppError, forbidden, notFound, unauthorized } from '../../errors';
+import type { Deps } from '../../deps';
+import type { Source } from '../../domain/types';
+import { normalizeId, newId } from '../../lib/ids';
+import { formatTimestamp } from '../../shared/time';
+import { SERVER_VERSION } from '../../version';
+import { transponderFields } from '../../domain/transponders/rules';
+import { SYSTEM_KEY } from '../../domain/metrics/merge';
+import { createTranspondersRepo, type Transponder } from '../../storage/transponders';
+import { authenticate, checkSourceHeader, requireSource } from '../middleware/auth';
+import { bodyObject } from '../middleware/body';
+
+const sourceOf = (ctx: Context): Source => ctx.state.source as Source;
+
+export function presentTransponder(t: Transponder) {
+  return {
+    id: t.id,
+    name: t.name,
+    key: t.key,
+    config: { paths: t.paths, expression: t.expression, response: t.response },
+    enabled: t.enabled,
+    order: t.order,
+    source_type: t.sourceType,
+    source_id: t.sourceId,
+    inserted_at: formatTimestamp(t.insertedAt),
+    updated_at: formatTimestamp(t.updatedAt),
+  };
+}
+
+/** GET /source: a source token with either flag (the header rules of SPEC 3 first). */
+export function requireAnySourceFlag(deps: Deps) {
+  const userPath = requireSource(deps, 'read'); // a user token: the header checks, then 403
+  return async function anyFlag(ctx: Context, next: Next): Promise<void> {
+    const auth = authenticate(ctx, deps);
+    if (auth.kind !== 'source') return userPath(ctx, next);
+    checkSourceHeader(ctx, auth, true, true);
+    if (!auth.read && !auth.write) throw forbidden();
+    const source = deps.sources.cachedById(auth.sourceId);
+    if (!source) throw unauthorized();
+    ctx.state.auth = auth;
+    ctx.state.source = source;
+    await next();
+  };
+}
+
+export function transponderRoutes(deps: Deps) {
+  const repo = createTranspondersRepo(deps.db);
+
+  function find(ctx: Context): Transponder {
+    const id = normalizeId(ctx.params.id);
+    const found = id ? repo.get(sourceOf(ctx).id, id) : null;
+    if (!found) throw notFound(); // another source's transponder is as unknown as a missing one
+    return found;
+  }
+
+  return {
+    async source(ctx: Context): Promise<void> {
+      const source = sourceOf(ctx);
+      if (source.type === 'database') {
+        // One bucket of the system key: a database that cannot be reached answers 503, not 500.
+        const at = new Date(deps.now()).toISOString();
+        try {
+          await deps.metrics.series(source, { key: SYSTEM_KEY, from: at, to: at, granularity: source.defaultGranularity });
+        } catch (err) {
+          if (err instanceof AppError && err.status === 503) throw err;
+          deps.log.warn('source unreachable', { source: source.id, error: (err as Error).message });
+          throw new AppError('unavailable', 'The database source cannot be reached', { retryAfter: 5 });
+        }
+      }
+      ctx.body = {
+        data: {
+          api_version: 'v1',
+          server_version: SERVER_VERSION,
+          id: source.id,
+          type: source.type,
+          display_name: source.displayName,
+          default_timeframe: source.defaultTimeframe,
+          default_granularity: source.defaultGranularity,
+          available_granularities: source.granularities,
+          time_zone: source.timeZone,
+        },
+      };
+    },
+
+    list(ctx: Context): void {
+      ctx.body = { data: repo.list(sourceOf(ctx).id).map(presentTransponder) };
+    },
+
+    show(ctx: Context): void {
+      ctx.body = { data: presentTransponder(find(ctx)) };
+    },
+
+    create(ctx: Context): void {
+      const source = sourceOf(ctx);
+      const fields = transponderFields(bodyObject(ctx), null, repo.nextOrder(source.id));
+      const now = deps.now();
+      const t: Transponder = {
+        ...fields,
+        id: newId(),
+        organizationId: source.organizationId,
+        sourceType: source.type,
+        sourceId: source.id,
+        insertedAt: now,
+        updatedAt: now,
+      };
+      repo.insert(t);
+      ctx.status = 201;
+      ctx.body = { data: presentTransponder(t) };
+    },
+
+    update(ctx: Context): void {
+      const current = find(ctx);
+      const fields = transponderFields(bodyObject(ctx), current, current.order);
+      const t: Transponder = { ...current, ...fields, updatedAt: deps.now() };
+      repo.update(t);
+      ctx.body = { data: presentTransponder(t) };
+    },
+
+    remove(ctx: Context): void {
+      const t = find(ctx);
+      repo.remove(t.sourceId, t.id);
+      ctx.body = { data: presentTransponder(t) };
+    },
+  };
+}

@@ -1,0 +1,154 @@
+// Transponders' pieces (SPEC 15): the shared expression language with a..z bound to paths and its
+// error messages, the bounded key patterns, and the per-bucket application rules.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { evaluateWith, expressionProblem, parseTransponderExpression, ExpressionError } from '../../src/shared/expression';
+import { isPattern, keyMatches, patternProblem } from '../../src/domain/transponders/key-pattern';
+import { applyToBuckets, applyToTexts, textsOf, type TransponderError } from '../../src/domain/transponders/apply';
+import type { Transponder } from '../../src/storage/transponders';
+
+const value = (text: string, ...values: Array<number | null>) => evaluateWith(parseTransponderExpression(text, values.length), values);
+const problem = (text: string, paths: number) => expressionProblem(text, paths, "the paths' variables");
+
+describe('the expression language over paths', () => {
+  test('numbers, + - * /, unary minus, parentheses, precedence', () => {
+    assert.equal(value('a + b * 2', 1, 3), 7);
+    assert.equal(value('(a + b) * 2', 1, 3), 8);
+    assert.equal(value('-a - -b', 5, 2), -3);
+    assert.equal(value('a / b / 2', 12, 3), 2);
+    assert.equal(value('1.5e2 + .5', 0), 150.5);
+    assert.equal(value('a - b - 1', 10, 4), 5, 'left associative');
+  });
+
+  test('sum, mean, avg, min, max, sqrt', () => {
+    assert.equal(value('sum(a, b, c)', 1, 2, 3), 6);
+    assert.equal(value('mean(a, b)', 1, 2), 1.5);
+    assert.equal(value('avg(a, b, 6)', 0, 3), 3);
+    assert.equal(value('min(a, b)', -1, 2), -1);
+    assert.equal(value('max(a, b)', -1, 2), 2);
+    assert.equal(value('sqrt(a)', 16), 4);
+    assert.equal(value('sqrt(max(a, b)) + 1', 4, 9), 4);
+  });
+
+  test('null rules: a missing path, a null argument or a division by zero is no value', () => {
+    assert.equal(value('a + 1', null), null);
+    assert.equal(value('sum(a, b)', 1, null), null);
+    assert.equal(value('a / b', 1, 0), null);
+    assert.equal(value('a / (b - b)', 1, 5), null);
+    assert.equal(value('sqrt(a)', -4), null);
+    assert.equal(value('a * b', 1e308, 10), null, 'an infinite result is no value');
+    assert.equal(value('0 * a', 5), 0);
+  });
+
+  test('variables a..z bound to up to 26 paths, in order', () => {
+    const values = Array.from({ length: 26 }, (_, i) => i + 1);
+    assert.equal(evaluateWith(parseTransponderExpression('z - a', 26), values), 25);
+    assert.equal(problem('z', 26), null);
+    assert.equal(problem('aa', 26), "Unknown variable aa: only the paths' variables (a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, u, v, w, x, y, z) can be used");
+    assert.throws(() => parseTransponderExpression('aa', 40), ExpressionError, 'never beyond z');
+  });
+
+  test('error messages', () => {
+    assert.equal(problem('a + c', 2), "Unknown variable c: only the paths' variables (a, b) can be used");
+    assert.equal(problem('', 1), 'Expression is empty');
+    assert.equal(problem('a +', 1), 'Unexpected end of expression');
+    assert.equal(problem('(a', 1), 'Missing closing parenthesis');
+    assert.equal(problem('a )', 1), 'Unexpected ")"');
+    assert.equal(problem('a # 2', 1), 'Unexpected character "#" at position 3');
+    assert.equal(problem('pow(a, 2)', 1), 'Unknown function pow (use sum, mean, avg, min, max, sqrt)');
+    assert.equal(problem('sum()', 1), 'Function sum needs at least one argument');
+    assert.equal(problem('sqrt(a, a)', 1), 'Function sqrt takes one argument');
+    assert.equal(problem('max(a, 1', 1), 'Missing closing parenthesis after the arguments of max');
+    assert.equal(problem('('.repeat(100) + 'a' + ')'.repeat(100), 1), 'Expression is nested too deeply');
+    assert.equal(problem('a'.padEnd(1001, ' '), 1), 'Expression is longer than 1000 characters');
+    assert.equal(expressionProblem('a + b', 1), 'Unknown variable b: only earlier rows (a) can be used', 'the widgets keep their wording');
+  });
+});
+
+describe('key patterns', () => {
+  test('exact keys, and a regular expression when the key holds ^ or $', () => {
+    assert.equal(isPattern('api'), false);
+    assert.equal(keyMatches('api', 'api'), true);
+    assert.equal(keyMatches('api', 'api::eu'), false);
+    assert.equal(keyMatches('a.b', 'axb'), false, 'an exact key is not a pattern');
+    assert.equal(keyMatches('^api', 'api::eu'), true);
+    assert.equal(keyMatches('eu$', 'api::eu'), true);
+    assert.equal(keyMatches('^shop::[a-z]{2}::orders$', 'shop::sk::orders'), true);
+    assert.equal(keyMatches('^shop::[a-z]{2}::orders$', 'shop::svk::orders'), false);
+  });
+
+  test('patterns that could backtrack catastrophically are refused', () => {
+    for (const bad of ['^(a+)+$', '^(a*)*$', '^(a|aa)*$', '^(\\w+\\s?)*$', '^((ab)*)+$', '^(a{1,5}){2,}$', '^(?:x+)+y$']) {
+      assert.match(patternProblem(bad) ?? '', /catastrophic/, bad);
+      assert.throws(() => keyMatches(bad, 'aaaa'), /refused/);
+    }
+    assert.match(patternProblem('^(a)\\1$') ?? '', /back-references/);
+    assert.match(patternProblem('^(?<x>a)\\k<x>$') ?? '', /back-references/);
+    assert.match(patternProblem('^' + 'a'.repeat(255) + '$') ?? '', /at most 255/);
+    assert.match(patternProblem('^(a$') ?? '', /not a valid regular expression/);
+    for (const good of ['^api$', '^api(::[a-z]+)?$', '^(eu|us)::orders$', '^[(+*]+x$', '^a+b*c?$', '^(ab){2}$', '^x\\(a+\\)+$']) {
+      assert.equal(patternProblem(good), null, good);
+    }
+  });
+});
+
+describe('applying transponders to buckets', () => {
+  const t = (over: Partial<Transponder>): Transponder => ({
+    id: over.name ?? 'id', organizationId: 'o', sourceType: 'project', sourceId: 's', name: 'n', key: 'k',
+    paths: ['a'], expression: 'a', response: 'r', enabled: true, order: 1, insertedAt: 0, updatedAt: 0, ...over,
+  });
+
+  test('writes at the response path, creating maps; no value leaves the bucket alone', () => {
+    const buckets = [{ s: 6, c: 3 }, { s: 1, c: 0 }, {}];
+    const errors: TransponderError[] = [];
+    applyToBuckets([t({ paths: ['s', 'c'], expression: 'a / b', response: 'x.y.mean' })], buckets, errors);
+    assert.deepEqual(buckets, [{ s: 6, c: 3, x: { y: { mean: 2 } } }, { s: 1, c: 0 }, {}]);
+    assert.deepEqual(errors, []);
+  });
+
+  test('a later transponder reads an earlier one’s response; a non-number at a path is null', () => {
+    const buckets: Record<string, unknown>[] = [{ n: { v: 2 }, m: { deep: 1 } }];
+    const errors: TransponderError[] = [];
+    applyToBuckets([
+      t({ name: '1', paths: ['n.v'], expression: 'a * 10', response: 'n.w' }),
+      t({ name: '2', paths: ['n.w'], expression: 'a + 1', response: 'n.z' }),
+      t({ name: '3', paths: ['m'], expression: 'a', response: 'q' }),
+    ], buckets, errors);
+    assert.deepEqual(buckets, [{ n: { v: 2, w: 20, z: 21 }, m: { deep: 1 } }]);
+  });
+
+  test('a failing transponder is skipped whole, even when only one bucket fails', () => {
+    const buckets: Record<string, unknown>[] = [{ v: 1 }, { v: 2, r: 5 }, { v: 3, r: { x: 1 } }];
+    const errors: TransponderError[] = [];
+    applyToBuckets([t({ name: 'bad', paths: ['v'], expression: 'a', response: 'r' }), t({ name: 'broken', expression: 'a +' })], buckets, errors);
+    assert.deepEqual(buckets, [{ v: 1 }, { v: 2, r: 5 }, { v: 3, r: { x: 1 } }]);
+    assert.deepEqual(errors.map((e) => e.name), ['bad', 'broken']);
+    assert.equal(errors[1]!.error, 'expression: Unexpected end of expression');
+  });
+
+  test('texts come back unchanged (the same array) when no transponder matches the key', () => {
+    const texts = ['{"a":1}'];
+    const errors: TransponderError[] = [];
+    assert.equal(applyToTexts([t({ key: 'other' })], 'k', texts, errors), texts);
+    assert.deepEqual(applyToTexts([t({ key: '^k$', response: 'b' })], 'k', texts, errors), ['{"a":1,"b":1}']);
+    applyToTexts([t({ key: '^(a+)+$' })], 'k', texts, errors);
+    assert.match(errors[0]!.error, /refused/);
+  });
+
+  test('texts: new top-level members spliced onto the stored text, changed members written whole', () => {
+    const texts = ['{"a":2,"m":{"x":1}}', '{}', '{"a":0}', '{"a": 4, "m": {"x": 2}}'];
+    const errors: TransponderError[] = [];
+    const list = [t({ key: 'k', paths: ['a'], expression: '10 / a', response: 'd.v' }), t({ key: 'k', paths: ['a'], expression: 'a', response: 'm.y' })];
+    const out = applyToTexts(list, 'k', texts, errors);
+    assert.deepEqual(out.map((x) => JSON.parse(x)), [
+      { a: 2, m: { x: 1, y: 2 }, d: { v: 5 } },
+      {},
+      { a: 0, m: { y: 0 } },
+      { a: 4, m: { x: 2, y: 4 }, d: { v: 2.5 } },
+    ]);
+    const onlyNew = [t({ key: 'k', paths: ['a'], expression: 'a * 2', response: 'd.v' })];
+    assert.deepEqual(applyToTexts(onlyNew, 'k', ['{"a":2}', '{}', '{"b":1}'], errors), ['{"a":2,"d":{"v":4}}', '{}', '{"b":1}']);
+    assert.deepEqual(textsOf(onlyNew, ['{"d":1}'], [{ d: 2 }]), ['{"d":2}'], 'an existing member is written whole');
+    assert.deepEqual(errors, []);
+  });
+});

@@ -9,7 +9,7 @@ import { newId, normalizeId } from '../lib/ids';
 import { captureGroups, substituteKey } from '../shared/key-segments';
 import { hashToken } from '../lib/tokens';
 import type { ShareRow, SharesRepo } from '../storage/shares';
-import type { Dashboard } from './dashboards/types';
+import type { Dashboard } from '../model/dashboard';
 import { SYSTEM_KEY } from './metrics/merge';
 import type { Source, UserAuth } from './types';
 

@@ -1,7 +1,7 @@
 // Dashboards and dashboard groups: prepared statements only. Every read is scoped to an
 // organization, so a caller can never reach another organization's rows by id.
 import type { Db } from './db';
-import type { Dashboard, DashboardGroup } from '../domain/dashboards/types';
+import type { Dashboard, DashboardGroup } from '../model/dashboard';
 import type { SourceType } from '../model/source';
 
 interface DashboardRow {

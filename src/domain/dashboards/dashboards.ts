@@ -8,7 +8,7 @@ import type { Auth, Source } from '../types';
 import { ErrorBag } from './issues';
 import { normalizeSegments } from './segments';
 import { SOURCE_FIELDS, type SourceFields, type SourceLookup, selectSource } from './source-selection';
-import type { Dashboard } from './types';
+import type { Dashboard } from '../../model/dashboard';
 import { checkSentDocuments, checkStoredSize } from './limits';
 import { normalizePayload } from './widgets';
 

@@ -6,7 +6,7 @@ import type { Auth } from '../types';
 import type { DashboardsContext } from './dashboards';
 import { NO_ORGANIZATION } from './dashboards';
 import type { ErrorBag } from './issues';
-import type { DashboardGroup } from './types';
+import type { DashboardGroup } from '../../model/dashboard';
 
 export interface GroupInput {
   name?: string;

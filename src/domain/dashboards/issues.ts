@@ -4,7 +4,7 @@
 // (`payload.grid[kpi-1]`).
 import type { BaseIssue } from 'valibot';
 import { invalid } from '../../errors';
-import type { FieldErrors } from './types';
+import type { FieldErrors } from '../../model/dashboard';
 
 /** Appends a path segment: keys with `.`, array indexes and labels in brackets. */
 export function fieldPath(prefix: string, key: string | number): string {

@@ -1,6 +1,6 @@
 // The JSON shapes of dashboards (seed section 2.3: every field, always present) and groups.
 import { formatTimestamp } from '../../shared/time';
-import type { Dashboard, DashboardGroup } from '../../domain/dashboards/types';
+import type { Dashboard, DashboardGroup } from '../../model/dashboard';
 
 export function presentDashboard(d: Dashboard) {
   return {

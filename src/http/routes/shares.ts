@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import type { Deps } from '../../deps';
 import { createShare, listShares, resolveShare, revokeShare, sharedKey } from '../../domain/shares';
 import type { Source, UserAuth } from '../../domain/types';
-import type { Dashboard } from '../../domain/dashboards/types';
+import type { Dashboard } from '../../model/dashboard';
 import { formatTimestamp } from '../../shared/time';
 import { createSharesRepo, type ShareRow } from '../../storage/shares';
 import { presentSeriesJson } from '../present/metrics';

@@ -1,5 +1,5 @@
 // Dashboards and dashboard groups as the domain sees them. Times are epoch milliseconds.
-import type { SourceType } from '../types';
+import type { SourceType } from './source';
 
 export interface Dashboard {
   id: string;

@@ -29,6 +29,11 @@ import { SERVER_VERSION } from './version';
 const SUMMARY_INTERVAL_MS = 60_000;
 /** A stop waits this long for slow connections before cutting them. */
 const STOP_DEADLINE_MS = 10_000;
+/**
+ * A stop first goes on accepting for this long, so that what clients sent before it is read and
+ * answered (503 + `Connection: close`) rather than reset.
+ */
+const STOP_DRAIN_MS = 50;
 
 export interface StartOptions {
   log?: Logger;
@@ -76,6 +81,18 @@ function answerClientError(err: Error & { code?: string }, socket: Socket): void
   );
 }
 
+const DISK_FULL = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT']);
+
+/** One line for a metric writer that did not start: a full disk is named as such. */
+function writerStartFailure(err: unknown, dataDir: string): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = (err as Error)?.message ?? String(err);
+  if (typeof code === 'string' && DISK_FULL.has(code)) {
+    return `the disk holding the data directory ${dataDir} is full (${message}): the metric writer cannot replay its write log; free some space and start again`;
+  }
+  return `the metric writer did not start: ${message}`;
+}
+
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.log.level);
   securePrivateDirectory(config.storage.dataDir);
@@ -119,6 +136,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     nativeBinding: options.nativeBinding,
     secrets,
   };
+  try {
+    // A writer that cannot replay its log (e.g. no room on the disk to fold it) is a start-up
+    // failure, not a server that answers 503 to every metrics call.
+    await deps.metrics.writerStarted();
+  } catch (err) {
+    await deps.metrics.close().catch(() => undefined);
+    db.close();
+    throw new Error(writerStartFailure(err, config.storage.dataDir));
+  }
   migrateSqliteSources(deps); // files of sqlite sources into per-organization folders; staging cleared
   const app = createApp(deps);
   const server = http.createServer(connectionOptions(config), app.callback());
@@ -160,10 +186,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     (closing ??= (async () => {
       deps.ops.stopping = true; // answers from now on close their connections
       clearInterval(summary);
+      // Connections the kernel has accepted and requests already sent on idle keep-alive
+      // connections are taken in first (and answered 503 with `Connection: close`): closing the
+      // listener or an idle connection at once would reset them.
+      await new Promise((resolve) => setTimeout(resolve, STOP_DRAIN_MS));
       await new Promise<void>((resolve) => {
         const deadline = setTimeout(() => server.closeAllConnections(), STOP_DEADLINE_MS);
+        // A connection that turns idle (its last answer sent) closes too.
+        const idle = setInterval(() => server.closeIdleConnections(), STOP_DRAIN_MS);
         server.close(() => {
           clearTimeout(deadline);
+          clearInterval(idle);
           resolve();
         });
         server.closeIdleConnections();

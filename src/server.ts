@@ -30,10 +30,29 @@ const SUMMARY_INTERVAL_MS = 60_000;
 /** A stop waits this long for slow connections before cutting them. */
 const STOP_DEADLINE_MS = 10_000;
 /**
- * A stop first goes on accepting for this long, so that what clients sent before it is read and
- * answered (503 + `Connection: close`) rather than reset.
+ * A stop first goes on accepting until no connection or request has come for STOP_QUIET_MS (at
+ * most STOP_DRAIN_MAX_MS), so that what clients sent before it is read and answered (503 +
+ * `Connection: close`) rather than reset by a closed listener or a closed idle connection.
  */
-const STOP_DRAIN_MS = 50;
+const STOP_QUIET_MS = 100;
+const STOP_DRAIN_MAX_MS = 1_000;
+
+/** Resolves once the server has seen no new connection or request for STOP_QUIET_MS. */
+async function quietened(server: http.Server): Promise<void> {
+  let last = performance.now();
+  const seen = () => (last = performance.now());
+  server.on('connection', seen);
+  server.on('request', seen);
+  const until = last + STOP_DRAIN_MAX_MS;
+  try {
+    for (let now = last; now < until && now - last < STOP_QUIET_MS; now = performance.now()) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(STOP_QUIET_MS - (now - last), until - now) + 1));
+    }
+  } finally {
+    server.off('connection', seen);
+    server.off('request', seen);
+  }
+}
 
 export interface StartOptions {
   log?: Logger;
@@ -189,11 +208,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // Connections the kernel has accepted and requests already sent on idle keep-alive
       // connections are taken in first (and answered 503 with `Connection: close`): closing the
       // listener or an idle connection at once would reset them.
-      await new Promise((resolve) => setTimeout(resolve, STOP_DRAIN_MS));
+      await quietened(server);
       await new Promise<void>((resolve) => {
         const deadline = setTimeout(() => server.closeAllConnections(), STOP_DEADLINE_MS);
         // A connection that turns idle (its last answer sent) closes too.
-        const idle = setInterval(() => server.closeIdleConnections(), STOP_DRAIN_MS);
+        const idle = setInterval(() => server.closeIdleConnections(), STOP_QUIET_MS);
         server.close(() => {
           clearTimeout(deadline);
           clearInterval(idle);

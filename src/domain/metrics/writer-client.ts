@@ -324,10 +324,15 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   return {
     status: () => status,
     async whenStarted() {
+      // Referenced meanwhile: a process with nothing else to do yet would exit before the answer.
+      const w = worker;
+      w?.ref();
       try {
         await ready;
       } catch {
         throw startFailure ?? new Error('the metric writer did not start');
+      } finally {
+        if (w) updateRef(w);
       }
     },
     async append(entries) {

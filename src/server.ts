@@ -2,12 +2,13 @@
 // Used by main.ts and by the tests, which start as many servers as they like in one process.
 import { mkdirSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import type { Socket } from 'node:net';
 import type { Config } from './config';
 import type { Deps } from './deps';
 import { createApp } from './app';
-import { answerExpectationFailed, applyConnectionLimits, connectionOptions } from './http/connection-limits';
+import { answerExpectationFailed, applyConnectionLimits, connectionOptions, trackConnections } from './http/connection-limits';
 import { createLogger, type Logger } from './lib/log';
 import { LAST_RESORT_CHECKPOINT_PAGES, openDatabase } from './storage/db';
 import { securePrivateDatabase, securePrivateDirectory } from './storage/file-modes';
@@ -36,6 +37,8 @@ const STOP_DEADLINE_MS = 10_000;
  */
 const STOP_QUIET_MS = 100;
 const STOP_DRAIN_MAX_MS = 1_000;
+/** While stopping, idle connections are looked for this often. */
+const STOP_SWEEP_MS = 25;
 
 /** Resolves once the server has seen no new connection or request for STOP_QUIET_MS. */
 async function quietened(server: http.Server): Promise<void> {
@@ -47,6 +50,8 @@ async function quietened(server: http.Server): Promise<void> {
   try {
     for (let now = last; now < until && now - last < STOP_QUIET_MS; now = performance.now()) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(STOP_QUIET_MS - (now - last), until - now) + 1));
+      // after the poll phase of this turn: connections the kernel holds have been taken in
+      await new Promise((resolve) => setImmediate(resolve));
     }
   } finally {
     server.off('connection', seen);
@@ -168,6 +173,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp(deps);
   const server = http.createServer(connectionOptions(config), app.callback());
   applyConnectionLimits(server, config);
+  const connections = trackConnections(server);
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerExpectationFailed);
   try {
@@ -211,14 +217,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await quietened(server);
       await new Promise<void>((resolve) => {
         const deadline = setTimeout(() => server.closeAllConnections(), STOP_DEADLINE_MS);
-        // A connection that turns idle (its last answer sent) closes too.
-        const idle = setInterval(() => server.closeIdleConnections(), STOP_QUIET_MS);
-        server.close(() => {
+        // Idle connections close as they turn idle (their last answer sent), but never one that
+        // holds part of a request: http.Server#close would close every idle one at once, so only
+        // the listener is closed here.
+        const idle = setInterval(() => connections.closeIdle(), STOP_SWEEP_MS);
+        net.Server.prototype.close.call(server, () => {
           clearTimeout(deadline);
           clearInterval(idle);
           resolve();
         });
-        server.closeIdleConnections();
+        connections.closeIdle();
       });
       await sweeper.close();
       await deps.metrics.close(); // commits pending writes, closes source files

@@ -1,6 +1,6 @@
 // startServer(config) -> { url, close }: open storage, migrate, build deps, listen.
 // Used by main.ts and by the tests, which start as many servers as they like in one process.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statfsSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -37,6 +37,25 @@ const STOP_DEADLINE_MS = 10_000;
  */
 const STOP_QUIET_MS = 100;
 const STOP_DRAIN_MAX_MS = 1_000;
+/** How long a stop waits for the retention sweep, then for the metric writer's fold. */
+const STOP_FOLD_MS = 1_500;
+
+/** Waits for `work`, STOP_FOLD_MS at most (then `onLate`); its failure is its own business. */
+async function within(work: Promise<unknown>, ms: number, onLate: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      onLate();
+      resolve();
+    }, ms);
+  });
+  try {
+    await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** While stopping, idle connections are looked for this often. */
 const STOP_SWEEP_MS = 25;
 
@@ -106,15 +125,33 @@ function answerClientError(err: Error & { code?: string }, socket: Socket): void
 }
 
 const DISK_FULL = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT']);
+/** Below this much free space, a start-up failure that touched the disk is put down to a full disk. */
+const NEARLY_FULL_BYTES = 1024 * 1024;
+
+/**
+ * Whether a start-up failure comes from a full disk: the error says so, or the file system of the
+ * data directory has next to no room left (SQLite may report that as a plain I/O error).
+ */
+export function diskFull(err: unknown, dataDir: string): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && DISK_FULL.has(code)) return true;
+  if (typeof code !== 'string' || !/^(SQLITE_IOERR|SQLITE_CANTOPEN|EIO)/.test(code)) return false;
+  try {
+    const fs = statfsSync(dataDir);
+    return fs.bavail * fs.bsize < NEARLY_FULL_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+/** The start-up failure line for a full disk. */
+export const diskFullLine = (err: unknown, dataDir: string, what: string) =>
+  `the disk holding the data directory ${dataDir} is full (${(err as Error)?.message ?? String(err)}): ${what}; free some space and start again`;
 
 /** One line for a metric writer that did not start: a full disk is named as such. */
 function writerStartFailure(err: unknown, dataDir: string): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  const message = (err as Error)?.message ?? String(err);
-  if (typeof code === 'string' && DISK_FULL.has(code)) {
-    return `the disk holding the data directory ${dataDir} is full (${message}): the metric writer cannot replay its write log; free some space and start again`;
-  }
-  return `the metric writer did not start: ${message}`;
+  if (diskFull(err, dataDir)) return diskFullLine(err, dataDir, 'the metric writer cannot replay its write log');
+  return `the metric writer did not start: ${(err as Error)?.message ?? String(err)}`;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -228,8 +265,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         });
         connections.closeIdle();
       });
-      await sweeper.close();
-      await deps.metrics.close(); // commits pending writes, closes source files
+      // Both wait for folds of the metric writer, which cannot finish on a full disk: a stop
+      // does not wait for them past STOP_FOLD_MS, since every acknowledged point is in the
+      // write log, which the next start replays.
+      const late = (what: string) => () => log.warn(`${what} did not finish; stopping without it (the write log keeps every acknowledged point)`, { waited_ms: STOP_FOLD_MS });
+      await within(sweeper.close(), STOP_FOLD_MS, late('retention sweep'));
+      await within(deps.metrics.close(), STOP_FOLD_MS, late('metric writer')); // commits pending writes, closes source files
       db.close();
       removePidFile(config.storage.dataDir, process.pid);
       log.info('service stopped', { ...stats.takeWindow() });

@@ -24,7 +24,7 @@
 // length, f64 number, u32 head length, head, body), where recovery resynchronises on the next
 // record number it expects, and the first version's single `metric-log.bin` (records naming only
 // their source: u16 length and the id instead of the head).
-import { closeSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync, writevSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync, writevSync } from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 
@@ -216,6 +216,18 @@ function nextNumbered(bytes: Buffer, from: number, last: number, read: (at: numb
   return best;
 }
 
+/** Whether a file is empty or starts with FILE_MAGIC (appends may go on in it). */
+function startsWithMagic(file: string): boolean {
+  const fd = openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(FILE_MAGIC.length);
+    const read = readSync(fd, head, 0, head.length, 0);
+    return read === 0 || (read === head.length && head.equals(FILE_MAGIC));
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** One writev(2); a short write (rare for a regular file) is finished with plain writes. */
 function writeAll(fd: number, parts: Buffer[]): number {
   const total = parts.reduce((n, p) => n + p.length, 0);
@@ -227,11 +239,20 @@ function writeAll(fd: number, parts: Buffer[]): number {
   return total;
 }
 
-/** Copies bytes of a segment that recovery cannot use into a file beside it, and warns naming that file. */
-function setAsideBytes(file: string, offset: number, bytes: Uint8Array, reason: string, warn?: LogWarn): string {
+/**
+ * Copies bytes of a segment that recovery cannot use into a file beside it, and warns naming that
+ * file; null (with a warning) when the copy cannot be written, e.g. on a full disk.
+ */
+function setAsideBytes(file: string, offset: number, bytes: Uint8Array, reason: string, warn?: LogWarn): string | null {
   const aside = `${file}.damaged-at-${offset}`;
-  writeFileSync(aside, bytes, { mode: 0o600 });
-  warn?.('write log: damaged bytes set aside', { file: path.basename(file), offset, bytes: bytes.length, reason, set_aside: path.basename(aside) });
+  const fields = { file: path.basename(file), offset, bytes: bytes.length, reason };
+  try {
+    writeFileSync(aside, bytes, { mode: 0o600 });
+  } catch (err) {
+    warn?.('write log: damaged bytes skipped, their copy failed', { ...fields, error: String((err as Error)?.message ?? err) });
+    return null;
+  }
+  warn?.('write log: damaged bytes set aside', { ...fields, set_aside: path.basename(aside) });
   return aside;
 }
 
@@ -239,7 +260,7 @@ function setAsideBytes(file: string, offset: number, bytes: Uint8Array, reason: 
  * Sets aside a record that was read whole but cannot be replayed (e.g. a body that does not
  * decode): its bytes go to a file beside its segment, and a warning names that file.
  */
-export function setAside(record: LogRecord, reason: string, warn?: LogWarn): string {
+export function setAside(record: LogRecord, reason: string, warn?: LogWarn): string | null {
   return setAsideBytes(record.file, record.offset, record.bytes, reason, warn);
 }
 
@@ -269,23 +290,28 @@ export function recoverLog(dir: string, foldedUpTo: number, options: RecoverOpti
     }
     if (!isFile(file)) {
       const aside = `${file}.not-a-file-${Date.now()}`;
-      renameSync(file, aside);
-      warn?.('write log: not a regular file, renamed aside', { file: name, renamed_to: path.basename(aside) });
+      try {
+        renameSync(file, aside);
+        warn?.('write log: not a regular file, renamed aside', { file: name, renamed_to: path.basename(aside) });
+      } catch (err) {
+        warn?.('write log: not a regular file, skipped', { file: name, error: String((err as Error)?.message ?? err) });
+      }
       continue;
     }
     const bytes = readFileSync(file);
     const found = decode(bytes, file, m ? Number(m[1]) : null);
+    let kept = true;
     for (const d of found.damage) {
       const reason = d.tail ? 'unreadable to the end of the file' : 'unreadable up to the next whole record';
-      setAsideBytes(file, d.from, bytes.subarray(d.from, d.to), reason, warn);
+      kept = setAsideBytes(file, d.from, bytes.subarray(d.from, d.to), reason, warn) !== null && kept;
     }
     const tail = found.damage.find((d) => d.tail);
-    if (tail) {
+    if (tail && kept) {
       const fd = openSync(file, 'r+');
       ftruncateSync(fd, tail.from); // the next start does not set the same bytes aside again
       closeSync(fd);
     }
-    if (found.records.length === 0) {
+    if (found.records.length === 0 && kept) {
       rmSync(file, { force: true });
       continue;
     }
@@ -386,6 +412,7 @@ export class LogAppender {
 
   private open(): void {
     const file = path.join(this.dir, segmentName(this.lastSeq + 1));
+    if (isFile(file) && !startsWithMagic(file)) renameSync(file, `${file}.damaged-at-0`); // no record of it was read
     const fd = openSync(file, 'a', 0o600);
     let size = 0;
     try {

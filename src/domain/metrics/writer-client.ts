@@ -48,7 +48,7 @@ const MAX_RESTART_MS = 30_000;
  * keeps failing on a full disk) the thread is ended: every acknowledged point is in the write log,
  * which the next start replays.
  */
-const CLOSE_FOLD_MS = 2_000;
+const CLOSE_FOLD_MS = 1_000;
 
 /** Points logged and handed to the thread but not merged yet, beyond which appends wait. */
 const MAX_UNMERGED_POINTS = 500_000;

@@ -3,7 +3,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { loadConfig, ConfigError, type Config } from './config';
 import { parseArgs, UsageError, USAGE } from './cli';
-import { startServer, type RunningServer } from './server';
+import { diskFull, diskFullLine, startServer, type RunningServer } from './server';
 import { loadNativeAddons, type NativeAddons } from './sea/natives';
 import { allocatorSettings, trimAllocatorEvery, tuneAllocator } from './sea/memory';
 import { SERVER_VERSION } from './version';
@@ -88,7 +88,8 @@ async function serve(config: Config, natives: NativeAddons, demoData: DemoDataDi
   try {
     server = await startServer(config, { nativeBinding: natives.betterSqlite3, log, allocator });
   } catch (err) {
-    fail(listenFailure(err, config) ?? `failed to start: ${(err as Error)?.message ?? String(err)}`);
+    const full = diskFull(err, config.storage.dataDir) ? `failed to start: ${diskFullLine(err, config.storage.dataDir, 'the database cannot be opened')}` : null;
+    fail(listenFailure(err, config) ?? full ?? `failed to start: ${(err as Error)?.message ?? String(err)}`);
   }
   process.stdout.write(`listening on ${server.url}\n`);
   if (stopping) return void close(server);

@@ -1,13 +1,14 @@
 // startServer(config) -> { url, close }: open storage, migrate, build deps, listen.
 // Used by main.ts and by the tests, which start as many servers as they like in one process.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statfsSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import type { Socket } from 'node:net';
 import type { Config } from './config';
 import type { Deps } from './deps';
 import { createApp } from './app';
-import { answerExpectationFailed, applyConnectionLimits, connectionOptions } from './http/connection-limits';
+import { answerExpectationFailed, applyConnectionLimits, connectionOptions, trackConnections } from './http/connection-limits';
 import { createLogger, type Logger } from './lib/log';
 import { LAST_RESORT_CHECKPOINT_PAGES, openDatabase } from './storage/db';
 import { securePrivateDatabase, securePrivateDirectory } from './storage/file-modes';
@@ -30,6 +31,53 @@ import { startListeners, type Listeners } from './intake/listeners';
 const SUMMARY_INTERVAL_MS = 60_000;
 /** A stop waits this long for slow connections before cutting them. */
 const STOP_DEADLINE_MS = 10_000;
+/**
+ * A stop first goes on accepting until no connection or request has come for STOP_QUIET_MS (at
+ * most STOP_DRAIN_MAX_MS), so that what clients sent before it is read and answered (503 +
+ * `Connection: close`) rather than reset by a closed listener or a closed idle connection.
+ */
+const STOP_QUIET_MS = 100;
+const STOP_DRAIN_MAX_MS = 1_000;
+/** How long a stop waits for the retention sweep, then for the metric writer's fold. */
+const STOP_FOLD_MS = 1_500;
+
+/** Waits for `work`, STOP_FOLD_MS at most (then `onLate`); its failure is its own business. */
+async function within(work: Promise<unknown>, ms: number, onLate: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      onLate();
+      resolve();
+    }, ms);
+  });
+  try {
+    await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** While stopping, idle connections are looked for this often. */
+const STOP_SWEEP_MS = 25;
+
+/** Resolves once the server has seen no new connection or request for STOP_QUIET_MS. */
+async function quietened(server: http.Server): Promise<void> {
+  let last = performance.now();
+  const seen = () => (last = performance.now());
+  server.on('connection', seen);
+  server.on('request', seen);
+  const until = last + STOP_DRAIN_MAX_MS;
+  try {
+    for (let now = last; now < until && now - last < STOP_QUIET_MS; now = performance.now()) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(STOP_QUIET_MS - (now - last), until - now) + 1));
+      // after the poll phase of this turn: connections the kernel holds have been taken in
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    server.off('connection', seen);
+    server.off('request', seen);
+  }
+}
 
 export interface StartOptions {
   log?: Logger;
@@ -77,6 +125,36 @@ function answerClientError(err: Error & { code?: string }, socket: Socket): void
   );
 }
 
+const DISK_FULL = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT']);
+/** Below this much free space, a start-up failure that touched the disk is put down to a full disk. */
+const NEARLY_FULL_BYTES = 1024 * 1024;
+
+/**
+ * Whether a start-up failure comes from a full disk: the error says so, or the file system of the
+ * data directory has next to no room left (SQLite may report that as a plain I/O error).
+ */
+export function diskFull(err: unknown, dataDir: string): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && DISK_FULL.has(code)) return true;
+  if (typeof code !== 'string' || !/^(SQLITE_IOERR|SQLITE_CANTOPEN|EIO)/.test(code)) return false;
+  try {
+    const fs = statfsSync(dataDir);
+    return fs.bavail * fs.bsize < NEARLY_FULL_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+/** The start-up failure line for a full disk. */
+export const diskFullLine = (err: unknown, dataDir: string, what: string) =>
+  `the disk holding the data directory ${dataDir} is full (${(err as Error)?.message ?? String(err)}): ${what}; free some space and start again`;
+
+/** One line for a metric writer that did not start: a full disk is named as such. */
+function writerStartFailure(err: unknown, dataDir: string): string {
+  if (diskFull(err, dataDir)) return diskFullLine(err, dataDir, 'the metric writer cannot replay its write log');
+  return `the metric writer did not start: ${(err as Error)?.message ?? String(err)}`;
+}
+
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.log.level);
   securePrivateDirectory(config.storage.dataDir);
@@ -120,10 +198,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     nativeBinding: options.nativeBinding,
     secrets,
   };
+  try {
+    // A writer that cannot replay its log (e.g. no room on the disk to fold it) is a start-up
+    // failure, not a server that answers 503 to every metrics call.
+    await deps.metrics.writerStarted();
+  } catch (err) {
+    await deps.metrics.close().catch(() => undefined);
+    db.close();
+    throw new Error(writerStartFailure(err, config.storage.dataDir));
+  }
   migrateSqliteSources(deps); // files of sqlite sources into per-organization folders; staging cleared
   const app = createApp(deps);
   const server = http.createServer(connectionOptions(config), app.callback());
   applyConnectionLimits(server, config);
+  const connections = trackConnections(server);
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerExpectationFailed);
   let listeners: Listeners;
@@ -164,17 +252,30 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     (closing ??= (async () => {
       deps.ops.stopping = true; // answers from now on close their connections
       clearInterval(summary);
+      // Connections the kernel has accepted and requests already sent on idle keep-alive
+      // connections are taken in first (and answered 503 with `Connection: close`): closing the
+      // listener or an idle connection at once would reset them.
+      await quietened(server);
       await new Promise<void>((resolve) => {
         const deadline = setTimeout(() => server.closeAllConnections(), STOP_DEADLINE_MS);
-        server.close(() => {
+        // Idle connections close as they turn idle (their last answer sent), but never one that
+        // holds part of a request: http.Server#close would close every idle one at once, so only
+        // the listener is closed here.
+        const idle = setInterval(() => connections.closeIdle(), STOP_SWEEP_MS);
+        net.Server.prototype.close.call(server, () => {
           clearTimeout(deadline);
+          clearInterval(idle);
           resolve();
         });
-        server.closeIdleConnections();
+        connections.closeIdle();
       });
       await listeners.close(); // StatsD holdings are written before the engine closes
-      await sweeper.close();
-      await deps.metrics.close(); // commits pending writes, closes source files
+      // Both wait for folds of the metric writer, which cannot finish on a full disk: a stop
+      // does not wait for them past STOP_FOLD_MS, since every acknowledged point is in the
+      // write log, which the next start replays.
+      const late = (what: string) => () => log.warn(`${what} did not finish; stopping without it (the write log keeps every acknowledged point)`, { waited_ms: STOP_FOLD_MS });
+      await within(sweeper.close(), STOP_FOLD_MS, late('retention sweep'));
+      await within(deps.metrics.close(), STOP_FOLD_MS, late('metric writer')); // commits pending writes, closes source files
       db.close();
       removePidFile(config.storage.dataDir, process.pid);
       log.info('service stopped', { ...stats.takeWindow() });

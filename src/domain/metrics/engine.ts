@@ -23,7 +23,7 @@ import type { SeriesData } from './query';
 import { type SeriesParams, type SeriesText, applyTransponders, applyTranspondersData, parseSeriesParams, readSeriesText } from './series';
 import { createTranspondersRepo } from '../../storage/transponders';
 import { createWriteQueue } from './write-queue';
-import { inProcessWriter, startWriterThread, type WriterPort } from './writer-client';
+import { inProcessWriter, startWriterThread, type WriterPort, type WriterStatus } from './writer-client';
 import { OverflowGuard } from './overflow';
 import { createLargeLeavesRepo } from '../../storage/large-leaves';
 
@@ -68,6 +68,10 @@ export interface MetricsEngine {
   /** Commits pending writes, refuses new ones and closes source files (not the service database). */
   close(): Promise<void>;
   readonly pendingPoints: number;
+  /** Whether the embedded store's metric writer runs (health). */
+  writerStatus(): WriterStatus;
+  /** Resolves once the metric writer has replayed its log; rejects with the reason it could not. */
+  writerStarted(): Promise<void>;
 }
 
 export const INGEST_DISABLED = 'Metric ingestion is disabled: projects are disabled for this deployment';
@@ -224,6 +228,9 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     get pendingPoints() {
       return queue.pendingPoints;
     },
+
+    writerStatus: () => writer.status(),
+    writerStarted: () => writer.whenStarted(),
   };
 }
 

@@ -23,8 +23,32 @@ import { wireToParts } from './point-wire';
 import { type WireError, type WriterRequest, type WriterThreadData, errorFromWire } from './writer-protocol';
 import { writerThreadCode } from './writer-thread-code';
 
-/** What the embedded store asks of the writer (its interface lives with the store, below the domain). */
-export type WriterPort = EmbeddedWriter;
+/** Whether the writer runs: what `GET /api/v1/health` tells a supervisor. */
+export interface WriterStatus {
+  /** `starting` (replaying the log), `running`, `restarting` (it stopped or did not start: retried with back-off) */
+  state: 'starting' | 'running' | 'restarting' | 'closed';
+  /** why it is not running (the last failure) */
+  error?: string;
+  /** the failure's code (SQLITE_FULL, ENOSPC, ...) */
+  code?: string;
+}
+
+/** What the embedded store asks of the writer (its interface lives with the store, below the domain), and its state. */
+export interface WriterPort extends EmbeddedWriter {
+  status(): WriterStatus;
+  /** Resolves once the writer has replayed the log; rejects with the reason when that failed. */
+  whenStarted(): Promise<void>;
+}
+
+/** A writer that stopped, or could not start, is started again after this long, doubled per failure up to MAX_RESTART_MS. */
+const FIRST_RESTART_MS = 500;
+const MAX_RESTART_MS = 30_000;
+/**
+ * How long a stop waits for the writer to fold what is acknowledged. Past it (e.g. a fold that
+ * keeps failing on a full disk) the thread is ended: every acknowledged point is in the write log,
+ * which the next start replays.
+ */
+const CLOSE_FOLD_MS = 1_000;
 
 /** Points logged and handed to the thread but not merged yet, beyond which appends wait. */
 const MAX_UNMERGED_POINTS = 500_000;
@@ -38,6 +62,8 @@ const MAX_ROOM_WAIT_MS = 2_000;
 export function inProcessWriter(options: MetricWriterOptions): WriterPort {
   const writer = new MetricWriter(options);
   return {
+    status: () => ({ state: 'running' }),
+    whenStarted: () => Promise.resolve(),
     append: (entries) => writer.append(entries),
     pending: async (...args) => writer.pending(...args),
     settle: () => writer.settle(),
@@ -48,6 +74,7 @@ export function inProcessWriter(options: MetricWriterOptions): WriterPort {
 
 type Reply =
   | { ready: true; lastSeq: number }
+  | { log: ['debug' | 'info' | 'warn' | 'error', string, Record<string, unknown> | undefined] }
   | { failed: true; error: WireError }
   | { merged: number }
   | { id: number; ok: true; value: unknown }
@@ -113,6 +140,35 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   let waitingForRoom: Array<() => void> = [];
   let nextId = 1;
   let closed = false;
+  let status: WriterStatus = { state: 'starting' };
+  /** the writer's failure to start or its exit, for whenStarted */
+  let startFailure: Error | null = null;
+  let restartMs = 0;
+  /** a thread is not started again before this (performance.now()) */
+  let restartAt = 0;
+  let restartTimer: NodeJS.Timeout | null = null;
+
+  /** After a failure: the next start after a back-off, also without requests (the log's points get folded). */
+  function restartLater(error: string, code: string | undefined): void {
+    restartMs = Math.min(restartMs === 0 ? FIRST_RESTART_MS : restartMs * 2, MAX_RESTART_MS);
+    restartAt = performance.now() + restartMs;
+    status = { state: 'restarting', error, ...(code ? { code } : {}) };
+    if (restartTimer || closed) return;
+    restartTimer = setTimeout(() => {
+      restartTimer = null;
+      if (!closed && !worker) worker = start();
+    }, restartMs);
+    restartTimer.unref();
+  }
+
+  /** The running thread, or a new one; 503 while a failed one waits for its back-off. */
+  function current(): Worker {
+    if (worker) return worker;
+    if (performance.now() < restartAt) {
+      throw unavailable(`The metric writer is not running (${status.error ?? 'stopped'}); retry`, Math.max(1, Math.ceil((restartAt - performance.now()) / 1000)));
+    }
+    return (worker = start());
+  }
 
   function failAll(reason: string): void {
     for (const [id, job] of jobs) {
@@ -160,13 +216,34 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       failStart = reject;
     });
     ready.catch(() => undefined);
+    let failedToStart = false;
     w.on('message', (reply: Reply) => {
+      if ('log' in reply) {
+        const [level, msg, fields] = reply.log;
+        return log?.[level](msg, fields);
+      }
       if ('ready' in reply) {
-        appender = new LogAppender(logDir, reply.lastSeq);
+        try {
+          appender = new LogAppender(logDir, reply.lastSeq);
+        } catch (err) {
+          // e.g. no room for the new segment: this thread's log is replayed again by the next one
+          failedToStart = true;
+          startFailure = err as Error;
+          log?.error('metric writer did not start', { error: String((err as Error)?.message ?? err), code: (err as { code?: unknown }).code });
+          failStart(unavailable('The metric writer did not start; retry', 1));
+          void w.terminate();
+          return;
+        }
+        restartMs = 0;
+        restartAt = 0;
+        startFailure = null;
+        status = { state: 'running' };
         return becomeReady(appender);
       }
       if ('failed' in reply) {
-        log?.error('metric writer did not start', { error: reply.error.message });
+        failedToStart = true;
+        startFailure = errorFromWire(reply.error);
+        log?.error('metric writer did not start', { error: reply.error.message, ...(reply.error.app ? {} : { code: reply.error.code }) });
         return failStart(unavailable('The metric writer did not start; retry', 1));
       }
       if ('merged' in reply) {
@@ -184,7 +261,12 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     w.on('error', (err) => log?.error('metric writer failed', { error: err.message }));
     w.on('exit', (code) => {
       if (worker === w) worker = null;
-      if (!closed) log?.error('metric writer stopped', { code });
+      if (!closed) {
+        log?.error('metric writer stopped', { code });
+        const cause = failedToStart ? startFailure : null;
+        startFailure ??= new Error(`the metric writer stopped (exit code ${code})`);
+        restartLater(cause ? cause.message : `stopped (exit code ${code})`, (cause as { code?: string } | null)?.code);
+      }
       appender?.close(); // the next thread replays the log: nothing may append meanwhile
       appender = null;
       unmerged.length = 0;
@@ -199,7 +281,12 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
 
   function send<T>(request: Request, transfer: ArrayBuffer[] = []): Promise<T> {
     if (closed) return Promise.reject(unavailable('The server is shutting down, retry later', 1));
-    const w = (worker ??= start());
+    let w: Worker;
+    try {
+      w = current();
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
       jobs.set(id, { resolve: resolve as (value: unknown) => void, reject });
@@ -219,14 +306,39 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     w.postMessage({ op: 'merge', id: 0, entries, upTo }, transfers(entries));
   }
 
+  /** The close's fold, for CLOSE_FOLD_MS at most: its points are in the log either way. */
+  function foldOrGiveUp(closing: Promise<unknown>): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        log?.warn('metric writer stopped before folding; the write log keeps the points for the next start', { waited_ms: CLOSE_FOLD_MS });
+        resolve();
+      }, CLOSE_FOLD_MS);
+    });
+    return Promise.race([closing, late]).finally(() => clearTimeout(timer));
+  }
+
   // The thread starts now, so that the log is replayed before the first request needs it.
   worker = start();
 
   return {
+    status: () => status,
+    async whenStarted() {
+      // Referenced meanwhile: a process with nothing else to do yet would exit before the answer.
+      const w = worker;
+      w?.ref();
+      try {
+        await ready;
+      } catch {
+        throw startFailure ?? new Error('the metric writer did not start');
+      } finally {
+        if (w) updateRef(w);
+      }
+    },
     async append(entries) {
       if (closed) throw unavailable('The server is shutting down, retry later', 1);
       await roomFor(pointsOf(entries));
-      const w = (worker ??= start());
+      const w = current();
       let a = appender;
       if (!a) {
         // Waiting for the thread to replay the log: a reference, or a process with nothing else
@@ -245,10 +357,13 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     apply: (writes) => send({ op: 'apply', writes }),
     async close() {
       if (closed) return;
+      if (restartTimer) clearTimeout(restartTimer);
+      restartTimer = null;
       try {
-        if (worker) await send({ op: 'close' });
+        if (worker) await foldOrGiveUp(send({ op: 'close' }));
       } finally {
         closed = true;
+        status = { state: 'closed' };
         wakeWaiting(); // appends waiting for room answer 503
         const w = worker;
         worker = null;

@@ -1,6 +1,7 @@
 // The metric writer's thread (writer-client.ts starts it): its own connection to the service
 // database and one MetricWriter. Messages in: { id, op, ...arguments } (writer-client.ts
 // WriterRequest). Messages out: { ready } once the write log is replayed, or { failed, error };
+// { log } for each line the writer logs;
 // then { id, ok, value } or { id, ok: false, error } per request, in the order of the work done.
 //
 // The same script runs the database's checkpointer (workerData.role 'checkpointer'): a connection
@@ -8,6 +9,7 @@
 // that neither the writer's commits nor the event loop's stop for a checkpoint and its fsync.
 // Any message stops it.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import type { Logger } from '../../lib/log';
 import { openDatabase } from '../../storage/db';
 import { WriteGate } from '../../storage/write-gate';
 import { createSourcesRepo } from '../../storage/sources';
@@ -46,6 +48,14 @@ function checkpointer(): void {
   });
 }
 
+/** The writer's log lines (e.g. what recovery set aside) go to the event loop's logger: { log: [level, msg, fields] }. */
+const threadLog: Logger = {
+  debug: (msg, fields) => port!.postMessage({ log: ['debug', msg, fields] }),
+  info: (msg, fields) => port!.postMessage({ log: ['info', msg, fields] }),
+  warn: (msg, fields) => port!.postMessage({ log: ['warn', msg, fields] }),
+  error: (msg, fields) => port!.postMessage({ log: ['error', msg, fields] }),
+};
+
 function writer(): void {
   let db: ReturnType<typeof openDatabase>;
   let metrics: MetricWriter;
@@ -58,7 +68,7 @@ function writer(): void {
     const sources = createSourcesRepo(db);
     // The event loop appends to the log itself (writer-client.ts): this writer merges what it logged.
     const gate = data.writeGate ? new WriteGate(data.writeGate) : undefined;
-    metrics = new MetricWriter({ ...data.options, db, sourceSettings: (id) => sources.byId(id), poll, appends: false, gate });
+    metrics = new MetricWriter({ ...data.options, db, log: threadLog, sourceSettings: (id) => sources.byId(id), poll, appends: false, gate });
     port!.postMessage({ ready: true, lastSeq: metrics.lastSeq });
   } catch (err) {
     port!.postMessage({ failed: true, error: errorToWire(err) });

@@ -1,3 +1,8 @@
+// GET /api/v1/health (SPEC section 1): 200 with the contract's body while the service can take
+// writes. When the embedded store's metric writer is not running (it stopped or could not replay
+// its write log, and is being started again with back-off) the answer is 503 with
+// `"status":"degraded"` and a `writer` object saying why, so that a supervisor does not take a
+// process that answers every metrics call with 503 for a healthy one (docs/operations.md).
 import type { Context } from 'koa';
 import { formatTimestamp } from '../../shared/time';
 import { SERVER_VERSION } from '../../version';
@@ -6,11 +11,23 @@ import type { Deps } from '../../deps';
 export function healthRoutes(deps: Deps) {
   return {
     async show(ctx: Context): Promise<void> {
-      ctx.body = {
+      const body = {
         status: 'ok',
         timestamp: formatTimestamp(deps.now()),
         api_version: 'v1',
         server_version: SERVER_VERSION,
+      };
+      const writer = deps.metrics.writerStatus();
+      if (writer.state === 'running' || writer.state === 'closed') {
+        ctx.body = body;
+        return;
+      }
+      ctx.status = 503;
+      ctx.set('Retry-After', '1');
+      ctx.body = {
+        ...body,
+        status: 'degraded',
+        writer: { state: writer.state, ...(writer.error ? { error: writer.error.replace(/\/[^\s'",)]+/g, '<path>') } : {}), ...(writer.code ? { code: writer.code } : {}) },
       };
     },
   };

@@ -16,6 +16,7 @@ import { migrate } from './storage/migrations';
 import { createAccountsRepo } from './storage/accounts';
 import { createSourcesRepo } from './storage/sources';
 import { createDashboardsRepo } from './storage/dashboards';
+import { createSharesRepo } from './storage/shares';
 import { createLoginThrottle } from './domain/login-throttle';
 import { createMetricsEngine, type MetricsEngineOptions } from './domain/metrics/engine';
 import { migrateSqliteSources } from './domain/sqlite-migration';
@@ -184,6 +185,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     accounts: createAccountsRepo(db),
     sources,
     dashboards: createDashboardsRepo(db),
+    shares: createSharesRepo(db),
     loginThrottle: createLoginThrottle(),
     metrics: createMetricsEngine({
       db,

@@ -6,6 +6,7 @@ import type { Logger } from '../lib/log';
 import type { SecretBox } from '../lib/secrets';
 import type { AccountsRepo } from '../storage/accounts';
 import type { DashboardsRepo } from '../storage/dashboards';
+import type { SharesRepo } from '../storage/shares';
 import type { Db } from '../storage/db';
 import type { SourcesRepo } from '../storage/sources';
 import type { LoginThrottle } from './login-throttle';
@@ -20,6 +21,8 @@ export interface Ports {
   accounts: AccountsRepo;
   sources: SourcesRepo;
   dashboards: DashboardsRepo;
+  /** dashboards' read-only share links */
+  shares: SharesRepo;
   loginThrottle: LoginThrottle;
   /** metric ingestion (group commit) and reads over every source's store */
   metrics: MetricsEngine;

@@ -15,7 +15,7 @@ import type { Source, UserAuth } from './types';
 
 const SHARE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
-type ShareDeps = Pick<Ports, 'dashboards' | 'sources' | 'now'> & { shares: SharesRepo };
+type ShareDeps = Pick<Ports, 'dashboards' | 'sources' | 'shares' | 'now'>;
 
 /** A dashboard of the user's organization (hidden ones included), or 404. */
 function ownDashboard(deps: ShareDeps, auth: UserAuth, rawId: string): Dashboard {

@@ -87,19 +87,19 @@ export function createRoutes(deps: Deps): Middleware {
 
   // The web interface's extensions (docs/interface.md).
   r.get('/bootstrap/setup-state', session.setupState);
-  r.get('/bootstrap/source-tokens', user, session.listSourceTokens);
+  r.get('/bootstrap/source-tokens', user, session.input.sourceTokens, session.listSourceTokens);
   r.delete('/bootstrap/source-tokens/:id', user, session.revokeSourceToken);
   r.get('/session', user, session.show);
-  r.post('/session', json, session.create);
+  r.post('/session', json, session.input.create, session.create);
   r.delete('/session', user, session.remove);
   r.get('/session/sessions', user, session.listSessions);
   r.delete('/session/sessions/:id', user, session.revokeSession);
-  r.get('/sources/:id/metrics', user, session.sourceSeries);
+  r.get('/sources/:id/metrics', user, session.input.sourceSeries, session.sourceSeries);
   r.get('/dashboards/:id/shares', user, shares.list);
   r.post('/dashboards/:id/shares', user, shares.create);
   r.delete('/dashboards/:id/shares/:shareId', user, shares.remove);
   r.get('/shared/:token', shares.show);
-  r.get('/shared/:token/metrics', shares.series);
+  r.get('/shared/:token/metrics', shares.input.series, shares.series);
 
   r.get('/metrics', reader, metricsInput.series, metrics.series);
   const ingest = [writer, json, metrics.ingestEnabled, metricsInput.ingest, metrics.ingest] as const;
@@ -112,10 +112,10 @@ export function createRoutes(deps: Deps): Middleware {
   const transponders = transponderRoutes(deps);
   r.get('/source', requireAnySourceFlag(deps), transponders.source);
   r.get('/transponders', reader, transponders.list);
-  r.post('/transponders', writer, json, transponders.create);
+  r.post('/transponders', writer, json, transponders.input.create, transponders.create);
   r.get('/transponders/:id', reader, transponders.show);
-  r.put('/transponders/:id', writer, json, transponders.update);
-  r.patch('/transponders/:id', writer, json, transponders.update);
+  r.put('/transponders/:id', writer, json, transponders.input.update, transponders.update);
+  r.patch('/transponders/:id', writer, json, transponders.input.update, transponders.update);
   r.delete('/transponders/:id', writer, transponders.remove);
 
   r.get('/dashboards', dashReader, dashboardInput.page, dash.list);

@@ -12,6 +12,7 @@ import { hashToken, tokenKind } from '../lib/tokens';
 import { SERVER_VERSION } from '../version';
 import type { BodyBudget } from '../http/middleware/body-budget';
 import { readRawBody } from '../http/middleware/body';
+import { validate } from '../http/middleware/validate';
 import { LineProtocolError, parseLineProtocol, parsePrecision } from './line-protocol';
 import { OtlpError, mapOtlpJson } from './otlp';
 import { parseJsonText } from '../lib/json';
@@ -38,8 +39,11 @@ const INFLUX_CODES: Record<number, string> = {
 
 const NO_TOKEN = 'Bad token: send a source token as "Authorization: Token <token>", as the password of HTTP Basic, or as p=<token>';
 
-/** The source token of a request: Token/Bearer scheme, Basic password, or `p=` (1.x). */
-function tokenOf(ctx: Context): string | null {
+/** The query as Koa parsed it (a name given twice is an array). */
+type Query = Record<string, string | string[] | undefined>;
+
+/** The source token of a request: Token/Bearer scheme, Basic password, or `p=` (1.x) of its query. */
+function tokenOf(ctx: Context, query: Query): string | null {
   const header = ctx.get('authorization').trim();
   const scheme = /^(Token|Bearer|Basic)\s+(\S+)$/i.exec(header);
   if (scheme) {
@@ -55,13 +59,13 @@ function tokenOf(ctx: Context): string | null {
     }
     return value;
   }
-  const p = ctx.query.p;
+  const p = query.p;
   return typeof p === 'string' && p !== '' ? p : null;
 }
 
 /** The source a request may write to: 401 without a known source token, 403 without `write`. */
-function writableSource(ctx: Context, deps: Deps): Source {
-  const value = tokenOf(ctx);
+function writableSource(ctx: Context, query: Query, deps: Deps): Source {
+  const value = tokenOf(ctx, query);
   const kind = value ? tokenKind(value) : null;
   if (!value || !kind) throw unauthorized(NO_TOKEN);
   if (kind === 'user') throw forbidden('Forbidden: a user API token cannot write metrics; use a source token');
@@ -117,9 +121,41 @@ function badParameter(message: string): AppError {
   return new AppError('bad_request', message);
 }
 
+/** A line-protocol write's query: the writable source (`p=` may carry its token), then `precision`. */
+function lineProtocolQuery(ctx: Context, query: Query, deps: Deps, api: 1 | 2) {
+  const source = writableSource(ctx, query, deps);
+  const rawPrecision = query.precision;
+  // given twice (an array) is as wrong as an unknown name
+  const precision = Array.isArray(rawPrecision) ? null : parsePrecision(rawPrecision, api);
+  if (!precision) {
+    throw badParameter(api === 2 ? 'precision must be one of ns, us, ms, s' : 'precision must be one of n, u, ms, s, m, h');
+  }
+  return { source, precision };
+}
+
+/**
+ * The query parameters of the intake paths, read at the edge (validate.ts) in each path's order:
+ * the token (a header or `p=`) before `precision`; on /query, sent credentials before `q`.
+ */
+function intakeInput(deps: Deps) {
+  return {
+    writeV2: validate({ query: (query, ctx) => lineProtocolQuery(ctx, query, deps, 2) }),
+    writeV1: validate({ query: (query, ctx) => lineProtocolQuery(ctx, query, deps, 1) }),
+    otlp: validate({ query: (query, ctx) => writableSource(ctx, query, deps) }),
+    query: validate({
+      query: (query, ctx) => {
+        // Credentials are optional here; sent ones must be good, so a client learns at start-up.
+        if (tokenOf(ctx, query) !== null) checkAnySourceToken(ctx, query, deps);
+        return typeof query.q === 'string' ? query.q : '';
+      },
+    }),
+  };
+}
+
 export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
   const limit = deps.config.limits.maxBodyBytes;
   const counters = intakeCountersOf(deps);
+  const input = intakeInput(deps);
 
   /**
    * Reads the body and runs `use` on it; the bytes stay charged to the server-wide budget until
@@ -144,15 +180,7 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
   }
 
   async function lineProtocolWrite(ctx: Context, api: 1 | 2): Promise<void> {
-    const source = writableSource(ctx, deps);
-    const rawPrecision = ctx.query.precision;
-    // given twice (an array) is as wrong as an unknown name
-    const precision = Array.isArray(rawPrecision) ? null : parsePrecision(rawPrecision, api);
-    if (!precision) {
-      throw badParameter(
-        api === 2 ? 'precision must be one of ns, us, ms, s' : 'precision must be one of n, u, ms, s, m, h',
-      );
-    }
+    const { source, precision } = (api === 2 ? input.writeV2 : input.writeV1).query(ctx);
     await withBody(ctx, limit, async (body) => {
       if (body.length === 0) return;
       const samples = parseLineProtocol(body.toString('utf8'), { precision });
@@ -164,6 +192,7 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
   }
 
   return {
+    input,
     writeV2: (ctx: Context) => lineProtocolWrite(ctx, 2),
     writeV1: (ctx: Context) => lineProtocolWrite(ctx, 1),
 
@@ -173,7 +202,7 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
     },
 
     async otlp(ctx: Context): Promise<void> {
-      const source = writableSource(ctx, deps);
+      const source = input.otlp.query(ctx);
       const type = ctx.request.type;
       if (type === 'application/x-protobuf') {
         throw unsupportedMediaType('OTLP protobuf is not supported yet: set the exporter\'s protocol to http/json');
@@ -195,9 +224,7 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
     },
 
     async query(ctx: Context): Promise<void> {
-      // Credentials are optional here; sent ones must be good, so a client learns at start-up.
-      if (tokenOf(ctx) !== null) checkAnySourceToken(ctx, deps);
-      let q = typeof ctx.query.q === 'string' ? ctx.query.q : '';
+      let q = input.query.query(ctx);
       if (ctx.method === 'POST' && ctx.request.type === 'application/x-www-form-urlencoded') {
         const form = await withBody(ctx, QUERY_BODY_LIMIT, (body) => new URLSearchParams(body.toString('utf8')));
         q = form.get('q') ?? q;
@@ -218,13 +245,20 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
 }
 
 /** /query with credentials: any token of the source (read or write) will do. */
-function checkAnySourceToken(ctx: Context, deps: Deps): void {
-  const value = tokenOf(ctx);
+function checkAnySourceToken(ctx: Context, query: Query, deps: Deps): void {
+  const value = tokenOf(ctx, query);
   const kind = value ? tokenKind(value) : null;
   if (!value || kind !== 'source' || !deps.sources.tokenByHash(hashToken(value))) throw unauthorized(NO_TOKEN);
 }
 
 type Handler = (ctx: Context) => unknown;
+
+/** A handler behind its query validator. */
+function validated(validator: (ctx: Context, next: Next) => Promise<void>, handler: Handler): Handler {
+  return (ctx) => validator(ctx, async () => {
+    await handler(ctx);
+  });
+}
 
 /**
  * The InfluxDB paths in front of the service's other routes: a request on one of them is answered
@@ -233,12 +267,12 @@ type Handler = (ctx: Context) => unknown;
 export function withIntake(routes: Middleware, deps: Deps, budget?: BodyBudget): Middleware {
   const h = intakeRoutes(deps, budget);
   const table = new Map<string, { flavour: Flavour; methods: Map<string, Handler> }>([
-    ['/api/v2/write', { flavour: 'v2', methods: new Map([['POST', h.writeV2]]) }],
-    ['/write', { flavour: 'v1', methods: new Map([['POST', h.writeV1]]) }],
+    ['/api/v2/write', { flavour: 'v2', methods: new Map([['POST', validated(h.input.writeV2, h.writeV2)]]) }],
+    ['/write', { flavour: 'v1', methods: new Map([['POST', validated(h.input.writeV1, h.writeV1)]]) }],
     ['/health', { flavour: 'v2', methods: new Map([['GET', h.health], ['HEAD', h.health]]) }],
     ['/ping', { flavour: 'v1', methods: new Map([['GET', h.ping], ['HEAD', h.ping]]) }],
-    ['/query', { flavour: 'v1', methods: new Map([['GET', h.query], ['POST', h.query]]) }],
-    ['/v1/metrics', { flavour: 'otlp', methods: new Map([['POST', h.otlp]]) }],
+    ['/query', { flavour: 'v1', methods: new Map([['GET', validated(h.input.query, h.query)], ['POST', validated(h.input.query, h.query)]]) }],
+    ['/v1/metrics', { flavour: 'otlp', methods: new Map([['POST', validated(h.input.otlp, h.otlp)]]) }],
   ]);
   return async function intakeOrRoutes(ctx: Context, next: Next): Promise<void> {
     const route = table.get(ctx.path);

@@ -1,6 +1,8 @@
 // The HTTP edge's own pieces without a server: AppError's cause and expose flag as toHttp and the
 // error middleware treat them, and validate(schema) as handlers see it. The routes that use them
 // are covered through the real server by test/http/*.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Context } from 'koa';
@@ -142,5 +144,53 @@ describe('validate(schema)', () => {
   test('an accessor on a request its validator did not see is a fault, not a client error', () => {
     const input = validate({ query: () => 1 });
     assert.throws(() => input.query(asContext(fakeContext())), /no query was validated/);
+  });
+});
+
+/** The edge's source files (src/http, src/intake), relative to the repository. */
+function edgeFiles(): string[] {
+  const root = path.join(import.meta.dirname, '../..');
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
+      const rel = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(rel);
+      else if (entry.name.endsWith('.ts')) out.push(rel);
+    }
+  };
+  walk('src/http');
+  walk('src/intake');
+  return out.map((rel) => path.join(root, rel));
+}
+
+/** Code (comments dropped) that reads a request's query, body or state past validate() and state.ts. */
+const PAST_THE_EDGE = [/\bctx\.query\b/, /\bctx\.request\.body\b/, /\bctx\.state\b/, /\bas (UserAuth|SourceAuth|Auth|Source)\b/];
+function readsPastTheEdge(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line))
+    .filter((line) => PAST_THE_EDGE.some((pattern) => pattern.test(line)));
+}
+
+describe('the edge reads requests only through validate() and state.ts', () => {
+  test('the check sees each way around them', () => {
+    const lines = [
+      'const q = ctx.query.q;',
+      'const b = ctx.request.body;',
+      'ctx.state.auth = auth;',
+      'const s = ctx.state.source as Source;',
+      '// ctx.query in a comment',
+      'const { source } = input.series.query(ctx);',
+    ];
+    assert.deepEqual(readsPastTheEdge(lines.join('\n')), lines.slice(0, 4));
+  });
+
+  test('no file of src/http or src/intake but validate.ts and state.ts does', () => {
+    const files = edgeFiles();
+    assert.ok(files.some((file) => file.endsWith(path.join('routes', 'session.ts'))), 'the walk found the routes');
+    const found = files
+      .filter((file) => !file.endsWith(path.join('middleware', 'validate.ts')) && !file.endsWith(path.join('http', 'state.ts')))
+      .flatMap((file) => readsPastTheEdge(readFileSync(file, 'utf8')).map((line) => `${path.basename(file)}: ${line.trim()}`));
+    assert.deepEqual(found, []);
   });
 });

@@ -1,5 +1,5 @@
-// Bearer-token authentication (SPEC section 3). Sets ctx.state.auth (and ctx.state.source for
-// source tokens). Token strings are hashed before lookup; junk never reaches the database.
+// Bearer-token authentication (SPEC section 3). Sets the request state's auth (and source for
+// source tokens; handlers read them through state.ts). Token strings are hashed before lookup; junk never reaches the database.
 // The web interface's session cookie (docs/interface.md) holds a session credential of its own
 // (src/domain/sessions.ts), never an API token, and counts only when no Authorization header is
 // sent; as a bearer token it is refused (401). A cookie-authenticated write must carry
@@ -12,6 +12,7 @@ import { hashToken, tokenKind } from '../../lib/tokens';
 import type { Deps } from '../../deps';
 import { resolveSession } from '../../domain/sessions';
 import type { Auth, SourceAuth, UserAuth } from '../../domain/types';
+import { stateOf } from '../state';
 
 /** The repositories, and for sessions the database, limits and clock. */
 export type AuthRepos = Pick<Deps, 'accounts' | 'sources' | 'db' | 'config' | 'now'>;
@@ -114,7 +115,7 @@ export function requireUser(repos: AuthRepos) {
   return async function userOnly(ctx: Context, next: Next): Promise<void> {
     const auth = authenticate(ctx, repos);
     if (auth.kind !== 'user') throw forbidden();
-    ctx.state.auth = auth;
+    stateOf(ctx).auth = auth;
     await next();
   };
 }
@@ -131,8 +132,9 @@ export function requireSource(repos: AuthRepos, permission: 'read' | 'write') {
     if (!auth[permission]) throw forbidden();
     const source = repos.sources.cachedById(auth.sourceId);
     if (!source) throw unauthorized();
-    ctx.state.auth = auth;
-    ctx.state.source = source;
+    const state = stateOf(ctx);
+    state.auth = auth;
+    state.source = source;
     await next();
   };
 }
@@ -155,7 +157,7 @@ export function requireOrganizationToken(repos: AuthRepos, permission: 'read' | 
       checkSourceHeader(ctx, auth, false);
       if (!auth[permission]) throw forbidden();
     }
-    ctx.state.auth = auth;
+    stateOf(ctx).auth = auth;
     await next();
   };
 }

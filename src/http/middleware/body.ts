@@ -135,13 +135,13 @@ async function readJsonBytes(ctx: Context, limit: number, charge: BodyCharge): P
   return readRawBody(ctx, limit, charge);
 }
 
-/** Parses a JSON body into ctx.state.body (undefined when there is none). */
+/** Parses a JSON body into the request state's body (undefined when there is none). */
 export function jsonBody(limit: number, budget: BodyBudget = UNLIMITED) {
   return async function parseJson(ctx: Context, next: Next): Promise<void> {
     const charge = budget.open();
     try {
       const raw = await readJsonBytes(ctx, limit, charge);
-      if (raw !== undefined) ctx.state.body = parseJsonText(raw); // the bytes are not kept past here
+      if (raw !== undefined) stateOf(ctx).body = parseJsonText(raw); // the bytes are not kept past here
       await next();
     } finally {
       charge.close();
@@ -150,14 +150,14 @@ export function jsonBody(limit: number, budget: BodyBudget = UNLIMITED) {
 }
 
 /**
- * Keeps a JSON body as bytes in ctx.state.rawBody (undefined when there is none), for a handler
+ * Keeps a JSON body as bytes in the request state's rawBody (undefined when there is none), for a handler
  * that parses it elsewhere (the batch endpoint parses large bodies off the event loop).
  */
 export function rawJsonBody(limit: number, budget: BodyBudget = UNLIMITED) {
   return async function keepJsonBytes(ctx: Context, next: Next): Promise<void> {
     const charge = budget.open();
     try {
-      ctx.state.rawBody = await readJsonBytes(ctx, limit, charge);
+      stateOf(ctx).rawBody = await readJsonBytes(ctx, limit, charge);
       await next();
     } finally {
       charge.close();
@@ -188,8 +188,9 @@ export function jsonOrMultipartBody(limit: number, uploadLimit: number, uploadDi
  * points wait for their commit (under load it would outlive young-generation collections).
  */
 export function takeBody(ctx: Context): unknown {
-  const body: unknown = ctx.state.body;
-  ctx.state.body = undefined;
+  const state = stateOf(ctx);
+  const body = state.body;
+  state.body = undefined;
   return body;
 }
 
@@ -204,11 +205,6 @@ export function objectBody(body: unknown): Record<string, unknown> {
 /** A body that may be left out, but if sent must be a JSON object (400 otherwise). */
 export function optionalObjectBody(body: unknown): Record<string, unknown> | undefined {
   return body === undefined ? undefined : objectBody(body);
-}
-
-/** The request's body as a JSON object, or 400 (see objectBody). */
-export function bodyObject(ctx: Context): Record<string, unknown> {
-  return objectBody(ctx.state.body);
 }
 
 /** The bytes rawJsonBody kept, taken off the context (see takeBody). */

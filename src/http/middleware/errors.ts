@@ -4,6 +4,7 @@
 import type { Context, Next } from 'koa';
 import { AppError, toHttp } from '../../errors';
 import type { Logger } from '../../lib/log';
+import { stateOf } from '../state';
 
 /** An error as one log field: its code or name and message (the stack for a fault of ours). */
 function describe(err: unknown, stack: boolean): string {
@@ -20,13 +21,13 @@ export function errorHandler(log: Logger) {
       const answer = toHttp(normalizeError(err));
       if (err instanceof AppError && err.cause !== undefined) {
         // e.g. a database source that failed: the client sees 503, the log keeps the driver's reason
-        const fields = { request_id: ctx.state.requestId, path: ctx.path, status: answer.status, error: describe(err.cause, false) };
+        const fields = { request_id: stateOf(ctx).requestId, path: ctx.path, status: answer.status, error: describe(err.cause, false) };
         if (err.kind === 'unavailable') log.warn('database source unavailable', fields);
         else log.warn('request refused', { ...fields, detail: err.message });
       }
       if (answer.status >= 500 && !(err instanceof AppError && err.kind === 'unavailable')) {
         log.error('request failed', {
-          request_id: ctx.state.requestId,
+          request_id: stateOf(ctx).requestId,
           method: ctx.method,
           path: ctx.path,
           error: describe(err, true),

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { redactPath, type Logger } from '../../lib/log';
 import type { OpsStats } from '../../ops/stats';
+import { stateOf } from '../state';
 
 export const SLOW_REQUEST_MS = 1000;
 
@@ -25,15 +26,16 @@ function routeLabel(ctx: Context): string {
 export function requestLog(log: Logger, stats?: OpsStats) {
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
     const started = performance.now();
-    ctx.state.requestId = randomUUID();
-    ctx.set('X-Request-Id', ctx.state.requestId);
+    const requestId = randomUUID();
+    stateOf(ctx).requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
     try {
       await next();
     } finally {
       const ms = Math.round((performance.now() - started) * 10) / 10;
       const route = routeLabel(ctx);
       stats?.request(ctx.method, route, ctx.status);
-      const fields = { request_id: ctx.state.requestId, method: ctx.method, path: redactPath(ctx.path), route, status: ctx.status, ms };
+      const fields = { request_id: requestId, method: ctx.method, path: redactPath(ctx.path), route, status: ctx.status, ms };
       if (ms >= SLOW_REQUEST_MS) log.info('slow request', fields);
       else log.debug('request', fields);
     }

@@ -9,6 +9,7 @@ import { rm } from 'node:fs/promises';
 import type { Context, Next } from 'koa';
 import formidable, { errors as formidableErrors, type File } from 'formidable';
 import { AppError, badRequest, invalidField, isDiskFull, payloadTooLarge } from '../../errors';
+import { stateOf } from '../state';
 
 export interface UploadOptions {
   uploadDir: string;
@@ -48,7 +49,7 @@ function flatten<T>(record: Record<string, T[] | undefined>): Record<string, T |
   return out;
 }
 
-/** Reads the form into ctx.state.body / ctx.state.files, runs `next`, then removes what is still staged. */
+/** Reads the form into the request state's body and files, runs `next`, then removes what is still staged. */
 export async function readUpload(ctx: Context, next: Next, options: UploadOptions): Promise<void> {
   const staged: File[] = [];
   const form = formidable({
@@ -74,8 +75,9 @@ export async function readUpload(ctx: Context, next: Next, options: UploadOption
       ctx.req.resume(); // drain what the client still sends so the answer can go out
       throw toAppError(err, options);
     });
-    ctx.state.body = flatten(parsed[0]);
-    ctx.state.files = flatten(parsed[1]);
+    const state = stateOf(ctx);
+    state.body = flatten(parsed[0]);
+    state.files = flatten(parsed[1]);
     await next();
   } finally {
     await Promise.all(staged.map((file) => removeStaged(file).catch(() => undefined)));

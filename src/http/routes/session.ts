@@ -7,19 +7,21 @@ import type { Deps } from '../../deps';
 import { forbidden, notFound, unauthorized } from '../../errors';
 import { normalizeId } from '../../lib/ids';
 import { tokenKind } from '../../lib/tokens';
-import { accountContext, verifyCredentials } from '../../domain/accounts';
+import { accountContext, verifyCredentials, type LoginInput } from '../../domain/accounts';
 import { listSessions, openSession, revokeSession, endSession, sessionCookieMaxAgeMs, sessionEnds } from '../../domain/sessions';
 import { formatTimestamp } from '../../shared/time';
 import type { SessionRow } from '../../storage/sessions';
 import { listSourceTokens, revokeSourceToken } from '../../domain/source-tokens';
-import type { UserAuth } from '../../domain/types';
+import type { Source, UserAuth } from '../../domain/types';
+import { parseSeriesParams, type SeriesParams } from '../../domain/metrics/series';
 import { authenticate, CSRF_HEADER, SESSION_COOKIE } from '../middleware/auth';
 import { presentAccount } from '../present/accounts';
 import { presentSourceTokenRow } from '../present/sources';
 import { presentSeriesJson } from '../present/metrics';
 import { parseSessionLogin, parseSourceTokenFilter } from '../schemas/interface';
 import { objectBody } from '../middleware/body';
-import { stateOf, userAuthOf } from '../state';
+import { validate } from '../middleware/validate';
+import { userAuthOf } from '../state';
 
 const userAuth = userAuthOf; // requireUser ran (router.ts)
 
@@ -62,20 +64,52 @@ const presentSessionRow = (deps: Deps, row: SessionRow, current: string | undefi
   };
 };
 
-export function sessionRoutes(deps: Deps) {
+/** The organization's source of GET /sources/:id/metrics (404 for any other), then its series parameters. */
+function sourceSeriesParams(deps: Deps, ctx: Context, query: Record<string, unknown>): { source: Source; params: SeriesParams } {
+  const id = normalizeId(ctx.params.id);
+  const org = userAuthOf(ctx).organizationId;
+  const source = id && org ? deps.sources.inOrganization(id, org) : undefined;
+  if (!source) throw notFound();
+  return { source, params: parseSeriesParams(source, query, { keyRequired: false }) };
+}
+
+/**
+ * The inputs of these routes, parsed at the edge (validate.ts), with the checks that come first in
+ * each route's order run inside the parser: the CSRF header before a session body, the source's
+ * lookup before its series parameters.
+ */
+function sessionInput(deps: Deps) {
   return {
+    /** POST /session: the credentials, or null for a bearer user token sent with no body */
+    create: validate({
+      body: (body: unknown, ctx): LoginInput | null => {
+        requireCsrfHeader(ctx);
+        return body === undefined ? null : parseSessionLogin(objectBody(body));
+      },
+    }),
+    /** GET /bootstrap/source-tokens: `?source_id=` (optional) */
+    sourceTokens: validate({ query: (query) => parseSourceTokenFilter(query) }),
+    /** GET /sources/:id/metrics: GET /metrics' parameters against the organization's source */
+    sourceSeries: validate({ query: (query, ctx) => sourceSeriesParams(deps, ctx, query) }),
+  };
+}
+
+export function sessionRoutes(deps: Deps) {
+  const input = sessionInput(deps);
+  return {
+    input,
+
     /**
      * POST /session: credentials (the login's checks and throttle), or a bearer user token with no
      * body; either opens a new session whose credential only the cookie carries.
      */
     async create(ctx: Context): Promise<void> {
-      requireCsrfHeader(ctx);
-      const { body } = stateOf(ctx);
+      const credentials = input.create.takeBody(ctx);
       let userId: string;
-      if (body === undefined) {
+      if (credentials === null) {
         userId = bearerUser(ctx, deps).userId;
       } else {
-        userId = (await verifyCredentials(deps, parseSessionLogin(objectBody(body)), ctx.ip)).id;
+        userId = (await verifyCredentials(deps, credentials, ctx.ip)).id;
       }
       const { value } = openSession(deps, userId, { userAgent: ctx.get('user-agent'), address: ctx.ip });
       setSessionCookie(ctx, value, sessionCookieMaxAgeMs(deps));
@@ -130,7 +164,7 @@ export function sessionRoutes(deps: Deps) {
     },
 
     async listSourceTokens(ctx: Context): Promise<void> {
-      const sourceId = parseSourceTokenFilter(ctx.query);
+      const sourceId = input.sourceTokens.query(ctx);
       ctx.body = { data: listSourceTokens(deps, userAuth(ctx), sourceId).map(presentSourceTokenRow) };
     },
 
@@ -142,11 +176,8 @@ export function sessionRoutes(deps: Deps) {
 
     /** GET /sources/:id/metrics: GET /metrics' parameters and rules, for a source of the user's organization. */
     async sourceSeries(ctx: Context): Promise<void> {
-      const id = normalizeId(ctx.params.id);
-      const org = userAuth(ctx).organizationId;
-      const source = id && org ? deps.sources.inOrganization(id, org) : undefined;
-      if (!source) throw notFound();
-      const series = await deps.metrics.series(source, ctx.query);
+      const { source, params } = input.sourceSeries.query(ctx);
+      const series = await deps.metrics.readSeries(source, params);
       ctx.type = 'application/json';
       ctx.body = presentSeriesJson(series);
     },

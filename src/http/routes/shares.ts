@@ -3,11 +3,13 @@
 import type { Context } from 'koa';
 import type { Deps } from '../../deps';
 import { createShare, listShares, resolveShare, revokeShare, sharedKey } from '../../domain/shares';
-import type { Source, UserAuth } from '../../domain/types';
+import type { Source } from '../../domain/types';
+import { parseSeriesParams } from '../../domain/metrics/series';
 import type { Dashboard } from '../../model/dashboard';
 import { formatTimestamp } from '../../shared/time';
-import { createSharesRepo, type ShareRow } from '../../storage/shares';
+import type { ShareRow } from '../../storage/shares';
 import { presentSeriesJson } from '../present/metrics';
+import { validate } from '../middleware/validate';
 import { userAuthOf } from '../state';
 
 const userAuth = userAuthOf; // requireUser ran (router.ts)
@@ -41,35 +43,49 @@ const presentShared = (dashboard: Dashboard, source: Source) => ({
 });
 
 export function shareRoutes(deps: Deps) {
-  const ctxDeps = { ...deps, shares: createSharesRepo(deps.db) };
+  /** The inputs of these routes, parsed at the edge (validate.ts). */
+  const input = {
+    /**
+     * GET /shared/:token/metrics: the link's dashboard and source (404 first), the key its
+     * `s.<segment>` values make, then GET /metrics' range parameters against that source.
+     */
+    series: validate({
+      query: (query, ctx) => {
+        const { dashboard, source } = resolveShare(deps, String(ctx.params.token));
+        const key = sharedKey(dashboard, query);
+        const { from, to, granularity } = query;
+        return { source, params: parseSeriesParams(source, { key, from, to, granularity }, { keyRequired: false }) };
+      },
+    }),
+  };
   return {
+    input,
+
     async create(ctx: Context): Promise<void> {
-      const { row, value } = createShare(ctxDeps, userAuth(ctx), String(ctx.params.id));
+      const { row, value } = createShare(deps, userAuth(ctx), String(ctx.params.id));
       ctx.status = 201;
       ctx.body = { data: { ...presentShare(row), token: value, path: `/s/${value}` } };
     },
 
     async list(ctx: Context): Promise<void> {
-      ctx.body = { data: listShares(ctxDeps, userAuth(ctx), String(ctx.params.id)).map(presentShare) };
+      ctx.body = { data: listShares(deps, userAuth(ctx), String(ctx.params.id)).map(presentShare) };
     },
 
     async remove(ctx: Context): Promise<void> {
-      revokeShare(ctxDeps, userAuth(ctx), String(ctx.params.id), String(ctx.params.shareId));
+      revokeShare(deps, userAuth(ctx), String(ctx.params.id), String(ctx.params.shareId));
       ctx.body = { data: { revoked: true } };
     },
 
     async show(ctx: Context): Promise<void> {
-      const { dashboard, source } = resolveShare(ctxDeps, String(ctx.params.token));
+      const { dashboard, source } = resolveShare(deps, String(ctx.params.token));
       ctx.body = { data: presentShared(dashboard, source) };
     },
 
     /** GET /metrics' range parameters; the key is the dashboard's, with `s.<segment>` values. */
     async series(ctx: Context): Promise<void> {
-      const { dashboard, source } = resolveShare(ctxDeps, String(ctx.params.token));
-      const key = sharedKey(dashboard, ctx.query);
-      const { from, to, granularity } = ctx.query;
+      const { source, params } = input.series.query(ctx);
       ctx.type = 'application/json';
-      ctx.body = presentSeriesJson(await deps.metrics.series(source, { key, from, to, granularity }));
+      ctx.body = presentSeriesJson(await deps.metrics.readSeries(source, params));
     },
   };
 }

@@ -1,11 +1,10 @@
 // SPEC 15: GET /api/v1/source (the token's source and its settings) and /api/v1/transponders, the
 // source's derived values. The metrics routes' auth middleware has checked the source token, its
-// permission (read for GET, write for changes) and the X-Service-Source-Id header, and put the
-// token's source on ctx.state.source.
+// permission (read for GET, write for changes) and the X-Service-Source-Id header, and left the
+// token's source for sourceOf (state.ts); a body is parsed at the edge (input below, validate.ts).
 import type { Context, Next } from 'koa';
 import { AppError, forbidden, notFound, unauthorized } from '../../errors';
 import type { Deps } from '../../deps';
-import type { Source } from '../../domain/types';
 import { normalizeId, newId } from '../../lib/ids';
 import { formatTimestamp } from '../../shared/time';
 import { SERVER_VERSION } from '../../version';
@@ -13,9 +12,9 @@ import { transponderFields } from '../../domain/transponders/rules';
 import { SYSTEM_KEY } from '../../domain/metrics/merge';
 import { createTranspondersRepo, type Transponder } from '../../storage/transponders';
 import { authenticate, checkSourceHeader, requireSource } from '../middleware/auth';
-import { bodyObject } from '../middleware/body';
-
-const sourceOf = (ctx: Context): Source => ctx.state.source as Source;
+import { objectBody } from '../middleware/body';
+import { validate } from '../middleware/validate';
+import { sourceOf, stateOf } from '../state';
 
 export function presentTransponder(t: Transponder) {
   return {
@@ -42,8 +41,9 @@ export function requireAnySourceFlag(deps: Deps) {
     if (!auth.read && !auth.write) throw forbidden();
     const source = deps.sources.cachedById(auth.sourceId);
     if (!source) throw unauthorized();
-    ctx.state.auth = auth;
-    ctx.state.source = source;
+    const state = stateOf(ctx);
+    state.auth = auth;
+    state.source = source;
     await next();
   };
 }
@@ -58,7 +58,27 @@ export function transponderRoutes(deps: Deps) {
     return found;
   }
 
+  /**
+   * The bodies, parsed at the edge by the transponder rules. An update finds its transponder
+   * first (another source's is 404 before its body is read), as the rules need the current one.
+   */
+  const input = {
+    /** POST /transponders: the fields, in the source's next order */
+    create: validate({
+      body: (body: unknown, ctx) => transponderFields(objectBody(body), null, repo.nextOrder(sourceOf(ctx).id)),
+    }),
+    /** PUT/PATCH /transponders/:id: the transponder and its new fields */
+    update: validate({
+      body: (body: unknown, ctx) => {
+        const current = find(ctx);
+        return { current, fields: transponderFields(objectBody(body), current, current.order) };
+      },
+    }),
+  };
+
   return {
+    input,
+
     async source(ctx: Context): Promise<void> {
       const source = sourceOf(ctx);
       if (source.type === 'database') {
@@ -97,7 +117,7 @@ export function transponderRoutes(deps: Deps) {
 
     create(ctx: Context): void {
       const source = sourceOf(ctx);
-      const fields = transponderFields(bodyObject(ctx), null, repo.nextOrder(source.id));
+      const fields = input.create.takeBody(ctx);
       const now = deps.now();
       const t: Transponder = {
         ...fields,
@@ -114,8 +134,7 @@ export function transponderRoutes(deps: Deps) {
     },
 
     update(ctx: Context): void {
-      const current = find(ctx);
-      const fields = transponderFields(bodyObject(ctx), current, current.order);
+      const { current, fields } = input.update.takeBody(ctx);
       const t: Transponder = { ...current, ...fields, updatedAt: deps.now() };
       repo.update(t);
       ctx.body = { data: presentTransponder(t) };

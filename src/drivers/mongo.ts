@@ -18,7 +18,7 @@ import {
   setupMessage, storeUnavailable, type BucketWrite, type NetworkSettings,
   lazyModule,
 } from './network-store';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from './types';
 
 const loadMongo = lazyModule(() => import('mongodb'));
 
@@ -66,7 +66,7 @@ export function mongoUrl(options: NetworkSettings): string {
   return `mongodb://${auth}${options.host}:${options.port ?? 27017}/${query}`;
 }
 
-export function createMongoStore(options: MongoStoreOptions): MetricStore {
+export function createMongoStore(options: MongoStoreOptions): WriteSetStore {
   const { mode } = options;
   const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
   const splitter = new PathSplitter();

@@ -18,7 +18,7 @@ import {
   readSqlSeries, setupFailure, writeWithRetries, type BucketWrite, type NetworkSettings, type SqlRow,
   type SqlSeriesRead,
 } from './network-store';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from './types';
 
 const loadPg = lazyModule(async () => (await import('pg')).default);
 
@@ -90,7 +90,7 @@ function identity(mode: IdentifierMode, b: BucketWrite): unknown[] {
 const RETRYABLE = new Set(['40P01', '40001']);
 const UNDEFINED_TABLE = '42P01';
 
-export function createPostgresStore(options: PostgresStoreOptions): MetricStore {
+export function createPostgresStore(options: PostgresStoreOptions): WriteSetStore {
   const { mode } = options;
   const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
   const splitter = new PathSplitter();

@@ -14,7 +14,7 @@ import {
   setupMessage, storeUnavailable, withTimeout, type NetworkSettings,
   lazyModule,
 } from './network-store';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from './types';
 
 const loadRedis = lazyModule(async () => (await import('ioredis')).default);
 
@@ -29,7 +29,7 @@ export function bucketHash(prefix: string, key: string, granularity: string, sta
   return `${prefix}${SEPARATOR}${fullKey(key, granularity, startMs)}`;
 }
 
-export function createRedisStore(options: RedisStoreOptions): MetricStore {
+export function createRedisStore(options: RedisStoreOptions): WriteSetStore {
   const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const splitter = new PathSplitter();

@@ -4,10 +4,13 @@
 // (`keys.__untracked__` for untracked points; their values still go under the metric key).
 //
 // Merging keeps the effect of arrival order: `track` adds (to an asserted value too), `assert`
-// replaces.
-import type { BucketOps, KeyWrites, SeriesWrites, WriteSet } from '../../drivers/types';
+// replaces. A database source's store gets each group commit as one write set (`mergeCommit`,
+// which the engine hands the driver registry); the embedded store's metric writer merges into its
+// window instead (window.ts).
+import { type BucketOps, type KeyWrites, type LoggedPoints, type SeriesWrites, type WriteSet, emptyWriteSet } from '../../drivers/types';
 import type { ValidPoint } from './ingest';
-import type { SourcePlan } from './plan';
+import type { PlanCache, SourcePlan } from './plan';
+import { decodePoints } from './point-wire';
 import { SlotRun, TrackGroup, sameBuckets } from './track-groups';
 
 export { PlanCache, planFor, type GranularityPlan, type PlanInput, type SourcePlan } from './plan';
@@ -221,8 +224,7 @@ export function mergePoints(writes: WriteSet, plan: SourcePlan, points: readonly
 }
 
 /**
- * mergePoints for the write queue: the requests merged into one write set (a group commit, or a
- * fold window of about a second) share one merger per plan, so tracks of every request that share
+ * mergePoints for a group commit: the requests merged into one write set share one merger per plan, so tracks of every request that share
  * their buckets are summed before they are spread. The mergers live on the write set and go with
  * it; `finishMerging` spreads what they hold before the set is applied.
  */
@@ -238,4 +240,16 @@ export function finishMerging(writes: WriteSet): void {
   if (!writes.merging) return;
   for (const merger of writes.merging.values()) (merger as Merger).spreadGroups();
   writes.merging = undefined;
+}
+
+/**
+ * A group commit's entries (per source, in arrival order) as one write set: the commit's door of a
+ * database source's layout (drivers/index.ts). Tracks of every request sharing their buckets are
+ * summed before they are spread.
+ */
+export function mergeCommit(entries: readonly LoggedPoints[], plans: PlanCache): WriteSet {
+  const writes = emptyWriteSet();
+  for (const e of entries) mergeIntoPending(writes, plans.get(e.settings), decodePoints(e.wire));
+  finishMerging(writes);
+  return writes;
 }

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createSqliteStore } from '../src/drivers/sqlite/store';
 import { createSqlitePool } from '../src/drivers/sqlite/pool';
-import { emptyWriteSet, type MetricStore, type WriteSet } from '../src/drivers/types';
+import { emptyWriteSet, type WriteSetStore, type WriteSet } from '../src/drivers/types';
 
 const HOUR = 3_600_000;
 const YEAR = Date.UTC(2025, 0, 1);
@@ -29,7 +29,7 @@ function writeSet(buckets: number[], leafCount: number): WriteSet {
 
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
 
-async function measure(label: string, store: MetricStore): Promise<Record<string, number>> {
+async function measure(label: string, store: WriteSetStore): Promise<Record<string, number>> {
   await store.setup();
   let t = performance.now();
   await store.apply(writeSet(starts, 10));

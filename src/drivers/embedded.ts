@@ -2,8 +2,9 @@
 // migrations 002, 005 and 006). One row per bucket holding the bucket's nested values as the JSON
 // text GET serves, so a year of hourly buckets reads as 8,760 short rows with no parsing.
 //
-// Writes belong to the metric writer (domain/metrics/metric-writer.ts, on a thread of its own): it
-// logs each group commit's points, merges them and folds them into the rows about once a second.
+// Writes belong to the metric writer (domain/metrics/metric-writer.ts, on a thread of its own): the
+// store's `commit` hands it each group commit's points, which it logs (the point is then
+// acknowledged), merges and folds into the rows about once a second.
 // This store reads on the event loop's connection and adds what the writer holds unfolded, so a
 // read sees every acknowledged point at once, and never waits for a fold nor retries against one:
 // the writer lends each window's part tagged with the number of the fold that writes it; the
@@ -28,6 +29,10 @@ export interface EmbeddedWriter {
   /** What the writer holds unfolded of a series at these bucket starts (ascending, epoch ms). */
   pending(sourceId: string, key: string, granularity: string, startsMs: readonly number[]): Promise<PendingSeries>;
   settle(): Promise<void>;
+  /**
+   * A merged write set folded in one transaction: not a door of the store, which is written only
+   * by `commit`; the store contract suite (test/drivers/) writes the embedded tables by it.
+   */
   apply(writes: WriteSet): Promise<void>;
   close(): Promise<void>;
 }
@@ -158,13 +163,14 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
 
   return {
     kind: 'embedded',
-    log: { append: (entries) => writer.append([...entries]), settle: () => writer.settle() },
+    // The one door: the writer logs the commit's points (acknowledged once logged), merges them
+    // and folds them in the background.
+    commit: (entries) => writer.append([...entries]),
+    settle: () => writer.settle(),
 
     async setup(): Promise<SetupResult> {
       return { status: 'ready', message: 'embedded store (tables created by the service migrations)' };
     },
-
-    apply: (writes) => writer.apply(writes),
 
     async read(ref: SeriesRef, bucketStartsMs: readonly number[]): Promise<string[]> {
       const out = new Array<string>(bucketStartsMs.length).fill('{}');

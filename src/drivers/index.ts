@@ -1,7 +1,12 @@
 // The registry: the one place that picks a source's metric store. Projects share the embedded
-// store (in service.db, written by the engine's metric writer, which builds it); a database source gets the store of its driver, opened on first use and
-// cached per source until its settings change or the registry closes. Adding a driver is one line
-// in STORE_FACTORIES.
+// store (in service.db, written by the engine's metric writer, which builds it); a database source
+// gets the layout of its driver, opened on first use and cached per source until its settings
+// change or the registry closes. Adding a driver is one line in STORE_FACTORIES.
+//
+// Every store is written by one door, `commit(entries)` (types.ts). A driver's layout applies
+// merged write sets; the registry gives it the door: merge the commit's points into one write set
+// with the engine's merger (`merge`, passed in so that drivers need nothing of the domain), then
+// apply it in one transaction.
 import { conflict } from '../errors';
 import type { Db } from '../storage/db';
 import type { Source } from '../model/source';
@@ -15,13 +20,15 @@ import { createMongoStore } from './network/mongo';
 import type { NetworkSettings } from './network/store';
 import type { NetworkPolicy } from '../lib/outbound';
 import type { SecretBox } from '../lib/secrets';
-import type { MetricStore } from './types';
+import type { LoggedPoints, MergeEntries, MetricStore, WriteSetStore } from './types';
 
 export interface DriverContext {
   /** the service's own database, home of the embedded store */
   db: Db;
   /** the store of every project */
   embedded: MetricStore;
+  /** merges a commit's points into one write set, for the layouts of database sources */
+  merge: MergeEntries;
   /** better-sqlite3 native binding for the single executable */
   nativeBinding?: unknown;
   /** time limit, idle close and workers of sqlite source files (sqlite/pool.ts) */
@@ -37,8 +44,8 @@ export interface FactoryContext extends DriverContext {
   sqlitePool(): SqlitePool;
 }
 
-/** Opens the store of a database source from its recorded settings (no I/O needed to construct). */
-export type StoreFactory = (source: Source, ctx: FactoryContext) => MetricStore;
+/** Opens the layout of a database source from its recorded settings (no I/O needed to construct). */
+export type StoreFactory = (source: Source, ctx: FactoryContext) => WriteSetStore;
 
 export function identifierMode(source: Source): IdentifierMode {
   const mode = source.config.identifier_mode;
@@ -103,7 +110,19 @@ interface Cached {
 function openStore(source: Source, ctx: FactoryContext): MetricStore {
   const factory = source.driver ? STORE_FACTORIES[source.driver] : undefined;
   if (!factory) throw conflict(`driver ${source.driver ?? 'unknown'} is not yet supported`);
-  return factory(source, ctx);
+  return committing(factory(source, ctx), ctx.merge);
+}
+
+/** A layout's door: a commit's points merged into one write set, applied in one transaction. */
+export function committing(layout: WriteSetStore, merge: MergeEntries): MetricStore {
+  return {
+    kind: layout.kind,
+    setup: () => layout.setup(),
+    commit: async (entries: readonly LoggedPoints[]) => layout.apply(merge(entries)),
+    settle: async () => undefined, // applied at once
+    read: (series, starts) => layout.read(series, starts),
+    close: () => layout.close(),
+  };
 }
 
 export function createDriverRegistry(ctx: DriverContext): DriverRegistry {

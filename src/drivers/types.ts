@@ -1,11 +1,15 @@
-// The one interface every metric store implements: the embedded store of projects and the
-// Trifle::Stats layouts of database sources (sqlite, postgres, mysql, redis, mongo). Every method
-// is asynchronous and may fail: a network store can be unreachable or slow, and its errors reach
-// the client through src/errors.ts (503 with Retry-After on metrics calls, 422 on setup).
+// The interfaces of the metric stores: the embedded store of projects and the Trifle::Stats
+// layouts of database sources (sqlite, postgres, mysql, redis, mongo). Every method is
+// asynchronous and may fail: a network store can be unreachable or slow, and its errors reach the
+// client through src/errors.ts (503 with Retry-After on metrics calls, 422 on setup).
 //
-// Stores know nothing of the domain: they take a write set (src/model/write-set.ts), already
-// merged per bucket, and answer reads by bucket start. Modelled on Litestream's ReplicaClient:
-// small, every method async, one contract suite (test/drivers/) for all of them.
+// A write enters every store by one door, `commit(entries)`: one group commit's accepted points,
+// per source in arrival order (the write queue's only call). The embedded store logs them and
+// hands them to its metric writer, which merges and folds them; a database source's layout is a
+// `WriteSetStore`, which applies a merged write set (src/model/write-set.ts) in one transaction,
+// and the registry (index.ts) gives it its door: merge the entries into one write set with the
+// merger the engine passes in, then apply it. Stores know nothing of the domain. Modelled on
+// Litestream's ReplicaClient: small, every method async, one contract suite (test/drivers/).
 import type { WriteSet } from '../model/write-set';
 import type { LoggedPoints } from '../model/wire';
 
@@ -27,27 +31,12 @@ export interface SetupResult {
   message: string;
 }
 
-/**
- * The door of a store that takes accepted points whole and merges and folds them itself (the
- * embedded store's metric writer): a point is acknowledged once its entry is in the write log,
- * and reads see it at once, folded or not.
- */
-export interface WriteLog {
-  /** Logs and merges one group commit's points, all or none. The wires are moved: do not use them after. */
-  append(entries: readonly LoggedPoints[]): Promise<void>;
-  /** Resolves once every point acknowledged before the call is folded into the buckets. */
-  settle(): Promise<void>;
-}
-
-export interface MetricStore {
-  /** present on stores that acknowledge writes by a log append and fold them in the background */
-  readonly log?: WriteLog;
+/** What every store answers besides its writes. */
+interface StoreBase {
   /** `embedded`, `sqlite`, `postgres`, ... (for logs and errors) */
   readonly kind: string;
   /** Creates the store's tables/indexes (idempotent). Rejects with an Error meant for the client. */
   setup(): Promise<SetupResult>;
-  /** Applies a whole write set in one transaction; on a rejection nothing of it is stored. */
-  apply(writes: WriteSet): Promise<void>;
   /**
    * The values of each bucket (ascending starts, epoch ms) as the JSON text of the nested map
    * served to clients: `{}` for an empty bucket, numeric leaves only.
@@ -56,3 +45,26 @@ export interface MetricStore {
   /** Releases connections and file handles; the store may be opened again by the registry. */
   close(): Promise<void>;
 }
+
+/** A store as the engine writes and reads it. */
+export interface MetricStore extends StoreBase {
+  /**
+   * Stores one group commit's points, all or none; resolves once they are durable, and reads see
+   * them from then on. The entries' wires are moved: do not use them after.
+   */
+  commit(entries: readonly LoggedPoints[]): Promise<void>;
+  /** Resolves once every commit before the call is in the buckets (no-op for stores that apply at once). */
+  settle(): Promise<void>;
+}
+
+/**
+ * The layout of a database source: takes a write set already merged per bucket, which the
+ * registry makes from a commit's points.
+ */
+export interface WriteSetStore extends StoreBase {
+  /** Applies a whole write set in one transaction; on a rejection nothing of it is stored. */
+  apply(writes: WriteSet): Promise<void>;
+}
+
+/** Merges a commit's points into one write set (the engine's merger, handed to the registry). */
+export type MergeEntries = (entries: readonly LoggedPoints[]) => WriteSet;

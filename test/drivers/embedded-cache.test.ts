@@ -6,7 +6,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { BucketCache, REFRESH_MISSES } from '../../src/drivers/bucket-cache';
 import { type BucketValue, ShapeRegistry } from '../../src/model/bucket-shape';
-import type { MetricStore } from '../../src/drivers/types';
+import type { WriteSetStore } from '../../src/drivers/types';
 import { type StoreFixture, embeddedFactory, embeddedStore, readParsed, writeSet } from './helpers';
 
 const H = 3_600_000;
@@ -63,7 +63,7 @@ describe('embedded store with its bucket cache', () => {
   });
   afterEach(async () => fx.dispose());
 
-  const add = (store: MetricStore, at: number, n: number) =>
+  const add = (store: WriteSetStore, at: number, n: number) =>
     store.apply(writeSet([{ key: 'k', granularity: '1h', at, add: { n } }]));
 
   test('after a failed transaction, writes continue from the committed value', async () => {

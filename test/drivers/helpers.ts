@@ -9,11 +9,11 @@ import type { BucketCacheLimits } from '../../src/drivers/bucket-cache';
 import { inProcessWriter } from '../../src/domain/metrics/writer-client';
 import { createSqliteStore } from '../../src/drivers/sqlite/store';
 import type { IdentifierMode } from '../../src/drivers/sqlite/setup';
-import { emptyWriteSet, type BucketOps, type MetricStore, type WriteSet } from '../../src/drivers/types';
+import { emptyWriteSet, type BucketOps, type WriteSetStore, type WriteSet } from '../../src/drivers/types';
 
 export interface StoreFixture {
   name: string;
-  store: MetricStore;
+  store: WriteSetStore;
   dir: string;
   /** sqlite stores: the source file */
   file?: string;
@@ -43,10 +43,21 @@ function tempDir(): string {
   return mkdtempSync(path.join(os.tmpdir(), 'driver-test-'));
 }
 
-/** The embedded store over a database, with its metric writer in this thread. */
-export function embeddedStore(db: Db, cacheLimits?: BucketCacheLimits): { store: MetricStore; close(): Promise<void> } {
+/**
+ * The embedded store over a database, with its metric writer in this thread. The contract suite
+ * writes merged write sets: they go to the writer, which folds each in one transaction (the
+ * store's own door, `commit`, takes points).
+ */
+export function embeddedStore(db: Db, cacheLimits?: BucketCacheLimits): { store: WriteSetStore; close(): Promise<void> } {
   const writer = inProcessWriter({ db, cacheLimits });
-  const store = createEmbeddedStore(db, writer);
+  const embedded = createEmbeddedStore(db, writer);
+  const store: WriteSetStore = {
+    kind: embedded.kind,
+    setup: () => embedded.setup(),
+    apply: (writes) => writer.apply(writes),
+    read: (series, starts) => embedded.read(series, starts),
+    close: () => embedded.close(),
+  };
   return { store, close: () => writer.close().then(() => store.close()) };
 }
 
@@ -122,6 +133,6 @@ export function writeSet(ops: Op[]): WriteSet {
 }
 
 /** Reads one series and parses each bucket. */
-export async function readParsed(store: MetricStore, key: string, granularity: string, starts: number[], sourceId = 's1'): Promise<unknown[]> {
+export async function readParsed(store: Pick<WriteSetStore, 'read'>, key: string, granularity: string, starts: number[], sourceId = 's1'): Promise<unknown[]> {
   return (await store.read({ sourceId, key, granularity }, starts)).map((text) => JSON.parse(text));
 }

@@ -6,13 +6,13 @@ import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { createPostgresStore } from '../../src/drivers/network/postgres';
 import { createMysqlStore } from '../../src/drivers/network/mysql';
-import type { MetricStore } from '../../src/drivers/types';
+import type { WriteSetStore } from '../../src/drivers/types';
 import { SERVERS, scratchDatabase, skipReason } from './network';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const H = Date.UTC(2025, 0, 1);
 
-async function check(store: MetricStore, connections: () => Promise<number>): Promise<void> {
+async function check(store: WriteSetStore, connections: () => Promise<number>): Promise<void> {
   await store.setup();
   await store.read({ sourceId: 's', key: 'k', granularity: '1h' }, [H]);
   assert.ok((await connections()) >= 1, 'a connection while in use');

@@ -5,12 +5,12 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createMysqlStore } from '../../src/drivers/network/mysql';
 import { createPostgresStore } from '../../src/drivers/network/postgres';
-import type { MetricStore } from '../../src/drivers/types';
+import type { WriteSetStore } from '../../src/drivers/types';
 import type { Factory } from './helpers';
 import { mysqlFactory, postgresFactory, type NetworkFixture } from './network-factories';
 import { SERVERS } from './network';
 
-const CASES: Array<[Factory, (database: string) => MetricStore]> = [
+const CASES: Array<[Factory, (database: string) => WriteSetStore]> = [
   [postgresFactory('partial'), (database) =>
     createPostgresStore({ host: SERVERS.postgres.host, port: SERVERS.postgres.port, username: SERVERS.postgres.user, database, mode: 'full', timeZone: 'UTC' })],
   [mysqlFactory('partial'), (database) =>

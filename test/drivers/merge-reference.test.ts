@@ -97,7 +97,7 @@ test('the write path stores what the reference computes, for any cut into reques
           let at = 0;
           for (let r = 0; at < points.length; r++) {
             const request = points.slice(at, (at += cuts[r % cuts.length]!));
-            const acked = queue.enqueue(store, request.length, () => undefined, { settings: source, points: request });
+            const acked = queue.enqueue(store, request.length, { settings: source, points: request });
             const step = steps[r % steps.length]!;
             if (step === 'none') continue;
             await acked;

@@ -8,7 +8,7 @@ import { createMysqlStore } from '../../src/drivers/network/mysql';
 import { createRedisStore } from '../../src/drivers/network/redis';
 import { createMongoStore } from '../../src/drivers/network/mongo';
 import type { IdentifierMode } from '../../src/drivers/sqlite/setup';
-import type { MetricStore } from '../../src/drivers/types';
+import type { WriteSetStore } from '../../src/drivers/types';
 import type { Factory, StoreFixture } from './helpers';
 import { SERVERS, dropRedisPrefix, scratchDatabase, scratchName, skipReason, startCongo } from './network';
 
@@ -17,7 +17,7 @@ export interface NetworkFixture extends StoreFixture {
   location: { database?: string; prefix?: string; port?: number };
 }
 
-function fixture(name: string, store: MetricStore, location: NetworkFixture['location'], cleanup?: () => Promise<void>): NetworkFixture {
+function fixture(name: string, store: WriteSetStore, location: NetworkFixture['location'], cleanup?: () => Promise<void>): NetworkFixture {
   return {
     name,
     store,

@@ -8,7 +8,7 @@ import { createPostgresStore } from '../../src/drivers/network/postgres';
 import { createMysqlStore } from '../../src/drivers/network/mysql';
 import { createRedisStore } from '../../src/drivers/network/redis';
 import { createMongoStore } from '../../src/drivers/network/mongo';
-import type { MetricStore } from '../../src/drivers/types';
+import type { WriteSetStore } from '../../src/drivers/types';
 import { writeSet } from './helpers';
 
 const LIMIT = 400;
@@ -29,7 +29,7 @@ describe('a server that never answers', () => {
   });
 
   const settings = () => ({ host: '127.0.0.1', port, database: 'd', username: 'u', timeZone: 'UTC', timeoutMs: LIMIT });
-  const stores: Array<[string, () => MetricStore]> = [
+  const stores: Array<[string, () => WriteSetStore]> = [
     ['postgres', () => createPostgresStore({ ...settings(), mode: 'full' })],
     ['mysql', () => createMysqlStore({ ...settings(), mode: 'full' })],
     ['redis', () => createRedisStore(settings())],

@@ -1,32 +1,32 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../src/errors';
-import type { MetricStore, WriteSet } from '../../src/drivers/types';
-import { createWriteQueue } from '../../src/domain/metrics/write-queue';
+import type { LoggedPoints, MetricStore } from '../../src/drivers/types';
+import { type WriteRequest, createWriteQueue } from '../../src/domain/metrics/write-queue';
 
-/** A store that records each applied write set (as the list of tags merged into it). */
+/** The tags of a commit's entries (each tag is the source of its request). */
+const tagsOf = (entries: readonly LoggedPoints[]) => entries.map((e) => e.settings.id);
+
+/** A store that records each commit (as the list of tags of the requests in it). */
 function fakeStore(kind = 'fake', fail?: (tags: string[]) => boolean) {
   const applied: string[][] = [];
   const store: MetricStore = {
     kind,
     setup: async () => ({ status: 'ready', message: '' }),
-    async apply(writes: WriteSet) {
-      const tags = [...(writes.sources.get('tags')?.keys() ?? [])];
+    async commit(entries) {
+      const tags = tagsOf(entries);
       if (fail?.(tags)) throw new Error(`disk full while writing ${tags.join(',')}`);
       applied.push(tags);
     },
+    settle: async () => undefined,
     read: async (_s, starts) => starts.map(() => '{}'),
     async close() {},
   };
   return { store, applied };
 }
 
-/** A merge that tags the write set (stands in for mergePoints). */
-const tag = (name: string) => (writes: WriteSet) => {
-  let tags = writes.sources.get('tags');
-  if (!tags) writes.sources.set('tags', (tags = new Map()));
-  tags.set(name, new Map());
-};
+/** A request tagged by its source (no points of its own: the queue counts what it is told). */
+const tag = (name: string): WriteRequest => ({ settings: { id: name, timeZone: 'UTC', beginningOfWeek: 1, granularities: ['1h'] }, points: [] });
 
 /** A manual scheduler: deferred flushes run only when the test says so. */
 function manualDefer() {
@@ -103,8 +103,9 @@ describe('write queue', () => {
     const queue = createWriteQueue({ maxPendingPoints: 10, defer: clock.defer });
     const first = queue.enqueue(store, 8, tag('a'));
     let merged = false;
+    const refused: WriteRequest = { ...tag('x'), get points() { merged = true; return []; } };
     assert.throws(
-      () => queue.enqueue(store, 3, () => (merged = true)),
+      () => queue.enqueue(store, 3, refused),
       (err: unknown) => err instanceof AppError && err.status === 503 && err.options.retryAfter === 1,
     );
     assert.equal(merged, false);
@@ -168,11 +169,12 @@ describe('write queue', () => {
     const store: MetricStore = {
       kind: 'slow',
       setup: async () => ({ status: 'ready', message: '' }),
-      async apply(writes: WriteSet) {
-        const tags = [...(writes.sources.get('tags')?.keys() ?? [])];
+      async commit(entries) {
+        const tags = tagsOf(entries);
         await new Promise<void>((resolve) => gates.push(resolve));
         applied.push(tags);
       },
+      settle: async () => undefined,
       read: async (_s, starts) => starts.map(() => '{}'),
       async close() {},
     };

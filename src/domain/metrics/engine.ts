@@ -1,5 +1,9 @@
-// The metrics engine: validation, merging, group commit and reads over the stores of all sources.
+// The metrics engine: validation, group commit and reads over the stores of all sources.
 // server.ts builds one per server (`deps.metrics`) and closes it on shutdown before the database.
+// Every request's points go the same way: the write queue gathers them and commits them to the
+// source's store by its one door (drivers/types.ts `commit`). The engine hands the registry the
+// merger (merge.ts) that turns a commit into the write set a database source's layout applies;
+// the embedded store's metric writer merges on its own thread.
 import type { Config } from '../../config';
 import { forbidden } from '../../errors';
 import type { Logger } from '../../lib/log';
@@ -7,7 +11,7 @@ import type { Db } from '../../storage/db';
 import { createDriverRegistry } from '../../drivers';
 import { createEmbeddedStore } from '../../drivers/embedded';
 import { translateSqliteError } from '../../drivers/sqlite/store';
-import type { SetupResult } from '../../drivers/types';
+import type { LoggedPoints, SetupResult } from '../../drivers/types';
 import type { SecretBox } from '../../lib/secrets';
 import type { BucketSettings, WirePoints } from '../../model/wire';
 import { loadedNativeAddonPath } from '../../sea/natives';
@@ -16,7 +20,7 @@ import { LAST_RESORT_CHECKPOINT_PAGES } from '../../storage/db';
 import { writeGateOf } from '../../storage/write-gate';
 import { parseBatch, parsePoint, type ValidPoint } from './ingest';
 import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './batch-parser';
-import { PlanCache, mergeIntoPending } from './merge';
+import { PlanCache, mergeCommit } from './merge';
 import type { MetricWriterOptions } from './metric-writer';
 import { decodePoints } from './point-wire';
 import type { SeriesData } from './query';
@@ -112,8 +116,9 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const sqlite = { timeoutMs: config.limits.sqliteSourceTimeoutMs, idleMs: config.limits.sqliteIdleCloseMs, log: options.log };
   const writer = startWriter(options);
   const embedded = createEmbeddedStore(options.db, writer);
-  const drivers = createDriverRegistry({ db: options.db, embedded, nativeBinding: options.nativeBinding, sqlite, secrets: options.secrets, network: config.network });
   const plans = new PlanCache();
+  const merge = (entries: readonly LoggedPoints[]) => mergeCommit(entries, plans);
+  const drivers = createDriverRegistry({ db: options.db, embedded, merge, nativeBinding: options.nativeBinding, sqlite, secrets: options.secrets, network: config.network });
   const queue = createWriteQueue({ maxPendingPoints: config.limits.writeQueueMaxPoints, log: options.log, translateError: translateSqliteError });
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
   const guard = new OverflowGuard(createLargeLeavesRepo(options.db));
@@ -126,13 +131,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     let parsed = input.parsed;
     const points = () => (parsed ??= decodePoints(input.wire!));
     const enqueue = () => {
-      if (store.log) {
-        const settings = settingsOf(source);
-        const logged = input.wire ? { settings, wire: input.wire } : { settings, points: input.parsed };
-        return queue.enqueue(store, count, () => undefined, logged);
-      }
-      const all = points();
-      return queue.enqueue(store, count, (writes) => mergeIntoPending(writes, plan, all));
+      const settings = settingsOf(source);
+      return queue.enqueue(store, count, input.wire ? { settings, wire: input.wire } : { settings, points: input.parsed });
     };
     const check = input.wire ? guard.needsCheckWire(source.id, input.wire) : guard.needsCheck(source.id, input.parsed);
     const done = check ? guard.checked(points(), { plan, store, batch, drain: () => queue.drain(store), write: enqueue }) : enqueue();

@@ -12,7 +12,7 @@
 // The system key's bookkeeping (SPEC 5.1) is counted, not merged: each row counts its tracked and
 // untracked points (keys.<key>, keys.__untracked__), each source a `count` per bucket.
 import type { PendingCounts, PendingRow, RowDelta } from '../../model/row-delta';
-import { type BucketOps, type KeyWrites, SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../../model/write-set';
+import { type BucketOps, type KeyWrites, SYSTEM_KEY, SYSTEM_KEYS_PREFIX, type WriteSet } from '../../model/write-set';
 import type { SourcePlan } from './plan';
 import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, UNTRACKED_FLAG, type WirePoints } from './point-wire';
 import { CountRow, Groups, ID_UNIT, Rows, Shapes, columnSize, type LeafWrite } from './window-rows';
@@ -262,6 +262,47 @@ export class IngestWindow {
     }
   }
 
+  /**
+   * The window's rows as write-set operations (the merged write set a database source's layout
+   * applies, merge.ts): each row's leaves under its key, and the system key's bookkeeping as
+   * leaves of its own buckets (`count`, `keys.<key>`, `keys.__untracked__`). Spreads every group.
+   */
+  toWriteSet(writes: WriteSet): void {
+    this.spreadAll();
+    const rows = this.rows;
+    for (const [sourceId, source] of this.sources) {
+      let keys = writes.sources.get(sourceId);
+      if (!keys) writes.sources.set(sourceId, (keys = new Map()));
+      const texts = source.plan.granularities.map((g) => g.text);
+      // the system key first: `count` leads each of its buckets, the per-key counts follow
+      for (let slot = 0; slot < texts.length; slot++) {
+        for (const row of source.counts[slot]!.values()) {
+          const ops = opsOf(keys, SYSTEM_KEY, texts[slot]!, row.bucketMs);
+          addOp(ops, 'count', row.count);
+        }
+      }
+      for (const state of source.keys.values()) {
+        for (let slot = 0; slot < texts.length; slot++) {
+          const series = state.series[slot]!;
+          if (series < 0) continue;
+          for (const r of this.rowsOf(series).reverse()) {
+            const bucketMs = rows.bucketMs[r]!;
+            const { paths, values, set } = rows.delta(r);
+            const ops = opsOf(keys, state.key, texts[slot]!, bucketMs);
+            for (let i = 0; i < paths.length; i++) {
+              if (set !== null && set[i] === 1) setOp(ops, paths[i]!, values[i]!);
+              else addOp(ops, paths[i]!, values[i]!);
+            }
+            const tracked = rows.tracked[r]!;
+            const untracked = rows.untracked[r]!;
+            if (tracked > 0) addOp(opsOf(keys, SYSTEM_KEY, texts[slot]!, bucketMs), SYSTEM_KEYS_PREFIX + state.key, tracked);
+            if (untracked > 0) addOp(opsOf(keys, SYSTEM_KEY, texts[slot]!, bucketMs), SYSTEM_KEYS_PREFIX + UNTRACKED_KEY, untracked);
+          }
+        }
+      }
+    }
+  }
+
   /** Spreads every group into rows, a key per step (the fold's first work: the window no longer gathers). */
   *spreadInSteps(): Generator<void> {
     for (const state of this.keys) {
@@ -436,6 +477,30 @@ export class IngestWindow {
 
 function copy(delta: RowDelta): RowDelta {
   return { paths: delta.paths.slice(), values: delta.values.slice(), set: delta.set?.slice() ?? null };
+}
+
+/** The operations of a key's bucket in a write set, created on first use. */
+function opsOf(keys: KeyWrites, key: string, granularity: string, bucketMs: number): BucketOps {
+  let byGranularity = keys.get(key);
+  if (!byGranularity) keys.set(key, (byGranularity = new Map()));
+  let buckets = byGranularity.get(granularity);
+  if (!buckets) byGranularity.set(granularity, (buckets = new Map()));
+  let ops = buckets.get(bucketMs);
+  if (!ops) buckets.set(bucketMs, (ops = { add: new Map(), set: null }));
+  return ops;
+}
+
+/** A track of a leaf: added to the value an assert set before it, else to the amount to add. */
+export function addOp(ops: BucketOps, path: string, amount: number): void {
+  const set = ops.set;
+  if (set !== null && set.has(path)) set.set(path, set.get(path)! + amount);
+  else ops.add.set(path, (ops.add.get(path) ?? 0) + amount);
+}
+
+/** An assert of a leaf: replaces the stored value and whatever was added before it. */
+export function setOp(ops: BucketOps, path: string, value: number): void {
+  (ops.set ??= new Map()).set(path, value);
+  ops.add.delete(path);
 }
 
 function addSystemOps(counts: CountRow, ops: BucketOps): void {

@@ -7,26 +7,43 @@
 //
 // Each store has at most one commit in flight: writes arriving meanwhile gather for the next, so
 // one store's writes apply in arrival order and a slow store batches more instead of opening more
-// transactions. Two kinds of store:
-// - plain stores (database sources): the gathered points are merged into a write set and applied;
-// - stores with a write log (the embedded store): the commit hands each source's points, in
-//   arrival order, to the store's metric writer (metric-writer.ts), which logs and merges them and
-//   owns all merge state from there; it folds them into the buckets in the background.
+// transactions. A commit is one call whatever the store: `store.commit(entries)` with the
+// gathered requests' points per source in arrival order (drivers/types.ts). The embedded store
+// logs them and its metric writer merges them; a database source's store merges them into one
+// write set and applies it (drivers/index.ts).
 import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
-import { emptyWriteSet, type LoggedPoints, type MetricStore, type WriteSet } from '../../drivers/types';
+import type { LoggedPoints, MetricStore } from '../../drivers/types';
 import type { BucketSettings, WirePoints } from '../../model/wire';
 import type { ValidPoint } from './ingest';
-import { finishMerging } from './merge';
 import { encodePoints } from './point-wire';
 
-export type Merge = (writes: WriteSet) => void;
-
-/** A request's points as a store with a write log takes them: parsed (small requests) or as a wire. */
-export interface LoggedRequest {
+/** A request's points: parsed (single points, small bodies) or as the batch parser's wire. */
+export interface WriteRequest {
   settings: BucketSettings;
   points?: readonly ValidPoint[];
   wire?: WirePoints;
+}
+
+/**
+ * A commit's requests as entries: per source in arrival order, consecutive parsed requests
+ * encoded together (a second of single points is one entry per commit, not one per request).
+ */
+function commitEntries(requests: readonly WriteRequest[]): LoggedPoints[] {
+  const bySource = new Map<string, Array<{ settings: BucketSettings; points: ValidPoint[] | null; wire: WirePoints | null }>>();
+  for (const r of requests) {
+    let list = bySource.get(r.settings.id);
+    if (!list) bySource.set(r.settings.id, (list = []));
+    const last = list[list.length - 1];
+    if (r.wire) list.push({ settings: r.settings, points: null, wire: r.wire });
+    else if (last?.points && last.settings === r.settings) for (const p of r.points!) last.points.push(p);
+    else list.push({ settings: r.settings, points: [...r.points!], wire: null });
+  }
+  const entries: LoggedPoints[] = [];
+  for (const list of bySource.values()) {
+    for (const e of list) entries.push({ settings: e.settings, wire: e.wire ?? encodePoints(e.points!) });
+  }
+  return entries;
 }
 
 export interface WriteQueueOptions {
@@ -43,14 +60,13 @@ export interface WriteQueueOptions {
 
 export interface WriteQueue {
   /**
-   * Takes `pointCount` points: `merge` merges them into a write set (a plain store), `logged` hands
-   * them to a store with a write log. Resolves once they are durable. Throws 503 synchronously
-   * when the queue is full or closed.
+   * Takes a request's `pointCount` points for the store's next commit. Resolves once they are
+   * durable. Throws 503 synchronously when the queue is full or closed.
    */
-  enqueue(store: MetricStore, pointCount: number, merge: Merge, logged?: LoggedRequest): Promise<void>;
+  enqueue(store: MetricStore, pointCount: number, request: WriteRequest): Promise<void>;
   /** Resolves once the points taken so far are committed (not those taken meanwhile). */
   drain(store: MetricStore): Promise<void>;
-  /** Commits everything pending now, and has every store with a log fold what it holds. */
+  /** Commits everything pending now, and has every store settle what it holds. */
   flush(): Promise<void>;
   /** Commits what is pending and refuses further writes. */
   close(): Promise<void>;
@@ -64,10 +80,8 @@ interface Waiter {
 }
 
 interface Pending {
-  /** plain stores: the points merged so far */
-  writes: WriteSet;
-  /** log stores: the requests, in arrival order */
-  logged: LoggedRequest[];
+  /** the requests, in arrival order */
+  requests: WriteRequest[];
   points: number;
   waiters: Waiter[];
 }
@@ -77,27 +91,6 @@ interface StoreState {
   next: Pending | null;
   /** the commit in flight, if any */
   running: Promise<void> | null;
-}
-
-/**
- * A commit's requests as log entries: per source in arrival order, consecutive parsed requests
- * encoded together (a second of single points is one entry per commit, not one per request).
- */
-function logEntries(requests: readonly LoggedRequest[]): LoggedPoints[] {
-  const bySource = new Map<string, Array<{ settings: BucketSettings; points: ValidPoint[] | null; wire: WirePoints | null }>>();
-  for (const r of requests) {
-    let list = bySource.get(r.settings.id);
-    if (!list) bySource.set(r.settings.id, (list = []));
-    const last = list[list.length - 1];
-    if (r.wire) list.push({ settings: r.settings, points: null, wire: r.wire });
-    else if (last?.points && last.settings === r.settings) for (const p of r.points!) last.points.push(p);
-    else list.push({ settings: r.settings, points: [...r.points!], wire: null });
-  }
-  const entries: LoggedPoints[] = [];
-  for (const list of bySource.values()) {
-    for (const e of list) entries.push({ settings: e.settings, wire: e.wire ?? encodePoints(e.points!) });
-  }
-  return entries;
 }
 
 export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
@@ -122,11 +115,7 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
 
   async function commit(store: MetricStore, batch: Pending): Promise<void> {
     try {
-      if (store.log) await store.log.append(logEntries(batch.logged));
-      else {
-        finishMerging(batch.writes);
-        await store.apply(batch.writes);
-      }
+      await store.commit(commitEntries(batch.requests));
     } catch (err) {
       options.log?.warn('metric write failed', { store: store.kind, points: batch.points, error: String(err) });
       return settleWaiters(batch, err ?? new Error('write failed'));
@@ -164,24 +153,21 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
     await Promise.all(
       [...stores].map(async ([store, state]) => {
         await drainCommits(store, state);
-        await store.log?.settle();
+        await store.settle();
       }),
     );
   }
 
   return {
-    enqueue(store, pointCount, merge, logged) {
+    enqueue(store, pointCount, request) {
       if (closed) throw unavailable('The server is shutting down, retry later', 1);
       // A lone request larger than the bound still passes: its size is capped by the body limit.
       if (pendingPoints > 0 && pendingPoints + pointCount > options.maxPendingPoints) {
         throw unavailable('Write queue is full, retry later', 1);
       }
-      if (store.log && !logged) throw new Error(`a write to the ${store.kind} store needs its logged points`);
       const state = stateOf(store);
-      const batch = (state.next ??= { writes: emptyWriteSet(), logged: [], points: 0, waiters: [] });
-      // Merging cannot fail on validated points; it runs before anything of this request is counted.
-      if (store.log) batch.logged.push(logged!);
-      else merge(batch.writes);
+      const batch = (state.next ??= { requests: [], points: 0, waiters: [] });
+      batch.requests.push(request);
       batch.points += pointCount;
       pendingPoints += pointCount;
       const done = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));

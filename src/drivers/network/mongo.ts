@@ -20,7 +20,7 @@ import {
 } from './store';
 import { ANY_OUTBOUND } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
+import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from '../types';
 
 const loadMongo = lazyModule(() => import('mongodb'));
 
@@ -70,7 +70,7 @@ export function mongoUrl(relayPort: number, target: ConnectionTarget): string {
   return `mongodb://${auth}127.0.0.1:${relayPort}/`;
 }
 
-export function createMongoStore(options: MongoStoreOptions): MetricStore {
+export function createMongoStore(options: MongoStoreOptions): WriteSetStore {
   const { mode } = options;
   const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
   const splitter = new PathSplitter();

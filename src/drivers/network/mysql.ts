@@ -21,7 +21,7 @@ import {
 } from './store';
 import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
+import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from '../types';
 
 const loadMysql = lazyModule(async () => (await import('mysql2/promise')).default);
 
@@ -91,7 +91,7 @@ const NO_SUCH_TABLE = 1146;
 /** bucket upserts sent in one round trip (well under the server's max_allowed_packet) */
 const STATEMENTS_PER_TRIP = 100;
 
-export function createMysqlStore(options: MysqlStoreOptions): MetricStore {
+export function createMysqlStore(options: MysqlStoreOptions): WriteSetStore {
   const { mode } = options;
   const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
   const splitter = new PathSplitter();

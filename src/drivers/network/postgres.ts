@@ -20,7 +20,7 @@ import {
 } from './store';
 import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
+import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from '../types';
 
 const loadPg = lazyModule(async () => (await import('pg')).default);
 
@@ -92,7 +92,7 @@ function identity(mode: IdentifierMode, b: BucketWrite): unknown[] {
 const RETRYABLE = new Set(['40P01', '40001']);
 const UNDEFINED_TABLE = '42P01';
 
-export function createPostgresStore(options: PostgresStoreOptions): MetricStore {
+export function createPostgresStore(options: PostgresStoreOptions): WriteSetStore {
   const { mode } = options;
   const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
   const splitter = new PathSplitter();

@@ -16,7 +16,7 @@ import {
 } from './store';
 import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
+import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from '../types';
 
 const loadRedis = lazyModule(async () => (await import('ioredis')).default);
 
@@ -31,7 +31,7 @@ export function bucketHash(prefix: string, key: string, granularity: string, sta
   return `${prefix}${SEPARATOR}${fullKey(key, granularity, startMs)}`;
 }
 
-export function createRedisStore(options: RedisStoreOptions): MetricStore {
+export function createRedisStore(options: RedisStoreOptions): WriteSetStore {
   const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const splitter = new PathSplitter();

@@ -8,7 +8,7 @@
 import { AppError } from '../../errors';
 import type { IdentifierMode } from './setup';
 import { createSqlitePool, type SqlitePool } from './pool';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
+import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from '../types';
 import { PathSplitter } from '../../model/leaves';
 import { libraryRowPlan } from '../library-rows';
 import { foldRows } from '../network/store';
@@ -37,7 +37,7 @@ export function translateSqliteError(err: unknown): unknown {
   return err;
 }
 
-export function createSqliteStore(options: SqliteStoreOptions): MetricStore {
+export function createSqliteStore(options: SqliteStoreOptions): WriteSetStore {
   const ref = { file: options.file, mode: options.mode, busyTimeoutMs: options.busyTimeoutMs };
   const splitter = new PathSplitter();
   const ownPool = options.pool ? null : createSqlitePool({ workers: 0, nativeBinding: options.nativeBinding });

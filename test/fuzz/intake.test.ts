@@ -9,6 +9,9 @@ import { GraphiteError, mapGraphite, parseGraphite } from '../../src/intake/grap
 import { StatsdAggregator, StatsdError, parseStatsd } from '../../src/intake/statsd';
 import { MappingError, mapLineSamples } from '../../src/intake/mapping';
 import { OtlpError, mapOtlpJson } from '../../src/intake/otlp';
+import { SnappyError, snappyLiteralBlock, snappyUncompress } from '../../src/intake/snappy';
+import { RemoteWriteError, mapRemoteWrite } from '../../src/intake/remote-write';
+import { ProtoWriter } from '../../src/intake/protobuf';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
@@ -184,6 +187,44 @@ test('otlp json: any JSON value, and exports with wrongly typed members, map or 
     }),
     { seed: SEED, numRuns: RUNS },
   );
+});
+
+test('remote write: random and mutated snappy/protobuf bodies end only in their own errors; literal blocks round-trip', () => {
+  const tooLarge = new Error('too large');
+  const valid = (() => {
+    const ts = new ProtoWriter().message(1, new ProtoWriter().string(1, '__name__').string(2, 'm')).message(2, new ProtoWriter().double(1, 1.5).varint(2, 1769248800000));
+    return new ProtoWriter().message(1, ts).message(1, ts).finish();
+  })();
+  const own = (err: unknown) => err instanceof SnappyError || err instanceof RemoteWriteError || err === tooLarge;
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.uint8Array({ maxLength: 300 }),
+        fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean()).map(([at, byte, cut]) => {
+          const b = Buffer.from(snappyLiteralBlock(valid));
+          const i = at % b.length;
+          if (cut) return b.subarray(0, i);
+          b[i] = byte;
+          return b;
+        }),
+      ),
+      (bytes) => {
+        try {
+          mapRemoteWrite(snappyUncompress(Buffer.from(bytes), 1 << 20, () => tooLarge));
+        } catch (err) {
+          if (!own(err)) throw err;
+        }
+      },
+    ),
+    { seed: SEED, numRuns: RUNS },
+  );
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 200_000 }), (bytes) => {
+      assert.deepEqual(snappyUncompress(snappyLiteralBlock(bytes), 1 << 20, () => tooLarge), Buffer.from(bytes));
+    }),
+    { seed: SEED, numRuns: 50 },
+  );
+  assert.equal(mapRemoteWrite(valid).points.length, 4);
 });
 
 test('through the real server: random bodies on every intake endpoint never answer 5xx, and the server stays healthy', async () => {

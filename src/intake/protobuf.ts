@@ -71,6 +71,14 @@ export class ProtoReader {
     return v;
   }
 
+  /** fixed64 as an exact decimal string (OTLP's nanosecond times exceed 2^53). */
+  fixed64String(): string {
+    if (this.pos + 8 > this.end) throw new ProtobufError('protobuf: a fixed64 is cut off');
+    const v = (BigInt(this.buf.readUInt32LE(this.pos + 4)) << 32n) | BigInt(this.buf.readUInt32LE(this.pos));
+    this.pos += 8;
+    return v.toString();
+  }
+
   /** sfixed64 as a double. */
   sfixed64(): number {
     if (this.pos + 8 > this.end) throw new ProtobufError('protobuf: a sfixed64 is cut off');

@@ -14,6 +14,7 @@ import type { BodyBudget } from '../http/middleware/body-budget';
 import { readRawBody } from '../http/middleware/body';
 import { LineProtocolError, parseLineProtocol, parsePrecision } from './line-protocol';
 import { OtlpError, mapOtlpJson } from './otlp';
+import { EXPORT_RESPONSE, decodeOtlpProtobuf, statusProtobuf } from './otlp-proto';
 import { parseJsonText } from '../lib/json';
 import { MappingError, mapLineSamples, type IntakePoint } from './mapping';
 import { intakeCountersOf } from './stats';
@@ -111,7 +112,10 @@ function answerError(ctx: Context, err: unknown, flavour: Flavour): void {
   }
   ctx.status = status;
   ctx.set(headers);
-  if (flavour === 'otlp') ctx.body = { code: GRPC_CODES[status] ?? 3, message };
+  if (flavour === 'otlp' && ctx.request.type === 'application/x-protobuf') {
+    ctx.type = 'application/x-protobuf'; // a protobuf request gets its Status in protobuf
+    ctx.body = statusProtobuf(GRPC_CODES[status] ?? 3, message);
+  } else if (flavour === 'otlp') ctx.body = { code: GRPC_CODES[status] ?? 3, message };
   else if (flavour === 'prom') {
     ctx.type = 'text/plain';
     ctx.body = `${message}\n`; // what Prometheus and vmagent log of a refused write
@@ -181,17 +185,22 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
     async otlp(ctx: Context): Promise<void> {
       const source = writableSource(ctx, deps);
       const type = ctx.request.type;
-      if (type === 'application/x-protobuf') {
-        throw unsupportedMediaType('OTLP protobuf is not supported yet: set the exporter\'s protocol to http/json');
+      const protobuf = type === 'application/x-protobuf';
+      if (!protobuf && type !== '' && type !== 'application/json') {
+        throw unsupportedMediaType(`Unsupported Content-Type: ${type.slice(0, 60)} (use application/x-protobuf or application/json)`);
       }
-      if (type !== '' && type !== 'application/json') throw unsupportedMediaType(`Unsupported Content-Type: ${type.slice(0, 60)} (use application/json)`);
       await withBody(ctx, limit, async (body) => {
-        const mapped = mapOtlpJson(body.length === 0 ? {} : parseJsonText(body), { nowMs: deps.now() });
+        const request = body.length === 0 ? {} : protobuf ? decodeOtlpProtobuf(body) : parseJsonText(body);
+        const mapped = mapOtlpJson(request, { nowMs: deps.now() });
         counters.add('otlp', mapped);
         if (mapped.points.length > 0) await write(source, mapped.points);
       });
       ctx.status = 200;
-      ctx.body = {}; // ExportMetricsServiceResponse: everything accepted
+      // ExportMetricsServiceResponse: everything accepted, in the request's encoding
+      if (protobuf) {
+        ctx.type = 'application/x-protobuf';
+        ctx.body = EXPORT_RESPONSE;
+      } else ctx.body = {};
     },
 
     async remoteWrite(ctx: Context): Promise<void> {

@@ -6,9 +6,10 @@
 // - gauge:                   track {value: {sum: v, count: 1}}, assert {value: {last: v}}
 // - sum, delta temporality:  track {value: {sum: v, count: 1}} (value.sum: the increase in the bucket)
 // - sum, cumulative:         assert {value: {last: v}} (a counter's reading; rates come from its change)
-// - histogram, delta:        track {count: n, sum: s};  cumulative: assert {count: n, sum: s}
+// - histogram, delta:        track {count: n, sum: s, buckets};  cumulative: assert {count: n, sum: s, buckets}
 // - summary:                 assert {count: n, sum: s}
-// Attribute values are written as text; bucket counts and quantiles are not kept.
+// - histogram bucket counts:  {buckets: {<upper bound>: n}} with the point (`0.25` → `0_25`, the last `inf`)
+// Attribute values are written as text; quantiles are not kept.
 import { acceptedTime, gaugePoints, keyProblem, seriesKey, type IntakePoint, type MappedBody } from './mapping';
 
 export class OtlpError extends Error {
@@ -75,6 +76,34 @@ function pointValue(dp: Json, what: string): number | null {
   return numberOf(dp.asDouble ?? dp.asInt, `${what}.asDouble/asInt`);
 }
 
+/** The most buckets a histogram point keeps (a point holds at most 1,000 leaves). */
+const MAX_BUCKETS = 500;
+
+/** A bucket's upper bound as a path segment: `0.25` → `0_25` (a dot would nest), the last one `inf`. */
+export function bucketName(bound: number | null): string {
+  return bound === null ? 'inf' : String(bound).replace(/\./g, '_');
+}
+
+/**
+ * `{<upper bound>: n}` of a histogram point: the count of values in (previous bound, bound], as
+ * OTLP gives them (not cumulative). Null when the point has no buckets or more than MAX_BUCKETS.
+ */
+function histogramBuckets(dp: Json, at: string): Record<string, number> | null {
+  const counts = list(dp.bucketCounts, `${at}.bucketCounts`);
+  if (counts.length === 0 || counts.length > MAX_BUCKETS) return null;
+  const bounds = list(dp.explicitBounds, `${at}.explicitBounds`);
+  if (bounds.length !== counts.length - 1) throw new OtlpError(`${at}.bucketCounts must hold one count more than explicitBounds`);
+  const out = Object.create(null) as Record<string, number>;
+  counts.forEach((c, i) => {
+    const n = numberOf(c, `${at}.bucketCounts[${i}]`) ?? 0;
+    const bound = i < bounds.length ? numberOf(bounds[i], `${at}.explicitBounds[${i}]`) : null;
+    if (!Number.isFinite(n) || (bound !== null && !Number.isFinite(bound))) return;
+    const name = bucketName(bound);
+    out[name] = (out[name] ?? 0) + n;
+  });
+  return out;
+}
+
 /** The points of an ExportMetricsServiceRequest in its JSON encoding. Throws OtlpError on a bad shape. */
 export function mapOtlpJson(body: unknown, options: { nowMs: number; keyPrefix?: string }): MappedBody {
   if (!isObject(body)) throw new OtlpError('the body must be an ExportMetricsServiceRequest object');
@@ -119,8 +148,12 @@ export function mapOtlpJson(body: unknown, options: { nowMs: number; keyPrefix?:
           }
           const count = numberOf(dp.count, `${at}.count`) ?? 0;
           const sum = numberOf(dp.sum, `${at}.sum`);
-          const values: Record<string, number> = { count };
+          const values: Record<string, unknown> = { count };
           if (sum !== null && Number.isFinite(sum)) values.sum = sum;
+          if (kind === 'histogram') {
+            const buckets = histogramBuckets(dp, at);
+            if (buckets) values.buckets = buckets;
+          }
           if (!Number.isFinite(count)) {
             result.skippedNonFinite++;
             return;

@@ -5,7 +5,7 @@
 // point as POST /api/v1/metrics/batch. Errors answer InfluxDB's body `{"code","message"}` (plus
 // `error`, the field 1.x clients read, on the 1.x paths), since these clients show that message.
 import type { Context, Middleware, Next } from 'koa';
-import { AppError, forbidden, toHttp, unauthorized, unsupportedMediaType } from '../errors';
+import { AppError, forbidden, payloadTooLarge, toHttp, unauthorized, unsupportedMediaType } from '../errors';
 import type { Deps } from '../deps';
 import type { Source } from '../domain/types';
 import { hashToken, tokenKind } from '../lib/tokens';
@@ -15,9 +15,12 @@ import { readRawBody } from '../http/middleware/body';
 import { validate } from '../http/middleware/validate';
 import { LineProtocolError, parseLineProtocol, parsePrecision } from './line-protocol';
 import { OtlpError, mapOtlpJson } from './otlp';
+import { EXPORT_RESPONSE, decodeOtlpProtobuf, statusProtobuf } from './otlp-proto';
 import { parseJsonText } from '../lib/json';
 import { MappingError, mapLineSamples, type IntakePoint } from './mapping';
 import { intakeCountersOf } from './stats';
+import { RemoteWriteError, mapRemoteWrite } from './remote-write';
+import { SnappyError, snappyUncompress } from './snappy';
 
 /** Points per call of the batch entry point (its limit is 10,000 points). */
 const POINTS_PER_BATCH = 10_000;
@@ -86,14 +89,14 @@ function hasBody(ctx: Context): boolean {
 /** gRPC status codes of OTLP's error body (google.rpc.Status), by HTTP status. */
 const GRPC_CODES: Record<number, number> = { 400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14, 507: 14 };
 
-type Flavour = 'v1' | 'v2' | 'otlp';
+type Flavour = 'v1' | 'v2' | 'otlp' | 'prom';
 
 /** An error as InfluxDB's JSON body (OTLP's Status on /v1/metrics); 5xx faults of the server go on to the error handler. */
 function answerError(ctx: Context, err: unknown, flavour: Flavour): void {
   let status: number;
   let message: string;
   const headers: Record<string, string> = {};
-  if (err instanceof LineProtocolError || err instanceof MappingError || err instanceof OtlpError) {
+  if (err instanceof LineProtocolError || err instanceof MappingError || err instanceof OtlpError || err instanceof RemoteWriteError || err instanceof SnappyError) {
     status = 400;
     message = err.message;
   } else {
@@ -113,7 +116,14 @@ function answerError(ctx: Context, err: unknown, flavour: Flavour): void {
   }
   ctx.status = status;
   ctx.set(headers);
-  if (flavour === 'otlp') ctx.body = { code: GRPC_CODES[status] ?? 3, message };
+  if (flavour === 'otlp' && ctx.request.type === 'application/x-protobuf') {
+    ctx.type = 'application/x-protobuf'; // a protobuf request gets its Status in protobuf
+    ctx.body = statusProtobuf(GRPC_CODES[status] ?? 3, message);
+  } else if (flavour === 'otlp') ctx.body = { code: GRPC_CODES[status] ?? 3, message };
+  else if (flavour === 'prom') {
+    ctx.type = 'text/plain';
+    ctx.body = `${message}\n`; // what Prometheus and vmagent log of a refused write
+  }
   else ctx.body = { code: INFLUX_CODES[status] ?? 'invalid', message, ...(flavour === 'v1' ? { error: message } : {}) };
 }
 
@@ -142,6 +152,7 @@ function intakeInput(deps: Deps) {
     writeV2: validate({ query: (query, ctx) => lineProtocolQuery(ctx, query, deps, 2) }),
     writeV1: validate({ query: (query, ctx) => lineProtocolQuery(ctx, query, deps, 1) }),
     otlp: validate({ query: (query, ctx) => writableSource(ctx, query, deps) }),
+    remoteWrite: validate({ query: (query, ctx) => writableSource(ctx, query, deps) }),
     query: validate({
       query: (query, ctx) => {
         // Credentials are optional here; sent ones must be good, so a client learns at start-up.
@@ -204,17 +215,55 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
     async otlp(ctx: Context): Promise<void> {
       const source = input.otlp.query(ctx);
       const type = ctx.request.type;
-      if (type === 'application/x-protobuf') {
-        throw unsupportedMediaType('OTLP protobuf is not supported yet: set the exporter\'s protocol to http/json');
+      const protobuf = type === 'application/x-protobuf';
+      if (!protobuf && type !== '' && type !== 'application/json') {
+        throw unsupportedMediaType(`Unsupported Content-Type: ${type.slice(0, 60)} (use application/x-protobuf or application/json)`);
       }
-      if (type !== '' && type !== 'application/json') throw unsupportedMediaType(`Unsupported Content-Type: ${type.slice(0, 60)} (use application/json)`);
       await withBody(ctx, limit, async (body) => {
-        const mapped = mapOtlpJson(body.length === 0 ? {} : parseJsonText(body), { nowMs: deps.now() });
+        const request = body.length === 0 ? {} : protobuf ? decodeOtlpProtobuf(body) : parseJsonText(body);
+        const mapped = mapOtlpJson(request, { nowMs: deps.now() });
         counters.add('otlp', mapped);
         if (mapped.points.length > 0) await write(source, mapped.points);
       });
       ctx.status = 200;
-      ctx.body = {}; // ExportMetricsServiceResponse: everything accepted
+      // ExportMetricsServiceResponse: everything accepted, in the request's encoding
+      if (protobuf) {
+        ctx.type = 'application/x-protobuf';
+        ctx.body = EXPORT_RESPONSE;
+      } else ctx.body = {};
+    },
+
+    async remoteWrite(ctx: Context): Promise<void> {
+      const source = input.remoteWrite.query(ctx);
+      const type = ctx.request.type;
+      if (type !== '' && type !== 'application/x-protobuf') {
+        throw unsupportedMediaType(`Unsupported Content-Type: ${type.slice(0, 60)} (remote write 1.0 sends application/x-protobuf)`);
+      }
+      const encoding = ctx.get('content-encoding').trim().toLowerCase();
+      if (encoding !== 'snappy') {
+        throw unsupportedMediaType(`Unsupported Content-Encoding: ${encoding.slice(0, 40) || 'none'} (remote write 1.0 sends snappy)`);
+      }
+      // The body is read as it came (snappy is not an encoding the body reader knows), then inflated here.
+      delete ctx.req.headers['content-encoding'];
+      if (!hasBody(ctx)) {
+        ctx.status = 204;
+        return;
+      }
+      const charge = budget?.open();
+      try {
+        const compressed = await readRawBody(ctx, limit, charge);
+        // A snappy block declares its length first: a bomb is refused before anything is inflated.
+        const body = snappyUncompress(compressed, limit, (declared) =>
+          payloadTooLarge(`Request body inflates to ${declared} bytes, over the limit of ${limit} bytes`),
+        );
+        charge?.take(body.length);
+        const mapped = mapRemoteWrite(body);
+        counters.add('prometheus', mapped);
+        if (mapped.points.length > 0) await write(source, mapped.points);
+      } finally {
+        charge?.close();
+      }
+      ctx.status = 204;
     },
 
     ping(ctx: Context): void {
@@ -273,6 +322,7 @@ export function withIntake(routes: Middleware, deps: Deps, budget?: BodyBudget):
     ['/ping', { flavour: 'v1', methods: new Map([['GET', h.ping], ['HEAD', h.ping]]) }],
     ['/query', { flavour: 'v1', methods: new Map([['GET', validated(h.input.query, h.query)], ['POST', validated(h.input.query, h.query)]]) }],
     ['/v1/metrics', { flavour: 'otlp', methods: new Map([['POST', validated(h.input.otlp, h.otlp)]]) }],
+    ['/api/v1/write', { flavour: 'prom', methods: new Map([['POST', validated(h.input.remoteWrite, h.remoteWrite)]]) }],
   ]);
   return async function intakeOrRoutes(ctx: Context, next: Next): Promise<void> {
     const route = table.get(ctx.path);

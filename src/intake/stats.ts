@@ -42,8 +42,8 @@ export function intakeCountersOf(deps: Pick<Deps, 'ops'>): IntakeCounters {
 export function renderIntakeMetrics(c: IntakeCounters): string {
   const lines: string[] = [];
   const family = (name: string, help: string) => lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`);
-  family('service_intake_samples_total', 'Samples read by the intake (InfluxDB line protocol, Graphite, StatsD, OTLP), by format.');
-  for (const format of ['influx', 'graphite', 'statsd', 'otlp']) lines.push(`service_intake_samples_total{format="${format}"} ${c.samples.get(format) ?? 0}`);
+  family('service_intake_samples_total', 'Samples read by the intake (InfluxDB line protocol, Graphite, StatsD, OTLP, Prometheus remote write), by format.');
+  for (const format of ['influx', 'graphite', 'statsd', 'otlp', 'prometheus']) lines.push(`service_intake_samples_total{format="${format}"} ${c.samples.get(format) ?? 0}`);
   family('service_intake_points_total', 'Metric points the intake handed to the write path (StatsD: at its flushes).');
   lines.push(`service_intake_points_total ${c.points}`);
   family('service_intake_skipped_total', 'Field values the intake skipped: strings, and NaN or infinite numbers.');

@@ -9,6 +9,10 @@ import { GraphiteError, mapGraphite, parseGraphite } from '../../src/intake/grap
 import { StatsdAggregator, StatsdError, parseStatsd } from '../../src/intake/statsd';
 import { MappingError, mapLineSamples } from '../../src/intake/mapping';
 import { OtlpError, mapOtlpJson } from '../../src/intake/otlp';
+import { SnappyError, snappyLiteralBlock, snappyUncompress } from '../../src/intake/snappy';
+import { RemoteWriteError, mapRemoteWrite } from '../../src/intake/remote-write';
+import { ProtoWriter } from '../../src/intake/protobuf';
+import { decodeOtlpProtobuf } from '../../src/intake/otlp-proto';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
@@ -185,6 +189,80 @@ test('otlp json: any JSON value, and exports with wrongly typed members, map or 
     { seed: SEED, numRuns: RUNS },
   );
 });
+
+test('remote write: random and mutated snappy/protobuf bodies end only in their own errors; literal blocks round-trip', () => {
+  const tooLarge = new Error('too large');
+  const valid = (() => {
+    const ts = new ProtoWriter().message(1, new ProtoWriter().string(1, '__name__').string(2, 'm')).message(2, new ProtoWriter().double(1, 1.5).varint(2, 1769248800000));
+    return new ProtoWriter().message(1, ts).message(1, ts).finish();
+  })();
+  const own = (err: unknown) => err instanceof SnappyError || err instanceof RemoteWriteError || err === tooLarge;
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.uint8Array({ maxLength: 300 }),
+        fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean()).map(([at, byte, cut]) => {
+          const b = Buffer.from(snappyLiteralBlock(valid));
+          const i = at % b.length;
+          if (cut) return b.subarray(0, i);
+          b[i] = byte;
+          return b;
+        }),
+      ),
+      (bytes) => {
+        try {
+          mapRemoteWrite(snappyUncompress(Buffer.from(bytes), 1 << 20, () => tooLarge));
+        } catch (err) {
+          if (!own(err)) throw err;
+        }
+      },
+    ),
+    { seed: SEED, numRuns: RUNS },
+  );
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 200_000 }), (bytes) => {
+      assert.deepEqual(snappyUncompress(snappyLiteralBlock(bytes), 1 << 20, () => tooLarge), Buffer.from(bytes));
+    }),
+    { seed: SEED, numRuns: 50 },
+  );
+  assert.equal(mapRemoteWrite(valid).points.length, 4);
+});
+
+test('otlp protobuf: random and mutated bodies decode and map or fail with an OtlpError', () => {
+  const dp = new ProtoWriter().fixed64(3, 1769248800000 * 1_000_000).double(4, 1.5).message(7, new ProtoWriter().string(1, 'k').message(2, new ProtoWriter().string(1, 'v')));
+  const hist = new ProtoWriter().fixed64(3, 1769248800000 * 1_000_000).fixed64(4, 3).double(5, 2.5).bytes(6, Buffer.alloc(16, 1)).bytes(7, Buffer.alloc(8));
+  const metrics = new ProtoWriter()
+    .message(2, new ProtoWriter().string(1, 'g').message(5, new ProtoWriter().message(1, dp)))
+    .message(2, new ProtoWriter().string(1, 'h').message(9, new ProtoWriter().message(1, hist).varint(2, 1)));
+  const valid = new ProtoWriter().message(1, new ProtoWriter().message(2, metrics)).finish();
+  assert.equal(mapOtlpJson(decodeOtlpProtobuf(valid), { nowMs: 0 }).points.length, 3);
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.uint8Array({ maxLength: 300 }),
+        fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean()).map(([at, byte, cut]) => {
+          const b = Buffer.from(valid);
+          const i = at % b.length;
+          if (cut) return b.subarray(0, i);
+          b[i] = byte;
+          return b;
+        }),
+      ),
+      (bytes) => {
+        onlyOwnOtlp(() => mapOtlpJson(decodeOtlpProtobuf(Buffer.from(bytes)), { nowMs: 0 }));
+      },
+    ),
+    { seed: SEED, numRuns: RUNS },
+  );
+});
+
+function onlyOwnOtlp(run: () => unknown): void {
+  try {
+    run();
+  } catch (err) {
+    if (!(err instanceof OtlpError)) throw err;
+  }
+}
 
 test('through the real server: random bodies on every intake endpoint never answer 5xx, and the server stays healthy', async () => {
   const { startTestServer, createProjectWithToken } = await import('../helpers/server');

@@ -78,10 +78,10 @@ test('gauges, cumulative and delta sums and histograms of a gzip JSON export are
   assert.deepEqual(await bucket('cpu,host.name=pve1,object=nodes,service.name=proxmox-ve'), { value: { sum: 1, count: 2, last: 0.75 } });
   assert.deepEqual(await bucket('netin_total,host.name=pve1,service.name=proxmox-ve,vmid=100'), { value: { last: 123456789 } });
   assert.deepEqual(await bucket('requests,host.name=pve1,service.name=proxmox-ve'), { value: { sum: 7, count: 2 } });
-  assert.deepEqual(await bucket('latency,host.name=pve1,service.name=proxmox-ve'), { count: 2, sum: 0.5 });
+  assert.deepEqual(await bucket('latency,host.name=pve1,service.name=proxmox-ve'), { count: 2, sum: 0.5, buckets: { '0_1': 1, inf: 1 } });
 });
 
-test('errors: a bad shape is 400 with a Status body and stores nothing; protobuf 415; no token 401', async () => {
+test('errors: a bad shape is 400 with a Status body and stores nothing; another type 415; no token 401', async () => {
   const bad = await post({
     resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: 'ok', gauge: { dataPoints: [{ timeUnixNano: nanos(T0), asDouble: 1 }] } }, { name: 'bad', gauge: { dataPoints: [{ timeUnixNano: 'soon', asDouble: 1 }] } }] }] }],
   });
@@ -89,9 +89,9 @@ test('errors: a bad shape is 400 with a Status body and stores nothing; protobuf
   assert.deepEqual(bad.json, { code: 3, message: 'resourceMetrics[0].scopeMetrics[0].metrics[1].gauge.dataPoints[0].timeUnixNano must be a count of nanoseconds' });
   assert.deepEqual(await bucket('ok'), {});
   assert.equal((await post('{not json')).status, 400);
-  const proto = await post('x', { 'content-type': 'application/x-protobuf' });
-  assert.equal(proto.status, 415);
-  assert.match(proto.json.message, /http\/json/);
+  const xml = await post('x', { 'content-type': 'application/xml' });
+  assert.equal(xml.status, 415);
+  assert.match(xml.json.message, /application\/x-protobuf or application\/json/);
   const anonymous = await post({}, { authorization: '' });
   assert.equal(anonymous.status, 401);
   assert.equal(anonymous.json.code, 16);

@@ -82,9 +82,9 @@ function asciiOnly(text) {
 async function bundle() {
   const version = readJson(path.join(ROOT, 'package.json')).version;
   const outfile = path.join(SEA_DIR, 'service.cjs');
-  const workerCode = await bundleWorker(['src', 'domain', 'metrics', 'batch-worker.ts']);
+  const workerCode = await bundleWorker(['src', 'domain', 'metrics', 'ingest', 'domain/metrics/ingest/batch-worker.ts']);
   const sqliteWorker = await bundleWorker(['src', 'drivers', 'sqlite', 'worker.ts'], [nativeGuard]);
-  const writerThread = await bundleWorker(['src', 'domain', 'metrics', 'writer-thread.ts'], [nativeGuard]);
+  const writerThread = await bundleWorker(['src', 'drivers', 'embedded', 'embedded/writer-thread.ts'], [nativeGuard]);
   const exampleConfig = fs.readFileSync(path.join(ROOT, 'config.example.toml'), 'utf8');
   await esbuild.build({
     entryPoints: [path.join(ROOT, 'src', 'main.ts')],
@@ -100,9 +100,9 @@ async function bundle() {
     alias: { '@node-rs/argon2': path.join(ROOT, 'src', 'sea', 'argon2.ts') },
     plugins: [
       nativeGuard,
-      embedText(['src', 'domain', 'metrics', 'batch-worker-code.ts'], 'batchWorkerCode', workerCode),
+      embedText(['src', 'domain', 'metrics', 'ingest', 'domain/metrics/ingest/batch-worker-code.ts'], 'batchWorkerCode', workerCode),
       embedText(['src', 'drivers', 'sqlite', 'worker-code.ts'], 'sqliteWorkerCode', sqliteWorker),
-      embedText(['src', 'domain', 'metrics', 'writer-thread-code.ts'], 'writerThreadCode', writerThread),
+      embedText(['src', 'drivers', 'embedded', 'embedded/writer-thread-code.ts'], 'writerThreadCode', writerThread),
       embedText(['src', 'config-example.ts'], 'exampleConfig', exampleConfig),
     ],
   });
@@ -112,8 +112,8 @@ async function bundle() {
 
 /**
  * A worker thread's script as one text, in memory: the batch parser's (src/domain/metrics/
- * batch-worker.ts), the sqlite sources' (src/drivers/sqlite/worker.ts) and the metric writer's
- * (src/domain/metrics/writer-thread.ts); the last two load the extracted addon themselves, hence
+ * ingest/batch-worker.ts), the sqlite sources' (src/drivers/sqlite/worker.ts) and the metric writer's
+ * (src/drivers/embedded/writer-thread.ts); the last two load the extracted addon themselves, hence
  * the native guard.
  */
 async function bundleWorker(entry, plugins = []) {

@@ -1,12 +1,12 @@
 // Batch body parsing in one process: the generic path (JSON.parse, the point checks, the wire
-// encoding: what the batch worker did for every body) against the byte scanner (batch-scan.ts),
+// encoding: what the batch worker did for every body) against the byte scanner (domain/metrics/ingest/batch-scan.ts),
 // on the bodies of the workloads. Run: node --import tsx bench/batch-scan.ts
 // Prints per workload MB/s and µs per body for each, and how many times faster the scan is (median
 // of BENCH_ROUNDS=15 rounds over all the workload's bodies, the two paths taking turns).
 import assert from 'node:assert/strict';
-import { scanBatch } from '../src/domain/metrics/batch-scan';
-import { parseBatch } from '../src/domain/metrics/ingest';
-import { type WirePoints, decodePoints, encodePoints } from '../src/domain/metrics/point-wire';
+import { scanBatch } from '../src/domain/metrics/ingest/batch-scan';
+import { parseBatch } from '../src/domain/metrics/ingest/points';
+import { type WirePoints, decodePoints, encodePoints } from '../src/model/point-wire';
 import { parseJsonText } from '../src/lib/json';
 import { fmt, seeded } from './helpers';
 import { WORKLOADS } from './workloads';

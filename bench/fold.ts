@@ -8,9 +8,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseBatch } from '../src/domain/metrics/ingest';
-import { MetricWriter } from '../src/domain/metrics/metric-writer';
-import { encodePoints } from '../src/domain/metrics/point-wire';
+import { parseBatch } from '../src/domain/metrics/ingest/points';
+import { MetricWriter } from '../src/drivers/embedded/metric-writer';
+import { encodePoints } from '../src/model/point-wire';
 import { openDatabase } from '../src/storage/db';
 import { migrate } from '../src/storage/migrations';
 import { fmt, seeded } from './helpers';

@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { loadConfig, ConfigError, type Config } from './config';
 import { parseArgs, UsageError, USAGE } from './cli';
 import { diskFull, diskFullLine, startServer, type RunningServer } from './server';
-import { loadNativeAddons, type NativeAddons } from './sea/natives';
+import { loadNativeAddons, loadedNativeAddonPath, type NativeAddons } from './sea/natives';
 import { allocatorSettings, trimAllocatorEvery, tuneAllocator } from './sea/memory';
 import { SERVER_VERSION } from './version';
 import { createLogger } from './lib/log';
@@ -58,7 +58,7 @@ async function serve(config: Config, natives: NativeAddons, demoData: DemoDataDi
   setFlagsFromString('--heap-growing-percent=150');
   // --max-semi-space-size (npm start, the executable's execArgv) sized this thread's young
   // generation; V8 would apply it to every isolate created later too, over the threads' own
-  // resourceLimits (writer-client.ts, batch-parser.ts): 16 MB of new space each instead of a few.
+  // resourceLimits (embedded/writer-client.ts, domain/metrics/ingest/batch-parser.ts): 16 MB of new space each instead of a few.
   setFlagsFromString('--max-semi-space-size=0');
   const log = createLogger(config.log.level);
   let server: RunningServer | null = null;
@@ -86,7 +86,7 @@ async function serve(config: Config, natives: NativeAddons, demoData: DemoDataDi
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   try {
-    server = await startServer(config, { nativeBinding: natives.betterSqlite3, log, allocator });
+    server = await startServer(config, { nativeBinding: natives.betterSqlite3, nativeBindingPath: loadedNativeAddonPath('betterSqlite3'), log, allocator });
   } catch (err) {
     const full = diskFull(err, config.storage.dataDir) ? `failed to start: ${diskFullLine(err, config.storage.dataDir, 'the database cannot be opened')}` : null;
     fail(listenFailure(err, config) ?? full ?? `failed to start: ${(err as Error)?.message ?? String(err)}`);

@@ -84,6 +84,8 @@ export interface StartOptions {
   log?: Logger;
   /** better-sqlite3 native binding (the single executable loads it itself) */
   nativeBinding?: unknown;
+  /** the file that binding was loaded from, for worker threads to load it too */
+  nativeBindingPath?: string;
   /** the allocator settings the process applied (src/sea/memory.ts), for the start-up line */
   allocator?: string;
   /** the clock of deps.now and the retention sweep (tests move it) */
@@ -192,6 +194,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       config,
       log,
       nativeBinding: options.nativeBinding,
+      nativeBindingPath: options.nativeBindingPath,
       secrets,
       onCommitted: (points, leaves, seconds) => stats.committed(points, leaves, seconds),
       writer: options.writer,

@@ -31,6 +31,8 @@ export interface DriverContext {
   merge: MergeEntries;
   /** better-sqlite3 native binding for the single executable */
   nativeBinding?: unknown;
+  /** the file it was loaded from, for the sqlite workers' threads */
+  nativeBindingPath?: string;
   /** time limit, idle close and workers of sqlite source files (sqlite/pool.ts) */
   sqlite?: SqlitePoolOptions;
   /** decrypts the secrets of database sources (passwords, URLs) kept encrypted at rest */
@@ -131,7 +133,7 @@ export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
   let pool: SqlitePool | null = null;
   const factoryCtx: FactoryContext = {
     ...ctx,
-    sqlitePool: () => (pool ??= createSqlitePool({ nativeBinding: ctx.nativeBinding, ...ctx.sqlite })),
+    sqlitePool: () => (pool ??= createSqlitePool({ nativeBinding: ctx.nativeBinding, nativeBindingPath: ctx.nativeBindingPath, ...ctx.sqlite })),
   };
 
   return {

@@ -21,8 +21,8 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, closeSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { logFiles } from '../drivers/embedded-log';
-import { MetricWriter } from '../domain/metrics/metric-writer';
+import { logFiles } from '../drivers/embedded/log';
+import { MetricWriter } from '../drivers/embedded/metric-writer';
 import { openDatabase } from '../storage/db';
 import { migrate, SCHEMA_VERSION } from '../storage/migrations';
 import { createSourcesRepo } from '../storage/sources';

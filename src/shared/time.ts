@@ -104,7 +104,7 @@ let [lastYear, lastMonth, lastDay, lastDays] = [-2, -2, -2, 0];
 
 /**
  * parseTimestamp over the ASCII bytes `bytes[start, end)`, step for step, for the batch scanner
- * (batch-scan.ts), which thus makes no string per point. NaN where parseTimestamp gives null.
+ * (domain/metrics/ingest/batch-scan.ts), which thus makes no string per point. NaN where parseTimestamp gives null.
  */
 export function parseTimestampBytes(bytes: Uint8Array, start: number, end: number): number {
   const length = end - start;

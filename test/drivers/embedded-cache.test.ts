@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BucketCache, REFRESH_MISSES } from '../../src/drivers/bucket-cache';
+import { BucketCache, REFRESH_MISSES } from '../../src/drivers/embedded/bucket-cache';
 import { type BucketValue, ShapeRegistry } from '../../src/model/bucket-shape';
 import type { WriteSetStore } from '../../src/drivers/types';
 import { type StoreFixture, embeddedFactory, embeddedStore, readParsed, writeSet } from './helpers';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LogAppender, type LogRecord, dropFolded, logFiles, recoverLog, segmentName } from '../../src/drivers/embedded-log';
+import { LogAppender, type LogRecord, dropFolded, logFiles, recoverLog, segmentName } from '../../src/drivers/embedded/log';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'metric-log-'));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -6,11 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createEmbeddedStore } from '../../src/drivers/embedded';
-import { parsePoint, type ValidPoint } from '../../src/domain/metrics/ingest';
+import { createEmbeddedStore } from '../../src/drivers/embedded/store';
+import { parsePoint, type ValidPoint } from '../../src/domain/metrics/ingest/points';
 import { SYSTEM_KEY, planFor } from '../../src/domain/metrics/merge';
 import { createWriteQueue } from '../../src/domain/metrics/write-queue';
-import { inProcessWriter } from '../../src/domain/metrics/writer-client';
+import { inProcessWriter } from '../../src/drivers/embedded/writer-client';
 import type { MetricStore } from '../../src/drivers/types';
 import { PathSplitter, nestLeaves } from '../../src/model/leaves';
 import { embeddedFactory } from './helpers';

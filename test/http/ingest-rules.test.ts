@@ -1,7 +1,7 @@
 // Numbers and keys at the ingest edge (SPEC 5.2). Issue 9: keys " ", a no-break space or a lone
 // surrogate were accepted but could never be read back; `__system__key__` could be written
 // directly; two tracks of 1e308 were both accepted, after which the embedded store returned null.
-// The rules live in the ingest code (src/domain/metrics/ingest.ts, point-wire.ts and the checked
+// The rules live in the ingest code (src/domain/metrics/ingest/points.ts, model/point-wire.ts and the checked
 // lane of the write path); test/http/ingest-rules-engine.test.ts covers them for sqlite sources too.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';

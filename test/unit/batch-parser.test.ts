@@ -3,9 +3,9 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../src/errors';
-import { createBatchParser } from '../../src/domain/metrics/batch-parser';
-import { parseBatch } from '../../src/domain/metrics/ingest';
-import { decodePoints, encodePoints } from '../../src/domain/metrics/point-wire';
+import { createBatchParser } from '../../src/domain/metrics/ingest/batch-parser';
+import { parseBatch } from '../../src/domain/metrics/ingest/points';
+import { decodePoints, encodePoints } from '../../src/model/point-wire';
 import { parseJsonText } from '../../src/lib/json';
 
 const point = (i: number) => ({

@@ -1,13 +1,13 @@
-// The batch scanner (batch-scan.ts) against the generic path it stands in for: whatever it returns
+// The batch scanner (domain/metrics/ingest/batch-scan.ts) against the generic path it stands in for: whatever it returns
 // decodes to exactly the points parseBatch gives, it declines every body the generic path refuses,
 // it never throws, and it does take the plain bodies real clients send.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { AppError } from '../../src/errors';
-import { scanBatch } from '../../src/domain/metrics/batch-scan';
-import { type ValidPoint, parseBatch } from '../../src/domain/metrics/ingest';
-import { decodePoints } from '../../src/domain/metrics/point-wire';
+import { scanBatch } from '../../src/domain/metrics/ingest/batch-scan';
+import { type ValidPoint, parseBatch } from '../../src/domain/metrics/ingest/points';
+import { decodePoints } from '../../src/model/point-wire';
 import { parseJsonText } from '../../src/lib/json';
 import { WORKLOADS } from '../../bench/workloads';
 import { seeded } from '../../bench/helpers';

@@ -1,11 +1,11 @@
-// The query maths reads the stores' JSON texts without parsing them where it can (columns.ts): on
+// The query maths reads the stores' JSON texts without parsing them where it can (domain/metrics/query/columns.ts): on
 // any text, scanning it must give what parsing it and walking the maps gives.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { type Scan, scanSeries } from '../../src/domain/metrics/columns';
+import { type Scan, scanSeries } from '../../src/domain/metrics/query/columns';
 import { MAX_PATH_DEPTH } from '../../src/model/paths';
-import { MAX_SHAPE_MISSES, TextShapes } from '../../src/domain/metrics/text-shapes';
+import { MAX_SHAPE_MISSES, TextShapes } from '../../src/domain/metrics/query/text-shapes';
 
 const plain = (scan: Scan) => ({
   availablePaths: scan.availablePaths,
@@ -77,7 +77,7 @@ test('a text that is not JSON fails as JSON.parse does', () => {
   }
 });
 
-// Buckets of one key mostly share a shape (text-shapes.ts): the scanner matches them against the
+// Buckets of one key mostly share a shape (domain/metrics/query/text-shapes.ts): the scanner matches them against the
 // shapes it has learned. Variants of a few trees with other numbers, interleaved, must still read
 // as parsing reads them.
 const withNumbers = (value: unknown, numbers: number[], next = { i: 0 }): unknown => {

@@ -1,4 +1,4 @@
-// The metric writer in this thread (metric-writer.ts): a fold cut off after some of its
+// The metric writer in this thread (embedded/metric-writer.ts): a fold cut off after some of its
 // transactions is finished by the next writer without counting a point twice; appends wait while a
 // fold runs and the gathering window is full; a source whose settings change is folded under the
 // old ones first; a folded window's columns serve the next.
@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parsePoint } from '../../src/domain/metrics/ingest';
-import { MetricWriter } from '../../src/domain/metrics/metric-writer';
-import { encodePoints } from '../../src/domain/metrics/point-wire';
-import { PlanCache } from '../../src/domain/metrics/plan';
-import { IngestWindow } from '../../src/domain/metrics/window';
-import { columnSize } from '../../src/domain/metrics/window-rows';
-import { createEmbeddedStore } from '../../src/drivers/embedded';
+import { parsePoint } from '../../src/domain/metrics/ingest/points';
+import { MetricWriter } from '../../src/drivers/embedded/metric-writer';
+import { encodePoints } from '../../src/model/point-wire';
+import { PlanCache } from '../../src/model/plan';
+import { IngestWindow } from '../../src/model/window/window';
+import { columnSize } from '../../src/model/window/rows';
+import { createEmbeddedStore } from '../../src/drivers/embedded/store';
 import { openDatabase, type Db } from '../../src/storage/db';
 import { migrate } from '../../src/storage/migrations';
 

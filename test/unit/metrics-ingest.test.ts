@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError, toHttp } from '../../src/errors';
-import { MAX_BATCH_POINTS, parseBatch, parsePoint } from '../../src/domain/metrics/ingest';
+import { MAX_BATCH_POINTS, parseBatch, parsePoint } from '../../src/domain/metrics/ingest/points';
 
 const AT = '2025-03-04T10:20:30Z';
 const ok = { key: 'orders', at: AT, values: { count: 1 } };

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { emptyWriteSet, type BucketOps, type WriteSet } from '../../src/drivers/types';
-import { parsePoint } from '../../src/domain/metrics/ingest';
+import { parsePoint } from '../../src/domain/metrics/ingest/points';
 import { PathSplitter, applyBucketOps, nestLeaves, type Tree } from '../../src/model/leaves';
 import { PlanCache, SYSTEM_KEY, finishMerging, mergeIntoPending, mergePoints, planFor } from '../../src/domain/metrics/merge';
 

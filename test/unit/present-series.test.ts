@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { presentQueryJson, presentSeriesJson } from '../../src/http/present/metrics';
-import { type QueryMode, answerQuery, runQuery } from '../../src/domain/metrics/query';
+import { type QueryMode, answerQuery, runQuery } from '../../src/domain/metrics/query/query';
 
 const parse = (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as { data: { at: string[]; values: unknown[] } };
 

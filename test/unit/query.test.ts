@@ -9,7 +9,7 @@ import {
   parseMode,
   runQuery,
   timeframeLabel,
-} from '../../src/domain/metrics/query';
+} from '../../src/domain/metrics/query/query';
 
 const HOUR = 3_600_000;
 const FROM = Date.UTC(2026, 0, 24, 10);

@@ -9,26 +9,25 @@ import { forbidden } from '../../errors';
 import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
 import { createDriverRegistry } from '../../drivers';
-import { createEmbeddedStore } from '../../drivers/embedded';
+import { createEmbeddedStore } from '../../drivers/embedded/store';
 import { translateSqliteError } from '../../drivers/sqlite/store';
 import type { LoggedPoints, SetupResult } from '../../drivers/types';
 import type { SecretBox } from '../../lib/secrets';
 import type { BucketSettings, WirePoints } from '../../model/wire';
-import { loadedNativeAddonPath } from '../../sea/natives';
 import type { Source } from '../types';
 import { LAST_RESORT_CHECKPOINT_PAGES } from '../../storage/db';
 import { writeGateOf } from '../../storage/write-gate';
-import { parseBatch, parsePoint, type ValidPoint } from './ingest';
-import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './batch-parser';
+import { parseBatch, parsePoint, type ValidPoint } from './ingest/points';
+import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './ingest/batch-parser';
 import { PlanCache, mergeCommit } from './merge';
-import type { MetricWriterOptions } from './metric-writer';
-import { decodePoints } from './point-wire';
-import type { SeriesData } from './query';
-import { type SeriesParams, type SeriesText, applyTransponders, applyTranspondersData, parseSeriesParams, readSeriesText } from './series';
+import type { MetricWriterOptions } from '../../drivers/embedded/metric-writer';
+import { decodePoints } from '../../model/point-wire';
+import type { SeriesData } from './query/query';
+import { type SeriesParams, type SeriesText, applyTransponders, applyTranspondersData, parseSeriesParams, readSeriesText } from './query/series';
 import { createTranspondersRepo } from '../../storage/transponders';
 import { createWriteQueue } from './write-queue';
-import { inProcessWriter, startWriterThread, type WriterPort, type WriterStatus } from './writer-client';
-import { OverflowGuard } from './overflow';
+import { inProcessWriter, startWriterThread, type WriterPort, type WriterStatus } from '../../drivers/embedded/writer-client';
+import { OverflowGuard } from './ingest/overflow';
 import { createLargeLeavesRepo } from '../../storage/large-leaves';
 
 export interface MetricsEngineOptions {
@@ -39,13 +38,15 @@ export interface MetricsEngineOptions {
   batchParser?: BatchParserOptions;
   /** better-sqlite3 native binding (single executable), used for sqlite source files */
   nativeBinding?: unknown;
+  /** the file it was loaded from (server.ts resolves it), for the writer's and the sqlite workers' threads */
+  nativeBindingPath?: string;
   /** decrypts database source secrets for the stores (drivers/index.ts) */
   secrets?: SecretBox;
   /** told of every committed write, for GET /metrics (points, leaf values, seconds since enqueue) */
   onCommitted?: (points: number, leaves: number, seconds: number) => void;
   /**
    * Where the metric writer of the embedded store runs: a thread of its own (default), or this
-   * thread (tests that reach into it). Its settings are those of metric-writer.ts.
+   * thread (tests that reach into it). Its settings are those of embedded/metric-writer.ts.
    */
   writer?: { thread?: boolean; maxUnmergedPoints?: number } & Omit<MetricWriterOptions, 'db' | 'log' | 'sourceSettings'>;
 }
@@ -57,7 +58,7 @@ export interface MetricsEngine {
   ingestPoint(source: Source, point: ValidPoint): Promise<void>;
   /** POST /api/v1/metrics/batch: all points or none; resolves with the count once committed. */
   ingestBatch(source: Source, body: unknown): Promise<number>;
-  /** The same from the body's bytes: a large body is parsed off the event loop (batch-parser.ts). */
+  /** The same from the body's bytes: a large body is parsed off the event loop (domain/metrics/ingest/batch-parser.ts). */
   ingestBatchBytes(source: Source, raw: Buffer | undefined): Promise<number>;
   /** GET /api/v1/metrics: `query` holds key (optional), from, to, granularity. */
   series(source: Source, query: Record<string, unknown>): Promise<SeriesText>;
@@ -94,13 +95,12 @@ function settingsOf(source: Source): BucketSettings {
 function startWriter(options: MetricsEngineOptions): WriterPort {
   const { thread = true, maxUnmergedPoints, ...settings } = options.writer ?? {};
   if (!thread) return inProcessWriter({ ...settings, db: options.db, log: options.log });
-  const nativeBindingPath = options.nativeBinding ? loadedNativeAddonPath('betterSqlite3') : undefined;
   // The writer's thread starts a checkpointer: this connection's commits then leave the WAL to it too.
   options.db.pragma(`wal_autocheckpoint = ${LAST_RESORT_CHECKPOINT_PAGES}`);
   return startWriterThread({
     dbFile: options.db.name,
     writeGate: writeGateOf(options.db).buffer, // this connection's writes get their turn between folds
-    nativeBindingPath,
+    nativeBindingPath: options.nativeBinding ? options.nativeBindingPath : undefined,
     checkpointPages: LAST_RESORT_CHECKPOINT_PAGES,
     maxUnmergedPoints,
     options: settings,
@@ -118,7 +118,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const embedded = createEmbeddedStore(options.db, writer);
   const plans = new PlanCache();
   const merge = (entries: readonly LoggedPoints[]) => mergeCommit(entries, plans);
-  const drivers = createDriverRegistry({ db: options.db, embedded, merge, nativeBinding: options.nativeBinding, sqlite, secrets: options.secrets, network: config.network });
+  const drivers = createDriverRegistry({ db: options.db, embedded, merge, nativeBinding: options.nativeBinding, nativeBindingPath: options.nativeBindingPath, sqlite, secrets: options.secrets, network: config.network });
   const queue = createWriteQueue({ maxPendingPoints: config.limits.writeQueueMaxPoints, log: options.log, translateError: translateSqliteError });
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
   const guard = new OverflowGuard(createLargeLeavesRepo(options.db));

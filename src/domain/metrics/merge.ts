@@ -4,20 +4,20 @@
 // (`keys.__untracked__` for untracked points; their values still go under the metric key).
 //
 // Merging keeps the effect of arrival order: `track` adds (to an asserted value too), `assert`
-// replaces. There is one merger: the metric writer's window (window.ts), which merges the points
+// replaces. There is one merger: the metric writer's window (model/window/window.ts), which merges the points
 // of the embedded store between folds. A database source's store gets each group commit as one
 // write set (`mergeCommit`, which the engine hands the driver registry): the commit's points are
 // merged into a window of its own, whose rows are then written out as the write set.
 import { type LoggedPoints, type WriteSet, emptyWriteSet } from '../../drivers/types';
-import type { ValidPoint } from './ingest';
-import type { PlanCache, SourcePlan } from './plan';
-import { type WirePoints, encodePoints } from './point-wire';
-import { IngestWindow } from './window';
+import type { ValidPoint } from './ingest/points';
+import type { PlanCache, SourcePlan } from '../../model/plan';
+import { type WirePoints, encodePoints } from '../../model/point-wire';
+import { IngestWindow } from '../../model/window/window';
 
-export { PlanCache, planFor, type GranularityPlan, type PlanInput, type SourcePlan } from './plan';
+export { PlanCache, planFor, type GranularityPlan, type PlanInput, type SourcePlan } from '../../model/plan';
 
 export { SYSTEM_KEY } from '../../model/write-set';
-export { UNTRACKED_KEY, addOp as addLeaf, setOp as setLeaf } from './window';
+export { UNTRACKED_KEY, addOp as addLeaf, setOp as setLeaf } from '../../model/window/window';
 
 /** Bytes of rows beyond which an emptied window is not kept for the next write set. */
 const SPARE_LIMIT = 4 << 20;

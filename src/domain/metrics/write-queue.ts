@@ -15,8 +15,8 @@ import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
 import type { LoggedPoints, MetricStore } from '../../drivers/types';
 import type { BucketSettings, WirePoints } from '../../model/wire';
-import type { ValidPoint } from './ingest';
-import { encodePoints } from './point-wire';
+import type { ValidPoint } from './ingest/points';
+import { encodePoints } from '../../model/point-wire';
 
 /** A request's points: parsed (single points, small bodies) or as the batch parser's wire. */
 export interface WriteRequest {

@@ -10,7 +10,6 @@
 import { Worker } from 'node:worker_threads';
 import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
-import { loadedNativeAddonPath } from '../../sea/natives';
 import { createFileRunner, fromWireError, type FileOp, type FileRunner, type OpResult } from './runner';
 import { sqliteWorkerCode } from './worker-code';
 
@@ -22,6 +21,8 @@ export interface SqlitePoolOptions {
   /** worker threads at most (default 2); 0 runs every file inline (tests of the store itself) */
   workers?: number;
   nativeBinding?: unknown;
+  /** the file the binding was loaded from (the executable), for the worker threads */
+  nativeBindingPath?: string;
   log?: Logger;
 }
 
@@ -112,7 +113,7 @@ export function createSqlitePool(options: SqlitePoolOptions = {}): SqlitePool {
 
   function spawn(): Slot | null {
     try {
-      const nativeBindingPath = options.nativeBinding ? loadedNativeAddonPath('betterSqlite3') : undefined;
+      const nativeBindingPath = options.nativeBinding ? options.nativeBindingPath : undefined;
       const worker = new Worker(sqliteWorkerCode(), {
         eval: true,
         name: 'sqlite-sources',

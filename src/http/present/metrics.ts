@@ -1,6 +1,6 @@
 // JSON shapes of the metrics endpoints (SPEC 5.2, 5.3).
-import type { SeriesText } from '../../domain/metrics/series';
-import type { QueryAnswer, QueryTable } from '../../domain/metrics/query';
+import type { SeriesText } from '../../domain/metrics/query/series';
+import type { QueryAnswer, QueryTable } from '../../domain/metrics/query/query';
 
 /**
  * `{"data":{"at":[...],"values":[...]}}` as the response's bytes: each bucket's values are already
@@ -36,7 +36,7 @@ export function metaJson(errors: ReadonlyArray<unknown>): string {
 
 /**
  * The labels as the bytes of JSON array elements, kept per labels array: reads of one range share
- * theirs (series.ts keeps recent ranges), so a dashboard's widgets encode them once.
+ * theirs (domain/metrics/query/series.ts keeps recent ranges), so a dashboard's widgets encode them once.
  */
 const encodedLabels = new WeakMap<readonly string[], Buffer>();
 

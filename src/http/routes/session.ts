@@ -13,7 +13,7 @@ import { formatTimestamp } from '../../shared/time';
 import type { SessionRow } from '../../storage/sessions';
 import { listSourceTokens, revokeSourceToken } from '../../domain/source-tokens';
 import type { Source, UserAuth } from '../../domain/types';
-import { parseSeriesParams, type SeriesParams } from '../../domain/metrics/series';
+import { parseSeriesParams, type SeriesParams } from '../../domain/metrics/query/series';
 import { authenticate, CSRF_HEADER, SESSION_COOKIE } from '../middleware/auth';
 import { presentAccount } from '../present/accounts';
 import { presentSourceTokenRow } from '../present/sources';

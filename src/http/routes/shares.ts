@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import type { Deps } from '../../deps';
 import { createShare, listShares, resolveShare, revokeShare, sharedKey } from '../../domain/shares';
 import type { Source } from '../../domain/types';
-import { parseSeriesParams } from '../../domain/metrics/series';
+import { parseSeriesParams } from '../../domain/metrics/query/series';
 import type { Dashboard } from '../../model/dashboard';
 import { formatTimestamp } from '../../shared/time';
 import type { ShareRow } from '../../storage/shares';

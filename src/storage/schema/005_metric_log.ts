@@ -1,6 +1,6 @@
 // Embedded store, second layout (docs/storage.md "The write log and the fold"):
 // - metric_fold_state: the sequence number of the last write-log record folded into the buckets
-//   (the log itself is a file beside this database, src/drivers/embedded-log.ts). A fold sets it in
+//   (the log itself is a file beside this database, src/drivers/embedded/log.ts). A fold sets it in
 //   the transaction that applies the records, so a record is replayed after a crash only if its
 //   fold did not commit.
 // - metric_key_counts: the system key's per-key counts (`keys.<metric key>`), one row per series,

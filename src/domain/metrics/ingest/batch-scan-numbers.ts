@@ -1,4 +1,4 @@
-// JSON numbers read from bytes for the batch scanner (batch-scan.ts), to the double JSON.parse
+// JSON numbers read from bytes for the batch scanner (domain/metrics/ingest/batch-scan.ts), to the double JSON.parse
 // gives: most in a few multiplications (Clinger's fast path), the rest through Number() of their
 // text, which for JSON's number grammar reads exactly as JSON.parse does.
 import { ZERO, isDigit } from './batch-scan-strings';
@@ -13,7 +13,7 @@ const HUGE = 2 ** 31;
 
 /**
  * Reads a JSON number at `p` into out[at]; the index after it, or -1 (not JSON, or not finite).
- * `b` must hold a byte after the number that is not part of it (batch-scan.ts pads the body with zeros).
+ * `b` must hold a byte after the number that is not part of it (domain/metrics/ingest/batch-scan.ts pads the body with zeros).
  */
 export function scanNumber(b: Uint8Array, p: number, out: Float64Array, at: number): number {
   const start = p;

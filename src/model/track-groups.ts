@@ -1,4 +1,4 @@
-// Leaf path lists compared by content (point-wire.ts): consecutive points mostly spell the same
+// Leaf path lists compared by content (model/point-wire.ts): consecutive points mostly spell the same
 // leaves, so the wire encoder compares a point's paths with the last list before hashing them.
 
 export function samePaths(a: readonly string[], b: readonly string[]): boolean {

@@ -1,6 +1,6 @@
 // The embedded store's statements (tables of migrations 002, 005 and 006) and its multi-row upserts.
 import type { Statement } from 'better-sqlite3';
-import type { Db } from '../storage/db';
+import type { Db } from '../../storage/db';
 
 /** metric_fold_state: where the folds of the write log stand (migration 006). */
 export interface FoldState {

@@ -1,4 +1,4 @@
-// The storage under the metric writer's window (window.ts): columns of numbers instead of an
+// The storage under the metric writer's window (model/window/window.ts): columns of numbers instead of an
 // object per group and per row. A window lives for a second or more, long enough for its objects
 // to be promoted out of V8's young generation; a few large arrays cost the garbage collector
 // almost nothing, where a hundred thousand small objects cost it a third of the writer's time.

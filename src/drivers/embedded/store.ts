@@ -15,13 +15,13 @@
 // "Reads").
 // The system key's per-key counts live in their own table (one row per key), nested under `keys`
 // again on reads.
-import type { Db } from '../storage/db';
-import { PathSplitter, addToLeaf, parseTree, setLeaf, type Tree } from '../model/leaves';
-import { type PendingPart, type PendingSeries, applyDelta } from '../model/row-delta';
-import { SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../model/write-set';
-import type { LoggedPoints } from '../model/wire';
-import { statements } from './embedded-sql';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from './types';
+import type { Db } from '../../storage/db';
+import { PathSplitter, addToLeaf, parseTree, setLeaf, type Tree } from '../../model/leaves';
+import { type PendingPart, type PendingSeries, applyDelta } from '../../model/row-delta';
+import { SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../../model/write-set';
+import type { LoggedPoints } from '../../model/wire';
+import { statements } from './sql';
+import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
 
 /** What the store asks of the metric writer (domain/metrics/writer-client.ts WriterPort). */
 export interface EmbeddedWriter {

@@ -1,4 +1,4 @@
-// A fold writes a window of the metric writer (window.ts) into the embedded tables: every touched
+// A fold writes a window of the metric writer (model/window/window.ts) into the embedded tables: every touched
 // bucket row is read (or taken from the cache of parsed buckets), changed and written once; the
 // system key's per-key counts are added blind. The work is cut into short transactions (a few
 // milliseconds each, `step`), so the service's other writers never wait long for the write lock.
@@ -11,7 +11,7 @@
 // raises the stamp in metric_fold_state, and only then are its rows marked folded in the window.
 import { SYSTEM_KEY } from '../../model/write-set';
 import type { FoldTarget } from './fold-target';
-import { type CountRow, type IngestWindow, UNTRACKED_KEY, type WindowKey, type WindowSource } from './window';
+import { type CountRow, type IngestWindow, UNTRACKED_KEY, type WindowKey, type WindowSource } from '../../model/window/window';
 
 /** Work items between two looks at the clock. */
 const CLOCK_EVERY = 32;

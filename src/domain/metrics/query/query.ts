@@ -10,8 +10,8 @@
 // - sums use Neumaier compensation; a figure that overflows to a non-finite number is null.
 // - checks run in this order: slices syntax, wildcard, aggregator, slices vs buckets, paths.
 
-import { queryError } from '../../errors';
-import { formatTimestamp } from '../../shared/time';
+import { queryError } from '../../../errors';
+import { formatTimestamp } from '../../../shared/time';
 import {
   type Column,
   type SlicePlan,
@@ -21,7 +21,7 @@ import {
   planSlices,
   scanSeries,
 } from './columns';
-import { pathSelector } from '../../model/paths';
+import { pathSelector } from '../../../model/paths';
 import {
   type Aggregator,
   type QueryMode,
@@ -29,10 +29,10 @@ import {
   checkSlicesFit,
   parseAggregator,
   parseSlices,
-} from './query-input';
+} from './input';
 
-export { flattenLeaves } from '../../model/paths';
-export { parseMode, type Aggregator, type QueryMode } from './query-input';
+export { flattenLeaves } from '../../../model/paths';
+export { parseMode, type Aggregator, type QueryMode } from './input';
 
 export interface QueryRequest {
   key: string;
@@ -47,7 +47,7 @@ export interface QueryRequest {
 
 /**
  * One entry per bucket, oldest first; `at` formatted in the source zone; `{}` when empty. Values
- * are the stores' JSON texts (scanned without parsing where they allow it, columns.ts) or maps.
+ * are the stores' JSON texts (scanned without parsing where they allow it, domain/metrics/query/columns.ts) or maps.
  */
 export interface SeriesData {
   at: string[];

@@ -1,5 +1,5 @@
 // Buckets of one key usually share their shape: the same keys in the same order, only the numbers
-// differ. Once the query scanner (columns.ts) has read a bucket's text in the plain form, this file
+// differ. Once the query scanner (domain/metrics/query/columns.ts) has read a bucket's text in the plain form, this file
 // turns that text into a shape: sticky regular expressions for the text between the leaves the query
 // selects, each number a pattern. A later bucket with the same shape is then checked by the regular
 // expression engine (compiled to machine code) and only its selected numbers are read, instead of

@@ -1,8 +1,8 @@
-// The strings of a batch body read by batch-scan.ts: its keys and leaf path lists, each made once
+// The strings of a batch body read by domain/metrics/ingest/batch-scan.ts: its keys and leaf path lists, each made once
 // per body from the bytes (a point's key is found by comparing bytes; a string is made only for a
 // key or values shape the body has not had yet), and the byte tests the scanner shares.
-import { SYSTEM_KEY } from '../../model/write-set';
-import * as limits from './ingest';
+import { SYSTEM_KEY } from '../../../model/write-set';
+import * as limits from './points';
 
 // Copied: an imported binding is read through a getter where modules are compiled to CommonJS.
 const { MAX_BATCH_POINTS, MAX_KEY_LENGTH } = limits;
@@ -110,7 +110,7 @@ function newKeyAt(b: Uint8Array, start: number): number {
   return (lastKey = k);
 }
 
-// Shape of a values object (its names and nesting, numbers left out), as batch-scan.ts writes it:
+// Shape of a values object (its names and nesting, numbers left out), as domain/metrics/ingest/batch-scan.ts writes it:
 // each name followed by LEAF or OPEN, and CLOSE after an object's members. Names hold no byte
 // below 0x20, so this is unambiguous.
 export const [LEAF, OPEN, CLOSE] = [0, 1, 2];

@@ -1,17 +1,17 @@
 // Reading a series (SPEC 5.3): the checks of key/from/to/granularity, the bucket range, and one
 // range read from the source's store. Values come back as the JSON text of each bucket, so GET can
 // send them without parsing; the query maths parses them (parseSeriesValues).
-import { badRequest } from '../../errors';
-import { BoundedCache } from '../../lib/bounded-cache';
-import { parseTimestamp } from '../../shared/time';
-import type { MetricStore } from '../../drivers/types';
-import type { Source } from '../types';
-import { bucketRange, formatBuckets, parseGranularity, type Granularity } from '../../model/time/granularity';
-import { MAX_KEY_LENGTH } from './ingest';
-import { SYSTEM_KEY } from './merge';
-import { applyToSeries, textsOf, type TransponderError } from '../transponders/apply';
+import { badRequest } from '../../../errors';
+import { BoundedCache } from '../../../lib/bounded-cache';
+import { parseTimestamp } from '../../../shared/time';
+import type { MetricStore } from '../../../drivers/types';
+import type { Source } from '../../types';
+import { bucketRange, formatBuckets, parseGranularity, type Granularity } from '../../../model/time/granularity';
+import { MAX_KEY_LENGTH } from '../ingest/points';
+import { SYSTEM_KEY } from '../merge';
+import { applyToSeries, textsOf, type TransponderError } from '../../transponders/apply';
 import type { SeriesData } from './query';
-import type { Transponder } from '../../storage/transponders';
+import type { Transponder } from '../../../storage/transponders';
 
 export const MAX_SERIES_BUCKETS = 100_000;
 

@@ -1,5 +1,5 @@
-// The metric writer's thread (writer-client.ts starts it): its own connection to the service
-// database and one MetricWriter. Messages in: { id, op, ...arguments } (writer-client.ts
+// The metric writer's thread (embedded/writer-client.ts starts it): its own connection to the service
+// database and one MetricWriter. Messages in: { id, op, ...arguments } (embedded/writer-client.ts
 // WriterRequest). Messages out: { ready } once the write log is replayed, or { failed, error };
 // { log } for each line the writer logs;
 // then { id, ok, value } or { id, ok: false, error } per request, in the order of the work done.
@@ -66,7 +66,7 @@ function writer(): void {
   try {
     db = openDatabase(data.dbFile, { nativeBinding: nativeBinding(), checkpointPages: data.checkpointPages });
     const sources = createSourcesRepo(db);
-    // The event loop appends to the log itself (writer-client.ts): this writer merges what it logged.
+    // The event loop appends to the log itself (embedded/writer-client.ts): this writer merges what it logged.
     const gate = data.writeGate ? new WriteGate(data.writeGate) : undefined;
     metrics = new MetricWriter({ ...data.options, db, log: threadLog, sourceSettings: (id) => sources.byId(id), poll, appends: false, gate });
     port!.postMessage({ ready: true, lastSeq: metrics.lastSeq });

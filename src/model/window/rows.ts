@@ -1,11 +1,11 @@
-// The rows and groups of a metric writer's window (window.ts), as columns (window-table.ts).
+// The rows and groups of a metric writer's window (model/window/window.ts), as columns (model/window/table.ts).
 // - Rows: one per series (metric key and granularity) and bucket: the leaf values to add or set,
 //   with the points they count for the system key, and whether their fold has committed.
 // - Groups: tracks of one key that share every bucket, summed before they are spread into rows.
 // Leaf paths are interned per window as shapes (lists of paths): a row or group holds a shape id
 // and the offset of its values; a row that receives other leaves moves to the union shape.
-import type { RowDelta } from '../../model/row-delta';
-import { DoubleColumn, IntColumn, SlotTable } from './window-table';
+import type { RowDelta } from '../row-delta';
+import { DoubleColumn, IntColumn, SlotTable } from './table';
 
 /** Bucket ids and group keys share one number: high part x 2^26 + bucket id. */
 export const ID_UNIT = 2 ** 26;
@@ -76,7 +76,7 @@ export class Rows {
   /** whether the last `find` made a new row */
   created = false;
   series: Int32Array;
-  /** the bucket's id in its source (window.ts WindowSource) */
+  /** the bucket's id in its source (model/window/window.ts WindowSource) */
   bucket: Int32Array;
   bucketMs: Float64Array;
   shape: Int32Array;

@@ -1,13 +1,13 @@
-// Validated points in a form that crosses a thread boundary cheaply (batch-parser.ts): strings once
+// Validated points in a form that crosses a thread boundary cheaply (domain/metrics/ingest/batch-parser.ts): strings once
 // each (keys, and leaf path lists shared by the points that spell the same leaves), numbers in two
 // Float64Arrays whose buffers are transferred rather than copied. Decoding gives points with the
 // same path list the same `paths` array, which the merge step compares by identity first.
-import { AppError, type AppErrorOptions, type ErrorKind } from '../../errors';
-import type { ValidPoint } from './ingest';
+import { AppError, type AppErrorOptions, type ErrorKind } from '../errors';
+import type { ValidPoint } from './point';
 import { samePaths } from './track-groups';
 
-export type { WirePoints } from '../../model/wire';
-import type { WirePoints } from '../../model/wire';
+export type { WirePoints } from './wire';
+import type { WirePoints } from './wire';
 
 const FIELDS = 2;
 export const ASSERT_FLAG = 1;
@@ -111,7 +111,7 @@ export function decodeError(wire: WireError): AppError {
 
 /**
  * WirePoints as the pieces of one byte string, the body of a write-log record (drivers/
- * embedded-log.ts), without copying the numbers: meta and values as doubles (the machine's byte
+ * embedded/log.ts), without copying the numbers: meta and values as doubles (the machine's byte
  * order: the log is read back by the same machine), then the strings and the point count as JSON,
  * then that JSON's length as 4 bytes.
  */

@@ -1,5 +1,5 @@
 // Recently written buckets of the embedded store, for the metric writer's folds (domain/metrics/
-// fold-target.ts). A fold reads every bucket it touches, and the buckets written again are mostly
+// embedded/fold-target.ts). A fold reads every bucket it touches, and the buckets written again are mostly
 // recent ones (the current minute, hour, day...), so keeping their values spares a SELECT and a
 // parse per bucket: it halves a fold of the live workload.
 //
@@ -14,7 +14,7 @@
 // up (a bucket that changes shape takes a new place in it) it is emptied at once. The writer
 // empties it too when a transaction fails (values may hold its uncommitted changes) and when
 // another connection has committed to the database since its last transaction.
-import type { BucketValue, Shape } from '../model/bucket-shape';
+import type { BucketValue, Shape } from '../../model/bucket-shape';
 
 export interface BucketCacheLimits {
   entries: number;

@@ -1,12 +1,12 @@
-// The batch parser's worker thread (batch-parser.ts): body bytes in, validated points out.
+// The batch parser's worker thread (domain/metrics/ingest/batch-parser.ts): body bytes in, validated points out.
 // Messages in: { id, bytes } (an ArrayBuffer, transferred). Messages out: { id, points } with the
 // WirePoints buffers transferred, or { id, error } with the error that parsing on the main thread
 // would have thrown. Only pure modules are imported here: no HTTP stack, no database.
 import { parentPort } from 'node:worker_threads';
-import { parseJsonText } from '../../lib/json';
+import { parseJsonText } from '../../../lib/json';
 import { scanBatch } from './batch-scan';
-import { parseBatch } from './ingest';
-import { encodeError, encodePoints } from './point-wire';
+import { parseBatch } from './points';
+import { encodeError, encodePoints } from '../../../model/point-wire';
 
 interface Job {
   id: number;

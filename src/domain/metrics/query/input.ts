@@ -2,7 +2,7 @@
 // 400-level checks (required fields, timestamps, granularity) and uses parseMode for `mode`;
 // everything here that fails is a 422 query error.
 
-import { queryError } from '../../errors';
+import { queryError } from '../../../errors';
 
 export type QueryMode = 'aggregate' | 'timeline' | 'category';
 export type Aggregator = 'sum' | 'mean' | 'min' | 'max';

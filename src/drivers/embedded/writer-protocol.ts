@@ -1,12 +1,12 @@
-// The messages between the event loop and the metric writer's thread (writer-client.ts,
-// writer-thread.ts). Errors cross as data: their message and code (SQLITE_FULL, ENOSPC, ...,
+// The messages between the event loop and the metric writer's thread (embedded/writer-client.ts,
+// embedded/writer-thread.ts). Errors cross as data: their message and code (SQLITE_FULL, ENOSPC, ...,
 // which errors.ts maps to the client's answer) or the AppError they were.
 import { AppError, type AppErrorOptions, type ErrorKind } from '../../errors';
 import type { WriteSet } from '../../model/write-set';
 import type { MetricWriterOptions, AppendEntry } from './metric-writer';
 
 export interface WriterThreadData {
-  /** the writer (default), or the database's checkpointer (writer-thread.ts) */
+  /** the writer (default), or the database's checkpointer (embedded/writer-thread.ts) */
   role?: 'writer' | 'checkpointer';
   dbFile: string;
   nativeBindingPath?: string;

@@ -4,25 +4,17 @@
 // point is visited once, and flattened to its dot path on the way), and the rules split into 400s
 // (the point cannot be read) and 422s (readable, but breaks a rule), which a batch reports as 422s
 // naming the point's index.
-import { badRequest, invalid } from '../../errors';
-import { parseTimestamp } from '../../shared/time';
-import { SYSTEM_KEY } from '../../model/write-set';
+import { badRequest, invalid } from '../../../errors';
+import { parseTimestamp } from '../../../shared/time';
+import { SYSTEM_KEY } from '../../../model/write-set';
+import type { ValidPoint } from '../../../model/point';
 
 export const MAX_KEY_LENGTH = 255;
 export const MAX_DEPTH = 32;
 export const MAX_LEAVES = 1000;
 export const MAX_BATCH_POINTS = 10_000;
 
-export interface ValidPoint {
-  key: string;
-  atMs: number;
-  /** operation `assert` (sets leaves) rather than `track` (adds to them) */
-  assert: boolean;
-  untracked: boolean;
-  /** leaf dot paths and their values, index for index; each path once (the later spelling wins) */
-  paths: string[];
-  values: number[];
-}
+export type { ValidPoint };
 
 interface FieldError {
   field: string;

@@ -8,13 +8,13 @@
 //   every point accepted before it to be in the store (the queue's drain), is checked against the
 //   stored values bucket by bucket, and is enqueued only if every sum stays finite. A refusal fails
 //   this request alone; the requests of its group commit never see it.
-import { invalid } from '../../errors';
-import type { MetricStore } from '../../drivers/types';
-import type { LargeLeaf } from '../../model/write-set';
-import { parseTree } from '../../model/leaves';
-import type { ValidPoint } from './ingest';
-import type { SourcePlan } from './plan';
-import { type WirePoints, decodePoints } from './point-wire';
+import { invalid } from '../../../errors';
+import type { MetricStore } from '../../../drivers/types';
+import type { LargeLeaf } from '../../../model/write-set';
+import { parseTree } from '../../../model/leaves';
+import type { ValidPoint } from './points';
+import type { SourcePlan } from '../../../model/plan';
+import { type WirePoints, decodePoints } from '../../../model/point-wire';
 
 export const LARGE = 2 ** 990;
 

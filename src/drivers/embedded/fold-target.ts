@@ -1,8 +1,8 @@
-// The embedded tables as the metric writer's folds (fold.ts) write them: the statements, the ids
+// The embedded tables as the metric writer's folds (embedded/fold.ts) write them: the statements, the ids
 // of known series, the cache of recently written buckets, and one bucket's read-change-write.
 import type { Db } from '../../storage/db';
-import { BucketCache, type BucketCacheLimits } from '../../drivers/bucket-cache';
-import { bucketUpserts, keyCountUpserts, statements, type FoldState } from '../../drivers/embedded-sql';
+import { BucketCache, type BucketCacheLimits } from './bucket-cache';
+import { bucketUpserts, keyCountUpserts, statements, type FoldState } from './sql';
 import { type BucketValue, ShapeRegistry, applyToBucket, parseBucket, renderBucket } from '../../model/bucket-shape';
 import type { RowDelta } from '../../model/row-delta';
 

@@ -9,9 +9,9 @@
 // cheaper than JSON.parse and a walk. Anything else in a text (an array, a string, a duplicate
 // key, a nesting deeper than MAX_PATH_DEPTH) sends that bucket down the JSON.parse path, so both
 // read every bucket the same. Later buckets of a shape already scanned are matched against it
-// rather than scanned (text-shapes.ts).
+// rather than scanned (domain/metrics/query/text-shapes.ts).
 
-import { MAX_PATH_DEPTH, isMap } from '../../model/paths';
+import { MAX_PATH_DEPTH, isMap } from '../../../model/paths';
 import { TextShapes } from './text-shapes';
 
 /**
@@ -80,7 +80,7 @@ class SeriesScanner {
   private readonly infos = new Map<string, PathInfo>();
   private readonly root: TrieNode;
   private bucket = 0;
-  /** the shapes of texts scanned so far, to match later buckets against (text-shapes.ts) */
+  /** the shapes of texts scanned so far, to match later buckets against (domain/metrics/query/text-shapes.ts) */
   private readonly shapes = new TextShapes<PathInfo>();
   private readonly recordLeaf = (info: PathInfo, leaf: number) => this.record(info, leaf);
   private readonly selectedInfo = (path: string): PathInfo | null => {

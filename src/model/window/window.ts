@@ -1,8 +1,8 @@
-// The merge state of the metric writer (metric-writer.ts): the points acknowledged since the last
+// The merge state of the metric writer (embedded/metric-writer.ts): the points acknowledged since the last
 // fold, merged per bucket row, until the fold writes each touched row once. One window gathers
 // while the one before is folded; that one stays readable until each of its rows has committed.
 //
-// Two levels keep the cost per point small (window-rows.ts holds both as columns of numbers):
+// Two levels keep the cost per point small (model/window/rows.ts holds both as columns of numbers):
 // - groups: tracks of one key whose timestamps share every bucket (the usual case: they share the
 //   finest bucket, and the finest bucket lies within one bucket of each coarser granularity) are
 //   summed in one group, so a point costs one bucketer call and a few additions;
@@ -11,13 +11,13 @@
 //   place) and is then written into the rows directly.
 // The system key's bookkeeping (SPEC 5.1) is counted, not merged: each row counts its tracked and
 // untracked points (keys.<key>, keys.__untracked__), each source a `count` per bucket.
-import type { PendingCounts, PendingRow, RowDelta } from '../../model/row-delta';
-import { type BucketOps, type KeyWrites, SYSTEM_KEY, SYSTEM_KEYS_PREFIX, type WriteSet } from '../../model/write-set';
-import type { SourcePlan } from './plan';
-import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, UNTRACKED_FLAG, type WirePoints } from './point-wire';
-import { CountRow, Groups, ID_UNIT, Rows, Shapes, columnSize, type LeafWrite } from './window-rows';
+import type { PendingCounts, PendingRow, RowDelta } from '../row-delta';
+import { type BucketOps, type KeyWrites, SYSTEM_KEY, SYSTEM_KEYS_PREFIX, type WriteSet } from '../write-set';
+import type { SourcePlan } from '../plan';
+import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, UNTRACKED_FLAG, type WirePoints } from '../point-wire';
+import { CountRow, Groups, ID_UNIT, Rows, Shapes, columnSize, type LeafWrite } from './rows';
 
-export { CountRow } from './window-rows';
+export { CountRow } from './rows';
 export const UNTRACKED_KEY = '__untracked__';
 
 /** Group slots a window fills before it spreads them all into rows (bounds its memory). */

@@ -1,12 +1,12 @@
-// The fast path of batch parsing (batch-parser.ts, batch-worker.ts): reads the bytes of a plain
+// The fast path of batch parsing (domain/metrics/ingest/batch-parser.ts, domain/metrics/ingest/batch-worker.ts): reads the bytes of a plain
 // batch body straight into WirePoints, without JSON.parse and without one object per point, which
 // together were the largest CPU cost of batch ingest. It takes only a strict subset of JSON (ASCII
 // strings without escapes, numbers as leaves, the known point members once each) and declines
 // (null) anything else, so the generic path parses that body and gives every error and every
 // unusual case exactly as before. Nothing here throws: a body it cannot vouch for is declined.
-import { parseTimestampBytes } from '../../shared/time';
-import * as limits from './ingest';
-import type { WirePoints } from './point-wire';
+import { parseTimestampBytes } from '../../../shared/time';
+import * as limits from './points';
+import type { WirePoints } from '../../../model/point-wire';
 import { scanNumber } from './batch-scan-numbers';
 import { CLOSE, LEAF, OPEN, QUOTE, SPACE, beginStrings, dropStrings, keyAt, keyEnd, listOf, stringEnd, takeStrings } from './batch-scan-strings';
 
@@ -28,7 +28,7 @@ for (const [bit, name] of [[KEY, 'key'], [AT, 'at'], [VALUES, 'values'], [OPERAT
   MEMBER_OF_LETTER[name.charCodeAt(0)] = bit;
 }
 
-// meta[1] of a point: key x 2^24 + path list x 4 + flags (point-wire.ts). A body has at most
+// meta[1] of a point: key x 2^24 + path list x 4 + flags (model/point-wire.ts). A body has at most
 // MAX_BATCH_POINTS keys and path lists, far below the 2^29 and 2^22 the packing allows.
 const KEY_UNIT = 2 ** 24;
 

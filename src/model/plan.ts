@@ -1,9 +1,9 @@
 // What merging needs of a source: its id and a bucketer per allowed granularity, built once per
 // source and settings.
-import { nominalMaxMs } from '../../model/time/calendar';
-import type { BucketSettings } from '../../model/wire';
-import { BucketEngine } from '../../model/time/bucket-engine';
-import { createBucketer, parseGranularity, type Calendar } from '../../model/time/granularity';
+import { nominalMaxMs } from './time/calendar';
+import type { BucketSettings } from './wire';
+import { BucketEngine } from './time/bucket-engine';
+import { createBucketer, parseGranularity, type Calendar } from './time/granularity';
 
 export interface GranularityPlan {
   text: string;

@@ -1,4 +1,4 @@
-// The event loop's side of the metric writer (metric-writer.ts): one thread of its own per server,
+// The event loop's side of the metric writer (embedded/metric-writer.ts): one thread of its own per server,
 // or (tests, the backup command) the writer in this thread.
 //
 // With a thread, the event loop appends each group commit to the write log itself (one writev)
@@ -15,11 +15,11 @@ import { Worker } from 'node:worker_threads';
 import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
-import { LogAppender } from '../../drivers/embedded-log';
-import type { EmbeddedWriter } from '../../drivers/embedded';
+import { LogAppender } from './log';
+import type { EmbeddedWriter } from './store';
 import type { LoggedPoints } from '../../model/wire';
 import { MetricWriter, type MetricWriterOptions, logHead } from './metric-writer';
-import { wireToParts } from './point-wire';
+import { wireToParts } from '../../model/point-wire';
 import { type WireError, type WriterRequest, type WriterThreadData, errorFromWire } from './writer-protocol';
 import { writerThreadCode } from './writer-thread-code';
 
@@ -113,7 +113,7 @@ export interface WriterThreadOptions extends WriterThreadData {
 
 /**
  * The writer on a thread of its own, opening `dbFile` itself, with the database's checkpointer on
- * another (writer-thread.ts): the writer's commits only append to the WAL.
+ * another (embedded/writer-thread.ts): the writer's commits only append to the WAL.
  */
 export function startWriterThread(options: WriterThreadOptions): WriterPort {
   const { log, maxUnmergedPoints = MAX_UNMERGED_POINTS, ...data } = options;

@@ -2,17 +2,17 @@
 // millisecond per 100 KB in JSON.parse alone, plus the per-point checks: done on the event loop it
 // holds up every other request and is the largest single cost of batch ingest. Bodies of at least
 // `offThreadBytes` are therefore parsed in one worker thread, which hands back the points in a
-// compact form (point-wire.ts); the event loop only merges and commits them. Small bodies, bodies
+// compact form (model/point-wire.ts); the event loop only merges and commits them. Small bodies, bodies
 // beyond the in-flight cap, and every body once the worker cannot run, are parsed inline: the
 // result and every error are the same either way.
 import { Worker } from 'node:worker_threads';
-import { unavailable } from '../../errors';
-import type { Logger } from '../../lib/log';
-import { parseJsonText } from '../../lib/json';
+import { unavailable } from '../../../errors';
+import type { Logger } from '../../../lib/log';
+import { parseJsonText } from '../../../lib/json';
 import { scanBatch } from './batch-scan';
 import { batchWorkerCode } from './batch-worker-code';
-import { parseBatch } from './ingest';
-import { type WireError, type WirePoints, decodeError, encodePoints } from './point-wire';
+import { parseBatch } from './points';
+import { type WireError, type WirePoints, decodeError, encodePoints } from '../../../model/point-wire';
 
 export interface BatchParserOptions {
   /** bodies at least this long go to the worker (0 disables it) */
@@ -43,7 +43,7 @@ interface Job {
 }
 
 // The worker's young generation, whatever the runtime's default (Node 24 on a large machine picks
-// several times more): the scanner (batch-scan.ts) allocates little per body, and the body buffers
+// several times more): the scanner (domain/metrics/ingest/batch-scan.ts) allocates little per body, and the body buffers
 // it is handed (external memory) are freed at each collection, so a small young generation keeps
 // them from piling up. Bodies that take the generic path (JSON.parse) then promote more, which
 // costs some throughput but no correctness.
@@ -56,7 +56,7 @@ type Reply = { id: number; points: WirePoints; error?: undefined } | { id: numbe
 
 function parseInline(raw: Buffer | undefined): Promise<WirePoints> {
   try {
-    // plain bodies straight from their bytes (batch-scan.ts); any other (and every error) the generic way
+    // plain bodies straight from their bytes (domain/metrics/ingest/batch-scan.ts); any other (and every error) the generic way
     const wire = raw === undefined ? null : scanBatch(raw);
     return Promise.resolve(wire ?? encodePoints(parseBatch(raw === undefined ? undefined : parseJsonText(raw))));
   } catch (err) {

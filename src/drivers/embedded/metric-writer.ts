@@ -1,13 +1,13 @@
 // The metric writer: the one owner of the embedded store's writes and of their merge state. It
-// runs on a thread of its own (writer-thread.ts), so merging and folding never hold the event
+// runs on a thread of its own (embedded/writer-thread.ts), so merging and folding never hold the event
 // loop that serves requests; tests and the backup command also run it in-process.
 //
-// A group commit's points are acknowledged once their record is in the write log (embedded-log.ts):
+// A group commit's points are acknowledged once their record is in the write log (embedded/log.ts):
 // on its thread the event loop appends them and hands them on (`merge`), in-process the writer
 // appends them itself (`append`). They are merged, in order, into the gathering window
-// (window.ts); a read asks after the merges before it. A second after a window's first
+// (model/window/window.ts); a read asks after the merges before it. A second after a window's first
 // point, at `foldAtBytes` of rows, or when asked to settle, the window is folded into the buckets in
-// short transactions (fold.ts) while a new window gathers. A fold costs about the same for a
+// short transactions (embedded/fold.ts) while a new window gathers. A fold costs about the same for a
 // second of points as for five when they touch the same rows, so a window gathers for twice as
 // long as the last fold took (up to `maxFoldAfterMs`): under a heavy load folds take at most about
 // half of the writer's time. A read of the embedded store is lent what is not folded yet
@@ -23,16 +23,16 @@ import path from 'node:path';
 import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
 import type { WriteGate } from '../../storage/write-gate';
-import type { BucketCacheLimits } from '../../drivers/bucket-cache';
-import { LogAppender, type LogRecord, dropFolded, recoverLog, setAside } from '../../drivers/embedded-log';
+import type { BucketCacheLimits } from './bucket-cache';
+import { LogAppender, type LogRecord, dropFolded, recoverLog, setAside } from './log';
 import type { PendingPart, PendingSeries } from '../../model/row-delta';
 import { SYSTEM_KEY, type WriteSet } from '../../model/write-set';
 import { Fold } from './fold';
 import { FoldTarget } from './fold-target';
-import { PlanCache, type PlanInput, type SourcePlan } from './plan';
+import { PlanCache, type PlanInput, type SourcePlan } from '../../model/plan';
 import type { LoggedPoints } from '../../model/wire';
-import { wireFromBytes, wireToParts } from './point-wire';
-import { IngestWindow } from './window';
+import { wireFromBytes, wireToParts } from '../../model/point-wire';
+import { IngestWindow } from '../../model/window/window';
 
 /** One source's points of a group commit (model/wire.ts). */
 export type AppendEntry = LoggedPoints;
@@ -66,7 +66,7 @@ export interface MetricWriterOptions {
   poll?: () => void;
   /**
    * Whether the writer appends to the write log itself (default). Its thread leaves that to the
-   * event loop (writer-client.ts), which logs a commit and acknowledges it at once, and only hands
+   * event loop (embedded/writer-client.ts), which logs a commit and acknowledges it at once, and only hands
    * the logged points on (`merge`).
    */
   appends?: boolean;
@@ -285,7 +285,7 @@ export class MetricWriter {
       window = new IngestWindow();
     };
     for (const record of records) {
-      // An interrupted fold is finished under its own number first (fold.ts: exactly once).
+      // An interrupted fold is finished under its own number first (embedded/fold.ts: exactly once).
       if (foldingUpTo !== null && upTo <= foldingUpTo && record.seq > foldingUpTo) foldNow();
       let entry: AppendEntry | null;
       let plan: SourcePlan | null = null;

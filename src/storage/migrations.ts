@@ -8,11 +8,12 @@ import { RETENTION_SCHEMA } from './schema/004_retention';
 import { migrateMetricLog } from './schema/005_metric_log';
 import { FOLD_CHUNKS_SCHEMA } from './schema/006_fold_chunks';
 import { SESSIONS_SCHEMA } from './schema/007_sessions';
+import { DASHBOARD_EDITORS_SCHEMA } from './schema/012_dashboard_editors';
 
 /** SQL text, or a function for a migration that moves data. */
 type Migration = string | ((db: Db) => void);
 
-const MIGRATIONS: readonly Migration[] = [CORE_SCHEMA, METRICS_SCHEMA, DASHBOARD_SHARES_SCHEMA, RETENTION_SCHEMA, migrateMetricLog, FOLD_CHUNKS_SCHEMA, SESSIONS_SCHEMA];
+const MIGRATIONS: readonly Migration[] = [CORE_SCHEMA, METRICS_SCHEMA, DASHBOARD_SHARES_SCHEMA, RETENTION_SCHEMA, migrateMetricLog, FOLD_CHUNKS_SCHEMA, SESSIONS_SCHEMA, DASHBOARD_EDITORS_SCHEMA];
 
 /** The schema version this build writes (restore refuses newer files). */
 export const SCHEMA_VERSION = MIGRATIONS.length;

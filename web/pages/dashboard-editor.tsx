@@ -19,6 +19,8 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({});
+  // A save refused because someone else saved since this dashboard was loaded (409): its message.
+  const [stale, setStale] = useState<string | null>(null);
   const paths = collectPaths(ctx.series);
 
   const change = (index: number, widget: WidgetConfig | null) =>
@@ -28,17 +30,33 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
     else setGrid((g) => [...g, widget]);
     setDrawer(null);
   };
-  const save = async () => {
+  // Saves from the version loaded (updated_at), so a change saved meanwhile elsewhere is not
+  // overwritten silently; `overwrite` sends no version, after the user chose to.
+  const save = async (overwrite = false) => {
     setSaving(true);
     setError(null);
+    setStale(null);
     setFieldErrors({});
     try {
-      onSaved(await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, { payload: { ...dashboard.payload, grid } }));
+      const body = { payload: { ...dashboard.payload, grid }, ...(overwrite ? {} : { updated_at: dashboard.updated_at }) };
+      onSaved(await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, body));
     } catch (err) {
       const fields = err instanceof ApiError ? err.fields : {};
-      if (Object.keys(fields).length) setFieldErrors(fields);
+      if (err instanceof ApiError && err.status === 409 && !dashboard.locked) setStale(err.message.split(': reload')[0]!);
+      else if (Object.keys(fields).length) setFieldErrors(fields);
       else setError((err as Error).message);
       setSaving(false);
+    }
+  };
+  // Drops this draft for the version saved elsewhere.
+  const reload = async () => {
+    try {
+      const fresh = await api<Dashboard>('GET', `/dashboards/${dashboard.id}`);
+      setGrid(fresh.payload.grid ?? []);
+      setStale(null);
+      onSaved(fresh, true);
+    } catch (err) {
+      setError((err as Error).message);
     }
   };
 
@@ -59,6 +77,13 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
         <button type="button" onClick={onClose}>Cancel</button>
       </div>
       {error && <div class="notice error" role="alert">{error}</div>}
+      {stale && (
+        <div class="notice error" role="alert" aria-label="Saved elsewhere">
+          <p>Not saved: {stale}</p>
+          <button type="button" onClick={() => void reload()}>Reload (drop my changes)</button>{' '}
+          <button type="button" onClick={() => void save(true)}>Overwrite with my changes</button>
+        </div>
+      )}
       <WidgetErrors fields={fieldErrors} grid={grid} onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })} />
       <DashboardGrid widgets={grid} ctx={ctx} loading={false} error={null} editing onChange={change}
         onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })} />

@@ -137,7 +137,35 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
           </div>
         </>
       )}
+      {data.failure && !data.error && (
+        <RefreshFailed failure={data.failure} readAt={data.readAt} every={REFRESH_MS[view.refresh] ?? null} timeZone={source.time_zone} retry={() => setTick((n) => n + 1)} />
+      )}
       <DashboardGrid widgets={dashboard.payload.grid ?? []} ctx={ctx} loading={data.loading} error={data.error} editing={false} />
     </main>
+  );
+}
+
+/**
+ * A refresh that failed while earlier data stays on screen: what failed, when, how old the data
+ * shown is and when the next try comes (the auto-refresh, or the Retry button when it is off).
+ */
+function RefreshFailed({ failure, readAt, every, timeZone, retry }: { failure: { message: string; at: number }; readAt: number | null; every: number | null; timeZone: string; retry: () => void }) {
+  const time = (ms: number) => {
+    try {
+      return new Date(ms).toLocaleTimeString('en-GB', { timeZone, hour12: false });
+    } catch {
+      return new Date(ms).toISOString().slice(11, 19);
+    }
+  };
+  const next = every ? `Next try by ${time(failure.at + every)} (auto-refresh every ${every / 1000} s).` : 'Auto-refresh is off.';
+  return (
+    <div class="notice error refresh-failed" role="alert" aria-label="Refresh failed">
+      <span>
+        Could not refresh the data at {time(failure.at)}: {failure.message}.{' '}
+        {readAt !== null && `Still showing the data read at ${time(readAt)}. `}
+        {next}
+      </span>{' '}
+      <button type="button" onClick={retry}>Retry now</button>
+    </div>
   );
 }

@@ -1,6 +1,8 @@
 // Editing a dashboard: a draft of its grid changed by the cells' controls and the widget form,
 // saved with one PUT; or the JSON editor of the whole payload and segments.
-import { useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { clearDraft, readDraft, writeDraft } from '../lib/drafts';
+import { useLeaveGuard } from '../lib/router';
 import { api, ApiError } from '../lib/api';
 import type { Dashboard, Source } from '../lib/types';
 import { DashboardSettings } from './dashboard-settings';
@@ -13,7 +15,21 @@ import { newWidget, WIDGET_TYPES, WidgetForm } from './widget-form';
 type Drawer = { kind: 'widget'; index: number | null; widget: WidgetConfig } | { kind: 'json' } | { kind: 'settings' } | null;
 
 export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { dashboard: Dashboard; source: Source; ctx: WidgetContext; onClose: () => void; onSaved: (d: Dashboard, keepEditing?: boolean) => void }) {
-  const [grid, setGrid] = useState<WidgetConfig[]>(dashboard.payload.grid ?? []);
+  // A draft this tab kept (reload, sign-in in between) comes back, with the version it was made from.
+  const [restored] = useState(() => readDraft(dashboard.id));
+  const [loadedAt] = useState(dashboard.updated_at);
+  const base = dashboard.updated_at !== loadedAt ? dashboard.updated_at : restored?.updated_at ?? dashboard.updated_at;
+  const [grid, setGrid] = useState<WidgetConfig[]>(restored?.grid ?? dashboard.payload.grid ?? []);
+  const dirty = JSON.stringify(grid) !== JSON.stringify(dashboard.payload.grid ?? []);
+  const dirtyRef = useRef(dirty);
+  dirtyRef.current = dirty;
+  useEffect(() => {
+    if (dirty) writeDraft(dashboard.id, { grid, updated_at: base, saved_at: Date.now() });
+    else clearDraft(dashboard.id);
+  }, [grid, dirty, base]);
+  useLeaveGuard(
+    useCallback(() => (dirtyRef.current ? 'This dashboard has unsaved changes. Leave anyway? (This tab keeps them until you save or cancel them.)' : null), []),
+  );
   const [drawer, setDrawer] = useState<Drawer>(null);
   const [addType, setAddType] = useState('timeseries');
   const [error, setError] = useState<string | null>(null);
@@ -38,8 +54,11 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
     setStale(null);
     setFieldErrors({});
     try {
-      const body = { payload: { ...dashboard.payload, grid }, ...(overwrite ? {} : { updated_at: dashboard.updated_at }) };
-      onSaved(await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, body));
+      const body = { payload: { ...dashboard.payload, grid }, ...(overwrite ? {} : { updated_at: base }) };
+      const saved = await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, body);
+      clearDraft(dashboard.id);
+      dirtyRef.current = false;
+      onSaved(saved);
     } catch (err) {
       const fields = err instanceof ApiError ? err.fields : {};
       if (err instanceof ApiError && err.status === 409 && !dashboard.locked) setStale(err.message.split(': reload')[0]!);
@@ -74,8 +93,11 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
         <button type="button" onClick={() => setDrawer({ kind: 'json' })}>Edit JSON</button>
         <button type="button" onClick={() => setDrawer({ kind: 'settings' })}>Settings</button>
         <button type="button" class="primary" disabled={saving} onClick={() => void save()}>Save</button>
-        <button type="button" onClick={onClose}>Cancel</button>
+        <button type="button" onClick={() => { clearDraft(dashboard.id); dirtyRef.current = false; onClose(); }}>Cancel</button>
       </div>
+      {restored && dirty && (
+        <div class="notice" role="status">Your unsaved changes from {new Date(restored.saved_at).toLocaleTimeString()} are back: save or cancel them.</div>
+      )}
       {error && <div class="notice error" role="alert">{error}</div>}
       {stale && (
         <div class="notice error" role="alert" aria-label="Saved elsewhere">

@@ -18,6 +18,7 @@ import { DashboardEditor } from './dashboard-editor';
 import { useSeries, type SeriesReader } from './use-series';
 import { SharePanel } from './dashboard-share';
 import { fetchSeries, fetchShared } from '../lib/series';
+import { readDraft } from '../lib/drafts';
 
 export function DashboardPage({ id }: { id: string }) {
   const loaded = useLoad(async (signal) => {
@@ -61,7 +62,8 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
   const kiosk = loc.query.has('kiosk');
   const view = parseView(loc.query);
   const [tick, setTick] = useState(0);
-  const [editing, setEditing] = useState(false);
+  // Unsaved edits kept by this tab (a reload, a sign-in in between) reopen the editor with them.
+  const [editing, setEditing] = useState(() => Boolean(onSaved && !shareToken && readDraft(dashboard.id)));
   const [sharing, setSharing] = useState(false);
   const [, theme] = useTheme();
   const search = loc.query.toString();

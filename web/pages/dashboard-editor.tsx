@@ -30,7 +30,28 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
   useLeaveGuard(
     useCallback(() => (dirtyRef.current ? 'This dashboard has unsaved changes. Leave anyway? (This tab keeps them until you save or cancel them.)' : null), []),
   );
-  const [drawer, setDrawer] = useState<Drawer>(null);
+  const [drawer, setDrawerState] = useState<Drawer>(null);
+  // Keyboard: the drawer takes focus when it opens, Escape closes it, and focus goes back to the
+  // control that opened it (or to the heading when that control is gone).
+  const opener = useRef<HTMLElement | null>(null);
+  const drawerRef = useRef<HTMLElement>(null);
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const setDrawer = (next: Drawer) => {
+    if (next && !drawer) opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    setDrawerState(next);
+    if (!next) {
+      const back = opener.current;
+      opener.current = null;
+      requestAnimationFrame(() => (back?.isConnected ? back : headingRef.current)?.focus());
+    }
+  };
+  const drawerKey = drawer ? `${drawer.kind}|${drawer.kind === 'widget' ? drawer.widget.id : ''}` : '';
+  useEffect(() => {
+    if (!drawerKey) return;
+    drawerRef.current?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea, button')?.focus();
+  }, [drawerKey]);
+  // Opening the editor moves focus to its heading (the Edit button that had it is gone).
+  useEffect(() => headingRef.current?.focus(), []);
   const [addType, setAddType] = useState('timeseries');
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
@@ -82,7 +103,7 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
   return (
     <main data-dashboard-id={dashboard.id}>
       <div class="page-head editor-head">
-        <h1>Editing {dashboard.name}</h1>
+        <h1 ref={headingRef} tabIndex={-1}>Editing {dashboard.name}</h1>
         <label>
           <span class="visually-hidden">Widget type</span>
           <select name="widget-type" value={addType} onChange={(e) => setAddType((e.target as HTMLSelectElement).value)}>
@@ -110,7 +131,18 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
       <DashboardGrid widgets={grid} ctx={ctx} loading={false} error={null} editing onChange={change}
         onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })} />
       {drawer && (
-        <aside class="drawer" aria-label="Editor">
+        <aside
+          class="drawer"
+          aria-label="Editor"
+          ref={drawerRef}
+          onKeyDown={(e) => {
+            // Escape closes the drawer; in the JSON text it stays a key of the text.
+            if (e.key === 'Escape' && !(e.target instanceof HTMLTextAreaElement)) {
+              e.preventDefault();
+              setDrawer(null);
+            }
+          }}
+        >
           {drawer.kind === 'widget' ? (
             <WidgetForm key={drawer.widget.id} initial={drawer.widget} paths={paths} onSave={apply} onCancel={() => setDrawer(null)} />
           ) : drawer.kind === 'settings' ? (

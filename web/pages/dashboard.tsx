@@ -1,7 +1,7 @@
 // One dashboard at /d/:id: the view state (range, granularity, refresh, segments) in the URL, the
 // key's series read once per refresh for every widget, kiosk mode (?kiosk) and, for unlocked
 // dashboards, editing (widget forms and the JSON editor).
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { get } from '../lib/api';
 import { useInterval, useLoad, useTitle } from '../lib/hooks';
 import { Link, navigate, useLocation, withQuery } from '../lib/router';
@@ -66,6 +66,13 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
   const [editing, setEditing] = useState(() => Boolean(onSaved && !shareToken && readDraft(dashboard.id)));
   const [sharing, setSharing] = useState(false);
   const [, theme] = useTheme();
+  // Leaving the editor (Save, Cancel) puts focus back on the Edit button.
+  const editButton = useRef<HTMLButtonElement>(null);
+  const wasEditing = useRef(editing);
+  useEffect(() => {
+    if (wasEditing.current && !editing) editButton.current?.focus();
+    wasEditing.current = editing;
+  }, [editing]);
   const search = loc.query.toString();
   // A preset range ends at the moment of the navigation or the refresh, not at every render.
   const now = useMemo(() => Date.now(), [search, tick]);
@@ -114,7 +121,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
             ) : dashboard.locked ? (
               <span class="badge" title="Unlock it through the API to change it">locked</span>
             ) : (
-              <button type="button" onClick={() => setEditing(true)}>Edit</button>
+              <button type="button" ref={editButton} onClick={() => setEditing(true)}>Edit</button>
             )}
             {!shareToken && (
               <button type="button" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>

@@ -116,7 +116,7 @@ function SignedInApp() {
           ? safeNext(loc.query.get('next'))
           : null;
   useEffect(() => {
-    if (target) navigate(target, { replace: true });
+    if (target) navigate(target, { replace: true, force: true });
   }, [target]);
 
   if (auth.status === 'loading' || target) return <main aria-busy="true"><div class="skeleton" style={{ height: '32px', maxWidth: '320px' }} /></main>;

@@ -21,6 +21,8 @@ export interface Dashboard {
   segments: unknown[];
   insertedAt: number;
   updatedAt: number;
+  /** the user who last changed it; null when unknown (older rows, source tokens) */
+  updatedBy?: string | null;
 }
 
 export interface DashboardGroup {
@@ -30,6 +32,8 @@ export interface DashboardGroup {
   position: number;
   insertedAt: number;
   updatedAt: number;
+  /** the user who last changed it; null when unknown (older rows, source tokens) */
+  updatedBy?: string | null;
 }
 
 /** Field name -> messages, the body of a 422 (SPEC section 2). */

@@ -23,6 +23,7 @@ interface DashboardRow {
   segments: string;
   inserted_at: number;
   updated_at: number;
+  updated_by: string | null;
 }
 
 interface GroupRow {
@@ -32,6 +33,7 @@ interface GroupRow {
   position: number;
   inserted_at: number;
   updated_at: number;
+  updated_by: string | null;
 }
 
 function toDashboard(r: DashboardRow): Dashboard {
@@ -54,6 +56,7 @@ function toDashboard(r: DashboardRow): Dashboard {
     segments: JSON.parse(r.segments) as unknown[],
     insertedAt: r.inserted_at,
     updatedAt: r.updated_at,
+    updatedBy: r.updated_by ?? null,
   };
 }
 
@@ -77,6 +80,7 @@ function toRow(d: Dashboard): DashboardRow {
     segments: JSON.stringify(d.segments),
     inserted_at: d.insertedAt,
     updated_at: d.updatedAt,
+    updated_by: d.updatedBy ?? null,
   };
 }
 
@@ -87,6 +91,7 @@ const toGroup = (r: GroupRow): DashboardGroup => ({
   position: r.position,
   insertedAt: r.inserted_at,
   updatedAt: r.updated_at,
+  updatedBy: r.updated_by ?? null,
 });
 
 // Creation order breaks ties between equal positions: inserted_at, then rowid (same millisecond).
@@ -96,15 +101,15 @@ function dashboardStatements(db: Db) {
   return {
     insert: db.prepare<DashboardRow>(
       `INSERT INTO dashboards (id, organization_id, user_id, source_type, source_id, database_id, group_id, name, key,
-        visibility, locked, position, default_timeframe, default_granularity, payload, segments, inserted_at, updated_at)
+        visibility, locked, position, default_timeframe, default_granularity, payload, segments, inserted_at, updated_at, updated_by)
        VALUES (@id, @organization_id, @user_id, @source_type, @source_id, @database_id, @group_id, @name, @key,
-        @visibility, @locked, @position, @default_timeframe, @default_granularity, @payload, @segments, @inserted_at, @updated_at)`,
+        @visibility, @locked, @position, @default_timeframe, @default_granularity, @payload, @segments, @inserted_at, @updated_at, @updated_by)`,
     ),
     update: db.prepare<DashboardRow>(
       `UPDATE dashboards SET source_type = @source_type, source_id = @source_id, database_id = @database_id,
         group_id = @group_id, name = @name, key = @key, visibility = @visibility, locked = @locked, position = @position,
         default_timeframe = @default_timeframe, default_granularity = @default_granularity, payload = @payload,
-        segments = @segments, updated_at = @updated_at
+        segments = @segments, updated_at = @updated_at, updated_by = @updated_by
        WHERE id = @id AND organization_id = @organization_id`,
     ),
     byId: db.prepare<[string, string], DashboardRow>('SELECT * FROM dashboards WHERE id = ? AND organization_id = ?'),
@@ -127,11 +132,11 @@ function dashboardStatements(db: Db) {
 function groupStatements(db: Db) {
   return {
     insert: db.prepare<GroupRow>(
-      `INSERT INTO dashboard_groups (id, organization_id, name, position, inserted_at, updated_at)
-       VALUES (@id, @organization_id, @name, @position, @inserted_at, @updated_at)`,
+      `INSERT INTO dashboard_groups (id, organization_id, name, position, inserted_at, updated_at, updated_by)
+       VALUES (@id, @organization_id, @name, @position, @inserted_at, @updated_at, @updated_by)`,
     ),
     update: db.prepare<GroupRow>(
-      `UPDATE dashboard_groups SET name = @name, position = @position, updated_at = @updated_at
+      `UPDATE dashboard_groups SET name = @name, position = @position, updated_at = @updated_at, updated_by = @updated_by
        WHERE id = @id AND organization_id = @organization_id`,
     ),
     byId: db.prepare<[string, string], GroupRow>('SELECT * FROM dashboard_groups WHERE id = ? AND organization_id = ?'),
@@ -207,6 +212,7 @@ function groupRow(group: DashboardGroup): GroupRow {
     position: group.position,
     inserted_at: group.insertedAt,
     updated_at: group.updatedAt,
+    updated_by: group.updatedBy ?? null,
   };
 }
 

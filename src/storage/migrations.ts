@@ -9,6 +9,7 @@ import { migrateMetricLog } from './schema/005_metric_log';
 import { FOLD_CHUNKS_SCHEMA } from './schema/006_fold_chunks';
 import { SESSIONS_SCHEMA } from './schema/007_sessions';
 import { TRANSPONDERS_SCHEMA } from './schema/008_transponders';
+import { DASHBOARD_EDITORS_SCHEMA } from './schema/009_dashboard_editors';
 
 /** SQL text, or a function for a migration that moves data. */
 type Migration = string | ((db: Db) => void);
@@ -22,6 +23,7 @@ const MIGRATIONS: readonly Migration[] = [
   FOLD_CHUNKS_SCHEMA,
   SESSIONS_SCHEMA,
   TRANSPONDERS_SCHEMA,
+  DASHBOARD_EDITORS_SCHEMA,
 ];
 
 /** The schema version this build writes (restore refuses newer files). */

@@ -11,8 +11,39 @@ export interface Location {
 const listeners = new Set<() => void>();
 const current = (): Location => ({ path: location.pathname, query: new URLSearchParams(location.search) });
 
-export function navigate(url: string, options: { replace?: boolean } = {}): void {
+// Pages with unsaved work (the dashboard editor) register a guard: a navigation to another page
+// asks first, and a reload or a closed tab gets the browser's own prompt (beforeunload).
+const guards = new Set<() => string | null>();
+const unsaved = (): string | null => {
+  for (const guard of guards) {
+    const message = guard();
+    if (message) return message;
+  }
+  return null;
+};
+addEventListener('beforeunload', (e: BeforeUnloadEvent) => {
+  if (!unsaved()) return;
+  e.preventDefault();
+  e.returnValue = '';
+});
+
+/** While mounted, `dirty` (a message, or null when nothing is unsaved) guards leaving the page. */
+export function useLeaveGuard(dirty: () => string | null): void {
+  useEffect(() => {
+    guards.add(dirty);
+    return () => void guards.delete(dirty);
+  }, [dirty]);
+}
+
+/**
+ * Goes to `url` in place. Leaving the page (another path) while a guard reports unsaved work asks
+ * first, unless `force` (the sign-in redirect, which keeps the draft in sessionStorage instead).
+ */
+export function navigate(url: string, options: { replace?: boolean; force?: boolean } = {}): void {
   if (url === location.pathname + location.search) return;
+  const leaving = new URL(url, location.href).pathname !== location.pathname;
+  const message = leaving && !options.force ? unsaved() : null;
+  if (message && !confirm(message)) return;
   if (options.replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);
   for (const listener of listeners) listener();

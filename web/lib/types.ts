@@ -60,6 +60,8 @@ export interface Dashboard {
   default_granularity: string;
   payload: { grid?: WidgetConfig[]; [k: string]: unknown };
   segments: Segment[];
+  /** the version it was loaded at; a save sends it back so a change saved meanwhile is not lost */
+  updated_at?: string;
 }
 
 export interface DashboardGroup {

@@ -1,6 +1,8 @@
 // Editing a dashboard: a draft of its grid changed by the cells' controls and the widget form,
 // saved with one PUT; or the JSON editor of the whole payload and segments.
-import { useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { clearDraft, readDraft, writeDraft } from '../lib/drafts';
+import { useLeaveGuard } from '../lib/router';
 import { api, ApiError } from '../lib/api';
 import type { Dashboard, Source } from '../lib/types';
 import { DashboardSettings } from './dashboard-settings';
@@ -13,12 +15,49 @@ import { newWidget, WIDGET_TYPES, WidgetForm } from './widget-form';
 type Drawer = { kind: 'widget'; index: number | null; widget: WidgetConfig } | { kind: 'json' } | { kind: 'settings' } | null;
 
 export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { dashboard: Dashboard; source: Source; ctx: WidgetContext; onClose: () => void; onSaved: (d: Dashboard, keepEditing?: boolean) => void }) {
-  const [grid, setGrid] = useState<WidgetConfig[]>(dashboard.payload.grid ?? []);
-  const [drawer, setDrawer] = useState<Drawer>(null);
+  // A draft this tab kept (reload, sign-in in between) comes back, with the version it was made from.
+  const [restored] = useState(() => readDraft(dashboard.id));
+  const [loadedAt] = useState(dashboard.updated_at);
+  const base = dashboard.updated_at !== loadedAt ? dashboard.updated_at : restored?.updated_at ?? dashboard.updated_at;
+  const [grid, setGrid] = useState<WidgetConfig[]>(restored?.grid ?? dashboard.payload.grid ?? []);
+  const dirty = JSON.stringify(grid) !== JSON.stringify(dashboard.payload.grid ?? []);
+  const dirtyRef = useRef(dirty);
+  dirtyRef.current = dirty;
+  useEffect(() => {
+    if (dirty) writeDraft(dashboard.id, { grid, updated_at: base, saved_at: Date.now() });
+    else clearDraft(dashboard.id);
+  }, [grid, dirty, base]);
+  useLeaveGuard(
+    useCallback(() => (dirtyRef.current ? 'This dashboard has unsaved changes. Leave anyway? (This tab keeps them until you save or cancel them.)' : null), []),
+  );
+  const [drawer, setDrawerState] = useState<Drawer>(null);
+  // Keyboard: the drawer takes focus when it opens, Escape closes it, and focus goes back to the
+  // control that opened it (or to the heading when that control is gone).
+  const opener = useRef<HTMLElement | null>(null);
+  const drawerRef = useRef<HTMLElement>(null);
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const setDrawer = (next: Drawer) => {
+    if (next && !drawer) opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    setDrawerState(next);
+    if (!next) {
+      const back = opener.current;
+      opener.current = null;
+      requestAnimationFrame(() => (back?.isConnected ? back : headingRef.current)?.focus());
+    }
+  };
+  const drawerKey = drawer ? `${drawer.kind}|${drawer.kind === 'widget' ? drawer.widget.id : ''}` : '';
+  useEffect(() => {
+    if (!drawerKey) return;
+    drawerRef.current?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea, button')?.focus();
+  }, [drawerKey]);
+  // Opening the editor moves focus to its heading (the Edit button that had it is gone).
+  useEffect(() => headingRef.current?.focus(), []);
   const [addType, setAddType] = useState('timeseries');
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({});
+  // A save refused because someone else saved since this dashboard was loaded (409): its message.
+  const [stale, setStale] = useState<string | null>(null);
   const paths = collectPaths(ctx.series);
 
   const change = (index: number, widget: WidgetConfig | null) =>
@@ -28,24 +67,43 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
     else setGrid((g) => [...g, widget]);
     setDrawer(null);
   };
-  const save = async () => {
+  // Saves from the version loaded (updated_at), so a change saved meanwhile elsewhere is not
+  // overwritten silently; `overwrite` sends no version, after the user chose to.
+  const save = async (overwrite = false) => {
     setSaving(true);
     setError(null);
+    setStale(null);
     setFieldErrors({});
     try {
-      onSaved(await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, { payload: { ...dashboard.payload, grid } }));
+      const body = { payload: { ...dashboard.payload, grid }, ...(overwrite ? {} : { updated_at: base }) };
+      const saved = await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, body);
+      clearDraft(dashboard.id);
+      dirtyRef.current = false;
+      onSaved(saved);
     } catch (err) {
       const fields = err instanceof ApiError ? err.fields : {};
-      if (Object.keys(fields).length) setFieldErrors(fields);
+      if (err instanceof ApiError && err.status === 409 && !dashboard.locked) setStale(err.message.split(': reload')[0]!);
+      else if (Object.keys(fields).length) setFieldErrors(fields);
       else setError((err as Error).message);
       setSaving(false);
+    }
+  };
+  // Drops this draft for the version saved elsewhere.
+  const reload = async () => {
+    try {
+      const fresh = await api<Dashboard>('GET', `/dashboards/${dashboard.id}`);
+      setGrid(fresh.payload.grid ?? []);
+      setStale(null);
+      onSaved(fresh, true);
+    } catch (err) {
+      setError((err as Error).message);
     }
   };
 
   return (
     <main data-dashboard-id={dashboard.id}>
       <div class="page-head editor-head">
-        <h1>Editing {dashboard.name}</h1>
+        <h1 ref={headingRef} tabIndex={-1}>Editing {dashboard.name}</h1>
         <label>
           <span class="visually-hidden">Widget type</span>
           <select name="widget-type" value={addType} onChange={(e) => setAddType((e.target as HTMLSelectElement).value)}>
@@ -56,14 +114,35 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
         <button type="button" onClick={() => setDrawer({ kind: 'json' })}>Edit JSON</button>
         <button type="button" onClick={() => setDrawer({ kind: 'settings' })}>Settings</button>
         <button type="button" class="primary" disabled={saving} onClick={() => void save()}>Save</button>
-        <button type="button" onClick={onClose}>Cancel</button>
+        <button type="button" onClick={() => { clearDraft(dashboard.id); dirtyRef.current = false; onClose(); }}>Cancel</button>
       </div>
+      {restored && dirty && (
+        <div class="notice" role="status">Your unsaved changes from {new Date(restored.saved_at).toLocaleTimeString()} are back: save or cancel them.</div>
+      )}
       {error && <div class="notice error" role="alert">{error}</div>}
+      {stale && (
+        <div class="notice error" role="alert" aria-label="Saved elsewhere">
+          <p>Not saved: {stale}</p>
+          <button type="button" onClick={() => void reload()}>Reload (drop my changes)</button>{' '}
+          <button type="button" onClick={() => void save(true)}>Overwrite with my changes</button>
+        </div>
+      )}
       <WidgetErrors fields={fieldErrors} grid={grid} onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })} />
       <DashboardGrid widgets={grid} ctx={ctx} loading={false} error={null} editing onChange={change}
         onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })} />
       {drawer && (
-        <aside class="drawer" aria-label="Editor">
+        <aside
+          class="drawer"
+          aria-label="Editor"
+          ref={drawerRef}
+          onKeyDown={(e) => {
+            // Escape closes the drawer; in the JSON text it stays a key of the text.
+            if (e.key === 'Escape' && !(e.target instanceof HTMLTextAreaElement)) {
+              e.preventDefault();
+              setDrawer(null);
+            }
+          }}
+        >
           {drawer.kind === 'widget' ? (
             <WidgetForm key={drawer.widget.id} initial={drawer.widget} paths={paths} onSave={apply} onCancel={() => setDrawer(null)} />
           ) : drawer.kind === 'settings' ? (

@@ -33,7 +33,8 @@ function CellTools({ widget, onChange, onEdit, onRemove }: { widget: WidgetConfi
   return (
     <div class="cell-tools">
       {tools.map(([label, aria, run]) => (
-        <button key={aria} type="button" aria-label={aria} title={aria} onClick={run}>
+        // The accessible name starts with the visible label (voice control: "click W−").
+        <button key={aria} type="button" aria-label={`${label} ${aria}`} title={aria} onClick={run}>
           {label}
         </button>
       ))}

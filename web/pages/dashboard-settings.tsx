@@ -14,6 +14,8 @@ export function DashboardSettings({ dashboard, source, onSaved, onCancel }: { da
     const form = new FormData(e.target as HTMLFormElement);
     const body: Record<string, unknown> = Object.fromEntries(FIELDS.map((f) => [f, String(form.get(f) ?? '')]));
     body.locked = form.get('locked') === 'on';
+    // Saved from the version loaded: a change saved elsewhere meanwhile is refused (409), not lost.
+    if (dashboard.updated_at) body.updated_at = dashboard.updated_at;
     try {
       onSaved(await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, body));
     } catch (err) {

@@ -34,7 +34,7 @@ function CustomRange({ range, timeZone, apply }: { range: { from: number; to: nu
     }
   };
   return (
-    <form class="group" onSubmit={submit} aria-label="Custom range">
+    <form class="group custom-range" onSubmit={submit} aria-label="Custom range">
       <label>
         From <input type="datetime-local" name="from" value={toZoneInput(range.from, timeZone)} required />
       </label>

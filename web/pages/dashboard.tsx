@@ -1,7 +1,7 @@
 // One dashboard at /d/:id: the view state (range, granularity, refresh, segments) in the URL, the
 // key's series read once per refresh for every widget, kiosk mode (?kiosk) and, for unlocked
 // dashboards, editing (widget forms and the JSON editor).
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { get } from '../lib/api';
 import { useInterval, useLoad, useTitle } from '../lib/hooks';
 import { Link, navigate, useLocation, withQuery } from '../lib/router';
@@ -18,6 +18,7 @@ import { DashboardEditor } from './dashboard-editor';
 import { useSeries, type SeriesReader } from './use-series';
 import { SharePanel } from './dashboard-share';
 import { fetchSeries, fetchShared } from '../lib/series';
+import { readDraft } from '../lib/drafts';
 
 export function DashboardPage({ id }: { id: string }) {
   const loaded = useLoad(async (signal) => {
@@ -61,9 +62,17 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
   const kiosk = loc.query.has('kiosk');
   const view = parseView(loc.query);
   const [tick, setTick] = useState(0);
-  const [editing, setEditing] = useState(false);
+  // Unsaved edits kept by this tab (a reload, a sign-in in between) reopen the editor with them.
+  const [editing, setEditing] = useState(() => Boolean(onSaved && !shareToken && readDraft(dashboard.id)));
   const [sharing, setSharing] = useState(false);
   const [, theme] = useTheme();
+  // Leaving the editor (Save, Cancel) puts focus back on the Edit button.
+  const editButton = useRef<HTMLButtonElement>(null);
+  const wasEditing = useRef(editing);
+  useEffect(() => {
+    if (wasEditing.current && !editing) editButton.current?.focus();
+    wasEditing.current = editing;
+  }, [editing]);
   const search = loc.query.toString();
   // A preset range ends at the moment of the navigation or the refresh, not at every render.
   const now = useMemo(() => Date.now(), [search, tick]);
@@ -112,7 +121,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
             ) : dashboard.locked ? (
               <span class="badge" title="Unlock it through the API to change it">locked</span>
             ) : (
-              <button type="button" onClick={() => setEditing(true)}>Edit</button>
+              <button type="button" ref={editButton} onClick={() => setEditing(true)}>Edit</button>
             )}
             {!shareToken && (
               <button type="button" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>
@@ -137,7 +146,35 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
           </div>
         </>
       )}
+      {data.failure && !data.error && (
+        <RefreshFailed failure={data.failure} readAt={data.readAt} every={REFRESH_MS[view.refresh] ?? null} timeZone={source.time_zone} retry={() => setTick((n) => n + 1)} />
+      )}
       <DashboardGrid widgets={dashboard.payload.grid ?? []} ctx={ctx} loading={data.loading} error={data.error} editing={false} />
     </main>
+  );
+}
+
+/**
+ * A refresh that failed while earlier data stays on screen: what failed, when, how old the data
+ * shown is and when the next try comes (the auto-refresh, or the Retry button when it is off).
+ */
+function RefreshFailed({ failure, readAt, every, timeZone, retry }: { failure: { message: string; at: number }; readAt: number | null; every: number | null; timeZone: string; retry: () => void }) {
+  const time = (ms: number) => {
+    try {
+      return new Date(ms).toLocaleTimeString('en-GB', { timeZone, hour12: false });
+    } catch {
+      return new Date(ms).toISOString().slice(11, 19);
+    }
+  };
+  const next = every ? `Next try by ${time(failure.at + every)} (auto-refresh every ${every / 1000} s).` : 'Auto-refresh is off.';
+  return (
+    <div class="notice error refresh-failed" role="alert" aria-label="Refresh failed">
+      <span>
+        Could not refresh the data at {time(failure.at)}: {failure.message}.{' '}
+        {readAt !== null && `Still showing the data read at ${time(readAt)}. `}
+        {next}
+      </span>{' '}
+      <button type="button" onClick={retry}>Retry now</button>
+    </div>
   );
 }

@@ -37,7 +37,7 @@ export function JsonEditor({ dashboard, onSaved, onCancel }: { dashboard: Dashbo
     }
     if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return setMessage('The document must be an object with payload and segments.');
     try {
-      onSaved(await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, { payload: doc.payload ?? {}, segments: doc.segments ?? [] }));
+      onSaved(await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, { payload: doc.payload ?? {}, segments: doc.segments ?? [], updated_at: dashboard.updated_at }));
     } catch (err) {
       const fields = err instanceof ApiError ? err.fields : {};
       if (Object.keys(fields).length === 0) return setMessage((err as Error).message);

@@ -24,6 +24,8 @@ const text = (form: FormData, name: string) => {
   return value === '' ? undefined : value;
 };
 
+// The zone field is uncontrolled (defaultValue): a re-render after a failed submit keeps what was
+// typed, and form.reset() after a create brings back the browser's zone.
 export function NewProjectForm({ onCreated }: { onCreated: () => void }) {
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const { error, submit } = useSubmit('/bootstrap/projects', (f) => ({
@@ -36,7 +38,7 @@ export function NewProjectForm({ onCreated }: { onCreated: () => void }) {
     <form class="panel panel-body stack" onSubmit={submit} aria-label="New project" style={{ flex: '1 1 320px' }}>
       <h2>New project</h2>
       <label class="field">Name<input name="name" required maxLength={255} placeholder="web shop" /></label>
-      <label class="field">Time zone<input name="time_zone" value={zone} /></label>
+      <label class="field">Time zone<input name="time_zone" defaultValue={zone} /></label>
       <label class="field">Granularities<input name="granularities" placeholder="1m,1h,1d,1w,1mo,1q,1y" /></label>
       <label class="field">Default range<input name="default_timeframe" placeholder="24h" /></label>
       {error && <p class="error-text" role="alert">{error}</p>}

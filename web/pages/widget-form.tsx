@@ -15,6 +15,8 @@ const SPECS: Record<string, FieldSpec[]> = {
     { kind: 'choice', name: 'function', label: 'Function', options: ['mean', 'sum', 'min', 'max'] },
     { kind: 'choice', name: 'subtype', label: 'Show', options: ['number', 'split', 'goal'] },
     { kind: 'number', name: 'goal_target', label: 'Goal target' },
+    { kind: 'flag', name: 'goal_invert', label: 'Goal met at or below the target' },
+    { kind: 'flag', name: 'lower_is_better', label: 'Lower is better (a fall shows green)' },
     { kind: 'flag', name: 'timeseries', label: 'Sparkline' },
     { kind: 'flag', name: 'diff', label: 'Show change' },
   ],

@@ -13,12 +13,14 @@ interface FrameProps {
   message?: string | null;
   /** empty: the paths that had no data */
   paths?: string[];
+  /** error: the heading of the notice (what could not be done); the message says why */
+  heading?: string;
   /** small text beside the title (e.g. "sum over 24h") */
   meta?: ComponentChildren;
   children?: ComponentChildren;
 }
 
-export function Frame({ widget, state, message, paths, meta, children }: FrameProps) {
+export function Frame({ widget, state, message, heading, paths, meta, children }: FrameProps) {
   const title = typeof widget.title === 'string' ? widget.title : '';
   return (
     <section
@@ -35,17 +37,17 @@ export function Frame({ widget, state, message, paths, meta, children }: FramePr
           {meta && <span class="widget__meta" title={typeof meta === 'string' ? meta : undefined}>{meta}</span>}
         </header>
       )}
-      <div class="widget__body">{body(state, message, paths, children)}</div>
+      <div class="widget__body">{body(state, message, paths, children, heading)}</div>
     </section>
   );
 }
 
-function body(state: WidgetState, message: string | null | undefined, paths: string[] | undefined, children: ComponentChildren) {
+function body(state: WidgetState, message: string | null | undefined, paths: string[] | undefined, children: ComponentChildren, heading = 'Could not draw this widget') {
   if (state === 'loading') return <div class="widget__skeleton" aria-hidden="true"><span /><span /><span /></div>;
   if (state === 'error') {
     return (
       <div class="widget__notice widget__notice--error" role="alert">
-        <strong>Could not draw this widget</strong>
+        <strong>{heading}</strong>
         <span>{message || 'Unknown error'}</span>
       </div>
     );

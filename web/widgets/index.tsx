@@ -37,7 +37,7 @@ export function WidgetView(props: WidgetViewProps) {
   const Renderer = RENDERERS[widget.type];
   if (!Renderer) return <Frame widget={widget} state="error" message={`Unknown widget type "${String(widget.type)}"`} />;
   if (!NEEDS_NO_DATA.has(widget.type)) {
-    if (error) return <Frame widget={widget} state="error" message={error} />;
+    if (error) return <Frame widget={widget} state="error" heading="Could not read the data" message={error} />;
     if (loading) return <Frame widget={widget} state="loading" />;
   }
   return (

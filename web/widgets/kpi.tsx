@@ -24,7 +24,7 @@ export function KpiWidget({ widget, ctx }: WidgetViewProps) {
         <div class="kpi__value" title={formatExact(figures.value)} data-value={figures.value ?? ''}>
           {formatCompact(figures.value)}
         </div>
-        {widget.subtype === 'split' && <SplitLine figures={figures} showDiff={flag(widget.diff)} />}
+        {widget.subtype === 'split' && <SplitLine figures={figures} showDiff={flag(widget.diff)} lowerIsBetter={flag(widget.lower_is_better)} />}
         {widget.subtype === 'goal' && <GoalBar figures={figures} invert={flag(widget.goal_invert)} bar={flag(widget.goal_progress, true)} />}
         {flag(widget.timeseries) && widget.subtype !== 'goal' && figures.entry && (
           <Sparkline values={figures.entry.values} color={seriesColorVar(0, figures.entry.color)} />
@@ -34,13 +34,16 @@ export function KpiWidget({ widget, ctx }: WidgetViewProps) {
   );
 }
 
-function SplitLine({ figures, showDiff }: { figures: KpiFigures; showDiff: boolean }) {
+// The arrow gives the direction; the colour whether that is good news (`lower_is_better` for
+// errors or latency, where a fall is green).
+function SplitLine({ figures, showDiff, lowerIsBetter }: { figures: KpiFigures; showDiff: boolean; lowerIsBetter: boolean }) {
   if (figures.previous === undefined) return <div class="kpi__split kpi__split--pending">previous period loading…</div>;
   const change = figures.change ?? null;
   const tone = change === null || change === 0 ? 'flat' : change > 0 ? 'up' : 'down';
   const arrow = tone === 'up' ? '▲' : tone === 'down' ? '▼' : '';
+  const verdict = tone === 'flat' ? 'same' : (tone === 'up') !== lowerIsBetter ? 'better' : 'worse';
   return (
-    <div class={`kpi__split kpi__split--${tone}`} data-change={change ?? ''}>
+    <div class={`kpi__split kpi__split--${tone} kpi__split--${verdict}`} data-change={change ?? ''} data-verdict={verdict}>
       <span class="kpi__change">{arrow} {change === null ? 'no previous data' : formatPercent(change)}</span>
       {showDiff && figures.diff !== null && figures.diff !== undefined && (
         <span class="kpi__diff">{figures.diff > 0 ? '+' : figures.diff < 0 ? '−' : ''}{formatCompact(Math.abs(figures.diff))}</span>

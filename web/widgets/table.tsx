@@ -21,7 +21,7 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
   const scroller = useRef<HTMLDivElement>(null);
   useLayoutEffect(() => {
     const el = scroller.current;
-    if (el) el.scrollLeft = el.scrollWidth;
+    if (el) showNewest(el);
   }, [entries.length, ctx.series]);
   const { at } = ctx.series;
   const current = currentBucketIndex(at, ctx.now, ctx.range.granularity);
@@ -37,6 +37,7 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
                   {formatBucketShort(ms, ctx.timeZone, ctx.range.granularity)}
                 </th>
               ))}
+              <td class="data-table__pad" aria-hidden="true" />
             </tr>
           </thead>
           <tbody>
@@ -49,6 +50,7 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
                 {entry.values.map((v, i) => (
                   <td key={i} class={i === current ? 'is-current' : undefined}>{formatExact(v)}</td>
                 ))}
+                <td class="data-table__pad" aria-hidden="true" />
               </tr>
             ))}
           </tbody>
@@ -56,4 +58,30 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
       </div>
     </Frame>
   );
+}
+
+/**
+ * Scrolls to the newest buckets so that no number sits half under the sticky path column: the
+ * first column shown starts at that column's right edge, and an end spacer gives the room for it.
+ * The same edge is the scroll-snap padding, so a sideways scroll also rests on whole columns.
+ */
+function showNewest(el: HTMLDivElement): void {
+  const table = el.querySelector('table');
+  const head = table?.querySelector('thead tr');
+  if (!table || !head) return;
+  const cells = [...head.children] as HTMLElement[];
+  const sticky = cells[0]!;
+  const columns = cells.slice(1, -1);
+  table.style.setProperty('--pad', '0px');
+  const width = sticky.offsetWidth;
+  el.style.setProperty('--sticky-w', `${width}px`);
+  const last = columns[columns.length - 1];
+  if (!last) return;
+  const end = last.offsetLeft + last.offsetWidth;
+  const room = el.clientWidth - width;
+  const first = columns.find((c) => end - c.offsetLeft <= room) ?? last;
+  const left = Math.max(0, first.offsetLeft - width);
+  const pad = Math.max(0, left + el.clientWidth - end);
+  table.style.setProperty('--pad', `${left > 0 ? pad : 0}px`);
+  el.scrollLeft = left;
 }

@@ -11,12 +11,15 @@ import { SOURCE_FIELDS, type SourceFields, type SourceLookup, selectSource } fro
 import type { Dashboard } from '../../model/dashboard';
 import { checkSentDocuments, checkStoredSize } from './limits';
 import { normalizePayload } from './widgets';
+import { type ExpectedVersion, checkVersion, nextUpdatedAt } from './versions';
 
 export interface DashboardsContext {
   dashboards: DashboardsRepo;
   sources: SourceLookup & { byId(id: string): Source | undefined };
   projectsEnabled: boolean;
   now: () => number;
+  /** a user's name (or email) for a refused stale save; undefined when unknown */
+  nameOf?: (userId: string) => string | undefined;
 }
 
 /** Fields a create or an update may carry, after their types were checked. */
@@ -72,10 +75,20 @@ export function showDashboard(ctx: DashboardsContext, auth: Auth, rawId: string)
   return dashboard;
 }
 
-/** PUT/DELETE target: 404, then 409 unless the request unlocks it. */
-export function findChangeable(ctx: DashboardsContext, auth: Auth, rawId: string, unlocks: boolean): Dashboard {
+/**
+ * PUT/DELETE target: 404, then 409 unless the request unlocks it, then 409 when the request names
+ * a version (`updated_at` or If-Match) that is no longer the stored one.
+ */
+export function findChangeable(
+  ctx: DashboardsContext,
+  auth: Auth,
+  rawId: string,
+  unlocks: boolean,
+  expected: ExpectedVersion = {},
+): Dashboard {
   const dashboard = findDashboard(ctx, auth, rawId);
   if (dashboard.locked && !unlocks) throw conflict(LOCKED);
+  checkVersion(dashboard, expected, 'This dashboard', (id) => ctx.nameOf?.(id));
   return dashboard;
 }
 
@@ -112,6 +125,7 @@ export function createDashboard(ctx: DashboardsContext, auth: Auth, input: Dashb
     segments,
     insertedAt: now,
     updatedAt: now,
+    updatedBy: auth.userId,
   };
   return insertDashboard(ctx, dashboard, input.position === undefined);
 }
@@ -133,6 +147,8 @@ export function updateDashboard(
   current: Dashboard,
   input: DashboardInput,
   bag: ErrorBag,
+  userId: string | null = null,
+  expected: ExpectedVersion = {},
 ): Dashboard {
   const organizationId = current.organizationId;
   const keptProjectId = current.sourceType === 'project' ? current.sourceId : null;
@@ -156,7 +172,8 @@ export function updateDashboard(
     defaultGranularity: granularity ?? keptGranularity(current, source),
     payload,
     segments,
-    updatedAt: ctx.now(),
+    updatedAt: nextUpdatedAt(current, ctx.now(), expected),
+    updatedBy: userId,
   };
   ctx.dashboards.update(next);
   return next;

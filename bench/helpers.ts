@@ -35,7 +35,11 @@ export interface SpawnOptions {
 }
 
 /** A TypeScript server script (through tsx) or, with `executable`, that program, on a fresh data dir. */
-export async function spawnServer(script: string, args: string[] = [], options: SpawnOptions = {}): Promise<ChildServer> {
+export async function spawnServer(
+  script: string,
+  args: string[] = [],
+  options: SpawnOptions = {},
+): Promise<ChildServer> {
   const { env = {}, executable, flags = [], node = process.execPath } = options;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
   const nodeArgs = [...flags, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')];
@@ -87,13 +91,17 @@ export function spawnService(env: Record<string, string> = {}): Promise<ChildSer
  * the build keeps in .build/node-runtime/ (else this Node, and the label says so).
  */
 function bareKoaRuntime(): { node: string; label: string } {
-  if (!process.env.BENCH_SERVICE) return { node: process.execPath, label: `Node ${process.version}, as the service` };
+  if (!process.env.BENCH_SERVICE)
+    return { node: process.execPath, label: `Node ${process.version}, as the service` };
   const runtimes = path.join(ROOT, '.build', 'node-runtime');
   for (const version of existsSync(runtimes) ? readdirSync(runtimes).sort().reverse() : []) {
     const node = path.join(runtimes, version, 'package', 'bin', 'node');
     if (existsSync(node)) return { node, label: `Node v${version}, the executable's` };
   }
-  return { node: process.execPath, label: `Node ${process.version}: not the executable's, which is not in .build/` };
+  return {
+    node: process.execPath,
+    label: `Node ${process.version}: not the executable's, which is not in .build/`,
+  };
 }
 
 /** The bare Koa baseline (bench/bare-koa.ts) on the service's runtime. */
@@ -103,14 +111,19 @@ export function spawnBareKoa(): Promise<ChildServer> {
 
 /** What spawnService runs, for the benchmarks' first line. */
 export function serviceLabel(): string {
-  return process.env.BENCH_SERVICE ? `service: ${process.env.BENCH_SERVICE} (single executable)` : 'service: src/main.ts through tsx (npm start)';
+  return process.env.BENCH_SERVICE
+    ? `service: ${process.env.BENCH_SERVICE} (single executable)`
+    : 'service: src/main.ts through tsx (npm start)';
 }
 
 /** What spawnBareKoa runs on. */
 export const bareKoaLabel = () => `bare Koa baseline: ${bareKoaRuntime().label}`;
 
 /** A project with the given settings and a source token: the headers for the metrics endpoints. */
-export async function projectHeaders(server: { url: string }, project: Record<string, unknown> = {}): Promise<Record<string, string>> {
+export async function projectHeaders(
+  server: { url: string },
+  project: Record<string, unknown> = {},
+): Promise<Record<string, string>> {
   const agent = await createProjectWithToken(server, project);
   return {
     authorization: `Bearer ${agent.sourceToken}`,
@@ -145,7 +158,8 @@ export async function waitIdle(pid: number, timeoutSeconds = 300): Promise<numbe
     const now = cpuSeconds(pid);
     quiet = now - last < 0.025 ? quiet + 1 : 0;
     last = now;
-    if (performance.now() - started > timeoutSeconds * 1000) throw new Error(`process ${pid} still busy after ${timeoutSeconds} s`);
+    if (performance.now() - started > timeoutSeconds * 1000)
+      throw new Error(`process ${pid} still busy after ${timeoutSeconds} s`);
   }
   return Math.max(0, (performance.now() - started) / 1000 - 0.5);
 }
@@ -161,7 +175,12 @@ export function seeded(seed: number): () => number {
 
 /** A batch body: 1,000 points x 3 leaves spread over the hour starting at `hourMs`. */
 export function batchBody(hourMs: number, random: () => number, key = 'bench.orders'): string {
-  return pointsBody(Array.from({ length: 1000 }, () => key), hourMs, 3_600_000, random);
+  return pointsBody(
+    Array.from({ length: 1000 }, () => key),
+    hourMs,
+    3_600_000,
+    random,
+  );
 }
 
 /** `count` distinct keys out of `pool` (named bench.key.<n>), in random order. */
@@ -175,7 +194,12 @@ export function sampleKeys(pool: number, count: number, random: () => number): s
 }
 
 /** One point of 3 leaves per key, timestamps spread over [startMs, startMs + spanMs). */
-export function pointsBody(keys: readonly string[], startMs: number, spanMs: number, random: () => number): string {
+export function pointsBody(
+  keys: readonly string[],
+  startMs: number,
+  spanMs: number,
+  random: () => number,
+): string {
   const points = keys.map((key, i) => ({
     key,
     at: new Date(startMs + Math.floor(random() * spanMs)).toISOString(),

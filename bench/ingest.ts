@@ -18,7 +18,18 @@
 //    behind. So each run starts once the warm-up is folded, and after it the bench waits until the
 //    service is idle again: sustained = leaf values acknowledged / (run + time to fold what was behind),
 //    the rate the service holds for as long as the load lasts; the targets are checked against it.
-import { cpuSeconds, fmt, projectHeaders, seeded, serviceLabel, bareKoaLabel, spawnBareKoa, spawnService, waitIdle, type ChildServer } from './helpers';
+import {
+  cpuSeconds,
+  fmt,
+  projectHeaders,
+  seeded,
+  serviceLabel,
+  bareKoaLabel,
+  spawnBareKoa,
+  spawnService,
+  waitIdle,
+  type ChildServer,
+} from './helpers';
 import { runWrk, type WrkResult } from './wrk';
 import { WORKLOADS, type Workload } from './workloads';
 
@@ -26,8 +37,14 @@ console.log(`${serviceLabel()}; ${bareKoaLabel()}`);
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SLICES = Number(process.env.BENCH_SLICES ?? 4);
-const PARTS = new Set((process.env.BENCH_PART ?? 'single,narrow,live,wide').replace('batches', 'narrow,live,wide').split(','));
-const SINGLE = JSON.stringify({ key: 'bench.single', at: '2026-01-24T10:00:00Z', values: { count: 1, amount: { net: 2.5, tax: 0.5 } } });
+const PARTS = new Set(
+  (process.env.BENCH_PART ?? 'single,narrow,live,wide').replace('batches', 'narrow,live,wide').split(','),
+);
+const SINGLE = JSON.stringify({
+  key: 'bench.single',
+  at: '2026-01-24T10:00:00Z',
+  values: { count: 1, amount: { net: 2.5, tax: 0.5 } },
+});
 
 interface Totals {
   ok: number;
@@ -41,7 +58,15 @@ interface Totals {
 const totals = (): Totals => ({ ok: 0, seconds: 0, cpu: 0, failures: 0, p50: [], p99: [] });
 
 /** One wrk run against a server, counting its CPU time. */
-async function measure(server: ChildServer, path: string, headers: Record<string, string>, bodies: string[], connections: number, seconds: number, into?: Totals): Promise<WrkResult> {
+async function measure(
+  server: ChildServer,
+  path: string,
+  headers: Record<string, string>,
+  bodies: string[],
+  connections: number,
+  seconds: number,
+  into?: Totals,
+): Promise<WrkResult> {
   const cpu = cpuSeconds(server.pid);
   const r = await runWrk({ url: `${server.url}${path}`, headers, bodies, connections, seconds });
   if (into) {
@@ -57,9 +82,11 @@ async function measure(server: ChildServer, path: string, headers: Record<string
 
 function sliceLine(name: string, s: Totals): string {
   const median = [...s.p50].sort((a, b) => a - b)[Math.floor(s.p50.length / 2)];
-  return `${name}: ${fmt(s.ok / s.seconds)} req/s (2xx), latency p50 ${fmt(median!, 2)} ms (median slice), ` +
+  return (
+    `${name}: ${fmt(s.ok / s.seconds)} req/s (2xx), latency p50 ${fmt(median!, 2)} ms (median slice), ` +
     `p99 ${fmt(Math.max(...s.p99), 2)} ms (worst slice), failures ${s.failures}, ` +
-    `server CPU ${fmt((s.cpu / s.ok) * 1e6, 1)} µs per request (${fmt(s.cpu / s.seconds, 2)} cores)`;
+    `server CPU ${fmt((s.cpu / s.ok) * 1e6, 1)} µs per request (${fmt(s.cpu / s.seconds, 2)} cores)`
+  );
 }
 
 async function singlePoints(): Promise<void> {
@@ -81,9 +108,11 @@ async function singlePoints(): Promise<void> {
   const ratio = ours.ok / ours.seconds / (base.ok / base.seconds);
   console.log(sliceLine('single point, service ', ours));
   console.log(sliceLine('single point, bare Koa', base));
-  console.log(`single point: ratio service / bare Koa ${ratio.toFixed(2)} (target >= 0.85: x${(ratio / 0.85).toFixed(2)}), ` +
-    `p99 ${fmt(Math.max(...ours.p99), 2)} ms (target <= 20 ms), ` +
-    `server CPU per request bare / service ${((base.cpu / base.ok) / (ours.cpu / ours.ok)).toFixed(2)}`);
+  console.log(
+    `single point: ratio service / bare Koa ${ratio.toFixed(2)} (target >= 0.85: x${(ratio / 0.85).toFixed(2)}), ` +
+      `p99 ${fmt(Math.max(...ours.p99), 2)} ms (target <= 20 ms), ` +
+      `server CPU per request bare / service ${(base.cpu / base.ok / (ours.cpu / ours.ok)).toFixed(2)}`,
+  );
 }
 
 async function batchWorkload(w: Workload): Promise<void> {
@@ -102,11 +131,15 @@ async function batchWorkload(w: Workload): Promise<void> {
   service.remove();
   const acked = r.perSecond * 3000;
   const sustained = (batches * 3000) / (r.seconds + behind);
-  const p99 = w.p99Target ? `, p99 target <= ${w.p99Target} ms: ${r.perSecond > 0 && r.p99 <= w.p99Target ? 'met' : 'missed'}` : '';
-  console.log(`${w.name}: ${fmt(sustained)} leaf values/s sustained (${fmt(acked)}/s acknowledged, ${fmt(r.perSecond, 1)} batches/s, ` +
-    `folded ${fmt(behind, 1)} s after the ${fmt(r.seconds, 1)} s run), p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms, ` +
-    `failures ${r.failures}${r.failures ? ` (${r.failureText})` : ''}, server CPU ${fmt(cpuPerBatch * 1e3, 2)} ms per batch ` +
-    `(${fmt((cpuPerBatch * batches) / (r.seconds + behind), 2)} cores); target ${fmt(w.target)}: x${(sustained / w.target).toFixed(2)}${p99}`);
+  const p99 = w.p99Target
+    ? `, p99 target <= ${w.p99Target} ms: ${r.perSecond > 0 && r.p99 <= w.p99Target ? 'met' : 'missed'}`
+    : '';
+  console.log(
+    `${w.name}: ${fmt(sustained)} leaf values/s sustained (${fmt(acked)}/s acknowledged, ${fmt(r.perSecond, 1)} batches/s, ` +
+      `folded ${fmt(behind, 1)} s after the ${fmt(r.seconds, 1)} s run), p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms, ` +
+      `failures ${r.failures}${r.failures ? ` (${r.failureText})` : ''}, server CPU ${fmt(cpuPerBatch * 1e3, 2)} ms per batch ` +
+      `(${fmt((cpuPerBatch * batches) / (r.seconds + behind), 2)} cores); target ${fmt(w.target)}: x${(sustained / w.target).toFixed(2)}${p99}`,
+  );
 }
 
 async function bareBatchCeiling(): Promise<void> {
@@ -117,7 +150,9 @@ async function bareBatchCeiling(): Promise<void> {
   const r = await measure(bare, '/', headers, bodies, 8, SECONDS / 2);
   await bare.stop();
   bare.remove();
-  console.log(`bare Koa on the narrow bodies (parse only): ${fmt(r.perSecond * 3000)} leaf values/s, p99 ${fmt(r.p99, 1)} ms`);
+  console.log(
+    `bare Koa on the narrow bodies (parse only): ${fmt(r.perSecond * 3000)} leaf values/s, p99 ${fmt(r.p99, 1)} ms`,
+  );
 }
 
 if (PARTS.has('single')) await singlePoints();

@@ -13,7 +13,11 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 
 type Db = Database.Database;
-interface Write { series: string; bucket: number; ops: Map<string, number> } // path -> amount to add
+interface Write {
+  series: string;
+  bucket: number;
+  ops: Map<string, number>;
+} // path -> amount to add
 
 interface Layout {
   name: string;
@@ -75,7 +79,8 @@ function leafLayout(name: string, table: string, pathAsText: boolean): Layout {
       db.transaction(() => {
         for (const w of writes) {
           const sid = intern(db, 'series', w.series);
-          for (const [p, v] of w.ops) upsert.run(sid, w.bucket / 1000, pathAsText ? p : intern(db, 'paths', p), v);
+          for (const [p, v] of w.ops)
+            upsert.run(sid, w.bucket / 1000, pathAsText ? p : intern(db, 'paths', p), v);
         }
       }).immediate();
     },
@@ -88,7 +93,9 @@ function leafLayout(name: string, table: string, pathAsText: boolean): Layout {
             'WHERE series_id = ? AND bucket BETWEEN ? AND ? GROUP BY bucket',
         )
         .raw(true)
-        .all(intern(db, 'series', series), buckets[0]! / 1000, buckets[buckets.length - 1]! / 1000) as Array<[number, string]>;
+        .all(intern(db, 'series', series), buckets[0]! / 1000, buckets[buckets.length - 1]! / 1000) as Array<
+        [number, string]
+      >;
       const names = new Map<string, string>();
       const pathName = db.prepare('SELECT path FROM paths WHERE id = ?').pluck();
       const out = new Array<string>(buckets.length).fill('{}');
@@ -96,12 +103,14 @@ function leafLayout(name: string, table: string, pathAsText: boolean): Layout {
       for (const [bucket, data] of rows) {
         while (i < buckets.length && buckets[i]! < bucket * 1000) i++;
         if (buckets[i] !== bucket * 1000) continue;
-        const flat = Object.entries(JSON.parse(data) as Record<string, number>).map(([p, v]): [string, number] => {
-          if (pathAsText) return [p, v];
-          let n = names.get(p);
-          if (n === undefined) names.set(p, (n = pathName.get(Number(p)) as string));
-          return [n, v];
-        });
+        const flat = Object.entries(JSON.parse(data) as Record<string, number>).map(
+          ([p, v]): [string, number] => {
+            if (pathAsText) return [p, v];
+            let n = names.get(p);
+            if (n === undefined) names.set(p, (n = pathName.get(Number(p)) as string));
+            return [n, v];
+          },
+        );
         out[i] = JSON.stringify(nest(flat));
       }
       return out;
@@ -114,7 +123,10 @@ function addAt(node: Record<string, unknown>, p: string, v: number): void {
   const parts = p.split('.');
   for (let i = 0; i < parts.length - 1; i++) {
     const child = node[parts[i]!];
-    node = (typeof child === 'object' && child !== null ? child : (node[parts[i]!] = {})) as Record<string, unknown>;
+    node = (typeof child === 'object' && child !== null ? child : (node[parts[i]!] = {})) as Record<
+      string,
+      unknown
+    >;
   }
   const last = parts[parts.length - 1]!;
   const old = node[last];
@@ -144,7 +156,9 @@ CREATE TABLE buckets (series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, data 
     const rows = db
       .prepare('SELECT bucket, data FROM buckets WHERE series_id = ? AND bucket BETWEEN ? AND ?')
       .raw(true)
-      .all(intern(db, 'series', series), buckets[0]! / 1000, buckets[buckets.length - 1]! / 1000) as Array<[number, string]>;
+      .all(intern(db, 'series', series), buckets[0]! / 1000, buckets[buckets.length - 1]! / 1000) as Array<
+      [number, string]
+    >;
     const out = new Array<string>(buckets.length).fill('{}');
     let i = 0;
     for (const [bucket, data] of rows) {
@@ -159,7 +173,8 @@ CREATE TABLE buckets (series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, data 
       if (typeof node === 'number') n++;
       else for (const child of Object.values(node as object)) count(child);
     };
-    for (const data of db.prepare('SELECT data FROM buckets').pluck().iterate() as Iterable<string>) count(JSON.parse(data));
+    for (const data of db.prepare('SELECT data FROM buckets').pluck().iterate() as Iterable<string>)
+      count(JSON.parse(data));
     return n;
   },
 };
@@ -169,7 +184,11 @@ const LEAF_TABLE = (pathType: string, key: string, suffix: string) =>
   value NUMERIC NOT NULL, ${key} (series_id, bucket, path))${suffix};`;
 
 const LAYOUTS: Layout[] = [
-  leafLayout('leaf row, interned path, WITHOUT ROWID', LEAF_TABLE('INTEGER', 'PRIMARY KEY', ' WITHOUT ROWID'), false),
+  leafLayout(
+    'leaf row, interned path, WITHOUT ROWID',
+    LEAF_TABLE('INTEGER', 'PRIMARY KEY', ' WITHOUT ROWID'),
+    false,
+  ),
   leafLayout('leaf row, text path, WITHOUT ROWID', LEAF_TABLE('TEXT', 'PRIMARY KEY', ' WITHOUT ROWID'), true),
   leafLayout('leaf row, interned path, rowid + unique index', LEAF_TABLE('INTEGER', 'UNIQUE', ''), false),
   jsonBucketLayout,
@@ -185,7 +204,15 @@ function floors(ms: number): number[] {
   const day = Date.UTC(y, m, d.getUTCDate());
   const dow = (d.getUTCDay() + 6) % 7; // a plain Monday week is enough for a benchmark
   const week = Math.max(day - dow * 86_400_000, Date.UTC(y, 0, 1));
-  return [ms - (ms % 60_000), ms - (ms % HOUR), day, week, Date.UTC(y, m, 1), Date.UTC(y, m - (m % 3), 1), Date.UTC(y, 0, 1)];
+  return [
+    ms - (ms % 60_000),
+    ms - (ms % HOUR),
+    day,
+    week,
+    Date.UTC(y, m, 1),
+    Date.UTC(y, m - (m % 3), 1),
+    Date.UTC(y, 0, 1),
+  ];
 }
 
 /** The merged write set of one 1,000-point batch over hour `h` (deterministic pseudo-random times). */
@@ -218,7 +245,9 @@ function readDataset(): Write[] {
   return Array.from({ length: 8760 }, (_, h) => ({
     series: 'read.key|1h',
     bucket: YEAR_START + h * HOUR,
-    ops: new Map(Array.from({ length: 10 }, (_, l): [string, number] => [`metrics.leaf${l}`, h + l + (l % 2) / 2])),
+    ops: new Map(
+      Array.from({ length: 10 }, (_, l): [string, number] => [`metrics.leaf${l}`, h + l + (l % 2) / 2]),
+    ),
   }));
 }
 
@@ -245,7 +274,8 @@ function readP50(layout: Layout, db: Db): number {
     const t = process.hrtime.bigint();
     const body = `{"data":{"values":[${layout.read(db, 'read.key|1h', buckets).join(',')}]}}`;
     samples.push(Number(process.hrtime.bigint() - t) / 1e6);
-    const last = (JSON.parse(body) as { data: { values: Array<{ metrics: Record<string, number> }> } }).data.values[8759];
+    const last = (JSON.parse(body) as { data: { values: Array<{ metrics: Record<string, number> }> } }).data
+      .values[8759];
     if (last?.metrics.leaf9 !== 8759 + 9.5) throw new Error(`${layout.name}: wrong read`);
   }
   return p50(samples);
@@ -274,15 +304,22 @@ function measure(layout: Layout, dir: string, index: number) {
 function main(): void {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-layouts-'));
   try {
-    console.log('layout | upserts/s few keys | upserts/s many keys | GET body 8,760 x 10 p50 ms | bytes/leaf');
+    console.log(
+      'layout | upserts/s few keys | upserts/s many keys | GET body 8,760 x 10 p50 ms | bytes/leaf',
+    );
     const results = LAYOUTS.map((layout, i) => ({ layout, ...measure(layout, dir, i) }));
     const base = results[0]!;
     const fmt = (v: number, b: number, digits = 0) =>
       `${v.toLocaleString('en-US', { maximumFractionDigits: digits })} (x${(v / b).toFixed(2)})`;
     for (const r of results) {
       console.log(
-        [r.layout.name, fmt(r.fewRate, base.fewRate), fmt(r.manyRate, base.manyRate), fmt(r.read, base.read, 1),
-          fmt(r.bytesPerLeaf, base.bytesPerLeaf, 1)].join(' | '),
+        [
+          r.layout.name,
+          fmt(r.fewRate, base.fewRate),
+          fmt(r.manyRate, base.manyRate),
+          fmt(r.read, base.read, 1),
+          fmt(r.bytesPerLeaf, base.bytesPerLeaf, 1),
+        ].join(' | '),
       );
     }
   } finally {

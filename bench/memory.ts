@@ -30,7 +30,8 @@ const TARGET_MB = 200;
 /** Private memory of a process: its anonymous and shared-memory resident pages (Linux). */
 function privateBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? Number.NaN);
+  const kb = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? Number.NaN);
   return (kb('RssAnon') + kb('RssShmem')) * 1024;
 }
 
@@ -65,8 +66,17 @@ for (const w of WORKLOADS.filter((x) => PARTS.has(x.name))) {
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const idle = { private: privateBytes(service.pid), rss: rssBytes(service.pid) };
   const samples: Array<{ private: number; rss: number }> = [];
-  const timer = setInterval(() => samples.push({ private: privateBytes(service.pid), rss: rssBytes(service.pid) }), 1000);
-  const r = await runWrk({ url: `${service.url}/api/v1/metrics/batch`, headers, bodies: w.bodies(seeded(7)), connections: 8, seconds: SECONDS });
+  const timer = setInterval(
+    () => samples.push({ private: privateBytes(service.pid), rss: rssBytes(service.pid) }),
+    1000,
+  );
+  const r = await runWrk({
+    url: `${service.url}/api/v1/metrics/batch`,
+    headers,
+    bodies: w.bodies(seeded(7)),
+    connections: 8,
+    seconds: SECONDS,
+  });
   clearInterval(timer);
   await service.stop();
   const disk = diskPerLeaf(service.dataDir);
@@ -82,7 +92,10 @@ for (const w of WORKLOADS.filter((x) => PARTS.has(x.name))) {
       `disk ${fmt(disk.bytes / disk.leaves, 1)} bytes per stored leaf (${fmt(disk.leaves)} leaves)`,
   );
   const every5 = (pick: (x: { private: number; rss: number }) => number) =>
-    samples.filter((_, i) => i % 5 === 4).map((x) => fmt(pick(x) / MB)).join(' ');
+    samples
+      .filter((_, i) => i % 5 === 4)
+      .map((x) => fmt(pick(x) / MB))
+      .join(' ');
   console.log(`${w.name}: private every 5 s (MB): ${every5((x) => x.private)}`);
   console.log(`${w.name}: RSS every 5 s (MB): ${every5((x) => x.rss)}`);
 }

@@ -35,18 +35,45 @@ interface Read {
 }
 
 const READS: Read[] = [
-  { name: 'year at 1h', query: { from: '2025-01-01T00:00:00Z', to: '2025-12-31T23:00:00Z', granularity: '1h' }, buckets: 8760, count: MINUTES },
-  { name: 'year at 1d', query: { from: '2025-01-01T00:00:00Z', to: '2025-12-31T00:00:00Z', granularity: '1d' }, buckets: 365, count: MINUTES },
-  { name: 'day at 1m', query: { from: new Date(LAST_DAY).toISOString(), to: new Date(LAST_DAY + 86_340_000).toISOString(), granularity: '1m' }, buckets: 1440, count: 1440 },
+  {
+    name: 'year at 1h',
+    query: { from: '2025-01-01T00:00:00Z', to: '2025-12-31T23:00:00Z', granularity: '1h' },
+    buckets: 8760,
+    count: MINUTES,
+  },
+  {
+    name: 'year at 1d',
+    query: { from: '2025-01-01T00:00:00Z', to: '2025-12-31T00:00:00Z', granularity: '1d' },
+    buckets: 365,
+    count: MINUTES,
+  },
+  {
+    name: 'day at 1m',
+    query: {
+      from: new Date(LAST_DAY).toISOString(),
+      to: new Date(LAST_DAY + 86_340_000).toISOString(),
+      granularity: '1m',
+    },
+    buckets: 1440,
+    count: 1440,
+  },
 ];
 
 async function load(url: string, headers: Record<string, string>): Promise<void> {
   for (let start = 0; start < MINUTES; start += 1000) {
     const points = [];
     for (let m = start; m < Math.min(start + 1000, MINUTES); m++) {
-      points.push({ key: KEY, at: new Date(YEAR + m * 60_000).toISOString(), values: { count: 1, amount: { net: 2, tax: 1 } } });
+      points.push({
+        key: KEY,
+        at: new Date(YEAR + m * 60_000).toISOString(),
+        values: { count: 1, amount: { net: 2, tax: 1 } },
+      });
     }
-    const res = await fetch(`${url}/api/v1/metrics/batch`, { method: 'POST', headers, body: JSON.stringify({ points }) });
+    const res = await fetch(`${url}/api/v1/metrics/batch`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ points }),
+    });
     if (res.status !== 201) throw new Error(`load failed: ${res.status} ${await res.text()}`);
   }
 }
@@ -54,9 +81,15 @@ async function load(url: string, headers: Record<string, string>): Promise<void>
 type Values = Array<{ count?: number; amount?: { net?: number; tax?: number } }>;
 
 /** One read: its status and time, and a thrown error if a 200 does not hold every point. */
-async function readOnce(url: string, headers: Record<string, string>, r: Read): Promise<{ status: number; ms: number }> {
+async function readOnce(
+  url: string,
+  headers: Record<string, string>,
+  r: Read,
+): Promise<{ status: number; ms: number }> {
   const started = performance.now();
-  const res = await fetch(`${url}/api/v1/metrics?${new URLSearchParams({ key: KEY, ...r.query })}`, { headers });
+  const res = await fetch(`${url}/api/v1/metrics?${new URLSearchParams({ key: KEY, ...r.query })}`, {
+    headers,
+  });
   const text = await res.text();
   const ms = performance.now() - started;
   if (res.status !== 200) return { status: res.status, ms };
@@ -68,12 +101,15 @@ async function readOnce(url: string, headers: Record<string, string>, r: Read): 
     net += v.amount?.net ?? 0;
   }
   if (values.length !== r.buckets || count !== r.count || net !== 2 * r.count) {
-    throw new Error(`${r.name}: ${values.length} buckets, count ${count}, net ${net}; expected ${r.buckets}, ${r.count}, ${2 * r.count}`);
+    throw new Error(
+      `${r.name}: ${values.length} buckets, count ${count}, net ${net}; expected ${r.buckets}, ${r.count}, ${2 * r.count}`,
+    );
   }
   return { status: 200, ms };
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 
 /** The reads in turn for `seconds`; prints their percentiles; returns p50/p99 by name and the 503s. */
 async function readsFor(url: string, headers: Record<string, string>, seconds: number, label: string) {
@@ -90,8 +126,10 @@ async function readsFor(url: string, headers: Record<string, string>, seconds: n
   for (const [name, list] of times) {
     list.sort((a, b) => a - b);
     out.set(name, { p50: pct(list, 50), p99: pct(list, 99) });
-    console.log(`${label}, ${name}: ${list.length} reads, p50 ${fmt(pct(list, 50), 2)} ms, p90 ${fmt(pct(list, 90), 2)} ms, ` +
-      `p99 ${fmt(pct(list, 99), 2)} ms, max ${fmt(list[list.length - 1] ?? Number.NaN, 1)} ms`);
+    console.log(
+      `${label}, ${name}: ${list.length} reads, p50 ${fmt(pct(list, 50), 2)} ms, p90 ${fmt(pct(list, 90), 2)} ms, ` +
+        `p99 ${fmt(pct(list, 99), 2)} ms, max ${fmt(list[list.length - 1] ?? Number.NaN, 1)} ms`,
+    );
   }
   const failed = [...failures].map(([s, n]) => `${n} x ${s}`).join(', ');
   console.log(`${label}: answers other than 200: ${failed || 'none'}`);
@@ -102,7 +140,9 @@ const service = await spawnService();
 let unavailable = 0;
 const verdicts: string[] = [];
 const check = (name: string, value: number, target: number) =>
-  verdicts.push(`${name} ${fmt(value, 2)} ms (target <= ${target} ms: ${value <= target ? 'met' : 'missed'})`);
+  verdicts.push(
+    `${name} ${fmt(value, 2)} ms (target <= ${target} ms: ${value <= target ? 'met' : 'missed'})`,
+  );
 try {
   const headers = await projectHeaders(service);
   const loadStarted = performance.now();
@@ -120,7 +160,9 @@ try {
   }
   const firstMs = performance.now() - loaded;
   unavailable += first503;
-  console.log(`first read (year at 1h) after the load: 200 after ${fmt(firstMs, 1)} ms, ${first503} x 503 before it`);
+  console.log(
+    `first read (year at 1h) after the load: 200 after ${fmt(firstMs, 1)} ms, ${first503} x 503 before it`,
+  );
   check('first read', firstMs, 250);
 
   const afterLoad = await readsFor(service.url, headers, SECONDS, 'right after the load');
@@ -135,14 +177,18 @@ try {
   await waitIdle(service.pid);
   const rate = max.perSecond / 2;
   const delayMs = Math.max(0, (ingest.connections / rate) * 1000 - max.p50);
-  console.log(`live ingest: maximum ${fmt(max.perSecond, 1)} batches/s (3 s, 8 connections); reads under half of it (delay ${fmt(delayMs, 1)} ms per request and connection)`);
+  console.log(
+    `live ingest: maximum ${fmt(max.perSecond, 1)} batches/s (3 s, 8 connections); reads under half of it (delay ${fmt(delayMs, 1)} ms per request and connection)`,
+  );
   const running = runWrk({ ...ingest, seconds: SECONDS + 2, delayMs });
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const underIngest = await readsFor(service.url, headers, SECONDS, 'under ingest');
   unavailable += underIngest.failed;
   const held = await running;
-  console.log(`live ingest during the reads: ${fmt(held.perSecond, 1)} batches/s (${fmt(held.perSecond * 3000)} leaf values/s), ` +
-    `p50 ${fmt(held.p50, 1)} ms, p99 ${fmt(held.p99, 1)} ms, failures ${held.failures}`);
+  console.log(
+    `live ingest during the reads: ${fmt(held.perSecond, 1)} batches/s (${fmt(held.perSecond * 3000)} leaf values/s), ` +
+      `p50 ${fmt(held.p50, 1)} ms, p99 ${fmt(held.p99, 1)} ms, failures ${held.failures}`,
+  );
 
   const day = underIngest.out.get('day at 1m')!;
   check('day at 1m p50 under ingest', day.p50, 5);

@@ -25,9 +25,17 @@ async function load(url: string, headers: Record<string, string>): Promise<void>
     const points = [];
     for (let h = start; h < Math.min(start + 1000, HOURS); h++) {
       const values = Object.fromEntries(Array.from({ length: 10 }, (_, l) => [`leaf${l}`, h + l]));
-      points.push({ key: KEY, at: new Date(YEAR + h * 3_600_000 + 1_800_000).toISOString(), values: { metrics: values } });
+      points.push({
+        key: KEY,
+        at: new Date(YEAR + h * 3_600_000 + 1_800_000).toISOString(),
+        values: { metrics: values },
+      });
     }
-    const res = await fetch(`${url}/api/v1/metrics/batch`, { method: 'POST', headers, body: JSON.stringify({ points }) });
+    const res = await fetch(`${url}/api/v1/metrics/batch`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ points }),
+    });
     if (res.status !== 201) throw new Error(`load failed: ${res.status} ${await res.text()}`);
   }
 }
@@ -35,8 +43,10 @@ async function load(url: string, headers: Record<string, string>): Promise<void>
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 
 function report(name: string, r: WrkResult, target: number): void {
-  console.log(`${name}: p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, ${fmt(r.requests)} requests, failures ${r.failures} ` +
-    `(target p50 <= ${target} ms: x${(r.p50 / target).toFixed(2)})`);
+  console.log(
+    `${name}: p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, ${fmt(r.requests)} requests, failures ${r.failures} ` +
+      `(target p50 <= ${target} ms: x${(r.p50 / target).toFixed(2)})`,
+  );
 }
 
 const service = await spawnService();
@@ -45,27 +55,71 @@ try {
   await load(service.url, headers);
   await waitIdle(service.pid);
   const getUrl = `${service.url}/api/v1/metrics?${new URLSearchParams(RANGE)}`;
-  const check = (await (await fetch(getUrl, { headers })).json()) as { data: { at: string[]; values: Array<{ metrics?: object }> } };
+  const check = (await (await fetch(getUrl, { headers })).json()) as {
+    data: { at: string[]; values: Array<{ metrics?: object }> };
+  };
   const filled = check.data.values.filter((v) => v.metrics && Object.keys(v.metrics).length === 10).length;
   console.log(`GET body: ${check.data.at.length} buckets, ${filled} with 10 leaves`);
   await runWrk({ url: getUrl, method: 'GET', headers, bodies: [''], connections: 1, threads: 1, seconds: 2 });
-  const get = await runWrk({ url: getUrl, method: 'GET', headers, bodies: [''], connections: 1, threads: 1, seconds: SECONDS });
+  const get = await runWrk({
+    url: getUrl,
+    method: 'GET',
+    headers,
+    bodies: [''],
+    connections: 1,
+    threads: 1,
+    seconds: SECONDS,
+  });
   report('GET /api/v1/metrics, 8,760 x 10 leaves', get, 10);
-  const query = JSON.stringify({ ...RANGE, mode: 'aggregate', aggregator: 'sum', value_path: 'metrics.leaf3', slices: 12 });
-  const queryLoad = { url: `${service.url}/api/v1/metrics/query`, headers, bodies: [query], connections: 1, threads: 1 };
+  const query = JSON.stringify({
+    ...RANGE,
+    mode: 'aggregate',
+    aggregator: 'sum',
+    value_path: 'metrics.leaf3',
+    slices: 12,
+  });
+  const queryLoad = {
+    url: `${service.url}/api/v1/metrics/query`,
+    headers,
+    bodies: [query],
+    connections: 1,
+    threads: 1,
+  };
   await runWrk({ ...queryLoad, seconds: 2 });
   const agg = await runWrk({ ...queryLoad, seconds: SECONDS });
   report('POST /api/v1/metrics/query aggregate, same range', agg, 10);
 
   for (let i = 0; i < 5; i++) {
-    const body = { name: `t${i}`, key: KEY, paths: ['metrics.leaf0', `metrics.leaf${i + 1}`], expression: 'a / b * 100', response: `derived.t${i}` };
-    const res = await fetch(`${service.url}/api/v1/transponders`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const body = {
+      name: `t${i}`,
+      key: KEY,
+      paths: ['metrics.leaf0', `metrics.leaf${i + 1}`],
+      expression: 'a / b * 100',
+      response: `derived.t${i}`,
+    };
+    const res = await fetch(`${service.url}/api/v1/transponders`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
     if (res.status !== 201) throw new Error(`transponder failed: ${res.status} ${await res.text()}`);
   }
-  const derived = (await (await fetch(getUrl, { headers })).json()) as { data: { values: Array<{ derived?: object }> } };
-  console.log(`with 5 transponders: ${derived.data.values.filter((v) => v.derived && Object.keys(v.derived).length === 5).length} buckets with 5 derived values`);
+  const derived = (await (await fetch(getUrl, { headers })).json()) as {
+    data: { values: Array<{ derived?: object }> };
+  };
+  console.log(
+    `with 5 transponders: ${derived.data.values.filter((v) => v.derived && Object.keys(v.derived).length === 5).length} buckets with 5 derived values`,
+  );
   await runWrk({ url: getUrl, method: 'GET', headers, bodies: [''], connections: 1, threads: 1, seconds: 2 });
-  const getT = await runWrk({ url: getUrl, method: 'GET', headers, bodies: [''], connections: 1, threads: 1, seconds: SECONDS });
+  const getT = await runWrk({
+    url: getUrl,
+    method: 'GET',
+    headers,
+    bodies: [''],
+    connections: 1,
+    threads: 1,
+    seconds: SECONDS,
+  });
   report('GET /api/v1/metrics, 5 transponders', getT, get.p50 * 1.5);
   await runWrk({ ...queryLoad, seconds: 2 });
   const aggT = await runWrk({ ...queryLoad, seconds: SECONDS });

@@ -11,7 +11,11 @@ import { fmt, projectHeaders, serviceLabel, spawnService } from './helpers';
 
 console.log(serviceLabel());
 const BUCKETS = Number(process.env.BENCH_BUCKETS ?? 1_000_000);
-const SINGLE = JSON.stringify({ key: 'bench.single', at: '2026-01-24T10:00:00Z', values: { count: 1, amount: { net: 2.5, tax: 0.5 } } });
+const SINGLE = JSON.stringify({
+  key: 'bench.single',
+  at: '2026-01-24T10:00:00Z',
+  values: { count: 1, amount: { net: 2.5, tax: 0.5 } },
+});
 
 /** Bucket rows of one old series, written straight into the service's database (another connection). */
 function insertExpired(dataDir: string, sourceId: string): void {
@@ -20,25 +24,38 @@ function insertExpired(dataDir: string, sourceId: string): void {
   const started = performance.now();
   db.transaction(() => {
     const seriesId = Number(
-      db.prepare("INSERT INTO metric_series (source_id, key, granularity) VALUES (?, 'old.key', '1m')").run(sourceId).lastInsertRowid,
+      db
+        .prepare("INSERT INTO metric_series (source_id, key, granularity) VALUES (?, 'old.key', '1m')")
+        .run(sourceId).lastInsertRowid,
     );
     const insert = db.prepare('INSERT INTO metric_buckets (series_id, bucket, data) VALUES (?, ?, ?)');
     const first = Date.UTC(2020, 0, 1) / 1000;
-    for (let i = 0; i < BUCKETS; i++) insert.run(seriesId, first + i * 60, '{"count":1,"amount":{"net":2.5}}');
+    for (let i = 0; i < BUCKETS; i++)
+      insert.run(seriesId, first + i * 60, '{"count":1,"amount":{"net":2.5}}');
   })();
   db.close();
-  console.log(`setup: ${fmt(BUCKETS)} expired 1m buckets inserted in ${fmt((performance.now() - started) / 1000, 1)} s`);
+  console.log(
+    `setup: ${fmt(BUCKETS)} expired 1m buckets inserted in ${fmt((performance.now() - started) / 1000, 1)} s`,
+  );
 }
 
 async function scrape(url: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^(service_retention_\w+(?:\{le="[^"]+"\})?) (\S+)$/gm)) out[m[1]!] = Number(m[2]);
+  for (const m of text.matchAll(/^(service_retention_\w+(?:\{le="[^"]+"\})?) (\S+)$/gm))
+    out[m[1]!] = Number(m[2]);
   return out;
 }
 
 const load = (url: string, headers: Record<string, string>, seconds: number) =>
-  autocannon({ url: `${url}/api/v1/metrics`, method: 'POST', headers, body: SINGLE, connections: 8, duration: seconds });
+  autocannon({
+    url: `${url}/api/v1/metrics`,
+    method: 'POST',
+    headers,
+    body: SINGLE,
+    connections: 8,
+    duration: seconds,
+  });
 
 const summary = (label: string, rs: Result[]) => {
   const ok = rs.reduce((n, r) => n + r['2xx'], 0);
@@ -46,7 +63,9 @@ const summary = (label: string, rs: Result[]) => {
   const p99 = Math.max(...rs.map((r) => r.latency.p99));
   const max = Math.max(...rs.map((r) => r.latency.max));
   const bad = rs.reduce((n, r) => n + r.non2xx + r.errors, 0);
-  console.log(`${label}: ${fmt(ok / seconds)} req/s, latency p99 ${p99} ms (worst slice), max ${max} ms, non-2xx/errors ${bad}`);
+  console.log(
+    `${label}: ${fmt(ok / seconds)} req/s, latency p99 ${p99} ms (worst slice), max ${max} ms, non-2xx/errors ${bad}`,
+  );
 };
 
 const service = await spawnService({ SERVICE_RETENTION_SWEEP_INTERVAL_SECONDS: '1' });
@@ -59,12 +78,21 @@ try {
   for (let i = 0; i < 3; i++) before.push(await load(service.url, headers, 2));
   summary('ingest, no sweep     ', before);
 
-  const put = await request(service, 'PUT', `/api/v1/bootstrap/projects/${old.sourceId}`, { expire_after: 86400 }, { token: old.userToken });
+  const put = await request(
+    service,
+    'PUT',
+    `/api/v1/bootstrap/projects/${old.sourceId}`,
+    { expire_after: 86400 },
+    { token: old.userToken },
+  );
   if (put.status !== 200) throw new Error(`PUT failed: ${put.status} ${put.text}`);
   const during: Result[] = [];
   let stats = await scrape(service.url);
   const startedAt = performance.now();
-  while (stats.service_retention_deleted_buckets_total! < BUCKETS && performance.now() - startedAt < 300_000) {
+  while (
+    stats.service_retention_deleted_buckets_total! < BUCKETS &&
+    performance.now() - startedAt < 300_000
+  ) {
     during.push(await load(service.url, headers, 2));
     stats = await scrape(service.url);
   }
@@ -78,7 +106,9 @@ try {
       `finished within ${fmt((performance.now() - startedAt) / 1000, 1)} s of the PUT (measured in 2 s load slices)`,
   );
   const db = new Database(path.join(service.dataDir, 'service.db'), { readonly: true });
-  console.log(`rows left in the expired series: ${db.prepare("SELECT count(*) FROM metric_buckets WHERE series_id = (SELECT id FROM metric_series WHERE key = 'old.key')").pluck().get()}`);
+  console.log(
+    `rows left in the expired series: ${db.prepare("SELECT count(*) FROM metric_buckets WHERE series_id = (SELECT id FROM metric_series WHERE key = 'old.key')").pluck().get()}`,
+  );
   db.close();
 } finally {
   await service.stop();

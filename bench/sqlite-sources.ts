@@ -18,7 +18,8 @@ import { emptyWriteSet, type WriteSetStore, type WriteSet } from '../src/drivers
 const HOUR = 3_600_000;
 const YEAR = Date.UTC(2025, 0, 1);
 const starts = Array.from({ length: 8760 }, (_, i) => YEAR + i * HOUR);
-const leaves = (n: number) => new Map(Array.from({ length: n }, (_, i) => [`leaf${i}.value`, i + 1] as [string, number]));
+const leaves = (n: number) =>
+  new Map(Array.from({ length: n }, (_, i) => [`leaf${i}.value`, i + 1] as [string, number]));
 
 function writeSet(buckets: number[], leafCount: number): WriteSet {
   const writes = emptyWriteSet();
@@ -27,7 +28,8 @@ function writeSet(buckets: number[], leafCount: number): WriteSet {
   return writes;
 }
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+const percentile = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
 
 async function measure(label: string, store: WriteSetStore): Promise<Record<string, number>> {
   await store.setup();
@@ -38,7 +40,8 @@ async function measure(label: string, store: WriteSetStore): Promise<Record<stri
   for (let i = 0; i < 1000; i++) await store.apply(writeSet([starts[i % 24]!], 3));
   const smallWrites = performance.now() - t;
   t = performance.now();
-  for (let i = 0; i < 1000; i++) await store.read({ sourceId: 's1', key: 'orders', granularity: '1h' }, [starts[i % 24]!]);
+  for (let i = 0; i < 1000; i++)
+    await store.read({ sourceId: 's1', key: 'orders', granularity: '1h' }, [starts[i % 24]!]);
   const smallReads = performance.now() - t;
   const reads: number[] = [];
   const elu = performance.eventLoopUtilization();
@@ -63,14 +66,19 @@ async function measure(label: string, store: WriteSetStore): Promise<Record<stri
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-sqlite-'));
 try {
-  const inline = await measure('inline', createSqliteStore({ file: path.join(dir, 'inline.db'), mode: 'full' }));
+  const inline = await measure(
+    'inline',
+    createSqliteStore({ file: path.join(dir, 'inline.db'), mode: 'full' }),
+  );
   const pool = createSqlitePool({ workers: 1, timeoutMs: 60_000 });
   const store = createSqliteStore({ file: path.join(dir, 'worker.db'), mode: 'full', pool });
   await store.read({ sourceId: 's1', key: 'warm', granularity: '1h' }, [YEAR]); // the worker's start is not measured
   const worker = await measure('worker', store);
   await pool.close();
   const ratio = (k: keyof typeof inline) => (worker[k]! / inline[k]!).toFixed(2);
-  console.log(`worker / inline: year write ${ratio('yearWriteMs')}, small write ${ratio('smallWriteUs')}, small read ${ratio('smallReadUs')}, read p50 ${ratio('readP50Ms')}, event loop busy per read ${ratio('readLoopBusyMs')}`);
+  console.log(
+    `worker / inline: year write ${ratio('yearWriteMs')}, small write ${ratio('smallWriteUs')}, small read ${ratio('smallReadUs')}, read p50 ${ratio('readP50Ms')}, event loop busy per read ${ratio('readLoopBusyMs')}`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

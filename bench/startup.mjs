@@ -18,7 +18,10 @@ const TIMEOUT_MS = 20_000;
 function listeningUrl(child, command) {
   return new Promise((resolve, reject) => {
     let stdout = '';
-    const timer = setTimeout(() => reject(new Error(`${command} not listening in ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`${command} not listening in ${TIMEOUT_MS} ms`)),
+      TIMEOUT_MS,
+    );
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
       const match = /listening on (http:\/\/\S+:\d+)/.exec(stdout);

@@ -39,7 +39,13 @@ function benchGrid() {
     { type: 'kpi', path: 'gauges.active_users', function: 'max' },
     { type: 'kpi', path: 'latency.count', function: 'sum', subtype: 'goal', goal_target: 1_000_000 },
     { type: 'timeseries', paths: ['requests.status.*'], chart_type: 'area', stacked: true },
-    { type: 'timeseries', paths: ['requests.endpoint.*'], chart_type: 'bar', stacked: true, normalized: true },
+    {
+      type: 'timeseries',
+      paths: ['requests.endpoint.*'],
+      chart_type: 'bar',
+      stacked: true,
+      normalized: true,
+    },
     { type: 'timeseries', paths: ['gauges.queue_depth'], chart_type: 'line' },
     { type: 'timeseries', paths: ['requests.status.500', 'requests.status.503'], chart_type: 'dots' },
     { type: 'category', path: 'requests.status.*', chart_type: 'donut' },
@@ -73,7 +79,11 @@ interface DrawRun {
   scripts: Map<string, Buffer>;
 }
 
-async function drawOnce(browser: Browser, url: string, state: Awaited<ReturnType<typeof signedInState>>): Promise<DrawRun> {
+async function drawOnce(
+  browser: Browser,
+  url: string,
+  state: Awaited<ReturnType<typeof signedInState>>,
+): Promise<DrawRun> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, storageState: state });
   try {
     const page = await context.newPage();
@@ -81,10 +91,16 @@ async function drawOnce(browser: Browser, url: string, state: Awaited<ReturnType
     const bodies: Promise<void>[] = [];
     page.on('response', (res) => {
       if (res.request().resourceType() !== 'script') return;
-      bodies.push(res.body().then((b) => void scripts.set(res.url(), b), () => undefined));
+      bodies.push(
+        res.body().then(
+          (b) => void scripts.set(res.url(), b),
+          () => undefined,
+        ),
+      );
     });
     await page.goto(url, { waitUntil: 'commit' });
-    if (new URL(page.url()).pathname.startsWith('/signin')) throw new Error('the session did not survive a new page load');
+    if (new URL(page.url()).pathname.startsWith('/signin'))
+      throw new Error('the session did not survive a new page load');
     const { atMs, states } = await waitForWidgets(page, 12);
     const bad = unsettled(states);
     if (bad.length > 0) throw new Error(`widgets not ready: ${bad.join(', ')}`);
@@ -149,11 +165,16 @@ function measureStartup(): void {
     console.log('executable start-up: skipped: no dist/service (npm run build)');
     return;
   }
-  const out = execFileSync(process.execPath, [path.join(ROOT, 'bench', 'startup.mjs'), '5', executable], { cwd: ROOT, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [path.join(ROOT, 'bench', 'startup.mjs'), '5', executable], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   const line = out.split('\n').find((l) => l.startsWith('executable, fresh data dir')) ?? '';
   const ms = Number(/median\s+(\d+) ms/.exec(line)?.[1]);
   if (!Number.isFinite(ms)) throw new Error(`bench/startup.mjs printed no median:\n${out}`);
-  console.log(`executable start-up to healthy: median ${ms} ms (node bench/startup.mjs 5); target < ${TARGET_STARTUP_MS} ms: ${ratio(ms, TARGET_STARTUP_MS)}`);
+  console.log(
+    `executable start-up to healthy: median ${ms} ms (node bench/startup.mjs 5); target < ${TARGET_STARTUP_MS} ms: ${ratio(ms, TARGET_STARTUP_MS)}`,
+  );
 }
 
 async function main(): Promise<void> {

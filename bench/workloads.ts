@@ -20,20 +20,28 @@ export interface Workload {
 export const WORKLOADS: Workload[] = [
   {
     name: 'narrow',
-    bodies: (random) => Array.from({ length: 24 }, (_, h) => pointsBody(Array(1000).fill('bench.orders'), BASE + h * HOUR, HOUR, random)),
+    bodies: (random) =>
+      Array.from({ length: 24 }, (_, h) =>
+        pointsBody(Array(1000).fill('bench.orders'), BASE + h * HOUR, HOUR, random),
+      ),
     target: 6e6,
   },
   {
     name: 'live',
-    bodies: (random) => Array.from({ length: BODIES }, (_, m) => pointsBody(sampleKeys(KEY_POOL, 1000, random), BASE + m * 60_000, 60_000, random)),
+    bodies: (random) =>
+      Array.from({ length: BODIES }, (_, m) =>
+        pointsBody(sampleKeys(KEY_POOL, 1000, random), BASE + m * 60_000, 60_000, random),
+      ),
     target: 1e6,
     p99Target: 100,
   },
   {
     name: 'wide',
-    bodies: (random) => Array.from({ length: BODIES }, () => pointsBody(sampleKeys(KEY_POOL, 1000, random), BASE, 24 * HOUR, random)),
+    bodies: (random) =>
+      Array.from({ length: BODIES }, () =>
+        pointsBody(sampleKeys(KEY_POOL, 1000, random), BASE, 24 * HOUR, random),
+      ),
     target: 0.5e6,
     p99Target: 100,
   },
 ];
-

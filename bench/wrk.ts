@@ -14,7 +14,8 @@ export function ensureWrk(): string {
   if (existsSync(WRK)) return WRK;
   console.log('wrk is missing: installing it with apt-get');
   const root = process.getuid?.() === 0;
-  const run = (args: string[]) => execFileSync(root ? args[0]! : 'sudo', root ? args.slice(1) : args, { stdio: 'inherit' });
+  const run = (args: string[]) =>
+    execFileSync(root ? args[0]! : 'sudo', root ? args.slice(1) : args, { stdio: 'inherit' });
   run(['apt-get', 'update']);
   run(['apt-get', 'install', '-y', 'wrk']);
   return WRK;
@@ -49,7 +50,9 @@ export interface WrkResult {
 const luaString = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
 function luaScript(load: WrkLoad, dir: string): string {
-  const headers = Object.entries(load.headers).map(([k, v]) => `  [${luaString(k)}] = ${luaString(v)},`).join('\n');
+  const headers = Object.entries(load.headers)
+    .map(([k, v]) => `  [${luaString(k)}] = ${luaString(v)},`)
+    .join('\n');
   return `local headers = {\n${headers}\n}
 local reqs = {}
 local i = 0
@@ -105,13 +108,28 @@ export async function runWrk(load: WrkLoad): Promise<WrkResult> {
     load.bodies.forEach((body, k) => writeFileSync(path.join(dir, `${k + 1}.json`), body));
     const script = path.join(dir, 'load.lua');
     writeFileSync(script, luaScript(load, dir));
-    const args = ['-t', String(load.threads ?? 2), '-c', String(load.connections), '-d', `${Math.max(1, Math.round(load.seconds))}s`, '--latency', '--timeout', '30s', '-s', script, load.url];
+    const args = [
+      '-t',
+      String(load.threads ?? 2),
+      '-c',
+      String(load.connections),
+      '-d',
+      `${Math.max(1, Math.round(load.seconds))}s`,
+      '--latency',
+      '--timeout',
+      '30s',
+      '-s',
+      script,
+      load.url,
+    ];
     const out = await new Promise<string>((resolve, reject) => {
       const child = spawn(wrk, args, { stdio: ['ignore', 'pipe', 'inherit'] });
       let text = '';
       child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
       child.once('error', reject);
-      child.once('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}: ${text}`))));
+      child.once('exit', (code) =>
+        code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}: ${text}`)),
+      );
     });
     return parseWrk(out, load.seconds);
   } finally {

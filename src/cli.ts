@@ -71,7 +71,8 @@ export function parseArgs(argv: readonly string[]): CliArgs {
     }
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(0, eq) : arg;
-    const own = (name === '--to' && args.command === 'backup') || (name === '--from' && args.command === 'restore');
+    const own =
+      (name === '--to' && args.command === 'backup') || (name === '--from' && args.command === 'restore');
     if (name !== '--config' && !own && !(name in FLAG_KEYS)) throw new UsageError(`unknown option: ${name}`);
     let value: string | undefined;
     if (eq > 0) value = arg.slice(eq + 1);

@@ -25,7 +25,15 @@ export interface ListenerConfig {
 
 const PROTOCOLS = ['graphite', 'influx', 'statsd'];
 const PRECISIONS = ['ns', 'us', 'ms', 's', 'm', 'h'];
-const LISTENER_KEYS = new Set(['protocol', 'transport', 'listen', 'source', 'precision', 'flush_interval', 'key_prefix']);
+const LISTENER_KEYS = new Set([
+  'protocol',
+  'transport',
+  'listen',
+  'source',
+  'precision',
+  'flush_interval',
+  'key_prefix',
+]);
 
 /** `10s`, `500ms`, `1m` or a number of ms. */
 function parseInterval(raw: unknown): number | null {
@@ -66,9 +74,11 @@ export function parseListeners(raw: unknown): ListenerConfig[] | string {
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return `${at}: expected a table`;
     for (const name of Object.keys(entry)) if (!LISTENER_KEYS.has(name)) return `${at}: unknown key ${name}`;
     const { protocol, transport, listen, source, precision, flush_interval, key_prefix } = entry;
-    if (typeof protocol !== 'string' || !PROTOCOLS.includes(protocol)) return `${at}: protocol must be graphite, influx or statsd`;
+    if (typeof protocol !== 'string' || !PROTOCOLS.includes(protocol))
+      return `${at}: protocol must be graphite, influx or statsd`;
     if (transport !== 'udp' && transport !== 'tcp') return `${at}: transport must be udp or tcp`;
-    if (typeof listen !== 'string' || !parseListenAddress(listen)) return `${at}: listen must be host:port (e.g. 127.0.0.1:2003)`;
+    if (typeof listen !== 'string' || !parseListenAddress(listen))
+      return `${at}: listen must be host:port (e.g. 127.0.0.1:2003)`;
     const sourceId = typeof source === 'string' ? normalizeId(source.trim()) : null;
     if (!sourceId) return `${at}: source must be the id of a source`;
     if (precision !== undefined && (typeof precision !== 'string' || !PRECISIONS.includes(precision))) {
@@ -76,7 +86,8 @@ export function parseListeners(raw: unknown): ListenerConfig[] | string {
     }
     const flushIntervalMs = flush_interval === undefined ? 10_000 : parseInterval(flush_interval);
     if (flushIntervalMs === null) return `${at}: flush_interval must be like "10s" (at least 100ms)`;
-    if (key_prefix !== undefined && typeof key_prefix !== 'string') return `${at}: key_prefix must be a string`;
+    if (key_prefix !== undefined && typeof key_prefix !== 'string')
+      return `${at}: key_prefix must be a string`;
     out.push({
       protocol: protocol as ListenerProtocol,
       transport,
@@ -89,4 +100,3 @@ export function parseListeners(raw: unknown): ListenerConfig[] | string {
   }
   return out;
 }
-

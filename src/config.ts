@@ -98,11 +98,21 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'limits.sqlite_source_timeout_ms', env: 'SERVICE_SQLITE_SOURCE_TIMEOUT_MS', kind: 'size', min: 10 },
   { key: 'limits.sqlite_idle_close_ms', env: 'SERVICE_SQLITE_IDLE_CLOSE_MS', kind: 'size', min: 100 },
   { key: 'sources.sqlite_root', env: 'SERVICE_SQLITE_ROOT', kind: 'string' },
-  { key: 'log.level', env: 'SERVICE_LOG_LEVEL', kind: 'enum', values: ['debug', 'info', 'warn', 'error', 'silent'] },
+  {
+    key: 'log.level',
+    env: 'SERVICE_LOG_LEVEL',
+    kind: 'enum',
+    values: ['debug', 'info', 'warn', 'error', 'silent'],
+  },
   { key: 'secrets.key', env: 'SERVICE_SECRET_KEY', kind: 'key' },
   { key: 'metrics.enabled', env: 'SERVICE_METRICS_ENABLED', kind: 'bool' },
   { key: 'metrics.token', env: 'SERVICE_METRICS_TOKEN', kind: 'string' },
-  { key: 'retention.sweep_interval_seconds', env: 'SERVICE_RETENTION_SWEEP_INTERVAL_SECONDS', kind: 'size', min: 1 },
+  {
+    key: 'retention.sweep_interval_seconds',
+    env: 'SERVICE_RETENTION_SWEEP_INTERVAL_SECONDS',
+    kind: 'size',
+    min: 1,
+  },
   { key: 'session.idle_timeout_seconds', env: 'SERVICE_SESSION_IDLE_TIMEOUT_SECONDS', kind: 'size', min: 60 },
   { key: 'session.max_lifetime_seconds', env: 'SERVICE_SESSION_MAX_LIFETIME_SECONDS', kind: 'size', min: 60 },
   { key: 'intake.listeners', env: 'SERVICE_INTAKE_LISTENERS', kind: 'listeners' },
@@ -172,7 +182,8 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
       return typeof listeners === 'string' ? fail(listeners) : listeners;
     }
     case 'key':
-      if (typeof raw !== 'string' || !parseSecretKey(raw)) fail('expected 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)');
+      if (typeof raw !== 'string' || !parseSecretKey(raw))
+        fail('expected 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)');
       return raw;
     case 'bool':
       if (typeof raw === 'boolean') return raw;
@@ -181,14 +192,22 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
       return fail('expected true/false (1,true,yes,on / 0,false,no,off)');
     case 'list': {
       // a TOML array of strings, or one comma-separated string (environment, flags)
-      const items = typeof raw === 'string' ? raw.split(',').map((x) => x.trim()).filter((x) => x !== '') : raw;
-      if (!Array.isArray(items) || items.some((x) => typeof x !== 'string')) return fail('expected a list of strings');
+      const items =
+        typeof raw === 'string'
+          ? raw
+              .split(',')
+              .map((x) => x.trim())
+              .filter((x) => x !== '')
+          : raw;
+      if (!Array.isArray(items) || items.some((x) => typeof x !== 'string'))
+        return fail('expected a list of strings');
       const wrong = checkAllowedHosts(items as string[]);
       if (wrong) fail(wrong);
       return items;
     }
     case 'enum':
-      if (typeof raw !== 'string' || !def.values!.includes(raw)) fail(`expected one of ${def.values!.join(', ')}`);
+      if (typeof raw !== 'string' || !def.values!.includes(raw))
+        fail(`expected one of ${def.values!.join(', ')}`);
       return raw;
     case 'port':
     case 'size': {
@@ -234,7 +253,9 @@ function readToml(file: string): Record<string, unknown> {
     if (typeof table !== 'object' || table === null || Array.isArray(table) || table instanceof Date) {
       // `server = 3`: a known section written as a value says so, rather than "unknown key".
       if (SECTIONS.has(section)) {
-        throw new ConfigError(`invalid value for ${section} in ${file}: expected a [${section}] table of settings, got ${describe(table)}`);
+        throw new ConfigError(
+          `invalid value for ${section} in ${file}: expected a [${section}] table of settings, got ${describe(table)}`,
+        );
       }
       throw new ConfigError(`unknown config key ${section} in ${file}`);
     }
@@ -252,7 +273,11 @@ export function loadConfig(input: ConfigInput = {}): Config {
   const env = input.env ?? process.env;
   const values: Record<string, unknown> = { ...DEFAULTS };
   const defaultFile = path.join(cwd, 'config.toml');
-  const file = input.configFile ? path.resolve(cwd, input.configFile) : existsSync(defaultFile) ? defaultFile : null;
+  const file = input.configFile
+    ? path.resolve(cwd, input.configFile)
+    : existsSync(defaultFile)
+      ? defaultFile
+      : null;
   const fromFile = file ? readToml(file) : {};
   for (const def of CONFIG_KEYS) {
     if (def.key in fromFile) values[def.key] = coerce(def, fromFile[def.key], `config file`);
@@ -298,7 +323,10 @@ export function loadConfig(input: ConfigInput = {}): Config {
     sources: { sqliteRoot },
     log: { level: values['log.level'] as LogLevel },
     secrets: { key: secretKey },
-    metrics: { enabled: values['metrics.enabled'] as boolean, token: (values['metrics.token'] as string | null) ?? null },
+    metrics: {
+      enabled: values['metrics.enabled'] as boolean,
+      token: (values['metrics.token'] as string | null) ?? null,
+    },
     retention: { sweepIntervalSeconds: values['retention.sweep_interval_seconds'] as number },
     session: {
       idleTimeoutSeconds: values['session.idle_timeout_seconds'] as number,
@@ -306,7 +334,9 @@ export function loadConfig(input: ConfigInput = {}): Config {
     },
     intake: { listeners: values['intake.listeners'] as ListenerConfig[] },
     network: {
-      outbound: (values['network.outbound'] as 'any' | 'public' | null) ?? (values['deployment.mode'] === 'saas' ? 'public' : 'any'),
+      outbound:
+        (values['network.outbound'] as 'any' | 'public' | null) ??
+        (values['deployment.mode'] === 'saas' ? 'public' : 'any'),
       allowedHosts: [...(values['network.allowed_hosts'] as string[])],
       timeoutMs: values['network.timeout_ms'] as number,
       maxDatabaseSources: values['network.max_database_sources'] as number,

@@ -116,7 +116,11 @@ export function isDiskFull(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return true;
-  return code.startsWith('SQLITE_IOERR') && typeof e?.message === 'string' && /disk is full|no space/i.test(e.message);
+  return (
+    code.startsWith('SQLITE_IOERR') &&
+    typeof e?.message === 'string' &&
+    /disk is full|no space/i.test(e.message)
+  );
 }
 
 /**
@@ -131,9 +135,14 @@ export function isDatabaseBusy(err: unknown): boolean {
 /** The one mapping from an error to an HTTP answer. Unknown errors become a bare 500. */
 export function toHttp(err: unknown): HttpError {
   if (!(err instanceof AppError)) {
-    if (isDiskFull(err)) return { status: 507, body: { errors: { detail: 'Insufficient storage' } }, headers: {} };
+    if (isDiskFull(err))
+      return { status: 507, body: { errors: { detail: 'Insufficient storage' } }, headers: {} };
     if (isDatabaseBusy(err)) {
-      return { status: 503, body: { errors: { detail: 'The database is busy, retry later' } }, headers: { 'Retry-After': '1' } };
+      return {
+        status: 503,
+        body: { errors: { detail: 'The database is busy, retry later' } },
+        headers: { 'Retry-After': '1' },
+      };
     }
     return { status: 500, body: { errors: { detail: 'Internal server error' } }, headers: {} };
   }
@@ -142,7 +151,8 @@ export function toHttp(err: unknown): HttpError {
   let errors: Record<string, unknown>;
   if (!err.expose) errors = { detail: HIDDEN_DETAIL[err.kind] ?? STATUS_CODES[err.status] ?? 'Error' };
   else if (err.kind === 'validation') errors = { ...(err.options.fields ?? { detail: [err.message] }) };
-  else if (err.kind === 'query') errors = { status: 'error', error: err.message, ...(err.options.extra ?? {}) };
+  else if (err.kind === 'query')
+    errors = { status: 'error', error: err.message, ...(err.options.extra ?? {}) };
   else errors = { detail: err.message };
   return { status: err.status, body: { errors }, headers };
 }

@@ -12,7 +12,14 @@ import { exampleConfig } from './config-example';
 import { backupDatabase, OpsError, restoreDatabase, type Progress } from './ops/backup';
 import { listenFailure } from './ops/start-failures';
 import { DemoError } from './demo/setup';
-import { demoBanner, prepareDemo, removeDemoDataDir, runDemo, type DemoDataDir, type RunningDemo } from './demo/run';
+import {
+  demoBanner,
+  prepareDemo,
+  removeDemoDataDir,
+  runDemo,
+  type DemoDataDir,
+  type RunningDemo,
+} from './demo/run';
 
 /** One line on stderr and the exit code: start-up failures never print a stack (SPEC section 11). */
 function fail(message: string, code = 1): never {
@@ -33,22 +40,36 @@ function progressLine(label: string): (p: Progress) => void {
     const percent = totalPages === 0 ? 100 : Math.floor((copiedPages / totalPages) * 100);
     if (percent === last) return;
     last = percent;
-    process.stderr.write(`\r${label}: ${percent}% (${copiedPages} of ${totalPages} pages)${percent === 100 ? '\n' : ''}`);
+    process.stderr.write(
+      `\r${label}: ${percent}% (${copiedPages} of ${totalPages} pages)${percent === 100 ? '\n' : ''}`,
+    );
   };
 }
 
 async function backup(config: Config, to: string, nativeBinding: unknown): Promise<void> {
-  const result = await backupDatabase(config.storage.dataDir, to, { nativeBinding, onProgress: progressLine('backup') });
-  process.stdout.write(`backup written to ${result.file} (${mib(result.bytes)} in ${(result.ms / 1000).toFixed(1)} s)\n`);
+  const result = await backupDatabase(config.storage.dataDir, to, {
+    nativeBinding,
+    onProgress: progressLine('backup'),
+  });
+  process.stdout.write(
+    `backup written to ${result.file} (${mib(result.bytes)} in ${(result.ms / 1000).toFixed(1)} s)\n`,
+  );
 }
 
 function restore(config: Config, from: string, nativeBinding: unknown): void {
   const result = restoreDatabase(config.storage.dataDir, from, nativeBinding);
   const moved = result.previous ? `; the database it replaced is now ${result.previous}` : '';
-  process.stdout.write(`restored ${from} into ${config.storage.dataDir} (schema version ${result.schemaVersion})${moved}\n`);
+  process.stdout.write(
+    `restored ${from} into ${config.storage.dataDir} (schema version ${result.schemaVersion})${moved}\n`,
+  );
 }
 
-async function serve(config: Config, natives: NativeAddons, demoData: DemoDataDir | null, allocator?: string): Promise<void> {
+async function serve(
+  config: Config,
+  natives: NativeAddons,
+  demoData: DemoDataDir | null,
+  allocator?: string,
+): Promise<void> {
   // Resident size over peak speed, for a service that shares a small machine: V8 lets the heap grow
   // to up to 4x its live size between full collections; 2.5x keeps a loaded server 20-40 MB
   // smaller for a few more (mostly concurrent) collections. Not 2x: with a live heap of 15-20 MB
@@ -86,9 +107,16 @@ async function serve(config: Config, natives: NativeAddons, demoData: DemoDataDi
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   try {
-    server = await startServer(config, { nativeBinding: natives.betterSqlite3, nativeBindingPath: loadedNativeAddonPath('betterSqlite3'), log, allocator });
+    server = await startServer(config, {
+      nativeBinding: natives.betterSqlite3,
+      nativeBindingPath: loadedNativeAddonPath('betterSqlite3'),
+      log,
+      allocator,
+    });
   } catch (err) {
-    const full = diskFull(err, config.storage.dataDir) ? `failed to start: ${diskFullLine(err, config.storage.dataDir, 'the database cannot be opened')}` : null;
+    const full = diskFull(err, config.storage.dataDir)
+      ? `failed to start: ${diskFullLine(err, config.storage.dataDir, 'the database cannot be opened')}`
+      : null;
     fail(listenFailure(err, config) ?? full ?? `failed to start: ${(err as Error)?.message ?? String(err)}`);
   }
   process.stdout.write(`listening on ${server.url}\n`);
@@ -97,7 +125,11 @@ async function serve(config: Config, natives: NativeAddons, demoData: DemoDataDi
 }
 
 /** `service demo`: fills the fresh server through its API, then prints where to sign in. */
-async function startDemo(server: RunningServer, data: DemoDataDir, started: (demo: RunningDemo) => void): Promise<void> {
+async function startDemo(
+  server: RunningServer,
+  data: DemoDataDir,
+  started: (demo: RunningDemo) => void,
+): Promise<void> {
   let demo: RunningDemo;
   try {
     demo = await runDemo(server.url, (err) => process.stderr.write(`service: demo feed: ${err.message}\n`));
@@ -156,4 +188,6 @@ async function main(argv: string[]): Promise<void> {
   await serve(config, natives, demoData, allocator);
 }
 
-main(process.argv.slice(2)).catch((err) => fail(`failed to start: ${(err as Error)?.message ?? String(err)}`));
+main(process.argv.slice(2)).catch((err) =>
+  fail(`failed to start: ${(err as Error)?.message ?? String(err)}`),
+);

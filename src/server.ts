@@ -8,7 +8,12 @@ import type { Socket } from 'node:net';
 import type { Config } from './config';
 import type { Deps } from './deps';
 import { createApp } from './app';
-import { answerExpectationFailed, applyConnectionLimits, connectionOptions, trackConnections } from './http/connection-limits';
+import {
+  answerExpectationFailed,
+  applyConnectionLimits,
+  connectionOptions,
+  trackConnections,
+} from './http/connection-limits';
 import { createLogger, type Logger } from './lib/log';
 import { LAST_RESORT_CHECKPOINT_PAGES, openDatabase } from './storage/db';
 import { securePrivateDatabase, securePrivateDirectory } from './storage/file-modes';
@@ -70,7 +75,9 @@ async function quietened(server: http.Server): Promise<void> {
   const until = last + STOP_DRAIN_MAX_MS;
   try {
     for (let now = last; now < until && now - last < STOP_QUIET_MS; now = performance.now()) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(STOP_QUIET_MS - (now - last), until - now) + 1));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(STOP_QUIET_MS - (now - last), until - now) + 1),
+      );
       // after the poll phase of this turn: connections the kernel holds have been taken in
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -109,12 +116,17 @@ const CLIENT_ERROR_BODIES: Record<string, [number, string]> = {
   HPE_URI_TOO_LONG: [431, 'Request line too long'],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout: headers or body not received in time'],
 };
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
 
 // Malformed or oversized request lines/headers never reach Koa: answer them with the JSON error body.
 function answerClientError(err: Error & { code?: string }, socket: Socket): void {
   // A time-out can hit a request that was already answered (a 413 or 503 while its body drains).
-  const answered = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  const answered =
+    (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   if (!socket.writable || answered) {
     socket.destroy();
     return;
@@ -154,7 +166,8 @@ export const diskFullLine = (err: unknown, dataDir: string, what: string) =>
 
 /** One line for a metric writer that did not start: a full disk is named as such. */
 function writerStartFailure(err: unknown, dataDir: string): string {
-  if (diskFull(err, dataDir)) return diskFullLine(err, dataDir, 'the metric writer cannot replay its write log');
+  if (diskFull(err, dataDir))
+    return diskFullLine(err, dataDir, 'the metric writer cannot replay its write log');
   return `the metric writer did not start: ${(err as Error)?.message ?? String(err)}`;
 }
 
@@ -172,7 +185,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const now = options.now ?? (() => Date.now());
   const stats = new OpsStats();
   const sweeper = createRetentionSweeper({
-    open: () => openDatabase(dbFile, { nativeBinding: options.nativeBinding, checkpointPages: LAST_RESORT_CHECKPOINT_PAGES }),
+    open: () =>
+      openDatabase(dbFile, {
+        nativeBinding: options.nativeBinding,
+        checkpointPages: LAST_RESORT_CHECKPOINT_PAGES,
+      }),
     now,
     log,
     intervalMs: options.sweepTimer === false ? 0 : config.retention.sweepIntervalSeconds * 1000,
@@ -242,7 +259,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const url = `http://${host}:${port}`;
   writePidFile(config.storage.dataDir, { pid: process.pid, url });
   sweeper.start();
-  const summary = setInterval(() => log.info('summary', { interval_s: SUMMARY_INTERVAL_MS / 1000, ...stats.takeWindow() }), SUMMARY_INTERVAL_MS);
+  const summary = setInterval(
+    () => log.info('summary', { interval_s: SUMMARY_INTERVAL_MS / 1000, ...stats.takeWindow() }),
+    SUMMARY_INTERVAL_MS,
+  );
   summary.unref();
   log.info('service started', {
     version: SERVER_VERSION,
@@ -278,7 +298,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // Both wait for folds of the metric writer, which cannot finish on a full disk: a stop
       // does not wait for them past STOP_FOLD_MS, since every acknowledged point is in the
       // write log, which the next start replays.
-      const late = (what: string) => () => log.warn(`${what} did not finish; stopping without it (the write log keeps every acknowledged point)`, { waited_ms: STOP_FOLD_MS });
+      const late = (what: string) => () =>
+        log.warn(
+          `${what} did not finish; stopping without it (the write log keeps every acknowledged point)`,
+          { waited_ms: STOP_FOLD_MS },
+        );
       await within(sweeper.close(), STOP_FOLD_MS, late('retention sweep'));
       await within(deps.metrics.close(), STOP_FOLD_MS, late('metric writer')); // commits pending writes, closes source files
       db.close();

@@ -16,7 +16,12 @@ import { AccountPage } from './pages/account';
 import { SharedDashboardPage } from './pages/shared';
 import { safeNext } from './lib/next';
 
-type Auth = { status: 'loading' } | { status: 'setup' } | { status: 'signed-out' } | { status: 'signed-in'; account: Account } | { status: 'error'; message: string };
+type Auth =
+  | { status: 'loading' }
+  | { status: 'setup' }
+  | { status: 'signed-out' }
+  | { status: 'signed-in'; account: Account }
+  | { status: 'error'; message: string };
 
 async function readAuth(): Promise<Auth> {
   const setup = await get<{ needs_setup: boolean }>('/bootstrap/setup-state');
@@ -37,7 +42,8 @@ const NAV = [
 ] as const;
 
 function Header({ path }: { path: string }) {
-  const section = (href: string) => (href === '/' ? path === '/' || path.startsWith('/d/') : path.startsWith(href));
+  const section = (href: string) =>
+    href === '/' ? path === '/' || path.startsWith('/d/') : path.startsWith(href);
   return (
     <header class="topbar">
       <Link href="/" class="brand">
@@ -97,7 +103,8 @@ export function App() {
 function SignedInApp() {
   const loc = useLocation();
   const [auth, setAuth] = useState<Auth>({ status: 'loading' });
-  const load = () => readAuth().then(setAuth, (err: Error) => setAuth({ status: 'error', message: err.message }));
+  const load = () =>
+    readAuth().then(setAuth, (err: Error) => setAuth({ status: 'error', message: err.message }));
   useEffect(() => void load(), []);
   useEffect(() => {
     const expired = () => setAuth({ status: 'signed-out' });
@@ -111,7 +118,9 @@ function SignedInApp() {
     auth.status === 'setup' && loc.path !== '/setup'
       ? '/setup'
       : auth.status === 'signed-out' && loc.path !== '/signin'
-        ? withQuery('/signin', { next: loc.path === '/' || loc.path === '/setup' ? null : loc.path + location.search })
+        ? withQuery('/signin', {
+            next: loc.path === '/' || loc.path === '/setup' ? null : loc.path + location.search,
+          })
         : auth.status === 'signed-in' && (loc.path === '/signin' || loc.path === '/setup')
           ? safeNext(loc.query.get('next'))
           : null;
@@ -119,8 +128,20 @@ function SignedInApp() {
     if (target) navigate(target, { replace: true, force: true });
   }, [target]);
 
-  if (auth.status === 'loading' || target) return <main aria-busy="true"><div class="skeleton" style={{ height: '32px', maxWidth: '320px' }} /></main>;
-  if (auth.status === 'error') return <main><div class="notice error" role="alert">{auth.message}</div></main>;
+  if (auth.status === 'loading' || target)
+    return (
+      <main aria-busy="true">
+        <div class="skeleton" style={{ height: '32px', maxWidth: '320px' }} />
+      </main>
+    );
+  if (auth.status === 'error')
+    return (
+      <main>
+        <div class="notice error" role="alert">
+          {auth.message}
+        </div>
+      </main>
+    );
   if (auth.status === 'setup') return <SetupPage onDone={load} />;
   if (auth.status === 'signed-out') return <SignInPage onDone={load} />;
 
@@ -140,4 +161,3 @@ function SignedInApp() {
     </SessionContext.Provider>
   );
 }
-

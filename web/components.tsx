@@ -3,7 +3,17 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 
 /** A button that asks once more in place before doing something destructive. */
-export function ConfirmButton({ label, confirm, onConfirm, disabled }: { label: string; confirm: string; onConfirm: () => void; disabled?: boolean }) {
+export function ConfirmButton({
+  label,
+  confirm,
+  onConfirm,
+  disabled,
+}: {
+  label: string;
+  confirm: string;
+  onConfirm: () => void;
+  disabled?: boolean;
+}) {
   const [asking, setAsking] = useState(false);
   if (!asking) {
     return (
@@ -14,7 +24,14 @@ export function ConfirmButton({ label, confirm, onConfirm, disabled }: { label: 
   }
   return (
     <span class="row">
-      <button type="button" class="danger" onClick={() => { setAsking(false); onConfirm(); }}>
+      <button
+        type="button"
+        class="danger"
+        onClick={() => {
+          setAsking(false);
+          onConfirm();
+        }}
+      >
         {confirm}
       </button>
       <button type="button" onClick={() => setAsking(false)}>
@@ -25,7 +42,17 @@ export function ConfirmButton({ label, confirm, onConfirm, disabled }: { label: 
 }
 
 /** The in-place rename form (Enter saves, Escape cancels); the caller shows it instead of the name. */
-export function RenameForm({ value, label, onSave, onClose }: { value: string; label: string; onSave: (name: string) => void; onClose: () => void }) {
+export function RenameForm({
+  value,
+  label,
+  onSave,
+  onClose,
+}: {
+  value: string;
+  label: string;
+  onSave: (name: string) => void;
+  onClose: () => void;
+}) {
   const submit = (e: Event) => {
     e.preventDefault();
     const name = String(new FormData(e.target as HTMLFormElement).get('name')).trim();
@@ -34,7 +61,15 @@ export function RenameForm({ value, label, onSave, onClose }: { value: string; l
   };
   return (
     <form class="row" onSubmit={submit} style={{ flex: 1 }}>
-      <input name="name" aria-label={label} value={value} required maxLength={255} autoFocus onKeyDown={(e) => e.key === 'Escape' && onClose()} />
+      <input
+        name="name"
+        aria-label={label}
+        value={value}
+        required
+        maxLength={255}
+        autoFocus
+        onKeyDown={(e) => e.key === 'Escape' && onClose()}
+      />
       <button type="submit" class="primary">
         Save
       </button>

@@ -83,12 +83,27 @@ export interface Incident {
  */
 export function incidentsBefore(clock: ZoneClock, now: number): Incident[] {
   const today = clock.startOfDay(now);
-  const at = (daysAgo: number, hour: number, minute = 0) => today - daysAgo * DAY_MS + (hour * 60 + minute) * 60_000;
+  const at = (daysAgo: number, hour: number, minute = 0) =>
+    today - daysAgo * DAY_MS + (hour * 60 + minute) * 60_000;
   const none = { unavailable: 0, failing: 0, slowdown: 1, boost: 1 };
   return [
-    { ...none, name: 'database failover', from: at(9, 14, 10), to: at(9, 14, 45), unavailable: 0.09, slowdown: 3.2 },
+    {
+      ...none,
+      name: 'database failover',
+      from: at(9, 14, 10),
+      to: at(9, 14, 45),
+      unavailable: 0.09,
+      slowdown: 3.2,
+    },
     { ...none, name: 'bad deploy', from: at(2, 10, 20), to: at(2, 10, 34), failing: 0.04, slowdown: 1.8 },
-    { ...none, name: 'newsletter campaign', from: at(5, 18, 0), to: at(5, 22, 30), boost: 1.7, slowdown: 1.15 },
+    {
+      ...none,
+      name: 'newsletter campaign',
+      from: at(5, 18, 0),
+      to: at(5, 22, 30),
+      boost: 1.7,
+      slowdown: 1.15,
+    },
   ];
 }
 

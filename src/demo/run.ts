@@ -21,7 +21,8 @@ export interface DemoDataDir {
  * never write its account and generated metrics into a real installation's data.
  */
 export function demoDataDir(flagDir: string | undefined): DemoDataDir {
-  if (flagDir === undefined) return { dir: mkdtempSync(path.join(os.tmpdir(), 'service-demo-')), temporary: true };
+  if (flagDir === undefined)
+    return { dir: mkdtempSync(path.join(os.tmpdir(), 'service-demo-')), temporary: true };
   const dir = path.resolve(flagDir);
   if (existsSync(path.join(dir, 'service.db'))) {
     throw new DemoError(
@@ -67,7 +68,10 @@ export async function runDemo(listenUrl: string, onFeedError: (err: Error) => vo
   const started = performance.now();
   const info = await setupDemo(url);
   const auth = { authorization: `Bearer ${info.sourceToken}`, 'x-service-source-id': info.projectId };
-  let feed: LiveFeed | null = startLiveFeed(url, auth, info.model, { from: info.model.now, onError: onFeedError });
+  let feed: LiveFeed | null = startLiveFeed(url, auth, info.model, {
+    from: info.model.now,
+    onError: onFeedError,
+  });
   return {
     info,
     seconds: (performance.now() - started) / 1000,
@@ -95,7 +99,9 @@ export function demoBanner(demo: RunningDemo, data: DemoDataDir): string {
     `    E-mail      ${info.email}`,
     `    Password    ${info.password}`,
     '',
-    ...info.dashboards.map((d, i) => `    ${i === 0 ? 'Dashboards' : '          '}  ${d.name.padEnd(20)} ${open(d.id)}`),
+    ...info.dashboards.map(
+      (d, i) => `    ${i === 0 ? 'Dashboards' : '          '}  ${d.name.padEnd(20)} ${open(d.id)}`,
+    ),
     `    Data        ${data.dir}${data.temporary ? ' (deleted on exit; --data DIR keeps it)' : ''}`,
     '',
     '    The shop keeps selling while the demo runs. Send your own points with:',

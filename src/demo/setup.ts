@@ -48,7 +48,15 @@ export function demoPassword(): string {
 }
 
 /** JSON over HTTP that must answer `expected`, else a DemoError quoting the step and the answer. */
-async function call(base: string, step: string, method: string, path: string, body: unknown, headers: Record<string, string>, expected = 201) {
+async function call(
+  base: string,
+  step: string,
+  method: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string>,
+  expected = 201,
+) {
   let res: Response;
   try {
     res = await fetch(base + path, {
@@ -62,7 +70,8 @@ async function call(base: string, step: string, method: string, path: string, bo
     throw new DemoError(`demo: ${step} failed: ${(err as Error).message}${cause ? ` (${cause})` : ''}`);
   }
   const text = await res.text();
-  if (res.status !== expected) throw new DemoError(`demo: ${step} failed: HTTP ${res.status} ${text.slice(0, 2000)}`);
+  if (res.status !== expected)
+    throw new DemoError(`demo: ${step} failed: HTTP ${res.status} ${text.slice(0, 2000)}`);
   return JSON.parse(text).data;
 }
 
@@ -112,41 +121,79 @@ export async function setupDemo(base: string, options: DemoOptions = {}): Promis
   const clock = new ZoneClock(DEMO_TIME_ZONE);
   const model: ShopModel = { seed: options.seed ?? 42, clock, now, incidents: incidentsBefore(clock, now) };
 
-  const signup = await call(base, 'creating the demo account', 'POST', '/api/v1/bootstrap/signup', {
-    email: DEMO_EMAIL,
-    password,
-    name: 'Demo',
-    organization_name: 'Demo Shop',
-    token_name: 'demo setup',
-  }, {});
+  const signup = await call(
+    base,
+    'creating the demo account',
+    'POST',
+    '/api/v1/bootstrap/signup',
+    {
+      email: DEMO_EMAIL,
+      password,
+      name: 'Demo',
+      organization_name: 'Demo Shop',
+      token_name: 'demo setup',
+    },
+    {},
+  );
   const user = { authorization: `Bearer ${signup.token.value}` };
-  const project = await call(base, 'creating the project', 'POST', '/api/v1/bootstrap/projects', {
-    name: 'Web shop',
-    time_zone: DEMO_TIME_ZONE,
-    granularities: DEMO_GRANULARITIES,
-    default_granularity: '1h',
-    default_timeframe: '7d',
-  }, user);
+  const project = await call(
+    base,
+    'creating the project',
+    'POST',
+    '/api/v1/bootstrap/projects',
+    {
+      name: 'Web shop',
+      time_zone: DEMO_TIME_ZONE,
+      granularities: DEMO_GRANULARITIES,
+      default_granularity: '1h',
+      default_timeframe: '7d',
+    },
+    user,
+  );
   const projectId = project.source.id as string;
-  const minted = await call(base, 'minting a source token', 'POST', '/api/v1/bootstrap/source-tokens', {
-    source_type: 'project',
-    source_id: projectId,
-    name: 'demo shop',
-  }, user);
+  const minted = await call(
+    base,
+    'minting a source token',
+    'POST',
+    '/api/v1/bootstrap/source-tokens',
+    {
+      source_type: 'project',
+      source_id: projectId,
+      name: 'demo shop',
+    },
+    user,
+  );
   const sourceToken = minted.token.value as string;
   const auth = { authorization: `Bearer ${sourceToken}`, 'x-service-source-id': projectId };
 
   // From a local midnight, so a 30-day view by the day starts with a whole day.
   const sent = await sendHistory(base, auth, model, clock.startOfDay(now - DEMO_DAYS * DAY_MS), now);
-  const group = await call(base, 'creating the dashboard group', 'POST', '/api/v1/dashboard-groups', { name: 'Web shop' }, user);
-  const specs: DashboardSpec[] = [trafficDashboard(), ordersDashboard(revenueGoal(sent.points, sent.revenue))];
+  const group = await call(
+    base,
+    'creating the dashboard group',
+    'POST',
+    '/api/v1/dashboard-groups',
+    { name: 'Web shop' },
+    user,
+  );
+  const specs: DashboardSpec[] = [
+    trafficDashboard(),
+    ordersDashboard(revenueGoal(sent.points, sent.revenue)),
+  ];
   const dashboards = [];
   for (const spec of specs) {
-    const created = await call(base, `creating the dashboard "${spec.name}"`, 'POST', '/api/v1/dashboards', {
-      ...spec,
-      source: { type: 'project', id: projectId },
-      group_id: group.id,
-    }, user);
+    const created = await call(
+      base,
+      `creating the dashboard "${spec.name}"`,
+      'POST',
+      '/api/v1/dashboards',
+      {
+        ...spec,
+        source: { type: 'project', id: projectId },
+        group_id: group.id,
+      },
+      user,
+    );
     dashboards.push({ id: created.id as string, name: created.name as string, key: created.key as string });
   }
   return {

@@ -59,7 +59,8 @@ export interface ShopModel {
 /** Standard normal CDF (Abramowitz-Stegun 7.1.26 through erf), good to about 1e-7. */
 function normalCdf(x: number): number {
   const t = 1 / (1 + 0.3275911 * (Math.abs(x) / Math.SQRT2));
-  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  const poly =
+    t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
   const erf = 1 - poly * Math.exp(-(x * x) / 2);
   return x >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
 }
@@ -96,7 +97,8 @@ function webPoints(model: ShopModel, start: number, seconds: number, at: string)
   const incident = incidentAt(model.incidents, start);
   const load = trafficShape(hour, weekday) * growth(start, model.now) * (incident?.boost ?? 1);
   // One slow wobble per hour, so neighbouring minutes look alike and hours differ a little.
-  const rate = PEAK_REQUESTS_PER_MINUTE * load * dayFactor(model, start) * hourly.logNormal(1, 0.07) * (seconds / 60);
+  const rate =
+    PEAK_REQUESTS_PER_MINUTE * load * dayFactor(model, start) * hourly.logNormal(1, 0.07) * (seconds / 60);
   const count = rnd.poisson(rate);
   const unavailable = rnd.poisson(count * (incident?.unavailable ?? 0.0002));
   const failing = rnd.poisson(count * (incident?.failing ?? 0.0025));
@@ -123,13 +125,22 @@ function webPoints(model: ShopModel, start: number, seconds: number, at: string)
   }
   // Gauges are readings, not events: `assert` sets them, so a bucket holds the last reading.
   const activeUsers = Math.round((PEAK_REQUESTS_PER_MINUTE / 4.2) * load * rnd.logNormal(1, 0.05));
-  const queueDepth = Math.max(0, Math.round(3 * load + (incident ? 25 * incident.slowdown : 0) + 2 * rnd.normal()));
+  const queueDepth = Math.max(
+    0,
+    Math.round(3 * load + (incident ? 25 * incident.slowdown : 0) + 2 * rnd.normal()),
+  );
   const cacheHit = Math.min(99.5, 94 - 4 * load - (incident ? 20 : 0) + rnd.normal());
   points.push({
     key: WEB_KEY,
     at,
     operation: 'assert',
-    values: { gauges: { active_users: activeUsers, queue_depth: queueDepth, cache_hit_ratio: Math.round(cacheHit * 10) / 10 } },
+    values: {
+      gauges: {
+        active_users: activeUsers,
+        queue_depth: queueDepth,
+        cache_hit_ratio: Math.round(cacheHit * 10) / 10,
+      },
+    },
   });
   return points;
 }
@@ -160,7 +171,9 @@ function drawOrders(rnd: SlotRandom, lambda: number, payment: readonly number[],
     started: count + abandoned,
     refunds: rnd.poisson(lambda * 0.02),
   };
-  const channelWeights = campaign ? CHANNEL_WEIGHTS.map((w, i) => (CHANNELS[i] === 'email' ? w * 6 : w)) : CHANNEL_WEIGHTS;
+  const channelWeights = campaign
+    ? CHANNEL_WEIGHTS.map((w, i) => (CHANNELS[i] === 'email' ? w * 6 : w))
+    : CHANNEL_WEIGHTS;
   for (let i = 0; i < count; i++) {
     const items = 1 + rnd.poisson(1.1);
     const value = Math.round(rnd.logNormal(24 + 14 * items, 0.5) * 100) / 100;
@@ -178,7 +191,8 @@ function drawOrders(rnd: SlotRandom, lambda: number, payment: readonly number[],
 
 function orderValues(o: Orders): Record<string, unknown> {
   const values: Record<string, unknown> = {};
-  if (o.started > 0) values.checkout = named(['started', 'completed', 'abandoned'], [o.started, o.count, o.started - o.count]);
+  if (o.started > 0)
+    values.checkout = named(['started', 'completed', 'abandoned'], [o.started, o.count, o.started - o.count]);
   if (o.count > 0) {
     values.orders = { count: o.count, items: o.items, revenue: o.revenue };
     values.payment = named(PAYMENTS, o.payment);

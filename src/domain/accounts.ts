@@ -37,10 +37,15 @@ export interface LoginInput {
 
 /** 403 unless the deployment lets anyone sign up. */
 export function assertRegistrationOpen(deps: Pick<Ports, 'config'>): void {
-  if (!deps.config.features.registrationEnabled) throw forbidden('Registration is disabled for this deployment');
+  if (!deps.config.features.registrationEnabled)
+    throw forbidden('Registration is disabled for this deployment');
 }
 
-function insertUserToken(deps: Pick<Ports, 'accounts' | 'now'>, userId: string, name: string): Session['token'] {
+function insertUserToken(
+  deps: Pick<Ports, 'accounts' | 'now'>,
+  userId: string,
+  name: string,
+): Session['token'] {
   const minted = mintToken(USER_TOKEN_PREFIX);
   deps.accounts.insertUserToken({
     id: newId(),
@@ -97,11 +102,17 @@ export async function login(deps: Ports, input: LoginInput, address: string): Pr
 }
 
 /** The login's checks and throttle without minting a token (the web interface's sign-in opens a session). */
-export async function verifyCredentials(deps: Ports, input: Pick<LoginInput, 'email' | 'password'>, address: string): Promise<UserRow> {
+export async function verifyCredentials(
+  deps: Ports,
+  input: Pick<LoginInput, 'email' | 'password'>,
+  address: string,
+): Promise<UserRow> {
   const wait = deps.loginThrottle.begin(input.email, address, deps.now());
   if (wait > 0) throw rateLimited('Too many failed login attempts, retry later', wait);
   const user = deps.accounts.userByEmail(input.email);
-  const ok = user ? await verifyPassword(user.password_hash, input.password) : await verifyNothing(input.password);
+  const ok = user
+    ? await verifyPassword(user.password_hash, input.password)
+    : await verifyNothing(input.password);
   if (!user || !ok) throw unauthorized('Invalid email or password');
   deps.loginThrottle.succeeded(input.email, address);
   return user;
@@ -113,6 +124,8 @@ export function accountContext(deps: Pick<Ports, 'accounts'>, userId: string): A
   // The token was just resolved to this user; a missing row means it was deleted meanwhile.
   if (!user) throw unauthorized();
   const membership = deps.accounts.membershipByUser(userId) ?? null;
-  const organization = membership ? deps.accounts.organizationById(membership.organization_id) ?? null : null;
+  const organization = membership
+    ? (deps.accounts.organizationById(membership.organization_id) ?? null)
+    : null;
   return { user, organization, membership };
 }

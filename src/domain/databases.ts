@@ -62,7 +62,12 @@ function sqliteFileFromPath(deps: Ports, organizationId: string, filePath: strin
 }
 
 /** Moves a checked upload from the staging folder to <root>/<organization id>/<source id>.<ext>. */
-async function sqliteFileFromUpload(deps: Ports, organizationId: string, sourceId: string, upload: UploadedFile): Promise<string> {
+async function sqliteFileFromUpload(
+  deps: Ports,
+  organizationId: string,
+  sourceId: string,
+  upload: UploadedFile,
+): Promise<string> {
   const checked = await checkSqliteUpload(upload);
   if (!checked.ok) throw invalidField('sqlite_file', checked.message);
   const folder = path.join(await realpath(deps.config.sources.sqliteRoot), organizationId);
@@ -85,8 +90,15 @@ export async function createDatabase(
   const organizationId = requireOrganization(auth);
   const id = newId();
   const max = deps.config.network?.maxDatabaseSources ?? DEFAULT_MAX_SOURCES;
-  if (input.driver !== 'sqlite' && deps.sources.listByOrganization(organizationId, 'database').filter((s) => s.driver !== 'sqlite').length >= max) {
-    throw invalidField('driver', `the organization already has ${max} network database sources, the most allowed (network.max_database_sources)`);
+  if (
+    input.driver !== 'sqlite' &&
+    deps.sources.listByOrganization(organizationId, 'database').filter((s) => s.driver !== 'sqlite').length >=
+      max
+  ) {
+    throw invalidField(
+      'driver',
+      `the organization already has ${max} network database sources, the most allowed (network.max_database_sources)`,
+    );
   }
   const plain = { ...input.config };
   if (input.driver === 'redis' && typeof plain.prefix !== 'string') plain.prefix = `trfl_${id}`;
@@ -94,15 +106,24 @@ export async function createDatabase(
   const config: Record<string, unknown> = encryptSecrets(deps.secrets, plain);
   let moved: string | null = null;
   if (input.driver === 'sqlite') {
-    if (upload && input.filePath !== null) throw invalid({ sqlite_file: ['cannot be combined with file_path'] });
-    if (!upload && input.filePath === null) throw invalid({ file_path: ['is required (or upload sqlite_file)'] });
+    if (upload && input.filePath !== null)
+      throw invalid({ sqlite_file: ['cannot be combined with file_path'] });
+    if (!upload && input.filePath === null)
+      throw invalid({ file_path: ['is required (or upload sqlite_file)'] });
     if (upload) moved = await sqliteFileFromUpload(deps, organizationId, id, upload);
     config.file_path = moved ?? sqliteFileFromPath(deps, organizationId, input.filePath!);
   }
   const source = newSource(
     deps,
     organizationId,
-    { type: 'database', displayName: input.displayName, driver: input.driver, config, setupStatus: 'pending', settings: input.settings },
+    {
+      type: 'database',
+      displayName: input.displayName,
+      driver: input.driver,
+      config,
+      setupStatus: 'pending',
+      settings: input.settings,
+    },
     id,
   );
   try {
@@ -121,7 +142,11 @@ const DEFAULT_MAX_SOURCES = 50;
  * mysql, mongo) or `host:port/db#prefix` (redis); loopback addresses and `localhost` count as one
  * host. null when the settings name no valid host (setup refuses those).
  */
-function storeLocation(driver: string, config: Record<string, unknown>, decrypt: (s: string) => string): string | null {
+function storeLocation(
+  driver: string,
+  config: Record<string, unknown>,
+  decrypt: (s: string) => string,
+): string | null {
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   try {
     const url = text(config.url);
@@ -134,7 +159,8 @@ function storeLocation(driver: string, config: Record<string, unknown>, decrypt:
     });
     let host = target.host.toLowerCase().replace(/\.$/, '');
     if (host === 'localhost' || isInternalLoopback(host)) host = 'loopback';
-    const place = driver === 'redis' ? `${target.db ?? 0}#${text(config.prefix) ?? 'trfl'}` : target.database ?? '';
+    const place =
+      driver === 'redis' ? `${target.db ?? 0}#${text(config.prefix) ?? 'trfl'}` : (target.database ?? '');
     return `${driver}:${host}:${target.port}/${place}`;
   } catch {
     return null;
@@ -146,7 +172,12 @@ function isInternalLoopback(host: string): boolean {
 }
 
 /** 422 when another organization's source of the driver uses the same server location. */
-function refuseSharedLocation(deps: Ports, organizationId: string, driver: string, config: Record<string, unknown>): void {
+function refuseSharedLocation(
+  deps: Ports,
+  organizationId: string,
+  driver: string,
+  config: Record<string, unknown>,
+): void {
   const decrypt = (stored: string) => deps.secrets.decrypt(stored);
   const mine = storeLocation(driver, config, (s) => s);
   if (mine === null) return;
@@ -164,9 +195,12 @@ function refuseSharedLocation(deps: Ports, organizationId: string, driver: strin
     }
     if (storeLocation(driver, other, decrypt) !== mine) continue;
     const field = driver === 'redis' ? 'prefix' : config.url !== undefined ? 'url' : 'database_name';
-    throw invalidField(field, driver === 'redis'
-      ? 'is already used on this server by a source of another organization: choose another prefix'
-      : 'is already used on this server by a source of another organization: choose another database');
+    throw invalidField(
+      field,
+      driver === 'redis'
+        ? 'is already used on this server by a source of another organization: choose another prefix'
+        : 'is already used on this server by a source of another organization: choose another database',
+    );
   }
 }
 
@@ -181,7 +215,10 @@ function takeSetupTurn(deps: Ports, organizationId: string): void {
   if (times.length >= limit) {
     recentSetups.set(organizationId, times);
     const retryAfter = Math.max(1, Math.ceil((times[0]! + SETUP_WINDOW_MS - now) / 1000));
-    throw rateLimited(`at most ${limit} database setups a minute per organization (network.setups_per_minute)`, retryAfter);
+    throw rateLimited(
+      `at most ${limit} database setups a minute per organization (network.setups_per_minute)`,
+      retryAfter,
+    );
   }
   times.push(now);
   recentSetups.set(organizationId, times);

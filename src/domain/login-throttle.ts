@@ -60,7 +60,9 @@ export class FailureCounters {
     entry.failures += 1;
     entry.lastFailure = now;
     const over = entry.failures - this.rule.free;
-    if (over >= 0) entry.blockedUntil = now + Math.min(this.rule.maxDelayMs, this.rule.baseDelayMs * 2 ** Math.min(over, 40));
+    if (over >= 0)
+      entry.blockedUntil =
+        now + Math.min(this.rule.maxDelayMs, this.rule.baseDelayMs * 2 ** Math.min(over, 40));
     this.entries.delete(key); // re-inserted last: the map stays ordered by last failure
     this.entries.set(key, entry);
   }
@@ -114,7 +116,9 @@ export interface LoginThrottle {
   succeeded(email: string, address: string): void;
 }
 
-export function createLoginThrottle(rules: { email?: ThrottleRule; address?: ThrottleRule } = {}): LoginThrottle {
+export function createLoginThrottle(
+  rules: { email?: ThrottleRule; address?: ThrottleRule } = {},
+): LoginThrottle {
   const emails = new FailureCounters(rules.email ?? EMAIL_RULE);
   const addresses = new FailureCounters(rules.address ?? ADDRESS_RULE);
   return {
@@ -146,7 +150,8 @@ export function addressGroup(address: string): string {
   const [head = '', tail] = plain.split('::', 2);
   const left = head === '' ? [] : head.split(':');
   const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  const zeros = tail === undefined ? [] : Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0');
+  const zeros =
+    tail === undefined ? [] : Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0');
   const groups = [...left, ...zeros, ...right].slice(0, 4).map((g) => (parseInt(g, 16) || 0).toString(16));
   return `${groups.join(':')}::/64`;
 }

@@ -7,7 +7,8 @@ const PARAMS = { memoryCost: 19_456, timeCost: 2, parallelism: 1, outputLen: 32 
 
 // A hash of a random secret with the same parameters. Verifying against it when an email is unknown
 // makes a failed login take as long as a wrong password, so timing does not reveal which emails exist.
-const DUMMY_HASH = '$argon2id$v=19$m=19456,t=2,p=1$I/UkXy8s1UGk5bGaW3HPJQ$4aB4YKC9EMpMFmlw52YJ/qtjLjl4ySeBHEeW7UEypbI';
+const DUMMY_HASH =
+  '$argon2id$v=19$m=19456,t=2,p=1$I/UkXy8s1UGk5bGaW3HPJQ$4aB4YKC9EMpMFmlw52YJ/qtjLjl4ySeBHEeW7UEypbI';
 
 /** An argon2id PHC string for the password (argon2id is the package's default algorithm). */
 export function hashPassword(password: string): Promise<string> {

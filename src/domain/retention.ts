@@ -35,7 +35,9 @@ export function expiryCutoffMs(rules: RetentionRules, granularity: string, nowMs
   if (span !== undefined) {
     const g = parseGranularity(span);
     if (g === null) return null; // validated on the way in; an unreadable rule keeps data
-    return DateTime.fromMillis(nowMs, { zone: rules.timeZone }).minus({ [LUXON_UNIT[g.unit]]: g.n }).toMillis();
+    return DateTime.fromMillis(nowMs, { zone: rules.timeZone })
+      .minus({ [LUXON_UNIT[g.unit]]: g.n })
+      .toMillis();
   }
   return rules.expireAfter === null ? null : nowMs - rules.expireAfter * 1000;
 }
@@ -44,7 +46,10 @@ export function expiryCutoffMs(rules: RetentionRules, granularity: string, nowMs
  * A `retention` field: null/absent (none) or an object from one of the project's granularities
  * to a timeframe like `7d`. Messages name the offending entry, for the 422.
  */
-export function parseRetention(input: unknown, granularities: readonly string[]): Parsed<Record<string, string> | null> {
+export function parseRetention(
+  input: unknown,
+  granularities: readonly string[],
+): Parsed<Record<string, string> | null> {
   if (input === undefined || input === null) return ok(null);
   if (typeof input !== 'object' || Array.isArray(input)) {
     return fail('must be an object from granularity to timeframe, like {"1m": "7d"}');
@@ -54,7 +59,8 @@ export function parseRetention(input: unknown, granularities: readonly string[])
   const out: Record<string, string> = {};
   for (const [granularity, span] of entries) {
     const name = JSON.stringify(granularity.slice(0, 20));
-    if (!granularities.includes(granularity)) return fail(`names ${name}, which is not one of the project's granularities`);
+    if (!granularities.includes(granularity))
+      return fail(`names ${name}, which is not one of the project's granularities`);
     if (typeof span !== 'string' || parseGranularity(span.trim()) === null) {
       return fail(`${name} must be a timeframe like 7d, 90d or 1y`);
     }

@@ -26,7 +26,11 @@ const limits = (deps: SessionDeps) => ({
 /** The cookie's lifetime: the session's absolute one (the server enforces both limits anyway). */
 export const sessionCookieMaxAgeMs = (deps: SessionDeps): number => limits(deps).maxMs;
 
-export function openSession(deps: SessionDeps, userId: string, meta: { userAgent: string; address: string }): { value: string; row: SessionRow } {
+export function openSession(
+  deps: SessionDeps,
+  userId: string,
+  meta: { userAgent: string; address: string },
+): { value: string; row: SessionRow } {
   const repo = sessionsRepo(deps.db);
   const now = deps.now();
   const { idleMs, maxMs } = limits(deps);

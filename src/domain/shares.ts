@@ -25,7 +25,11 @@ function ownDashboard(deps: ShareDeps, auth: UserAuth, rawId: string): Dashboard
   return dashboard;
 }
 
-export function createShare(deps: ShareDeps, auth: UserAuth, rawDashboardId: string): { row: ShareRow; value: string } {
+export function createShare(
+  deps: ShareDeps,
+  auth: UserAuth,
+  rawDashboardId: string,
+): { row: ShareRow; value: string } {
   const dashboard = ownDashboard(deps, auth, rawDashboardId);
   const value = randomBytes(32).toString('base64url');
   const row: ShareRow = {
@@ -46,7 +50,12 @@ export function listShares(deps: ShareDeps, auth: UserAuth, rawDashboardId: stri
   return deps.shares.listByDashboard(dashboard.id, dashboard.organizationId);
 }
 
-export function revokeShare(deps: ShareDeps, auth: UserAuth, rawDashboardId: string, rawShareId: string): void {
+export function revokeShare(
+  deps: ShareDeps,
+  auth: UserAuth,
+  rawDashboardId: string,
+  rawShareId: string,
+): void {
   const dashboard = ownDashboard(deps, auth, rawDashboardId);
   const id = normalizeId(rawShareId);
   if (!id || !deps.shares.remove(id, dashboard.id, dashboard.organizationId)) throw notFound();
@@ -115,7 +124,10 @@ export function normalizedKey(key: string): string {
     if (decoded === text) break;
     text = decoded;
   }
-  return text.normalize('NFKC').replace(/[\p{White_Space}\p{Cf}]/gu, '').toLowerCase();
+  return text
+    .normalize('NFKC')
+    .replace(/[\p{White_Space}\p{Cf}]/gu, '')
+    .toLowerCase();
 }
 
 /**
@@ -147,7 +159,10 @@ function groupsBySegment(key: string, names: string[]): Map<string, string> {
  */
 export function sharedKey(dashboard: Dashboard, query: Record<string, unknown>): string {
   const segments = dashboard.segments as StoredSegment[];
-  const groups = groupsBySegment(dashboard.key, segments.map((s) => s.name));
+  const groups = groupsBySegment(
+    dashboard.key,
+    segments.map((s) => s.name),
+  );
   const values: Record<string, string> = {};
   for (const segment of segments) {
     const items = (segment.groups ?? []).flatMap((g) => g.items ?? []);
@@ -157,13 +172,18 @@ export function sharedKey(dashboard: Dashboard, query: Record<string, unknown>):
     const group = groups.get(segment.name);
     const allowed =
       segment.type === 'text'
-        ? value === '' || (value.length <= 255 && !value.includes('::') && group !== undefined && matchesGroup(group, value))
+        ? value === '' ||
+          (value.length <= 255 && !value.includes('::') && group !== undefined && matchesGroup(group, value))
         : items.some((i) => i.value === value) || (items.length === 0 && value === '');
     if (!allowed) throw badRequest(`Unknown value for segment ${segment.name}`);
     if (reachesSystemKey(value)) throw notFound();
     values[segment.name] = value;
   }
-  const key = substituteKey(dashboard.key, segments.map((s) => s.name), values);
+  const key = substituteKey(
+    dashboard.key,
+    segments.map((s) => s.name),
+    values,
+  );
   if (reachesSystemKey(key)) throw notFound();
   return key;
 }

@@ -64,7 +64,8 @@ export function parseGranularities(input: unknown): Parsed<string[]> {
   for (const item of items) {
     if (typeof item !== 'string') return fail('must contain only strings');
     const text = item.trim();
-    if (!isSpanText(text)) return fail(`contains an invalid granularity: ${JSON.stringify(text.slice(0, 20))}`);
+    if (!isSpanText(text))
+      return fail(`contains an invalid granularity: ${JSON.stringify(text.slice(0, 20))}`);
     if (list.includes(text)) return fail(`contains ${text} more than once`);
     list.push(text);
   }
@@ -96,7 +97,10 @@ export function parseExpireAfter(input: unknown): Parsed<number | null> {
 }
 
 /** default_granularity must be one of the granularities; it defaults to the first. */
-export function pickDefaultGranularity(granularities: readonly string[], given: string | null): Parsed<string> {
+export function pickDefaultGranularity(
+  granularities: readonly string[],
+  given: string | null,
+): Parsed<string> {
   if (given === null) return ok(granularities[0]!);
   return granularities.includes(given) ? ok(given) : fail('must be one of the granularities');
 }

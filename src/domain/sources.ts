@@ -33,7 +33,9 @@ export function requireOrganization(auth: UserAuth): string {
 export function newSource(
   deps: Pick<Ports, 'now'>,
   organizationId: string,
-  fields: Pick<Source, 'type' | 'displayName' | 'driver' | 'config' | 'setupStatus'> & { settings: SourceSettings },
+  fields: Pick<Source, 'type' | 'displayName' | 'driver' | 'config' | 'setupStatus'> & {
+    settings: SourceSettings;
+  },
   id: string = newId(),
 ): Source {
   return {
@@ -96,7 +98,7 @@ export function updateProject(deps: Ports, project: Source, update: ProjectUpdat
     defaultTimeframe: update.defaultTimeframe ?? project.defaultTimeframe,
     defaultGranularity: update.defaultGranularity ?? project.defaultGranularity,
     expireAfter: update.expireAfter === undefined ? project.expireAfter : update.expireAfter,
-    retention: update.retention === undefined ? project.retention ?? null : update.retention,
+    retention: update.retention === undefined ? (project.retention ?? null) : update.retention,
   };
   deps.sources.updateProject(next);
   return next;

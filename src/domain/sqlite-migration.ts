@@ -32,11 +32,15 @@ export function migrateSqliteSources(deps: Pick<Ports, 'config' | 'sources' | 'l
     const folder = path.join(root, source.organizationId);
     if (isInsideFolder(folder, file)) continue;
     const ext = path.extname(file).toLowerCase();
-    const isUpload = path.dirname(file) === root && path.basename(file) === `${source.id}${ext}` && SQLITE_EXTENSIONS.includes(ext);
+    const isUpload =
+      path.dirname(file) === root &&
+      path.basename(file) === `${source.id}${ext}` &&
+      SQLITE_EXTENSIONS.includes(ext);
     if (isUpload) {
       const target = path.join(folder, path.basename(file));
       mkdirSync(folder, { recursive: true, mode: 0o700 });
-      for (const suffix of COMPANIONS) if (existsSync(file + suffix)) renameSync(file + suffix, target + suffix);
+      for (const suffix of COMPANIONS)
+        if (existsSync(file + suffix)) renameSync(file + suffix, target + suffix);
       if (existsSync(file)) renameSync(file, target);
       deps.sources.setConfig(source.id, { ...source.config, file_path: target });
       report.moved++;
@@ -46,7 +50,8 @@ export function migrateSqliteSources(deps: Pick<Ports, 'config' | 'sources' | 'l
     }
   }
   report.stagedRemoved = clearStaging(path.join(root, UPLOADS_DIR));
-  if (report.moved + report.grandfathered + report.stagedRemoved > 0) deps.log.info('sqlite sources migrated', { ...report });
+  if (report.moved + report.grandfathered + report.stagedRemoved > 0)
+    deps.log.info('sqlite sources migrated', { ...report });
   return report;
 }
 

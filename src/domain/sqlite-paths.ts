@@ -97,13 +97,15 @@ export interface UploadedFile {
 /** The upload's extension (lower-case) when it is named and shaped like a SQLite database. */
 export async function checkSqliteUpload(file: UploadedFile): Promise<Parsed<string>> {
   const ext = path.extname(file.originalFilename ?? '').toLowerCase();
-  if (!SQLITE_EXTENSIONS.includes(ext)) return fail(`must be a file ending in ${SQLITE_EXTENSIONS.join(', ')}`);
+  if (!SQLITE_EXTENSIONS.includes(ext))
+    return fail(`must be a file ending in ${SQLITE_EXTENSIONS.join(', ')}`);
   if (file.size === 0) return fail('is empty');
   const header = Buffer.alloc(SQLITE_MAGIC.length);
   const handle = await open(file.filepath, 'r');
   try {
     const { bytesRead } = await handle.read(header, 0, header.length, 0);
-    if (bytesRead < header.length || !header.equals(SQLITE_MAGIC)) return fail('is not a SQLite database file');
+    if (bytesRead < header.length || !header.equals(SQLITE_MAGIC))
+      return fail('is not a SQLite database file');
   } finally {
     await handle.close();
   }

@@ -60,8 +60,10 @@ function sqliteFile(source: Source): string {
   return file;
 }
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
-const int = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) ? value : undefined);
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined;
+const int = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isInteger(value) ? value : undefined;
 
 /** The connection settings of a network source, its secrets decrypted. */
 function networkSettings(source: Source, ctx: DriverContext): NetworkSettings & { timeZone: string } {
@@ -89,12 +91,22 @@ function networkSettings(source: Source, ctx: DriverContext): NetworkSettings & 
 
 const STORE_FACTORIES: Partial<Record<string, StoreFactory>> = {
   sqlite: (source, ctx) =>
-    createSqliteStore({ file: sqliteFile(source), mode: identifierMode(source), pool: ctx.sqlitePool(), timeZone: source.timeZone }),
-  postgres: (source, ctx) => createPostgresStore({ ...networkSettings(source, ctx), mode: identifierMode(source) }),
+    createSqliteStore({
+      file: sqliteFile(source),
+      mode: identifierMode(source),
+      pool: ctx.sqlitePool(),
+      timeZone: source.timeZone,
+    }),
+  postgres: (source, ctx) =>
+    createPostgresStore({ ...networkSettings(source, ctx), mode: identifierMode(source) }),
   mysql: (source, ctx) => createMysqlStore({ ...networkSettings(source, ctx), mode: identifierMode(source) }),
   redis: (source, ctx) => createRedisStore(networkSettings(source, ctx)),
   mongo: (source, ctx) =>
-    createMongoStore({ ...networkSettings(source, ctx), mode: identifierMode(source), expireAfter: source.expireAfter }),
+    createMongoStore({
+      ...networkSettings(source, ctx),
+      mode: identifierMode(source),
+      expireAfter: source.expireAfter,
+    }),
 };
 
 export interface DriverRegistry {
@@ -133,7 +145,12 @@ export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
   let pool: SqlitePool | null = null;
   const factoryCtx: FactoryContext = {
     ...ctx,
-    sqlitePool: () => (pool ??= createSqlitePool({ nativeBinding: ctx.nativeBinding, nativeBindingPath: ctx.nativeBindingPath, ...ctx.sqlite })),
+    sqlitePool: () =>
+      (pool ??= createSqlitePool({
+        nativeBinding: ctx.nativeBinding,
+        nativeBindingPath: ctx.nativeBindingPath,
+        ...ctx.sqlite,
+      })),
   };
 
   return {

@@ -14,7 +14,6 @@ import { spanMs, UNIT_SPANS } from '../shared/spans';
 const MINUTE = UNIT_SPANS.m.shortest;
 const DAY = UNIT_SPANS.d.shortest;
 
-
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
 function formatterFor(timeZone: string): Intl.DateTimeFormat {
@@ -89,7 +88,11 @@ function granularitySpan(granularity: string): number {
  * The instants to read for `startsMs` (zone-correct bucket starts, ascending) and where each folds.
  * A shifted instant that is itself one of the requested starts stays that bucket's own.
  */
-export function libraryRowPlan(startsMs: readonly number[], granularity: string, timeZone: string): LibraryRowPlan {
+export function libraryRowPlan(
+  startsMs: readonly number[],
+  granularity: string,
+  timeZone: string,
+): LibraryRowPlan {
   const index = new Map<number, number>();
   startsMs.forEach((ms, i) => index.set(ms, i));
   if (startsMs.length > 0 && !isFixedZone(timeZone)) addShifted(startsMs, granularity, timeZone, index);
@@ -97,7 +100,12 @@ export function libraryRowPlan(startsMs: readonly number[], granularity: string,
   return { lookups, indexOf: (ms) => index.get(ms) };
 }
 
-function addShifted(starts: readonly number[], granularity: string, timeZone: string, index: Map<number, number>): void {
+function addShifted(
+  starts: readonly number[],
+  granularity: string,
+  timeZone: string,
+  index: Map<number, number>,
+): void {
   const last = starts[starts.length - 1]!;
   const end = last + granularitySpan(granularity);
   const changes = transitions(timeZone, starts[0]!, end);

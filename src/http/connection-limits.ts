@@ -36,7 +36,11 @@ export function applyConnectionLimits(server: http.Server, config: ServerConfig)
  */
 export function answerExpectationFailed(_req: http.IncomingMessage, res: http.ServerResponse): void {
   const body = JSON.stringify({ errors: { detail: 'Unsupported Expect header (only 100-continue)' } });
-  res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  res.writeHead(417, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
   res.end(body);
 }
 

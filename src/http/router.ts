@@ -131,7 +131,11 @@ export function createRoutes(deps: Deps): Middleware {
   r.put('/dashboard-groups/:id', dashWriter, json, groupInput.fields, groups.update);
   r.patch('/dashboard-groups/:id', dashWriter, json, groupInput.fields, groups.update);
   r.delete('/dashboard-groups/:id', dashWriter, groups.remove);
-  return withIntake(withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch }), deps, budget);
+  return withIntake(
+    withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch }),
+    deps,
+    budget,
+  );
 }
 
 /**

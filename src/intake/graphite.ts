@@ -7,7 +7,14 @@
 // joined with `::` are the key (`proxmox.nodes.pve1.cpustat.user` -> key
 // `proxmox::nodes::pve1::cpustat`, field `user`), tags added in series-key form; the value is a
 // gauge like a line protocol field. Samples of one key at one time share a point pair.
-import { acceptedTime, gaugePoints, keyProblem, seriesKey, type IntakePoint, type MappedBody } from './mapping';
+import {
+  acceptedTime,
+  gaugePoints,
+  keyProblem,
+  seriesKey,
+  type IntakePoint,
+  type MappedBody,
+} from './mapping';
 
 export interface GraphiteSample {
   /** 1-based line number */
@@ -47,7 +54,8 @@ function parsePath(raw: string, line: number): { segments: string[]; tags: Array
   const tags = new Map<string, string>();
   for (const part of tagParts) {
     const eq = part.indexOf('=');
-    if (eq <= 0 || eq === part.length - 1) throw new GraphiteError(line, `invalid tag: ${clip(part)} (tags are name=value)`);
+    if (eq <= 0 || eq === part.length - 1)
+      throw new GraphiteError(line, `invalid tag: ${clip(part)} (tags are name=value)`);
     tags.set(part.slice(0, eq), part.slice(eq + 1));
   }
   return { segments, tags: [...tags].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) };
@@ -62,13 +70,17 @@ export function parseGraphite(text: string, maxLineLength = GRAPHITE_MAX_LINE_LE
     let end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
     line++;
-    if (end - start > maxLineLength) throw new GraphiteError(line, `line longer than ${maxLineLength} characters`);
+    if (end - start > maxLineLength)
+      throw new GraphiteError(line, `line longer than ${maxLineLength} characters`);
     const content = text.slice(start, end).trim();
     start = end + 1;
     if (content === '') continue;
     const parts = content.split(/[ \t]+/);
     if (parts.length < 2 || parts.length > 3) {
-      throw new GraphiteError(line, `expected "path value timestamp", got ${parts.length} part${parts.length === 1 ? '' : 's'}`);
+      throw new GraphiteError(
+        line,
+        `expected "path value timestamp", got ${parts.length} part${parts.length === 1 ? '' : 's'}`,
+      );
     }
     const [rawPath, rawValue, rawTime] = parts as [string, string, string | undefined];
     const { segments, tags } = parsePath(rawPath, line);
@@ -78,7 +90,8 @@ export function parseGraphite(text: string, maxLineLength = GRAPHITE_MAX_LINE_LE
     else throw new GraphiteError(line, `invalid value: ${clip(rawValue)}`);
     let timeMs: number | null = null;
     if (rawTime !== undefined && rawTime !== '-1') {
-      if (!TIMESTAMP.test(rawTime) || rawTime.length > 24) throw new GraphiteError(line, `invalid timestamp: ${clip(rawTime)}`);
+      if (!TIMESTAMP.test(rawTime) || rawTime.length > 24)
+        throw new GraphiteError(line, `invalid timestamp: ${clip(rawTime)}`);
       timeMs = Math.floor(Number(rawTime) * 1000);
     }
     out.push({ line, segments, tags, value, timeMs });
@@ -87,7 +100,10 @@ export function parseGraphite(text: string, maxLineLength = GRAPHITE_MAX_LINE_LE
 }
 
 /** The key and field of a Graphite path (see the head of this file). */
-export function graphiteKey(segments: readonly string[], tags: ReadonlyArray<readonly [string, string]>): { key: string; field: string } {
+export function graphiteKey(
+  segments: readonly string[],
+  tags: ReadonlyArray<readonly [string, string]>,
+): { key: string; field: string } {
   const field = segments.length > 1 ? segments[segments.length - 1]! : 'value';
   const base = segments.length > 1 ? segments.slice(0, -1).join('::') : segments[0]!;
   return { key: tags.length > 0 ? seriesKey(base, tags) : base, field };
@@ -98,8 +114,17 @@ export function graphiteKey(segments: readonly string[], tags: ReadonlyArray<rea
  * range) is dropped and counted in `dropped` rather than refusing the others: Graphite arrives on
  * listeners, where there is nobody to answer.
  */
-export function mapGraphite(samples: readonly GraphiteSample[], options: { nowMs: number; keyPrefix?: string }): MappedBody & { dropped: number } {
-  const result = { points: [] as IntakePoint[], samples: 0, skippedStrings: 0, skippedNonFinite: 0, dropped: 0 };
+export function mapGraphite(
+  samples: readonly GraphiteSample[],
+  options: { nowMs: number; keyPrefix?: string },
+): MappedBody & { dropped: number } {
+  const result = {
+    points: [] as IntakePoint[],
+    samples: 0,
+    skippedStrings: 0,
+    skippedNonFinite: 0,
+    dropped: 0,
+  };
   const groups = new Map<string, { key: string; at: string; gauges: Map<string, number> }>();
   for (const sample of samples) {
     result.samples++;

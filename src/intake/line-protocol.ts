@@ -119,13 +119,17 @@ class Scanner {
 
   /** Refuses a line once the scan has gone past the length limit. */
   checkLength(): void {
-    if (this.pos - this.lineStart > this.maxLineLength) this.fail(`line longer than ${this.maxLineLength} characters`);
+    if (this.pos - this.lineStart > this.maxLineLength)
+      this.fail(`line longer than ${this.maxLineLength} characters`);
   }
 
   atLineEnd(): boolean {
     if (this.pos >= this.text.length) return true;
     const c = this.text.charCodeAt(this.pos);
-    return c === NL || (c === CR && (this.pos + 1 >= this.text.length || this.text.charCodeAt(this.pos + 1) === NL));
+    return (
+      c === NL ||
+      (c === CR && (this.pos + 1 >= this.text.length || this.text.charCodeAt(this.pos + 1) === NL))
+    );
   }
 
   skipSpaces(): void {
@@ -230,19 +234,25 @@ class Scanner {
       const digits = raw.slice(0, -1);
       if (!INTEGER.test(digits)) this.fail(`invalid integer value of field "${clip(field)}": ${clip(raw)}`);
       const big = BigInt(digits);
-      if (big > INT64_MAX || big < INT64_MIN) this.fail(`integer value of field "${clip(field)}" is out of range: ${clip(raw)}`);
+      if (big > INT64_MAX || big < INT64_MIN)
+        this.fail(`integer value of field "${clip(field)}" is out of range: ${clip(raw)}`);
       return { type: 'integer', value: Number(digits) };
     }
     if (last === 117 /* u */) {
       const digits = raw.slice(0, -1);
       if (!UNSIGNED.test(digits)) this.fail(`invalid unsigned value of field "${clip(field)}": ${clip(raw)}`);
-      if (BigInt(digits) > UINT64_MAX) this.fail(`unsigned value of field "${clip(field)}" is out of range: ${clip(raw)}`);
+      if (BigInt(digits) > UINT64_MAX)
+        this.fail(`unsigned value of field "${clip(field)}" is out of range: ${clip(raw)}`);
       return { type: 'unsigned', value: Number(digits) };
     }
     if (TRUE_WORDS.has(raw)) return { type: 'boolean', value: true };
     if (FALSE_WORDS.has(raw)) return { type: 'boolean', value: false };
     if (FLOAT.test(raw)) return { type: 'float', value: Number(raw) };
-    if (NON_FINITE.test(raw)) return { type: 'float', value: raw.toLowerCase().includes('nan') ? NaN : raw.startsWith('-') ? -Infinity : Infinity };
+    if (NON_FINITE.test(raw))
+      return {
+        type: 'float',
+        value: raw.toLowerCase().includes('nan') ? NaN : raw.startsWith('-') ? -Infinity : Infinity,
+      };
     return this.fail(`invalid value of field "${clip(field)}": ${clip(raw)}`);
   }
 
@@ -261,7 +271,8 @@ class Scanner {
     if (!INTEGER.test(raw)) this.fail(`invalid timestamp: ${clip(raw)}`);
     const negative = raw.charCodeAt(0) === 45; // -
     const digits = negative || raw.charCodeAt(0) === 43 ? raw.slice(1) : raw;
-    if (digits.length > 19 || (digits.length === 19 && outOfInt64(raw))) this.fail(`timestamp is out of range: ${clip(raw)}`);
+    if (digits.length > 19 || (digits.length === 19 && outOfInt64(raw)))
+      this.fail(`timestamp is out of range: ${clip(raw)}`);
     // Milliseconds from the decimal digits, without BigInt (this runs once per line): ns and us
     // drop their last 6 or 3 digits, and a negative time with a remainder is floored one further.
     const drop = DROPPED_DIGITS[this.precision];
@@ -295,7 +306,10 @@ class Scanner {
       const key = this.identifier(true, 'field key');
       if (this.text.charCodeAt(this.pos) !== EQUALS) this.fail(`field "${clip(key)}" has no "=" and value`);
       this.pos++;
-      const value = this.text.charCodeAt(this.pos) === QUOTE ? { type: 'string' as const, value: this.quoted(key) } : this.bare(key);
+      const value =
+        this.text.charCodeAt(this.pos) === QUOTE
+          ? { type: 'string' as const, value: this.quoted(key) }
+          : this.bare(key);
       setPair(fields, key, value);
       if (this.pos < this.text.length && this.text.charCodeAt(this.pos) === COMMA) {
         this.pos++;

@@ -32,10 +32,19 @@ const TCP_IDLE_MS = 5 * 60_000;
 const POINTS_PER_BATCH = 10_000;
 
 /** Turns one piece of text into points: the format's parser and mapping (throws on garbage). */
-function pointsOf(config: ListenerConfig, text: string, nowMs: number, statsd: StatsdAggregator | null, deps: Deps): IntakePoint[] {
+function pointsOf(
+  config: ListenerConfig,
+  text: string,
+  nowMs: number,
+  statsd: StatsdAggregator | null,
+  deps: Deps,
+): IntakePoint[] {
   const counters = intakeCountersOf(deps);
   if (config.protocol === 'influx') {
-    const mapped = mapLineSamples(parseLineProtocol(text, { precision: config.precision }), { nowMs, keyPrefix: config.keyPrefix });
+    const mapped = mapLineSamples(parseLineProtocol(text, { precision: config.precision }), {
+      nowMs,
+      keyPrefix: config.keyPrefix,
+    });
     counters.add('influx', mapped);
     return mapped.points;
   }
@@ -61,7 +70,10 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
     const source = deps.sources.cachedById(config.source);
     if (!source) {
       counters.dropped += points.length;
-      deps.log.warn('intake listener: its source does not exist', { listen: config.listen, source: config.source });
+      deps.log.warn('intake listener: its source does not exist', {
+        listen: config.listen,
+        source: config.source,
+      });
       return;
     }
     try {
@@ -70,7 +82,10 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
       }
     } catch (err) {
       counters.dropped += points.length;
-      deps.log.warn('intake listener: a write was refused', { listen: config.listen, error: err instanceof Error ? err.message : String(err) });
+      deps.log.warn('intake listener: a write was refused', {
+        listen: config.listen,
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }
 
@@ -81,12 +96,17 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
   };
 
   const maxLine = (config: ListenerConfig) =>
-    config.protocol === 'influx' ? DEFAULT_MAX_LINE_LENGTH : config.protocol === 'graphite' ? GRAPHITE_MAX_LINE_LENGTH : STATSD_MAX_LINE_LENGTH;
+    config.protocol === 'influx'
+      ? DEFAULT_MAX_LINE_LENGTH
+      : config.protocol === 'graphite'
+        ? GRAPHITE_MAX_LINE_LENGTH
+        : STATSD_MAX_LINE_LENGTH;
 
   try {
     for (const config of configs) {
       const { host, port } = parseListenAddress(config.listen)!;
-      const statsd = config.protocol === 'statsd' ? new StatsdAggregator({ keyPrefix: config.keyPrefix }) : null;
+      const statsd =
+        config.protocol === 'statsd' ? new StatsdAggregator({ keyPrefix: config.keyPrefix }) : null;
       const take = (text: string): IntakePoint[] | null => {
         try {
           return pointsOf(config, text, deps.now(), statsd, deps);
@@ -111,7 +131,9 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
           const points = take(msg.toString('utf8'));
           if (points) void write(config, points);
         });
-        socket.on('error', (err) => deps.log.warn('intake listener error', { listen: config.listen, error: err.message }));
+        socket.on('error', (err) =>
+          deps.log.warn('intake listener error', { listen: config.listen, error: err.message }),
+        );
         await new Promise<void>((resolve, reject) => {
           socket.once('error', reject);
           socket.bind(port, host, () => {
@@ -188,7 +210,9 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
     // without the errno code: start-up reports a port in use as server.port's otherwise
     const at = configs[running.length];
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new Error(`intake.listeners: cannot listen on ${at?.listen} (${at?.protocol} over ${at?.transport}): ${why}`);
+    throw new Error(
+      `intake.listeners: cannot listen on ${at?.listen} (${at?.protocol} over ${at?.transport}): ${why}`,
+    );
   }
 
   return {

@@ -79,7 +79,8 @@ const BLANK = /^[\s\u180e\u200b-\u200d\u2060]*$/;
 
 /** Why a key cannot be written, or null. */
 export function keyProblem(key: string): string | null {
-  if ([...key].length > MAX_KEY_LENGTH) return `key ${JSON.stringify(key.slice(0, 60))}... is longer than ${MAX_KEY_LENGTH} characters`;
+  if ([...key].length > MAX_KEY_LENGTH)
+    return `key ${JSON.stringify(key.slice(0, 60))}... is longer than ${MAX_KEY_LENGTH} characters`;
   if (BLANK.test(key)) return 'key is blank';
   if (key === SYSTEM_KEY) return `key must not be the system key ${SYSTEM_KEY}`;
   return null;
@@ -99,7 +100,12 @@ function nullObject(): Record<string, unknown> {
  * The track and assert points of gauge values under one key at one time. At most MAX_LEAVES
  * leaves go in one point: fields past that start another pair.
  */
-export function gaugePoints(key: string, at: string, gauges: ReadonlyArray<readonly [string, number]>, out: IntakePoint[]): void {
+export function gaugePoints(
+  key: string,
+  at: string,
+  gauges: ReadonlyArray<readonly [string, number]>,
+  out: IntakePoint[],
+): void {
   const perPoint = MAX_LEAVES / 2; // sum and count
   for (let from = 0; from < gauges.length; from += perPoint) {
     const track = nullObject();
@@ -108,7 +114,10 @@ export function gaugePoints(key: string, at: string, gauges: ReadonlyArray<reado
       track[name] = { sum: value, count: 1 };
       assert[name] = { last: value };
     }
-    out.push({ key, at, operation: 'track', values: track }, { key, at, operation: 'assert', values: assert });
+    out.push(
+      { key, at, operation: 'track', values: track },
+      { key, at, operation: 'assert', values: assert },
+    );
   }
 }
 
@@ -139,7 +148,10 @@ export function mapLineSamples(samples: readonly LineSample[], options: MappingO
     if (problem) throw new MappingError(sample.line, problem);
     const at = sample.timeMs === null ? nowAt : acceptedTime(sample.timeMs);
     if (at === null) {
-      throw new MappingError(sample.line, 'timestamp is outside the accepted range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z); is the precision right?');
+      throw new MappingError(
+        sample.line,
+        'timestamp is outside the accepted range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z); is the precision right?',
+      );
     }
     gaugePoints(key, at, [...gauges], result.points);
   }

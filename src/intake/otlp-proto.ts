@@ -62,8 +62,10 @@ function dataPoint(r: ProtoReader, kind: string): Json {
       else r.skip(wire);
     } else if (field === 4 && wire === 1) dp.count = r.fixed64();
     else if (field === 5 && wire === 1) dp.sum = r.double();
-    else if (kind === 'histogram' && field === 6 && (wire === 2 || wire === 1)) r.repeated(wire, (x) => x.fixed64(), bucketCounts);
-    else if (kind === 'histogram' && field === 7 && (wire === 2 || wire === 1)) r.repeated(wire, (x) => x.double(), explicitBounds);
+    else if (kind === 'histogram' && field === 6 && (wire === 2 || wire === 1))
+      r.repeated(wire, (x) => x.fixed64(), bucketCounts);
+    else if (kind === 'histogram' && field === 7 && (wire === 2 || wire === 1))
+      r.repeated(wire, (x) => x.double(), explicitBounds);
     else r.skip(wire);
   }
   dp.attributes = attributes;
@@ -74,7 +76,13 @@ function dataPoint(r: ProtoReader, kind: string): Json {
   return dp;
 }
 
-const KINDS: Record<number, string> = { 5: 'gauge', 7: 'sum', 9: 'histogram', 10: 'exponentialHistogram', 11: 'summary' };
+const KINDS: Record<number, string> = {
+  5: 'gauge',
+  7: 'sum',
+  9: 'histogram',
+  10: 'exponentialHistogram',
+  11: 'summary',
+};
 
 function metricData(r: ProtoReader, kind: string): Json {
   const data: Json = {};
@@ -85,7 +93,8 @@ function metricData(r: ProtoReader, kind: string): Json {
       if (kind === 'exponentialHistogram') {
         r.skip(wire); // not read (docs/intake.md)
       } else dataPoints.push(dataPoint(r.sub(), kind));
-    } else if (field === 2 && wire === 0 && (kind === 'sum' || kind === 'histogram')) data.aggregationTemporality = r.varint();
+    } else if (field === 2 && wire === 0 && (kind === 'sum' || kind === 'histogram'))
+      data.aggregationTemporality = r.varint();
     else if (field === 3 && wire === 0 && kind === 'sum') data.isMonotonic = r.varint() !== 0;
     else r.skip(wire);
   }
@@ -138,7 +147,8 @@ export function decodeOtlpProtobuf(body: Buffer): Json {
       else r.skip(wire);
     }
   } catch (err) {
-    if (err instanceof ProtobufError) throw new OtlpError(`the body is not a valid ExportMetricsServiceRequest: ${err.message}`);
+    if (err instanceof ProtobufError)
+      throw new OtlpError(`the body is not a valid ExportMetricsServiceRequest: ${err.message}`);
     throw err;
   }
   return { resourceMetrics: rms };

@@ -10,7 +10,14 @@
 // - summary:                 assert {count: n, sum: s}
 // - histogram bucket counts:  {buckets: {<upper bound>: n}} with the point (`0.25` → `0_25`, the last `inf`)
 // Attribute values are written as text; quantiles are not kept.
-import { acceptedTime, gaugePoints, keyProblem, seriesKey, type IntakePoint, type MappedBody } from './mapping';
+import {
+  acceptedTime,
+  gaugePoints,
+  keyProblem,
+  seriesKey,
+  type IntakePoint,
+  type MappedBody,
+} from './mapping';
 
 export class OtlpError extends Error {
   constructor(message: string) {
@@ -41,7 +48,8 @@ function anyValueText(v: unknown): string | null {
   if (typeof v.boolValue === 'boolean') return String(v.boolValue);
   if (typeof v.intValue === 'string' || typeof v.intValue === 'number') return String(v.intValue);
   if (typeof v.doubleValue === 'number') return String(v.doubleValue);
-  if (v.arrayValue !== undefined || v.kvlistValue !== undefined) return JSON.stringify(v.arrayValue ?? v.kvlistValue);
+  if (v.arrayValue !== undefined || v.kvlistValue !== undefined)
+    return JSON.stringify(v.arrayValue ?? v.kvlistValue);
   if (typeof v.bytesValue === 'string') return v.bytesValue;
   return null;
 }
@@ -49,7 +57,8 @@ function anyValueText(v: unknown): string | null {
 function attributes(v: unknown, what: string): Array<[string, string]> {
   const out = new Map<string, string>();
   for (const kv of list(v, what)) {
-    if (!isObject(kv) || typeof kv.key !== 'string') throw new OtlpError(`${what} must hold {key, value} pairs`);
+    if (!isObject(kv) || typeof kv.key !== 'string')
+      throw new OtlpError(`${what} must hold {key, value} pairs`);
     const text = anyValueText(kv.value);
     if (text !== null && kv.key !== '' && text !== '') out.set(kv.key, text);
   }
@@ -60,7 +69,8 @@ function attributes(v: unknown, what: string): Array<[string, string]> {
 function nanosToMs(v: unknown, what: string): number | null {
   if (v === undefined || v === null || v === '0' || v === 0) return null;
   const text = typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : v;
-  if (typeof text !== 'string' || !/^\d{1,20}$/.test(text)) throw new OtlpError(`${what} must be a count of nanoseconds`);
+  if (typeof text !== 'string' || !/^\d{1,20}$/.test(text))
+    throw new OtlpError(`${what} must be a count of nanoseconds`);
   return text.length > 6 ? Number(text.slice(0, -6)) : 0;
 }
 
@@ -92,7 +102,8 @@ function histogramBuckets(dp: Json, at: string): Record<string, number> | null {
   const counts = list(dp.bucketCounts, `${at}.bucketCounts`);
   if (counts.length === 0 || counts.length > MAX_BUCKETS) return null;
   const bounds = list(dp.explicitBounds, `${at}.explicitBounds`);
-  if (bounds.length !== counts.length - 1) throw new OtlpError(`${at}.bucketCounts must hold one count more than explicitBounds`);
+  if (bounds.length !== counts.length - 1)
+    throw new OtlpError(`${at}.bucketCounts must hold one count more than explicitBounds`);
   const out = Object.create(null) as Record<string, number>;
   counts.forEach((c, i) => {
     const n = numberOf(c, `${at}.bucketCounts[${i}]`) ?? 0;
@@ -112,17 +123,24 @@ export function mapOtlpJson(body: unknown, options: { nowMs: number; keyPrefix?:
   const rms = list(body.resourceMetrics, 'resourceMetrics');
   rms.forEach((rm, r) => {
     if (!isObject(rm)) throw new OtlpError(`resourceMetrics[${r}] must be an object`);
-    const resource = isObject(rm.resource) ? attributes(rm.resource.attributes, `resourceMetrics[${r}].resource.attributes`) : [];
+    const resource = isObject(rm.resource)
+      ? attributes(rm.resource.attributes, `resourceMetrics[${r}].resource.attributes`)
+      : [];
     const resourceTags = resource.filter(([k]) => RESOURCE_TAGS.includes(k));
     list(rm.scopeMetrics, `resourceMetrics[${r}].scopeMetrics`).forEach((sm, s) => {
       if (!isObject(sm)) throw new OtlpError(`resourceMetrics[${r}].scopeMetrics[${s}] must be an object`);
       list(sm.metrics, `resourceMetrics[${r}].scopeMetrics[${s}].metrics`).forEach((metric, m) => {
         const where = `resourceMetrics[${r}].scopeMetrics[${s}].metrics[${m}]`;
-        if (!isObject(metric) || typeof metric.name !== 'string' || metric.name === '') throw new OtlpError(`${where}.name is required`);
-        const kind = ['gauge', 'sum', 'histogram', 'summary', 'exponentialHistogram'].find((k) => isObject(metric[k]));
+        if (!isObject(metric) || typeof metric.name !== 'string' || metric.name === '')
+          throw new OtlpError(`${where}.name is required`);
+        const kind = ['gauge', 'sum', 'histogram', 'summary', 'exponentialHistogram'].find((k) =>
+          isObject(metric[k]),
+        );
         if (!kind) return; // no data of a kind this service reads
         const data = metric[kind] as Json;
-        const delta = data.aggregationTemporality === DELTA || data.aggregationTemporality === 'AGGREGATION_TEMPORALITY_DELTA';
+        const delta =
+          data.aggregationTemporality === DELTA ||
+          data.aggregationTemporality === 'AGGREGATION_TEMPORALITY_DELTA';
         list(data.dataPoints, `${where}.${kind}.dataPoints`).forEach((dp, d) => {
           const at = `${where}.${kind}.dataPoints[${d}]`;
           if (!isObject(dp)) throw new OtlpError(`${at} must be an object`);
@@ -133,7 +151,8 @@ export function mapOtlpJson(body: unknown, options: { nowMs: number; keyPrefix?:
           if (problem) throw new OtlpError(`${at}: ${problem}`);
           const ms = nanosToMs(dp.timeUnixNano, `${at}.timeUnixNano`) ?? options.nowMs;
           const time = acceptedTime(ms);
-          if (time === null) throw new OtlpError(`${at}.timeUnixNano is outside the accepted range (1970 to 9999)`);
+          if (time === null)
+            throw new OtlpError(`${at}.timeUnixNano is outside the accepted range (1970 to 9999)`);
           if (kind === 'gauge' || kind === 'sum') {
             const value = pointValue(dp, at);
             if (value === null) return;
@@ -142,8 +161,15 @@ export function mapOtlpJson(body: unknown, options: { nowMs: number; keyPrefix?:
               return;
             }
             if (kind === 'gauge') gaugePoints(key, time, [['value', value]], result.points);
-            else if (delta) result.points.push({ key, at: time, operation: 'track', values: { value: { sum: value, count: 1 } } });
-            else result.points.push({ key, at: time, operation: 'assert', values: { value: { last: value } } });
+            else if (delta)
+              result.points.push({
+                key,
+                at: time,
+                operation: 'track',
+                values: { value: { sum: value, count: 1 } },
+              });
+            else
+              result.points.push({ key, at: time, operation: 'assert', values: { value: { last: value } } });
             return;
           }
           const count = numberOf(dp.count, `${at}.count`) ?? 0;
@@ -158,7 +184,12 @@ export function mapOtlpJson(body: unknown, options: { nowMs: number; keyPrefix?:
             result.skippedNonFinite++;
             return;
           }
-          const point: IntakePoint = { key, at: time, operation: delta && kind !== 'summary' ? 'track' : 'assert', values };
+          const point: IntakePoint = {
+            key,
+            at: time,
+            operation: delta && kind !== 'summary' ? 'track' : 'assert',
+            values,
+          };
           result.points.push(point);
         });
       });

@@ -164,7 +164,9 @@ export class ProtoWriter {
   }
 
   bytes(field: number, b: Buffer): this {
-    return this.raw(this.varintBytes(field * 8 + 2)).raw(this.varintBytes(b.length)).raw(b);
+    return this.raw(this.varintBytes(field * 8 + 2))
+      .raw(this.varintBytes(b.length))
+      .raw(b);
   }
 
   string(field: number, s: string): this {

@@ -10,7 +10,14 @@
 // - a counter or a histogram's/summary's
 //   series (`_total`, `_count`, `_sum`, `_bucket`): assert {value: {last: v}} (the reading per bucket)
 // Stale markers and other NaN or infinite values are skipped and counted.
-import { acceptedTime, gaugePoints, keyProblem, seriesKey, type IntakePoint, type MappedBody } from './mapping';
+import {
+  acceptedTime,
+  gaugePoints,
+  keyProblem,
+  seriesKey,
+  type IntakePoint,
+  type MappedBody,
+} from './mapping';
 import { ProtoReader, ProtobufError } from './protobuf';
 
 export class RemoteWriteError extends Error {
@@ -44,13 +51,20 @@ export function mapRemoteWrite(body: Buffer, options: { keyPrefix?: string } = {
       mapSeries(r.sub(), index, prefix, result.points, result);
     }
   } catch (err) {
-    if (err instanceof ProtobufError) throw new RemoteWriteError(index >= 0 ? `timeseries[${index}]: ${err.message}` : err.message);
+    if (err instanceof ProtobufError)
+      throw new RemoteWriteError(index >= 0 ? `timeseries[${index}]: ${err.message}` : err.message);
     throw err;
   }
   return result;
 }
 
-function mapSeries(r: ProtoReader, index: number, prefix: string, out: IntakePoint[], result: MappedBody): void {
+function mapSeries(
+  r: ProtoReader,
+  index: number,
+  prefix: string,
+  out: IntakePoint[],
+  result: MappedBody,
+): void {
   let name: string | null = null;
   const tags = new Map<string, string>();
   const samples: Array<[number, number]> = [];
@@ -94,7 +108,10 @@ function mapSeries(r: ProtoReader, index: number, prefix: string, out: IntakePoi
       continue;
     }
     const at = acceptedTime(ts);
-    if (at === null) throw new RemoteWriteError(`timeseries[${index}] (${name}): timestamp ${ts} ms is outside the accepted range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)`);
+    if (at === null)
+      throw new RemoteWriteError(
+        `timeseries[${index}] (${name}): timestamp ${ts} ms is outside the accepted range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)`,
+      );
     if (cumulative) out.push({ key, at, operation: 'assert', values: { value: { last: value } } });
     else gaugePoints(key, at, [['value', value]], out);
   }

@@ -40,7 +40,8 @@ const INFLUX_CODES: Record<number, string> = {
   507: 'unavailable',
 };
 
-const NO_TOKEN = 'Bad token: send a source token as "Authorization: Token <token>", as the password of HTTP Basic, or as p=<token>';
+const NO_TOKEN =
+  'Bad token: send a source token as "Authorization: Token <token>", as the password of HTTP Basic, or as p=<token>';
 
 /** The query as Koa parsed it (a name given twice is an array). */
 type Query = Record<string, string | string[] | undefined>;
@@ -71,7 +72,8 @@ function writableSource(ctx: Context, query: Query, deps: Deps): Source {
   const value = tokenOf(ctx, query);
   const kind = value ? tokenKind(value) : null;
   if (!value || !kind) throw unauthorized(NO_TOKEN);
-  if (kind === 'user') throw forbidden('Forbidden: a user API token cannot write metrics; use a source token');
+  if (kind === 'user')
+    throw forbidden('Forbidden: a user API token cannot write metrics; use a source token');
   const token = deps.sources.tokenByHash(hashToken(value));
   if (!token) throw unauthorized(NO_TOKEN);
   if (token.can_write !== 1) throw forbidden('Forbidden: the source token has no write permission');
@@ -87,7 +89,18 @@ function hasBody(ctx: Context): boolean {
 }
 
 /** gRPC status codes of OTLP's error body (google.rpc.Status), by HTTP status. */
-const GRPC_CODES: Record<number, number> = { 400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14, 507: 14 };
+const GRPC_CODES: Record<number, number> = {
+  400: 3,
+  401: 16,
+  403: 7,
+  404: 5,
+  405: 12,
+  413: 8,
+  415: 3,
+  429: 8,
+  503: 14,
+  507: 14,
+};
 
 type Flavour = 'v1' | 'v2' | 'otlp' | 'prom';
 
@@ -96,7 +109,13 @@ function answerError(ctx: Context, err: unknown, flavour: Flavour): void {
   let status: number;
   let message: string;
   const headers: Record<string, string> = {};
-  if (err instanceof LineProtocolError || err instanceof MappingError || err instanceof OtlpError || err instanceof RemoteWriteError || err instanceof SnappyError) {
+  if (
+    err instanceof LineProtocolError ||
+    err instanceof MappingError ||
+    err instanceof OtlpError ||
+    err instanceof RemoteWriteError ||
+    err instanceof SnappyError
+  ) {
     status = 400;
     message = err.message;
   } else {
@@ -111,7 +130,10 @@ function answerError(ctx: Context, err: unknown, flavour: Flavour): void {
         : typeof errors.detail === 'string'
           ? errors.detail
           : Object.entries(errors)
-              .map(([field, messages]) => `${field}: ${Array.isArray(messages) ? messages.join(', ') : String(messages)}`)
+              .map(
+                ([field, messages]) =>
+                  `${field}: ${Array.isArray(messages) ? messages.join(', ') : String(messages)}`,
+              )
               .join('; ');
   }
   ctx.status = status;
@@ -123,8 +145,12 @@ function answerError(ctx: Context, err: unknown, flavour: Flavour): void {
   else if (flavour === 'prom') {
     ctx.type = 'text/plain';
     ctx.body = `${message}\n`; // what Prometheus and vmagent log of a refused write
-  }
-  else ctx.body = { code: INFLUX_CODES[status] ?? 'invalid', message, ...(flavour === 'v1' ? { error: message } : {}) };
+  } else
+    ctx.body = {
+      code: INFLUX_CODES[status] ?? 'invalid',
+      message,
+      ...(flavour === 'v1' ? { error: message } : {}),
+    };
 }
 
 function badParameter(message: string): AppError {
@@ -138,7 +164,9 @@ function lineProtocolQuery(ctx: Context, query: Query, deps: Deps, api: 1 | 2) {
   // given twice (an array) is as wrong as an unknown name
   const precision = Array.isArray(rawPrecision) ? null : parsePrecision(rawPrecision, api);
   if (!precision) {
-    throw badParameter(api === 2 ? 'precision must be one of ns, us, ms, s' : 'precision must be one of n, u, ms, s, m, h');
+    throw badParameter(
+      api === 2 ? 'precision must be one of ns, us, ms, s' : 'precision must be one of n, u, ms, s, m, h',
+    );
   }
   return { source, precision };
 }
@@ -209,7 +237,13 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
 
     health(ctx: Context): void {
       ctx.set('X-Influxdb-Version', SERVER_VERSION);
-      ctx.body = { name: 'trifle-service', message: 'ready for queries and writes', status: 'pass', checks: [], version: SERVER_VERSION };
+      ctx.body = {
+        name: 'trifle-service',
+        message: 'ready for queries and writes',
+        status: 'pass',
+        checks: [],
+        version: SERVER_VERSION,
+      };
     },
 
     async otlp(ctx: Context): Promise<void> {
@@ -217,7 +251,9 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
       const type = ctx.request.type;
       const protobuf = type === 'application/x-protobuf';
       if (!protobuf && type !== '' && type !== 'application/json') {
-        throw unsupportedMediaType(`Unsupported Content-Type: ${type.slice(0, 60)} (use application/x-protobuf or application/json)`);
+        throw unsupportedMediaType(
+          `Unsupported Content-Type: ${type.slice(0, 60)} (use application/x-protobuf or application/json)`,
+        );
       }
       await withBody(ctx, limit, async (body) => {
         const request = body.length === 0 ? {} : protobuf ? decodeOtlpProtobuf(body) : parseJsonText(body);
@@ -237,11 +273,15 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
       const source = input.remoteWrite.query(ctx);
       const type = ctx.request.type;
       if (type !== '' && type !== 'application/x-protobuf') {
-        throw unsupportedMediaType(`Unsupported Content-Type: ${type.slice(0, 60)} (remote write 1.0 sends application/x-protobuf)`);
+        throw unsupportedMediaType(
+          `Unsupported Content-Type: ${type.slice(0, 60)} (remote write 1.0 sends application/x-protobuf)`,
+        );
       }
       const encoding = ctx.get('content-encoding').trim().toLowerCase();
       if (encoding !== 'snappy') {
-        throw unsupportedMediaType(`Unsupported Content-Encoding: ${encoding.slice(0, 40) || 'none'} (remote write 1.0 sends snappy)`);
+        throw unsupportedMediaType(
+          `Unsupported Content-Encoding: ${encoding.slice(0, 40) || 'none'} (remote write 1.0 sends snappy)`,
+        );
       }
       // The body is read as it came (snappy is not an encoding the body reader knows), then inflated here.
       delete ctx.req.headers['content-encoding'];
@@ -275,10 +315,17 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
     async query(ctx: Context): Promise<void> {
       let q = input.query.query(ctx);
       if (ctx.method === 'POST' && ctx.request.type === 'application/x-www-form-urlencoded') {
-        const form = await withBody(ctx, QUERY_BODY_LIMIT, (body) => new URLSearchParams(body.toString('utf8')));
+        const form = await withBody(
+          ctx,
+          QUERY_BODY_LIMIT,
+          (body) => new URLSearchParams(body.toString('utf8')),
+        );
         q = form.get('q') ?? q;
       }
-      const statements = q.split(';').map((s) => s.trim()).filter((s) => s !== '');
+      const statements = q
+        .split(';')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
       if (statements.length === 0) throw badParameter('missing query: q');
       for (const statement of statements) {
         if (!/^(CREATE\s+DATABASE\b|SHOW\s+DATABASES$)/i.test(statement)) {
@@ -297,16 +344,18 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
 function checkAnySourceToken(ctx: Context, query: Query, deps: Deps): void {
   const value = tokenOf(ctx, query);
   const kind = value ? tokenKind(value) : null;
-  if (!value || kind !== 'source' || !deps.sources.tokenByHash(hashToken(value))) throw unauthorized(NO_TOKEN);
+  if (!value || kind !== 'source' || !deps.sources.tokenByHash(hashToken(value)))
+    throw unauthorized(NO_TOKEN);
 }
 
 type Handler = (ctx: Context) => unknown;
 
 /** A handler behind its query validator. */
 function validated(validator: (ctx: Context, next: Next) => Promise<void>, handler: Handler): Handler {
-  return (ctx) => validator(ctx, async () => {
-    await handler(ctx);
-  });
+  return (ctx) =>
+    validator(ctx, async () => {
+      await handler(ctx);
+    });
 }
 
 /**
@@ -318,11 +367,41 @@ export function withIntake(routes: Middleware, deps: Deps, budget?: BodyBudget):
   const table = new Map<string, { flavour: Flavour; methods: Map<string, Handler> }>([
     ['/api/v2/write', { flavour: 'v2', methods: new Map([['POST', validated(h.input.writeV2, h.writeV2)]]) }],
     ['/write', { flavour: 'v1', methods: new Map([['POST', validated(h.input.writeV1, h.writeV1)]]) }],
-    ['/health', { flavour: 'v2', methods: new Map([['GET', h.health], ['HEAD', h.health]]) }],
-    ['/ping', { flavour: 'v1', methods: new Map([['GET', h.ping], ['HEAD', h.ping]]) }],
-    ['/query', { flavour: 'v1', methods: new Map([['GET', validated(h.input.query, h.query)], ['POST', validated(h.input.query, h.query)]]) }],
+    [
+      '/health',
+      {
+        flavour: 'v2',
+        methods: new Map([
+          ['GET', h.health],
+          ['HEAD', h.health],
+        ]),
+      },
+    ],
+    [
+      '/ping',
+      {
+        flavour: 'v1',
+        methods: new Map([
+          ['GET', h.ping],
+          ['HEAD', h.ping],
+        ]),
+      },
+    ],
+    [
+      '/query',
+      {
+        flavour: 'v1',
+        methods: new Map([
+          ['GET', validated(h.input.query, h.query)],
+          ['POST', validated(h.input.query, h.query)],
+        ]),
+      },
+    ],
     ['/v1/metrics', { flavour: 'otlp', methods: new Map([['POST', validated(h.input.otlp, h.otlp)]]) }],
-    ['/api/v1/write', { flavour: 'prom', methods: new Map([['POST', validated(h.input.remoteWrite, h.remoteWrite)]]) }],
+    [
+      '/api/v1/write',
+      { flavour: 'prom', methods: new Map([['POST', validated(h.input.remoteWrite, h.remoteWrite)]]) },
+    ],
   ]);
   return async function intakeOrRoutes(ctx: Context, next: Next): Promise<void> {
     const route = table.get(ctx.path);

@@ -33,7 +33,11 @@ export function snappyDeclaredLength(input: Uint8Array): { length: number; start
  * Inflates a block. `maxLength` is checked against the declared length before any allocation;
  * `onTooLarge` makes the error the caller's (a 413).
  */
-export function snappyUncompress(input: Uint8Array, maxLength: number, onTooLarge: (declared: number) => Error): Buffer {
+export function snappyUncompress(
+  input: Uint8Array,
+  maxLength: number,
+  onTooLarge: (declared: number) => Error,
+): Buffer {
   const { length, start } = snappyDeclaredLength(input);
   if (length > maxLength) throw onTooLarge(length);
   const out = Buffer.allocUnsafe(length);
@@ -102,7 +106,10 @@ export function snappyLiteralBlock(data: Uint8Array): Buffer {
   for (let from = 0; from < data.length; from += 65536) {
     const piece = data.subarray(from, from + 65536);
     const l = piece.length - 1;
-    chunks.push(l < 60 ? Buffer.from([l << 2]) : Buffer.from([62 << 2, l & 0xff, (l >>> 8) & 0xff, (l >>> 16) & 0xff]), Buffer.from(piece));
+    chunks.push(
+      l < 60 ? Buffer.from([l << 2]) : Buffer.from([62 << 2, l & 0xff, (l >>> 8) & 0xff, (l >>> 16) & 0xff]),
+      Buffer.from(piece),
+    );
   }
   return Buffer.concat(chunks);
 }

@@ -18,7 +18,10 @@ export class IntakeCounters {
     this.add('influx', mapped);
   }
 
-  add(format: string, mapped: Pick<MappedBody, 'samples' | 'points' | 'skippedStrings' | 'skippedNonFinite'>): void {
+  add(
+    format: string,
+    mapped: Pick<MappedBody, 'samples' | 'points' | 'skippedStrings' | 'skippedNonFinite'>,
+  ): void {
     this.samples.set(format, (this.samples.get(format) ?? 0) + mapped.samples);
     this.points += mapped.points.length;
     this.skippedStrings += mapped.skippedStrings;
@@ -41,14 +44,31 @@ export function intakeCountersOf(deps: Pick<Deps, 'ops'>): IntakeCounters {
 /** The counters in the Prometheus text format, appended to GET /metrics. */
 export function renderIntakeMetrics(c: IntakeCounters): string {
   const lines: string[] = [];
-  const family = (name: string, help: string) => lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`);
-  family('service_intake_samples_total', 'Samples read by the intake (InfluxDB line protocol, Graphite, StatsD, OTLP, Prometheus remote write), by format.');
-  for (const format of ['influx', 'graphite', 'statsd', 'otlp', 'prometheus']) lines.push(`service_intake_samples_total{format="${format}"} ${c.samples.get(format) ?? 0}`);
-  family('service_intake_points_total', 'Metric points the intake handed to the write path (StatsD: at its flushes).');
+  const family = (name: string, help: string) =>
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`);
+  family(
+    'service_intake_samples_total',
+    'Samples read by the intake (InfluxDB line protocol, Graphite, StatsD, OTLP, Prometheus remote write), by format.',
+  );
+  for (const format of ['influx', 'graphite', 'statsd', 'otlp', 'prometheus'])
+    lines.push(`service_intake_samples_total{format="${format}"} ${c.samples.get(format) ?? 0}`);
+  family(
+    'service_intake_points_total',
+    'Metric points the intake handed to the write path (StatsD: at its flushes).',
+  );
   lines.push(`service_intake_points_total ${c.points}`);
-  family('service_intake_skipped_total', 'Field values the intake skipped: strings, and NaN or infinite numbers.');
-  lines.push(`service_intake_skipped_total{reason="string"} ${c.skippedStrings}`, `service_intake_skipped_total{reason="non_finite"} ${c.skippedNonFinite}`);
-  family('service_intake_listener_dropped_total', 'On the TCP/UDP listeners: text that did not parse, samples and points that could not be stored.');
+  family(
+    'service_intake_skipped_total',
+    'Field values the intake skipped: strings, and NaN or infinite numbers.',
+  );
+  lines.push(
+    `service_intake_skipped_total{reason="string"} ${c.skippedStrings}`,
+    `service_intake_skipped_total{reason="non_finite"} ${c.skippedNonFinite}`,
+  );
+  family(
+    'service_intake_listener_dropped_total',
+    'On the TCP/UDP listeners: text that did not parse, samples and points that could not be stored.',
+  );
   lines.push(`service_intake_listener_dropped_total ${c.dropped}`);
   return `${lines.join('\n')}\n`;
 }

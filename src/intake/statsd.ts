@@ -73,7 +73,8 @@ function parseLine(content: string, line: number): StatsdSample {
   for (const extra of extras) {
     if (extra.startsWith('@')) {
       rate = Number(extra.slice(1));
-      if (!NUMBER.test(extra.slice(1)) || !(rate > 0 && rate <= 1)) throw new StatsdError(line, `invalid sample rate: ${clip(extra)}`);
+      if (!NUMBER.test(extra.slice(1)) || !(rate > 0 && rate <= 1))
+        throw new StatsdError(line, `invalid sample rate: ${clip(extra)}`);
     } else if (extra.startsWith('#')) tags = parseTags(extra.slice(1));
     else if (extra !== '') throw new StatsdError(line, `unexpected section: ${clip(extra)}`);
   }
@@ -97,7 +98,8 @@ export function parseStatsd(text: string, maxLineLength = STATSD_MAX_LINE_LENGTH
     let end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
     line++;
-    if (end - start > maxLineLength) throw new StatsdError(line, `line longer than ${maxLineLength} characters`);
+    if (end - start > maxLineLength)
+      throw new StatsdError(line, `line longer than ${maxLineLength} characters`);
     const content = text.slice(start, end).trim();
     start = end + 1;
     if (content !== '') out.push(parseLine(content, line));
@@ -187,7 +189,11 @@ export class StatsdAggregator {
         }
       } else {
         const s = this.sets.get(id) ?? { key, field, members: new Set<string>() };
-        if (this.full(this.sets, id) || (s.members.size >= this.maxEntries && !s.members.has(sample.value as string))) this.dropped++;
+        if (
+          this.full(this.sets, id) ||
+          (s.members.size >= this.maxEntries && !s.members.has(sample.value as string))
+        )
+          this.dropped++;
         else {
           s.members.add(sample.value as string);
           this.sets.set(id, s);
@@ -227,7 +233,12 @@ export class StatsdAggregator {
 }
 
 /** One point per at most 1,000 leaves (a timer has two, a counter one; grouping by fields keeps it simple). */
-function split(key: string, at: string, operation: 'track' | 'assert', values: Record<string, unknown>): IntakePoint[] {
+function split(
+  key: string,
+  at: string,
+  operation: 'track' | 'assert',
+  values: Record<string, unknown>,
+): IntakePoint[] {
   const names = Object.keys(values);
   const perPoint = 500;
   if (names.length <= perPoint) return [{ key, at, operation, values }];

@@ -5,7 +5,9 @@ import { badRequest } from '../errors';
 /** The parsed body; undefined for an empty one; 400 when it is not JSON. */
 export function parseJsonText(raw: Buffer | Uint8Array): unknown {
   if (raw.length === 0) return undefined;
-  const text = Buffer.isBuffer(raw) ? raw.toString('utf8') : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+  const text = Buffer.isBuffer(raw)
+    ? raw.toString('utf8')
+    : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
   try {
     return JSON.parse(text);
   } catch {

@@ -42,11 +42,15 @@ export function redactPath(path: string): string {
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void = (l) => process.stderr.write(l),
+): Logger {
   const min = RANK[level];
   const emit = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < min) return;
-    const safe = fields && typeof fields.path === 'string' ? { ...fields, path: redactPath(fields.path) } : fields;
+    const safe =
+      fields && typeof fields.path === 'string' ? { ...fields, path: redactPath(fields.path) } : fields;
     write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...safe })}\n`);
   };
   return {

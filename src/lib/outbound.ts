@@ -18,7 +18,10 @@ export interface NetworkPolicy {
   allowedHosts: readonly string[];
 }
 
-export const ANY_OUTBOUND: NetworkPolicy = Object.freeze({ outbound: 'any', allowedHosts: Object.freeze([]) as readonly string[] });
+export const ANY_OUTBOUND: NetworkPolicy = Object.freeze({
+  outbound: 'any',
+  allowedHosts: Object.freeze([]) as readonly string[],
+});
 
 /** A refusal of the policy (or of a host that is no host): never a statement about the port. */
 export class OutboundRefused extends Error {
@@ -126,8 +129,10 @@ export function checkAllowedHosts(entries: readonly string[]): string | null {
     const family = net.isIP(bareHost(base ?? ''));
     if (bits !== undefined) {
       const max = family === 4 ? 32 : family === 6 ? 128 : -1;
-      if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return `"${entry}" is not a host name, IP address or CIDR`;
-    } else if (family === 0 && !isHostName(base ?? '')) return `"${entry}" is not a host name, IP address or CIDR`;
+      if (!/^\d{1,3}$/.test(bits) || Number(bits) > max)
+        return `"${entry}" is not a host name, IP address or CIDR`;
+    } else if (family === 0 && !isHostName(base ?? ''))
+      return `"${entry}" is not a host name, IP address or CIDR`;
   }
   return null;
 }
@@ -150,7 +155,11 @@ export function addressAllowed(policy: NetworkPolicy, host: string, address: str
  * refused address refuses the name), or OutboundRefused. Callers connect to the address returned,
  * never to the name. This is the one check alert channels are to use as well.
  */
-export async function resolveOutbound(host: string, policy: NetworkPolicy, timeoutMs = 5_000): Promise<string> {
+export async function resolveOutbound(
+  host: string,
+  policy: NetworkPolicy,
+  timeoutMs = 5_000,
+): Promise<string> {
   if (!isHostName(host)) throw new OutboundRefused('the host must be a DNS name or an IP address');
   const bare = bareHost(host);
   let addresses: string[];
@@ -161,7 +170,10 @@ export async function resolveOutbound(host: string, policy: NetworkPolicy, timeo
       const found = await Promise.race([
         lookup(bare, { all: true, verbatim: true }),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(Object.assign(new Error('name lookup timed out'), { code: 'ETIMEDOUT' })), timeoutMs);
+          timer = setTimeout(
+            () => reject(Object.assign(new Error('name lookup timed out'), { code: 'ETIMEDOUT' })),
+            timeoutMs,
+          );
           timer.unref();
         }),
       ]);
@@ -173,7 +185,9 @@ export async function resolveOutbound(host: string, policy: NetworkPolicy, timeo
   if (addresses.length === 0) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
   for (const address of addresses) {
     if (!addressAllowed(policy, host, address)) {
-      throw new OutboundRefused('the host is not allowed by network.outbound ("public" refuses internal addresses)');
+      throw new OutboundRefused(
+        'the host is not allowed by network.outbound ("public" refuses internal addresses)',
+      );
     }
   }
   return addresses[0]!;

@@ -12,7 +12,9 @@ import { PathSplitter, type Tree, addToLeaf, setLeaf } from './leaves';
 import type { RowDelta } from './row-delta';
 
 /** The JSON text of a stored bucket, as a shape and its values, or as a tree when no shape fits. */
-export type BucketValue = { shape: Shape; values: Float64Array; tree?: undefined } | { tree: Tree; shape?: undefined; values?: undefined };
+export type BucketValue =
+  | { shape: Shape; values: Float64Array; tree?: undefined }
+  | { tree: Tree; shape?: undefined; values?: undefined };
 
 export class Shape {
   /** template pieces: text[0] value text[1] value ... text[n]; null when the paths do not nest plainly */
@@ -22,7 +24,10 @@ export class Shape {
   /** where each leaf of another shape sits in this one (-1: absent), by that shape */
   private readonly mappings = new Map<Shape, Int32Array>();
 
-  constructor(readonly paths: readonly string[], splitter: PathSplitter) {
+  constructor(
+    readonly paths: readonly string[],
+    splitter: PathSplitter,
+  ) {
     const cut = template(paths, splitter);
     this.text = cut?.text ?? null;
     this.order = cut?.order ?? new Int32Array(0);
@@ -54,7 +59,10 @@ export class Shape {
 /** Sentinel numbers that JSON.stringify spells uniquely, to find where each leaf's value goes. */
 const sentinel = (i: number) => -(i + 0.5) * 1e-300;
 
-function template(paths: readonly string[], splitter: PathSplitter): { text: string[]; order: Int32Array } | null {
+function template(
+  paths: readonly string[],
+  splitter: PathSplitter,
+): { text: string[]; order: Int32Array } | null {
   const tree: Tree = {};
   paths.forEach((path, i) => setLeaf(tree, splitter.split(path), sentinel(i)));
   const json = JSON.stringify(tree);
@@ -141,11 +149,17 @@ export function parseBucket(text: string | undefined, shapes: ShapeRegistry): Bu
 }
 
 /** The bucket with the delta's missing leaves appended (value 0), if that shape nests plainly. */
-function grow(bucket: BucketValue, delta: RowDelta, map: Int32Array, shapes: ShapeRegistry): BucketValue | null {
+function grow(
+  bucket: BucketValue,
+  delta: RowDelta,
+  map: Int32Array,
+  shapes: ShapeRegistry,
+): BucketValue | null {
   const paths = [...bucket.shape!.paths];
   for (const replaced of [true, false]) {
     for (let i = 0; i < map.length; i++) {
-      if (map[i] === -1 && (delta.set !== null && delta.set[i] === 1) === replaced) paths.push(delta.paths[i]!);
+      if (map[i] === -1 && (delta.set !== null && delta.set[i] === 1) === replaced)
+        paths.push(delta.paths[i]!);
     }
   }
   const shape = shapes.of(paths);
@@ -167,7 +181,12 @@ function asTree(bucket: BucketValue, splitter: PathSplitter): Tree {
  * after the others (replaced ones first, as applyDelta puts them into a tree) where that shape
  * still nests plainly; else through a tree.
  */
-export function applyToBucket(bucket: BucketValue, delta: RowDelta, deltaShape: Shape, shapes: ShapeRegistry): BucketValue {
+export function applyToBucket(
+  bucket: BucketValue,
+  delta: RowDelta,
+  deltaShape: Shape,
+  shapes: ShapeRegistry,
+): BucketValue {
   if (bucket.shape) {
     let map = bucket.shape === deltaShape ? null : bucket.shape.mapping(deltaShape);
     if (map !== null && map.indexOf(-1) >= 0) {
@@ -193,8 +212,10 @@ export function applyToBucket(bucket: BucketValue, delta: RowDelta, deltaShape: 
   }
   const tree = asTree(bucket, shapes.splitter);
   const { paths, values, set } = delta;
-  for (let i = 0; i < paths.length; i++) if (set !== null && set[i] === 1) setLeaf(tree, shapes.splitter.split(paths[i]!), values[i]!);
-  for (let i = 0; i < paths.length; i++) if (set === null || set[i] !== 1) addToLeaf(tree, shapes.splitter.split(paths[i]!), values[i]!);
+  for (let i = 0; i < paths.length; i++)
+    if (set !== null && set[i] === 1) setLeaf(tree, shapes.splitter.split(paths[i]!), values[i]!);
+  for (let i = 0; i < paths.length; i++)
+    if (set === null || set[i] !== 1) addToLeaf(tree, shapes.splitter.split(paths[i]!), values[i]!);
   return parseBucket(JSON.stringify(tree), shapes);
 }
 

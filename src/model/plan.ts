@@ -35,7 +35,11 @@ export function planFor(source: PlanInput): SourcePlan {
       finest = granularities.length;
     }
     const engine = new BucketEngine(g, source);
-    granularities.push({ text, bucketer: createBucketer(g, source), next: (startMs) => engine.next(startMs) });
+    granularities.push({
+      text,
+      bucketer: createBucketer(g, source),
+      next: (startMs) => engine.next(startMs),
+    });
   }
   return { sourceId: source.id, granularities, finest };
 }

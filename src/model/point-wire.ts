@@ -37,7 +37,10 @@ export type DoublesAllocator = (length: number) => Float64Array;
 
 const newDoubles: DoublesAllocator = (length) => new Float64Array(length);
 
-export function encodePoints(points: readonly ValidPoint[], alloc: DoublesAllocator = newDoubles): WirePoints {
+export function encodePoints(
+  points: readonly ValidPoint[],
+  alloc: DoublesAllocator = newDoubles,
+): WirePoints {
   const keyIndex = new Map<string, number>();
   const listIndex = new Map<string, number>();
   const keys: string[] = [];
@@ -61,7 +64,8 @@ export function encodePoints(points: readonly ValidPoint[], alloc: DoublesAlloca
     lastPaths = p.paths;
     const m = i * FIELDS;
     meta[m] = p.atMs;
-    meta[m + 1] = k * KEY_UNIT + lastList * LIST_UNIT + (p.assert ? ASSERT : 0) + (p.untracked ? UNTRACKED : 0);
+    meta[m + 1] =
+      k * KEY_UNIT + lastList * LIST_UNIT + (p.assert ? ASSERT : 0) + (p.untracked ? UNTRACKED : 0);
     for (let j = 0; j < p.values.length; j++) values[v++] = p.values[j]!;
   }
   return { keys, pathLists, meta, values };
@@ -132,10 +136,19 @@ export function wireFromBytes(bytes: Uint8Array): WirePoints {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headLength = buf.readUInt32LE(buf.length - 4);
   const headStart = buf.length - 4 - headLength;
-  const [keys, pathLists, count] = JSON.parse(buf.toString('utf8', headStart, buf.length - 4)) as [string[], string[][], number];
+  const [keys, pathLists, count] = JSON.parse(buf.toString('utf8', headStart, buf.length - 4)) as [
+    string[],
+    string[][],
+    number,
+  ];
   // a copy: the doubles must be aligned, which a slice of the caller's buffer need not be
   const doubles = new Float64Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + headStart));
-  return { keys, pathLists, meta: doubles.subarray(0, count * FIELDS), values: doubles.subarray(count * FIELDS) };
+  return {
+    keys,
+    pathLists,
+    meta: doubles.subarray(0, count * FIELDS),
+    values: doubles.subarray(count * FIELDS),
+  };
 }
 
 /**

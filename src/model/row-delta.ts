@@ -16,7 +16,8 @@ export interface RowDelta {
 export function applyDelta(tree: Tree, delta: RowDelta, splitter: PathSplitter): void {
   const { paths, values, set } = delta;
   if (set) {
-    for (let i = 0; i < paths.length; i++) if (set[i] === 1) setLeaf(tree, splitter.split(paths[i]!), values[i]!);
+    for (let i = 0; i < paths.length; i++)
+      if (set[i] === 1) setLeaf(tree, splitter.split(paths[i]!), values[i]!);
   }
   for (let i = 0; i < paths.length; i++) {
     if (set === null || set[i] !== 1) addToLeaf(tree, splitter.split(paths[i]!), values[i]!);

@@ -18,7 +18,18 @@
 // while a service runs on the data directory (service.pid), moves the current database aside
 // (service.db.before-restore-<time>, its write log into a folder of that name plus `.metric-log`)
 // and renames the checked file into place.
-import { chmodSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, closeSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  closeSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { logFiles } from '../drivers/embedded/log';
@@ -41,7 +52,11 @@ const STEP_PAGES = 4096;
 const REQUIRED_TABLES = ['users', 'organizations', 'sources', 'metric_series', 'metric_buckets'];
 
 const open = (file: string, nativeBinding: unknown, readonly: boolean) =>
-  new Database(file, { readonly, fileMustExist: true, ...(nativeBinding ? { nativeBinding: nativeBinding as string } : {}) });
+  new Database(file, {
+    readonly,
+    fileMustExist: true,
+    ...(nativeBinding ? { nativeBinding: nativeBinding as string } : {}),
+  });
 
 export interface BackupResult {
   file: string;
@@ -56,7 +71,10 @@ const LOG_ATTEMPTS = 50;
 /** The last log record folded in the snapshot of `db` (0 before the write log existed). */
 function foldedUpTo(db: Database.Database): number {
   try {
-    return (db.prepare('SELECT folded_up_to FROM metric_fold_state WHERE id = 1').pluck().get() as number | undefined) ?? 0;
+    return (
+      (db.prepare('SELECT folded_up_to FROM metric_fold_state WHERE id = 1').pluck().get() as
+        number | undefined) ?? 0
+    );
   } catch {
     return 0; // a database from before migration 005
   }
@@ -113,7 +131,8 @@ export async function backupDatabase(
         db.exec('BEGIN'); // the snapshot every backup step reads from (see the top of this file)
         const folded = foldedUpTo(db);
         if (!copyLog(dataDir, folded, work)) {
-          if (attempt >= LOG_ATTEMPTS) throw new OpsError('the write log kept changing under the backup; retry');
+          if (attempt >= LOG_ATTEMPTS)
+            throw new OpsError('the write log kept changing under the backup; retry');
           continue;
         }
         await db.backup(copy, {
@@ -161,7 +180,11 @@ interface SchemaObject {
 }
 
 const schemaObjects = (db: Database.Database): SchemaObject[] =>
-  db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type, name").all() as SchemaObject[];
+  db
+    .prepare(
+      "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type, name",
+    )
+    .all() as SchemaObject[];
 
 /** The tables, indexes, views and triggers the service's schema holds at `version`. */
 function knownSchema(version: number, nativeBinding?: unknown): Map<string, SchemaObject> {
@@ -199,17 +222,25 @@ export function checkBackup(file: string, nativeBinding?: unknown): number {
     const check = db.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw new OpsError(`${file} is damaged: ${String(check)}`);
     const version = db.pragma('user_version', { simple: true }) as number;
-    const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
+    const tables = new Set(
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[],
+    );
     const missing = REQUIRED_TABLES.filter((t) => !tables.has(t));
     if (version < 1 || missing.length > 0) {
-      throw new OpsError(`${file} is not a database of this service (missing ${missing.join(', ') || 'a schema version'})`);
+      throw new OpsError(
+        `${file} is not a database of this service (missing ${missing.join(', ') || 'a schema version'})`,
+      );
     }
     if (version > SCHEMA_VERSION) {
-      throw new OpsError(`${file} has schema version ${version}, newer than this build's ${SCHEMA_VERSION}: restore it with a newer service`);
+      throw new OpsError(
+        `${file} has schema version ${version}, newer than this build's ${SCHEMA_VERSION}: restore it with a newer service`,
+      );
     }
     const unknown = unknownObjects(db, version, nativeBinding);
     if (unknown.length > 0) {
-      throw new OpsError(`${file} holds what the service's schema does not (${unknown.join(', ')}): refused, nothing was restored`);
+      throw new OpsError(
+        `${file} holds what the service's schema does not (${unknown.join(', ')}): refused, nothing was restored`,
+      );
     }
     return version;
   } finally {
@@ -266,7 +297,13 @@ export function restoreDatabase(dataDir: string, from: string, nativeBinding?: u
   }
 }
 
-function putInPlace(dataDir: string, target: string, staging: string, file: string, nativeBinding: unknown): RestoreResult {
+function putInPlace(
+  dataDir: string,
+  target: string,
+  staging: string,
+  file: string,
+  nativeBinding: unknown,
+): RestoreResult {
   let incoming: string;
   try {
     incoming = checkpointedCopy(file, staging, nativeBinding);

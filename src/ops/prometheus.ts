@@ -49,7 +49,11 @@ function fileSize(file: string): number {
 export function renderMetrics(input: MetricsInput): string {
   const { stats, sweep } = input;
   const out = new Exposition();
-  out.family('service_http_requests_total', 'counter', 'HTTP requests answered, by method, route template and status.');
+  out.family(
+    'service_http_requests_total',
+    'counter',
+    'HTTP requests answered, by method, route template and status.',
+  );
   for (const [key, count] of stats.requests) {
     const [method, route, status] = key.split('\0') as [string, string, string];
     out.sample('service_http_requests_total', count, { method, route, status });
@@ -63,13 +67,18 @@ export function renderMetrics(input: MetricsInput): string {
 
   const h = stats.commit;
   out.family('service_ingest_commit_seconds', 'histogram', 'From a write entering the queue to its commit.');
-  COMMIT_BUCKETS.forEach((le, i) => out.sample('service_ingest_commit_seconds_bucket', h.counts[i]!, { le: String(le) }));
+  COMMIT_BUCKETS.forEach((le, i) =>
+    out.sample('service_ingest_commit_seconds_bucket', h.counts[i]!, { le: String(le) }),
+  );
   out.sample('service_ingest_commit_seconds_bucket', h.count, { le: '+Inf' });
   out.sample('service_ingest_commit_seconds_sum', h.sum);
   out.sample('service_ingest_commit_seconds_count', h.count);
 
   out.family('service_database_size_bytes', 'gauge', 'Size of service.db and its write-ahead log.');
-  out.sample('service_database_size_bytes', fileSize(input.databaseFile) + fileSize(`${input.databaseFile}-wal`));
+  out.sample(
+    'service_database_size_bytes',
+    fileSize(input.databaseFile) + fileSize(`${input.databaseFile}-wal`),
+  );
   out.family('process_resident_memory_bytes', 'gauge', 'Resident set size of the process.');
   out.sample('process_resident_memory_bytes', process.memoryUsage.rss());
   out.family('process_start_time_seconds', 'gauge', 'Start time of the server, seconds since the epoch.');
@@ -79,18 +88,36 @@ export function renderMetrics(input: MetricsInput): string {
   out.sample('service_retention_sweeps_total', sweep.sweeps);
   out.family('service_retention_deleted_buckets_total', 'counter', 'Buckets deleted by retention.');
   out.sample('service_retention_deleted_buckets_total', sweep.deletedBuckets);
-  out.family('service_retention_transaction_seconds', 'histogram', 'Duration of each delete transaction of the retention sweep.');
+  out.family(
+    'service_retention_transaction_seconds',
+    'histogram',
+    'Duration of each delete transaction of the retention sweep.',
+  );
   SWEEP_TX_BOUNDS_MS.forEach((ms, i) =>
-    out.sample('service_retention_transaction_seconds_bucket', sweep.transactionBuckets[i]!, { le: String(ms / 1000) }),
+    out.sample('service_retention_transaction_seconds_bucket', sweep.transactionBuckets[i]!, {
+      le: String(ms / 1000),
+    }),
   );
   out.sample('service_retention_transaction_seconds_bucket', sweep.transactions, { le: '+Inf' });
   out.sample('service_retention_transaction_seconds_sum', sweep.transactionSumMs / 1000);
   out.sample('service_retention_transaction_seconds_count', sweep.transactions);
-  out.family('service_retention_transaction_max_seconds', 'gauge', 'Longest single retention transaction since start.');
+  out.family(
+    'service_retention_transaction_max_seconds',
+    'gauge',
+    'Longest single retention transaction since start.',
+  );
   out.sample('service_retention_transaction_max_seconds', sweep.maxTransactionMs / 1000);
-  out.family('service_retention_transaction_cpu_max_seconds', 'gauge', 'Most CPU time used by one retention transaction.');
+  out.family(
+    'service_retention_transaction_cpu_max_seconds',
+    'gauge',
+    'Most CPU time used by one retention transaction.',
+  );
   out.sample('service_retention_transaction_cpu_max_seconds', sweep.maxTransactionCpuMs / 1000);
-  out.family('service_retention_sweep_failures_total', 'counter', 'Retention sweeps that failed (retried next interval).');
+  out.family(
+    'service_retention_sweep_failures_total',
+    'counter',
+    'Retention sweeps that failed (retried next interval).',
+  );
   out.sample('service_retention_sweep_failures_total', sweep.failures);
 
   out.family('service_build_info', 'gauge', 'The running version.');

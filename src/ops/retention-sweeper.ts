@@ -4,7 +4,12 @@
 // for a tick, so ingest (same thread, same database file) is never held for longer than that.
 import type { Logger } from '../lib/log';
 import type { Db } from '../storage/db';
-import { createRetentionSql, SERIES_PAGE, type ExpiredRange, type RetentionSql } from '../storage/retention-sweep';
+import {
+  createRetentionSql,
+  SERIES_PAGE,
+  type ExpiredRange,
+  type RetentionSql,
+} from '../storage/retention-sweep';
 import { expiryCutoffMs, type RetentionRules } from '../domain/retention';
 
 export interface SweeperOptions {
@@ -57,8 +62,16 @@ export interface RetentionSweeper {
 
 const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
 
-function rulesOf(row: { time_zone: string; expire_after: number | null; retention: string | null }): RetentionRules {
-  return { timeZone: row.time_zone, expireAfter: row.expire_after, retention: row.retention ? JSON.parse(row.retention) : null };
+function rulesOf(row: {
+  time_zone: string;
+  expire_after: number | null;
+  retention: string | null;
+}): RetentionRules {
+  return {
+    timeZone: row.time_zone,
+    expireAfter: row.expire_after,
+    retention: row.retention ? JSON.parse(row.retention) : null,
+  };
 }
 
 export function createRetentionSweeper(options: SweeperOptions): RetentionSweeper {
@@ -148,7 +161,8 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
     }
     stats.sweeps++;
     stats.lastSweepMs = performance.now() - started;
-    if (deleted > 0) options.log.info('retention sweep', { deleted_buckets: deleted, ms: Math.round(stats.lastSweepMs) });
+    if (deleted > 0)
+      options.log.info('retention sweep', { deleted_buckets: deleted, ms: Math.round(stats.lastSweepMs) });
     return deleted;
   }
 

@@ -9,7 +9,8 @@ type Binding = typeof Argon2;
 
 function binding(): Binding {
   const addon = loadedNativeAddon('argon2');
-  if (addon === undefined) throw new Error('argon2 addon not loaded: call loadNativeAddons(dataDir) at start-up');
+  if (addon === undefined)
+    throw new Error('argon2 addon not loaded: call loadNativeAddons(dataDir) at start-up');
   return addon as Binding;
 }
 

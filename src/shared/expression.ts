@@ -134,7 +134,10 @@ class Parser {
   }
 
   private variable(name: string): Expr {
-    if (!this.vars.has(name)) throw new ExpressionError(`Unknown variable ${name}: only ${this.varsName} (${[...this.vars].join(', ') || 'none'}) can be used`);
+    if (!this.vars.has(name))
+      throw new ExpressionError(
+        `Unknown variable ${name}: only ${this.varsName} (${[...this.vars].join(', ') || 'none'}) can be used`,
+      );
     return { kind: 'var', name };
   }
 
@@ -162,7 +165,8 @@ class Parser {
  * variables stand for in error messages: earlier rows, or a transponder's paths). Throws ExpressionError.
  */
 export function parseExpression(text: string, rowCount: number, varsName = 'earlier rows'): Expr {
-  if (text.length > MAX_LENGTH) throw new ExpressionError(`Expression is longer than ${MAX_LENGTH} characters`);
+  if (text.length > MAX_LENGTH)
+    throw new ExpressionError(`Expression is longer than ${MAX_LENGTH} characters`);
   const vars = new Set(Array.from({ length: rowCount }, (_, i) => rowLetter(i)));
   return new Parser(tokenize(text), vars, varsName).parse();
 }
@@ -183,7 +187,7 @@ export const MAX_TRANSPONDER_PATHS = 26;
 
 /** Parses a transponder's expression over `pathCount` paths (variables a.. in path order). */
 export const parseTransponderExpression = (text: string, pathCount: number): Expr =>
-  parseExpression(text, Math.min(pathCount, MAX_TRANSPONDER_PATHS), 'the paths\' variables');
+  parseExpression(text, Math.min(pathCount, MAX_TRANSPONDER_PATHS), "the paths' variables");
 
 /** Evaluates `expr` with variable i bound to values[i] (a, b, c...); null when there is no value. */
 export function evaluateWith(expr: Expr, values: ReadonlyArray<number | null | undefined>): number | null {

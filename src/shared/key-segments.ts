@@ -58,7 +58,9 @@ export function substituteKey(key: string, segmentNames: string[], values: Recor
   for (const group of groups) {
     const name = group.name ?? remaining.shift() ?? null;
     const value = name !== null ? values[name] : undefined;
-    out += key.slice(last, group.start) + (value !== undefined && value !== '' ? value : key.slice(group.start, group.end));
+    out +=
+      key.slice(last, group.start) +
+      (value !== undefined && value !== '' ? value : key.slice(group.start, group.end));
     last = group.end;
   }
   return out + key.slice(last);

@@ -35,7 +35,9 @@ export function createAccountsRepo(db: Db) {
     insertUser: db.prepare<[string, string, string, string | null, string, number]>(
       'INSERT INTO users (id, email, email_lower, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     ),
-    userById: db.prepare<[string], UserRow>('SELECT id, email, name, password_hash, created_at FROM users WHERE id = ?'),
+    userById: db.prepare<[string], UserRow>(
+      'SELECT id, email, name, password_hash, created_at FROM users WHERE id = ?',
+    ),
     userByEmail: db.prepare<[string], UserRow>(
       'SELECT id, email, name, password_hash, created_at FROM users WHERE email_lower = ?',
     ),
@@ -56,7 +58,8 @@ export function createAccountsRepo(db: Db) {
     anyUser: db.prepare<[], { one: number }>('SELECT 1 AS one FROM users LIMIT 1'),
   };
   return {
-    insertUser: (u: UserRow) => q.insertUser.run(u.id, u.email, u.email.toLowerCase(), u.name, u.password_hash, u.created_at),
+    insertUser: (u: UserRow) =>
+      q.insertUser.run(u.id, u.email, u.email.toLowerCase(), u.name, u.password_hash, u.created_at),
     userById: (id: string) => q.userById.get(id),
     userByEmail: (email: string) => q.userByEmail.get(email.toLowerCase()),
     insertOrganization: (o: OrganizationRow) => q.insertOrganization.run(o.id, o.name, o.slug, o.created_at),
@@ -65,7 +68,8 @@ export function createAccountsRepo(db: Db) {
     insertMembership: (m: MembershipRow) =>
       q.insertMembership.run(m.id, m.user_id, m.organization_id, m.role, m.created_at),
     membershipByUser: (userId: string) => q.membershipByUser.get(userId),
-    insertUserToken: (t: UserTokenRow) => q.insertUserToken.run(t.id, t.user_id, t.name, t.token_hash, t.last5, t.created_at),
+    insertUserToken: (t: UserTokenRow) =>
+      q.insertUserToken.run(t.id, t.user_id, t.name, t.token_hash, t.last5, t.created_at),
     userTokenByHash: (hash: string) => q.userTokenByHash.get(hash),
     /** sign-out: the token stops working at once (user tokens are not cached) */
     deleteUserToken: (id: string) => q.deleteUserToken.run(id).changes > 0,

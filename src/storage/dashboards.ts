@@ -112,7 +112,9 @@ function dashboardStatements(db: Db) {
         segments = @segments, updated_at = @updated_at, updated_by = @updated_by
        WHERE id = @id AND organization_id = @organization_id`,
     ),
-    byId: db.prepare<[string, string], DashboardRow>('SELECT * FROM dashboards WHERE id = ? AND organization_id = ?'),
+    byId: db.prepare<[string, string], DashboardRow>(
+      'SELECT * FROM dashboards WHERE id = ? AND organization_id = ?',
+    ),
     listVisible: db.prepare<[string, number, number], DashboardRow>(
       `SELECT * FROM dashboards WHERE organization_id = ? AND visibility = 1 ${ORDER} LIMIT ? OFFSET ?`,
     ),
@@ -139,7 +141,9 @@ function groupStatements(db: Db) {
       `UPDATE dashboard_groups SET name = @name, position = @position, updated_at = @updated_at, updated_by = @updated_by
        WHERE id = @id AND organization_id = @organization_id`,
     ),
-    byId: db.prepare<[string, string], GroupRow>('SELECT * FROM dashboard_groups WHERE id = ? AND organization_id = ?'),
+    byId: db.prepare<[string, string], GroupRow>(
+      'SELECT * FROM dashboard_groups WHERE id = ? AND organization_id = ?',
+    ),
     list: db.prepare<[string, number, number], GroupRow>(
       `SELECT * FROM dashboard_groups WHERE organization_id = ? ${ORDER} LIMIT ? OFFSET ?`,
     ),
@@ -193,7 +197,8 @@ export function createDashboardsRepo(db: Db) {
     listGroups: (organizationId: string, limit: number, offset: number): DashboardGroup[] =>
       g.list.all(organizationId, limit, offset).map(toGroup),
     countGroups: (organizationId: string): number => g.count.pluck().get(organizationId) ?? 0,
-    lastGroupPosition: (organizationId: string): number | null => g.lastPosition.get(organizationId)?.last ?? null,
+    lastGroupPosition: (organizationId: string): number | null =>
+      g.lastPosition.get(organizationId)?.last ?? null,
     /** Deletes a group; its dashboards stay, ungrouped (and marked as updated at `now`). */
     removeGroup(id: string, organizationId: string, now: number): void {
       db.transaction(() => {

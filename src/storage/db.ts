@@ -19,7 +19,10 @@ export interface OpenOptions {
 export const LAST_RESORT_CHECKPOINT_PAGES = 65_536;
 
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
-  const db = new Database(file, options.nativeBinding ? { nativeBinding: options.nativeBinding as string } : {});
+  const db = new Database(
+    file,
+    options.nativeBinding ? { nativeBinding: options.nativeBinding as string } : {},
+  );
   // Wait for a lock instead of failing at once; then WAL so readers never block the writer;
   // NORMAL is durable across process crashes in WAL mode (only an OS crash can lose the last commits).
   db.pragma('busy_timeout = 5000');

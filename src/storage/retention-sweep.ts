@@ -58,21 +58,23 @@ export function createRetentionSql(db: Db) {
    * Deletes expired rows of `ranges` (from the front) in one transaction, `chunk` rows per
    * statement, until `budgetMs` has passed or the ranges are done.
    */
-  const deleteBatch = db.transaction((ranges: readonly ExpiredRange[], chunk: number, budgetMs: number): BatchResult => {
-    const started = performance.now();
-    let deleted = 0;
-    let finished = 0;
-    while (finished < ranges.length) {
-      const range = ranges[finished]!;
-      const bounds = { series: range.seriesId, before: range.beforeSec, limit: chunk };
-      const buckets = q.deleteOldest.run(bounds).changes;
-      const counts = q.deleteOldestCounts.run(bounds).changes;
-      deleted += buckets + counts;
-      if (buckets < chunk && counts < chunk) finished++;
-      if (performance.now() - started >= budgetMs) break;
-    }
-    return { deleted, finished };
-  });
+  const deleteBatch = db.transaction(
+    (ranges: readonly ExpiredRange[], chunk: number, budgetMs: number): BatchResult => {
+      const started = performance.now();
+      let deleted = 0;
+      let finished = 0;
+      while (finished < ranges.length) {
+        const range = ranges[finished]!;
+        const bounds = { series: range.seriesId, before: range.beforeSec, limit: chunk };
+        const buckets = q.deleteOldest.run(bounds).changes;
+        const counts = q.deleteOldestCounts.run(bounds).changes;
+        deleted += buckets + counts;
+        if (buckets < chunk && counts < chunk) finished++;
+        if (performance.now() - started >= budgetMs) break;
+      }
+      return { deleted, finished };
+    },
+  );
 
   return {
     ruleSources: () => q.ruleSources.all(),

@@ -19,11 +19,15 @@ function createSessionsRepo(db: Db) {
        VALUES (@id, @user_id, @token_hash, @user_agent, @address, @created_at, @last_seen_at)`,
     ),
     byHash: db.prepare<[string], SessionRow>('SELECT * FROM web_sessions WHERE token_hash = ?'),
-    byUser: db.prepare<[string], SessionRow>('SELECT * FROM web_sessions WHERE user_id = ? ORDER BY created_at DESC, id LIMIT 200'),
+    byUser: db.prepare<[string], SessionRow>(
+      'SELECT * FROM web_sessions WHERE user_id = ? ORDER BY created_at DESC, id LIMIT 200',
+    ),
     touch: db.prepare<[number, string]>('UPDATE web_sessions SET last_seen_at = ? WHERE id = ?'),
     remove: db.prepare<[string, string]>('DELETE FROM web_sessions WHERE id = ? AND user_id = ?'),
     removeById: db.prepare<[string]>('DELETE FROM web_sessions WHERE id = ?'),
-    removeExpired: db.prepare<[string, number, number]>('DELETE FROM web_sessions WHERE user_id = ? AND (last_seen_at <= ? OR created_at <= ?)'),
+    removeExpired: db.prepare<[string, number, number]>(
+      'DELETE FROM web_sessions WHERE user_id = ? AND (last_seen_at <= ? OR created_at <= ?)',
+    ),
   };
   return {
     insert: (row: SessionRow) => void q.insert.run(row),
@@ -34,7 +38,8 @@ function createSessionsRepo(db: Db) {
     remove: (id: string, userId: string): boolean => q.remove.run(id, userId).changes > 0,
     removeById: (id: string) => void q.removeById.run(id),
     /** Deletes the user's sessions last used at or before `idleBefore` or made at or before `madeBefore`. */
-    removeExpired: (userId: string, idleBefore: number, madeBefore: number) => void q.removeExpired.run(userId, idleBefore, madeBefore),
+    removeExpired: (userId: string, idleBefore: number, madeBefore: number) =>
+      void q.removeExpired.run(userId, idleBefore, madeBefore),
   };
 }
 

@@ -21,14 +21,18 @@ export function createSharesRepo(db: Db) {
     byDashboard: db.prepare<[string, string], ShareRow>(
       'SELECT * FROM dashboard_shares WHERE dashboard_id = ? AND organization_id = ? ORDER BY created_at, id LIMIT 100',
     ),
-    remove: db.prepare<[string, string, string]>('DELETE FROM dashboard_shares WHERE id = ? AND dashboard_id = ? AND organization_id = ?'),
+    remove: db.prepare<[string, string, string]>(
+      'DELETE FROM dashboard_shares WHERE id = ? AND dashboard_id = ? AND organization_id = ?',
+    ),
   };
   return {
     insert: (row: ShareRow) => void q.insert.run(row),
     byHash: (hash: string): ShareRow | undefined => q.byHash.get(hash),
-    listByDashboard: (dashboardId: string, organizationId: string): ShareRow[] => q.byDashboard.all(dashboardId, organizationId),
+    listByDashboard: (dashboardId: string, organizationId: string): ShareRow[] =>
+      q.byDashboard.all(dashboardId, organizationId),
     /** true when a link was deleted */
-    remove: (id: string, dashboardId: string, organizationId: string): boolean => q.remove.run(id, dashboardId, organizationId).changes > 0,
+    remove: (id: string, dashboardId: string, organizationId: string): boolean =>
+      q.remove.run(id, dashboardId, organizationId).changes > 0,
   };
 }
 

@@ -8,7 +8,9 @@ import { encryptSecrets, type SecretBox } from '../lib/secrets';
 /** Encrypts every plaintext secret of the database sources; returns how many sources changed. */
 export function encryptStoredSecrets(db: Db, box: SecretBox): number {
   const rows = db
-    .prepare<[], { id: string; config: string }>("SELECT id, config FROM sources WHERE type = 'database' AND driver != 'sqlite'")
+    .prepare<[], { id: string; config: string }>(
+      "SELECT id, config FROM sources WHERE type = 'database' AND driver != 'sqlite'",
+    )
     .all();
   const update = db.prepare<[string, string]>('UPDATE sources SET config = ? WHERE id = ?');
   let changed = 0;

@@ -96,7 +96,9 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
        VALUES (@id, @source_id, @organization_id, @user_id, @name, @token_hash, @last5, @can_read, @can_write, @created_at)`,
     ),
     tokenByHash: db.prepare<[string], SourceTokenRow>('SELECT * FROM source_tokens WHERE token_hash = ?'),
-    sqliteSources: db.prepare<[], SourceRow>(`SELECT * FROM sources WHERE type = 'database' AND driver = 'sqlite'`),
+    sqliteSources: db.prepare<[], SourceRow>(
+      `SELECT * FROM sources WHERE type = 'database' AND driver = 'sqlite'`,
+    ),
     setConfig: db.prepare<[string, string]>('UPDATE sources SET config = ? WHERE id = ?'),
     tokenById: db.prepare<[string], SourceTokenRow>('SELECT * FROM source_tokens WHERE id = ?'),
     tokensByOrganization: db.prepare<[string], SourceTokenRow>(
@@ -179,7 +181,8 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
     },
     tokenById: (id: string): SourceTokenRow | undefined => q.tokenById.get(id),
     /** The organization's source tokens, oldest first (at most 1,000). */
-    tokensByOrganization: (organizationId: string): SourceTokenRow[] => q.tokensByOrganization.all(organizationId),
+    tokensByOrganization: (organizationId: string): SourceTokenRow[] =>
+      q.tokensByOrganization.all(organizationId),
     /** Revocation: the row goes, and so does its cached copy, so the token fails on its next request. */
     deleteToken(row: SourceTokenRow): void {
       q.deleteToken.run(row.id);

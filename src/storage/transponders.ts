@@ -60,15 +60,24 @@ function toTransponder(r: TransponderRow): Transponder {
   };
 }
 
-export type TransponderFields = Pick<Transponder, 'name' | 'key' | 'paths' | 'expression' | 'response' | 'enabled' | 'order'>;
+export type TransponderFields = Pick<
+  Transponder,
+  'name' | 'key' | 'paths' | 'expression' | 'response' | 'enabled' | 'order'
+>;
 
 export function createTranspondersRepo(db: Db) {
-  const list = db.prepare<[string], TransponderRow>('SELECT * FROM transponders WHERE source_id = ? ORDER BY position, inserted_at, id');
+  const list = db.prepare<[string], TransponderRow>(
+    'SELECT * FROM transponders WHERE source_id = ? ORDER BY position, inserted_at, id',
+  );
   const enabled = db.prepare<[string], TransponderRow>(
     'SELECT * FROM transponders WHERE source_id = ? AND enabled = 1 ORDER BY position, inserted_at, id',
   );
-  const byId = db.prepare<[string, string], TransponderRow>('SELECT * FROM transponders WHERE id = ? AND source_id = ?');
-  const lastPosition = db.prepare<[string], { p: number | null }>('SELECT MAX(position) AS p FROM transponders WHERE source_id = ?');
+  const byId = db.prepare<[string, string], TransponderRow>(
+    'SELECT * FROM transponders WHERE id = ? AND source_id = ?',
+  );
+  const lastPosition = db.prepare<[string], { p: number | null }>(
+    'SELECT MAX(position) AS p FROM transponders WHERE source_id = ?',
+  );
   const insert = db.prepare(
     `INSERT INTO transponders (id, organization_id, source_type, source_id, name, key, paths, expression, response, enabled, position, inserted_at, updated_at)
      VALUES (@id, @organization_id, @source_type, @source_id, @name, @key, @paths, @expression, @response, @enabled, @position, @inserted_at, @updated_at)`,

@@ -79,9 +79,12 @@ function gateWrites(db: Db, gate: WriteGate): void {
   const transaction = db.transaction.bind(db);
   db.transaction = ((fn: (...args: never[]) => unknown) => {
     const inner = transaction(fn) as Transaction;
-    const gated = (variant: (...args: unknown[]) => unknown) =>
-      (...args: unknown[]) => gate.through(() => variant(...args));
-    const outer = ((...args: unknown[]) => (inner as (...a: unknown[]) => unknown)(...args)) as unknown as Transaction;
+    const gated =
+      (variant: (...args: unknown[]) => unknown) =>
+      (...args: unknown[]) =>
+        gate.through(() => variant(...args));
+    const outer = ((...args: unknown[]) =>
+      (inner as (...a: unknown[]) => unknown)(...args)) as unknown as Transaction;
     Object.defineProperty(outer, 'deferred', { value: inner.deferred });
     Object.defineProperty(outer, 'immediate', { value: gated(inner.immediate as never) });
     Object.defineProperty(outer, 'exclusive', { value: gated(inner.exclusive as never) });

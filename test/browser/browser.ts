@@ -35,7 +35,10 @@ export async function launchBrowser(): Promise<Browser> {
  * replaces its elements, and between the old and the new one the locator finds none or a hidden
  * one: Playwright's boundingBox answers null then, so this asks again until it has a box.
  */
-export async function drawnBox(locator: Locator, timeoutMs = 5000): Promise<{ x: number; y: number; width: number; height: number }> {
+export async function drawnBox(
+  locator: Locator,
+  timeoutMs = 5000,
+): Promise<{ x: number; y: number; width: number; height: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const box = await locator.boundingBox({ timeout: timeoutMs });

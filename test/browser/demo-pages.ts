@@ -21,7 +21,10 @@ export async function interfaceSkipReason(url: string): Promise<string | false> 
 /** Signs in through the interface's own form and waits until it has left the sign-in page. */
 export async function signIn(page: Page, url: string, email: string, password: string): Promise<void> {
   await page.goto(`${url}/signin`);
-  await page.locator('input[type=email], input[name=email], input[autocomplete=username]').first().fill(email);
+  await page
+    .locator('input[type=email], input[name=email], input[autocomplete=username]')
+    .first()
+    .fill(email);
   const field = page.locator('input[type=password]').first();
   await field.fill(password);
   await field.press('Enter');
@@ -43,9 +46,11 @@ export async function waitForWidgets(page: Page, minWidgets = 1, timeoutMs = 15_
     // Runs in the page; the test project has no DOM types, hence the loose element type.
     (min: number) => {
       type Root = { dataset: Record<string, string | undefined> };
-      const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<Root> } }).document;
+      const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<Root> } })
+        .document;
       const roots = [...doc.querySelectorAll('.widget[data-widget-id]')];
-      if (roots.length < min || roots.some((el) => el.dataset.state === 'loading' || !el.dataset.state)) return false;
+      if (roots.length < min || roots.some((el) => el.dataset.state === 'loading' || !el.dataset.state))
+        return false;
       const states = Object.fromEntries(roots.map((el) => [el.dataset.widgetId, el.dataset.state]));
       return { atMs: performance.now(), states };
     },
@@ -79,7 +84,9 @@ export async function backgroundLuminance(page: Page): Promise<number> {
     chain.push(g.document.documentElement, g.document.body);
     for (const el of chain) {
       if (!el) continue;
-      const m = /rgba?\(([\d.]+), ([\d.]+), ([\d.]+)(?:, ([\d.]+))?\)/.exec(g.getComputedStyle(el).backgroundColor);
+      const m = /rgba?\(([\d.]+), ([\d.]+), ([\d.]+)(?:, ([\d.]+))?\)/.exec(
+        g.getComputedStyle(el).backgroundColor,
+      );
       if (!m || m[4] === '0') continue;
       const [r, gr, b] = [m[1], m[2], m[3]].map((c) => {
         const v = Number(c) / 255;

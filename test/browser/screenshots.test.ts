@@ -17,7 +17,9 @@ import { backgroundLuminance, interfaceSkipReason, signIn, unsettled, waitForWid
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const KEEP = process.env.SCREENSHOTS === '1';
-const OUT = KEEP ? path.join(ROOT, 'docs', 'screenshots') : mkdtempSync(path.join(os.tmpdir(), 'screenshots-'));
+const OUT = KEEP
+  ? path.join(ROOT, 'docs', 'screenshots')
+  : mkdtempSync(path.join(os.tmpdir(), 'screenshots-'));
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 // Top-level widgets of each demo dashboard: the page shows at least these (group children on top).
@@ -46,12 +48,20 @@ describe('screenshots of the demo', () => {
   });
 
   /** A signed-in page at a viewport and colour scheme; the interface's theme follows the system. */
-  async function page(t: TestContext, viewport: { width: number; height: number }, colorScheme: 'light' | 'dark'): Promise<Page | null> {
+  async function page(
+    t: TestContext,
+    viewport: { width: number; height: number },
+    colorScheme: 'light' | 'dark',
+  ): Promise<Page | null> {
     if (skip) {
       t.skip(skip);
       return null;
     }
-    const context: BrowserContext = await browser!.newContext({ viewport, colorScheme, deviceScaleFactor: 1 });
+    const context: BrowserContext = await browser!.newContext({
+      viewport,
+      colorScheme,
+      deviceScaleFactor: 1,
+    });
     t.after(() => context.close());
     const p = await context.newPage();
     await signIn(p, server!.url, demo.email, demo.password);
@@ -66,8 +76,10 @@ describe('screenshots of the demo', () => {
     assert.deepEqual(unsettled(states), [], 'every widget of the traffic dashboard is ready');
     // The default theme is `system`: the page must follow the emulated colour scheme.
     const luminance = await backgroundLuminance(p);
-    if (scheme === 'dark') assert.ok(luminance < 0.2, `dark scheme, but the background's luminance is ${luminance.toFixed(2)}`);
-    else assert.ok(luminance > 0.6, `light scheme, but the background's luminance is ${luminance.toFixed(2)}`);
+    if (scheme === 'dark')
+      assert.ok(luminance < 0.2, `dark scheme, but the background's luminance is ${luminance.toFixed(2)}`);
+    else
+      assert.ok(luminance > 0.6, `light scheme, but the background's luminance is ${luminance.toFixed(2)}`);
     await p.screenshot({ path: path.join(OUT, file) });
   }
 

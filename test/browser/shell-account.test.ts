@@ -17,11 +17,20 @@ describe('account page: sessions', { skip: browserSkipReason() }, () => {
   });
 
   test('lists the sessions, marks this one, and ends another (its cookie stops working)', async () => {
-    const other = await request(h.server, 'POST', '/api/v1/session', { email: seeded.email, password: seeded.password }, {
-      headers: { 'x-service-csrf': '1', 'user-agent': FIREFOX },
-    });
+    const other = await request(
+      h.server,
+      'POST',
+      '/api/v1/session',
+      { email: seeded.email, password: seeded.password },
+      {
+        headers: { 'x-service-csrf': '1', 'user-agent': FIREFOX },
+      },
+    );
     assert.equal(other.status, 201, other.text);
-    const otherCookie = other.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!.split(';')[0]!;
+    const otherCookie = other.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('svc_session='))!
+      .split(';')[0]!;
     const { context, page } = await signedInPage(h, seeded.userToken);
     await page.goto(`${h.server.url}/account`);
     const sessions = page.getByRole('list', { name: 'Signed-in sessions' });
@@ -29,7 +38,11 @@ describe('account page: sessions', { skip: browserSkipReason() }, () => {
     assert.equal(await page.getByTestId('session').count(), 2);
     const mine = page.getByTestId('session').filter({ hasText: 'this browser' });
     assert.equal(await mine.count(), 1);
-    assert.equal(await mine.getByRole('button', { name: 'End session' }).count(), 0, 'this one ends with Sign out');
+    assert.equal(
+      await mine.getByRole('button', { name: 'End session' }).count(),
+      0,
+      'this one ends with Sign out',
+    );
     await shot(h, page, 'account-sessions');
 
     const firefox = page.getByTestId('session').filter({ hasText: 'Firefox on Linux' });
@@ -37,7 +50,9 @@ describe('account page: sessions', { skip: browserSkipReason() }, () => {
     await firefox.getByRole('button', { name: 'End it' }).click();
     await page.getByText('Firefox on Linux').waitFor({ state: 'detached' });
     assert.equal(await page.getByTestId('session').count(), 1);
-    const gone = await request(h.server, 'GET', '/api/v1/session', undefined, { headers: { cookie: otherCookie } });
+    const gone = await request(h.server, 'GET', '/api/v1/session', undefined, {
+      headers: { cookie: otherCookie },
+    });
     assert.equal(gone.status, 401, 'the ended session is refused at once');
     await shot(h, page, 'account-sessions-ended');
     await context.close();

@@ -37,7 +37,11 @@ describe('first run, sign-out and sign-in', { skip: browserSkipReason() }, () =>
     const me = await request(h.server, 'GET', '/api/v1/session', undefined, asCookie);
     assert.equal(me.body.data.organization.name, 'Acme');
     assert.match(session.value, /^svc_ses_/, 'a session credential, not an API token');
-    assert.equal((await request(h.server, 'GET', '/api/v1/bootstrap/me', undefined, { token: session.value })).status, 401, 'not usable as a bearer token');
+    assert.equal(
+      (await request(h.server, 'GET', '/api/v1/bootstrap/me', undefined, { token: session.value })).status,
+      401,
+      'not usable as a bearer token',
+    );
     const tokens = await request(h.server, 'GET', '/api/v1/session/sessions', undefined, asCookie);
     assert.equal(tokens.body.data.length, 1);
 
@@ -48,7 +52,10 @@ describe('first run, sign-out and sign-in', { skip: browserSkipReason() }, () =>
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     const revoked = await request(h.server, 'GET', '/api/v1/session', undefined, asCookie);
     assert.equal(revoked.status, 401, 'the session ended with the sign-out');
-    assert.equal((await context.cookies()).find((c) => c.name === 'svc_session'), undefined);
+    assert.equal(
+      (await context.cookies()).find((c) => c.name === 'svc_session'),
+      undefined,
+    );
 
     // A wrong password says so; the right one signs in and returns to the page asked for.
     await page.goto(`${h.server.url}/sources`);

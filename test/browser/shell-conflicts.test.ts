@@ -12,7 +12,11 @@ describe('editing conflicts', { skip: browserSkipReason() }, () => {
   withSeededHarness((harness, org) => ((h = harness), (seeded = org)));
 
   const stored = async () =>
-    (await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, { token: seeded.userToken })).body.data as {
+    (
+      await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, {
+        token: seeded.userToken,
+      })
+    ).body.data as {
       payload: { grid: { id: string; title: string }[] };
     };
 
@@ -28,7 +32,10 @@ describe('editing conflicts', { skip: browserSkipReason() }, () => {
     await first.getByRole('button', { name: 'Remove By country' }).click();
     await first.getByRole('button', { name: 'Save' }).click();
     await first.getByRole('button', { name: 'Edit', exact: true }).waitFor();
-    assert.deepEqual((await stored()).payload.grid.map((w) => w.id), ['orders', 'revenue']);
+    assert.deepEqual(
+      (await stored()).payload.grid.map((w) => w.id),
+      ['orders', 'revenue'],
+    );
 
     // tab 2, loaded before that save, renames a widget and saves: refused, nothing lost
     await second.getByRole('button', { name: 'Edit Orders' }).click();
@@ -37,28 +44,48 @@ describe('editing conflicts', { skip: browserSkipReason() }, () => {
     await second.getByRole('button', { name: 'Save' }).click();
     const notice = second.getByRole('alert', { name: 'Saved elsewhere' });
     await notice.waitFor();
-    assert.match(await notice.innerText(), new RegExp(`changed by ${seeded.email.replace(/[.+]/g, '\\$&')} at \\d{4}-`));
+    assert.match(
+      await notice.innerText(),
+      new RegExp(`changed by ${seeded.email.replace(/[.+]/g, '\\$&')} at \\d{4}-`),
+    );
     await shot(h, second, 'editor-conflict');
-    assert.deepEqual((await stored()).payload.grid.map((w) => w.id), ['orders', 'revenue'], 'the stale save wrote nothing');
-    assert.equal(await second.getByRole('button', { name: 'Edit Orders placed' }).count(), 1, 'the draft is still on screen');
+    assert.deepEqual(
+      (await stored()).payload.grid.map((w) => w.id),
+      ['orders', 'revenue'],
+      'the stale save wrote nothing',
+    );
+    assert.equal(
+      await second.getByRole('button', { name: 'Edit Orders placed' }).count(),
+      1,
+      'the draft is still on screen',
+    );
 
     // Overwrite: tab 2's draft wins, knowingly
     await notice.getByRole('button', { name: /Overwrite/ }).click();
     await second.getByRole('button', { name: 'Edit', exact: true }).waitFor();
     const overwritten = (await stored()).payload.grid;
-    assert.deepEqual(overwritten.map((w) => w.id), ['orders', 'revenue', 'countries']);
+    assert.deepEqual(
+      overwritten.map((w) => w.id),
+      ['orders', 'revenue', 'countries'],
+    );
     assert.equal(overwritten[0]!.title, 'Orders placed');
 
     // tab 1 is now stale in turn: Reload drops its draft for the stored version and a Save then passes
     await first.getByRole('button', { name: 'Edit', exact: true }).click();
     await first.getByRole('button', { name: 'Remove Revenue' }).click();
     await first.getByRole('button', { name: 'Save' }).click();
-    await first.getByRole('alert', { name: 'Saved elsewhere' }).getByRole('button', { name: /Reload/ }).click();
+    await first
+      .getByRole('alert', { name: 'Saved elsewhere' })
+      .getByRole('button', { name: /Reload/ })
+      .click();
     await first.getByRole('button', { name: 'Edit Orders placed' }).waitFor();
     await first.getByRole('button', { name: 'Remove Revenue' }).click();
     await first.getByRole('button', { name: 'Save' }).click();
     await first.getByRole('button', { name: 'Edit', exact: true }).waitFor();
-    assert.deepEqual((await stored()).payload.grid.map((w) => w.id), ['orders', 'countries']);
+    assert.deepEqual(
+      (await stored()).payload.grid.map((w) => w.id),
+      ['orders', 'countries'],
+    );
     await context.close();
   });
 });

@@ -24,7 +24,11 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
       await page.locator(`[data-widget-id="${id}"]:not([data-state="loading"])`).waitFor();
     }
     assert.equal(await page.getByTestId('dashboard-key').textContent(), 'shop::SK::orders');
-    assert.equal(await page.getByRole('button', { name: '24h' }).getAttribute('aria-pressed'), 'true', 'the dashboard default');
+    assert.equal(
+      await page.getByRole('button', { name: '24h' }).getAttribute('aria-pressed'),
+      'true',
+      'the dashboard default',
+    );
     await shot(h, page, 'dashboard-light');
 
     await page.getByRole('button', { name: '7d' }).click();
@@ -54,7 +58,11 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
 
     await page.getByLabel('Granularity').selectOption('1d');
     await page.waitForURL(/g=1d/);
-    assert.deepEqual(await page.getByLabel('Granularity').locator('option').allTextContents(), ['1m', '1h', '1d', '1w'], 'the source’s list');
+    assert.deepEqual(
+      await page.getByLabel('Granularity').locator('option').allTextContents(),
+      ['1m', '1h', '1d', '1w'],
+      'the source’s list',
+    );
 
     await page.locator('select[name="segment-country"]').selectOption('CZ');
     await page.waitForURL(/s\.country=CZ/);
@@ -101,7 +109,10 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     await page.waitForURL(/from=.*&to=/);
     const from = Date.parse(query(page).get('from')!);
     const to = Date.parse(query(page).get('to')!);
-    assert.ok(to - from > 3 * HOUR && to - from < 9 * HOUR, `about a quarter of the day (${(to - from) / HOUR} h)`);
+    assert.ok(
+      to - from > 3 * HOUR && to - from < 9 * HOUR,
+      `about a quarter of the day (${(to - from) / HOUR} h)`,
+    );
     assert.equal(await page.getByRole('button', { name: '24h' }).getAttribute('aria-pressed'), 'false');
     await page.locator('[data-widget-id="orders"][data-state="ready"]').waitFor();
     await page.goBack();
@@ -163,7 +174,13 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
     const { context, page } = await signedInPage(h, seeded.userToken, { width: 390, height: 844 });
     await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
     await page.getByTestId('grid').waitFor();
-    const boxes = await page.locator('.cell').evaluateAll((cells) => cells.map((c) => ({ width: c.getBoundingClientRect().width, top: c.getBoundingClientRect().top, id: c.getAttribute('data-cell') })));
+    const boxes = await page.locator('.cell').evaluateAll((cells) =>
+      cells.map((c) => ({
+        width: c.getBoundingClientRect().width,
+        top: c.getBoundingClientRect().top,
+        id: c.getAttribute('data-cell'),
+      })),
+    );
     for (const box of boxes) assert.ok(box.width > 300, `full-width cells (${box.width})`);
     // Stored out of order, shown in reading order (row, then column).
     const grid = [
@@ -171,11 +188,24 @@ describe('the dashboard page', { skip: browserSkipReason() }, () => {
       { id: 'right', type: 'text', title: 'Right', x: 6, y: 0, w: 6, h: 1 },
       { id: 'left', type: 'text', title: 'Left', x: 0, y: 0, w: 6, h: 1 },
     ];
-    const made = await request(h.server, 'POST', '/api/v1/dashboards', { name: 'Order', key: 'k', source: { type: 'project', id: seeded.sourceId }, payload: { grid } }, { token: seeded.userToken });
+    const made = await request(
+      h.server,
+      'POST',
+      '/api/v1/dashboards',
+      { name: 'Order', key: 'k', source: { type: 'project', id: seeded.sourceId }, payload: { grid } },
+      { token: seeded.userToken },
+    );
     await page.goto(`${h.server.url}/d/${made.body.data.id}`);
     await page.locator('[data-cell="last"]').waitFor();
-    const tops = await page.locator('.cell').evaluateAll((cells) => cells.map((c) => ({ top: c.getBoundingClientRect().top, id: c.getAttribute('data-cell') })));
-    assert.deepEqual(tops.sort((a, b) => a.top - b.top).map((b) => b.id), ['left', 'right', 'last']);
+    const tops = await page
+      .locator('.cell')
+      .evaluateAll((cells) =>
+        cells.map((c) => ({ top: c.getBoundingClientRect().top, id: c.getAttribute('data-cell') })),
+      );
+    assert.deepEqual(
+      tops.sort((a, b) => a.top - b.top).map((b) => b.id),
+      ['left', 'right', 'last'],
+    );
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     assert.ok(overflow <= 0, `no horizontal overflow (${overflow}px)`);
     await shot(h, page, 'dashboard-phone');

@@ -13,7 +13,13 @@ describe('unsaved drafts', { skip: browserSkipReason() }, () => {
   withSeededHarness((harness, org) => ((h = harness), (seeded = org)));
 
   const storedIds = async () =>
-    ((await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, { token: seeded.userToken })).body.data.payload.grid as { id: string }[]).map((w) => w.id);
+    (
+      (
+        await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, {
+          token: seeded.userToken,
+        })
+      ).body.data.payload.grid as { id: string }[]
+    ).map((w) => w.id);
 
   test('a header link asks, a reload keeps the draft, a sign-in in between keeps it, Save writes it', async () => {
     const { context, page } = await signedInPage(h, seeded.userToken);
@@ -33,7 +39,11 @@ describe('unsaved drafts', { skip: browserSkipReason() }, () => {
     assert.equal(asked.length, 1);
     assert.match(asked[0]!, /^confirm: .*unsaved changes/);
     assert.ok(page.url().endsWith(`/d/${seeded.dashboardId}`));
-    assert.equal(await page.getByRole('button', { name: 'Remove By country' }).count(), 0, 'the draft is still on screen');
+    assert.equal(
+      await page.getByRole('button', { name: 'Remove By country' }).count(),
+      0,
+      'the draft is still on screen',
+    );
 
     // a reload: the draft comes back in the editor
     await page.reload();
@@ -45,7 +55,9 @@ describe('unsaved drafts', { skip: browserSkipReason() }, () => {
     // signed out in another tab: Save answers 401, the sign-in page comes, the draft survives it
     const other = await context.newPage();
     await other.goto(`${h.server.url}/account`);
-    await other.evaluate(() => fetch('/api/v1/session', { method: 'DELETE', headers: { 'x-service-csrf': '1' } }));
+    await other.evaluate(() =>
+      fetch('/api/v1/session', { method: 'DELETE', headers: { 'x-service-csrf': '1' } }),
+    );
     await other.close();
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
@@ -70,7 +82,12 @@ describe('unsaved drafts', { skip: browserSkipReason() }, () => {
     await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
     await page.getByRole('button', { name: 'Taller Orders' }).click();
-    const dialog = new Promise<string>((resolve) => page.once('dialog', (d) => { resolve(d.type()); void d.dismiss(); }));
+    const dialog = new Promise<string>((resolve) =>
+      page.once('dialog', (d) => {
+        resolve(d.type());
+        void d.dismiss();
+      }),
+    );
     await page.close({ runBeforeUnload: true });
     assert.equal(await dialog, 'beforeunload');
     // the dismissed prompt leaves the page in the middle of closing: the context closes with it

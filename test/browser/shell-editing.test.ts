@@ -11,7 +11,9 @@ describe('editing', { skip: browserSkipReason() }, () => {
   let seeded: Seeded;
   withSeededHarness((harness, org) => ((h = harness), (seeded = org)));
 
-  const dashboards = async () => (await request(h.server, 'GET', '/api/v1/dashboards', undefined, { token: seeded.userToken })).body.data as { name: string; group_id: string | null; id: string }[];
+  const dashboards = async () =>
+    (await request(h.server, 'GET', '/api/v1/dashboards', undefined, { token: seeded.userToken })).body
+      .data as { name: string; group_id: string | null; id: string }[];
 
   test('dashboards and groups: create, rename, move to a group, reorder, duplicate, delete, search', async () => {
     const { context, page } = await signedInPage(h, seeded.userToken);
@@ -34,7 +36,9 @@ describe('editing', { skip: browserSkipReason() }, () => {
 
     await page.getByLabel('Group of Visits').selectOption({ label: 'Sales' });
     await page.locator('section[data-group="Sales"] li[data-dashboard="Visits"]').waitFor();
-    const groups = (await request(h.server, 'GET', '/api/v1/dashboard-groups', undefined, { token: seeded.userToken })).body.data;
+    const groups = (
+      await request(h.server, 'GET', '/api/v1/dashboard-groups', undefined, { token: seeded.userToken })
+    ).body.data;
     assert.equal((await dashboards()).find((d) => d.name === 'Visits')!.group_id, groups[0].id);
 
     await page.getByRole('button', { name: 'Rename Orders' }).click();
@@ -44,14 +48,27 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await page.locator('li[data-dashboard="Shop orders"]').getByRole('button', { name: 'Duplicate' }).click();
     await page.locator('li[data-dashboard="Shop orders (copy)"]').waitFor();
     await page.getByRole('button', { name: 'Move Shop orders (copy) up' }).click();
-    await page.waitForFunction(() => (globalThis as any).document.querySelector('section[data-group=""] li')?.getAttribute('data-dashboard') === 'Shop orders (copy)');
-    assert.deepEqual((await dashboards()).map((d) => d.name), ['Visits', 'Shop orders (copy)', 'Shop orders'].sort((a, b) => (a === 'Visits' ? -1 : b === 'Visits' ? 1 : 0)));
+    await page.waitForFunction(
+      () =>
+        (globalThis as any).document
+          .querySelector('section[data-group=""] li')
+          ?.getAttribute('data-dashboard') === 'Shop orders (copy)',
+    );
+    assert.deepEqual(
+      (await dashboards()).map((d) => d.name),
+      ['Visits', 'Shop orders (copy)', 'Shop orders'].sort((a, b) =>
+        a === 'Visits' ? -1 : b === 'Visits' ? 1 : 0,
+      ),
+    );
 
     await page.getByPlaceholder('Search by name or key').fill('copy');
     await page.waitForURL(/q=copy/);
     assert.equal(await page.locator('li[data-dashboard]').count(), 1);
     await page.getByPlaceholder('Search by name or key').fill('');
-    await page.locator('li[data-dashboard="Shop orders (copy)"]').getByRole('button', { name: 'Delete' }).click();
+    await page
+      .locator('li[data-dashboard="Shop orders (copy)"]')
+      .getByRole('button', { name: 'Delete' })
+      .click();
     await page.getByRole('button', { name: 'Delete Shop orders (copy)' }).click();
     await page.locator('li[data-dashboard="Shop orders (copy)"]').waitFor({ state: 'detached' });
     await shot(h, page, 'dashboards-list');
@@ -73,7 +90,9 @@ describe('editing', { skip: browserSkipReason() }, () => {
     const form = page.getByRole('form', { name: 'Widget' });
     await form.getByLabel('Title').fill('Orders placed');
     await form.getByLabel('Function').selectOption('max');
-    const suggestions = await form.locator('datalist option').evaluateAll((options) => options.map((o) => o.getAttribute('value')));
+    const suggestions = await form
+      .locator('datalist option')
+      .evaluateAll((options) => options.map((o) => o.getAttribute('value')));
     assert.deepEqual(suggestions, ['count', 'country.CZ', 'country.SK', 'revenue'], 'paths seen in the data');
     await form.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('button', { name: 'Wider Orders placed' }).click();
@@ -91,7 +110,11 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await form.getByLabel('Path (ending in .*)').fill('country.*');
     await form.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('button', { name: 'Remove list-3' }).click();
-    assert.equal(await page.locator('[data-field^="payload.grid[list-3]"]').count(), 0, 'its errors go with it');
+    assert.equal(
+      await page.locator('[data-field^="payload.grid[list-3]"]').count(),
+      0,
+      'its errors go with it',
+    );
 
     await page.getByLabel('Widget type').selectOption('table');
     await page.getByRole('button', { name: 'Add widget' }).click();
@@ -104,9 +127,16 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
 
-    const saved = (await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, { token: seeded.userToken })).body.data;
+    const saved = (
+      await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, {
+        token: seeded.userToken,
+      })
+    ).body.data;
     const grid = saved.payload.grid as Record<string, unknown>[];
-    assert.deepEqual(grid.map((w) => w.id), ['orders', 'countries', 'table-3']);
+    assert.deepEqual(
+      grid.map((w) => w.id),
+      ['orders', 'countries', 'table-3'],
+    );
     assert.equal(grid[0]!.title, 'Orders placed');
     assert.equal(grid[0]!.function, 'max');
     assert.equal(grid[0]!.w, 4);
@@ -123,13 +153,32 @@ describe('editing', { skip: browserSkipReason() }, () => {
       { kind: 'path', path: 'count', visible: false },
       { kind: 'expression', expression: 'a / b', label: 'Revenue per order' },
     ];
-    const created = await request(h.server, 'POST', '/api/v1/dashboards', {
-      name: 'Ratios', key: 'shop::SK::orders', source: { type: 'project', id: seeded.sourceId },
-      payload: { grid: [
-        { id: 'ratio', type: 'timeseries', title: 'Per order', series, x: 0, y: 0, w: 6, h: 3 },
-        { id: 'plain', type: 'table', title: 'Plain', paths: ['revenue', 'count'], x: 6, y: 0, w: 6, h: 3 },
-      ] },
-    }, { token: seeded.userToken });
+    const created = await request(
+      h.server,
+      'POST',
+      '/api/v1/dashboards',
+      {
+        name: 'Ratios',
+        key: 'shop::SK::orders',
+        source: { type: 'project', id: seeded.sourceId },
+        payload: {
+          grid: [
+            { id: 'ratio', type: 'timeseries', title: 'Per order', series, x: 0, y: 0, w: 6, h: 3 },
+            {
+              id: 'plain',
+              type: 'table',
+              title: 'Plain',
+              paths: ['revenue', 'count'],
+              x: 6,
+              y: 0,
+              w: 6,
+              h: 3,
+            },
+          ],
+        },
+      },
+      { token: seeded.userToken },
+    );
     assert.equal(created.status, 201, created.text);
     const id = created.body.data.id as string;
     const { context, page } = await signedInPage(h, seeded.userToken);
@@ -141,12 +190,18 @@ describe('editing', { skip: browserSkipReason() }, () => {
     assert.equal(await form.getByLabel('Row 1 path').inputValue(), 'revenue');
     assert.equal(await form.getByLabel('Row 3 expression').inputValue(), 'a / b');
     assert.equal(await form.getByLabel('Row 3 label').inputValue(), 'Revenue per order');
-    assert.equal(await form.getByLabel('Path 1', { exact: true }).count(), 0, 'no empty Paths field beside the rows');
+    assert.equal(
+      await form.getByLabel('Path 1', { exact: true }).count(),
+      0,
+      'no empty Paths field beside the rows',
+    );
     await form.getByLabel('Title').fill('Revenue per order');
     await form.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
-    const saved = (await request(h.server, 'GET', `/api/v1/dashboards/${id}`, undefined, { token: seeded.userToken })).body.data;
+    const saved = (
+      await request(h.server, 'GET', `/api/v1/dashboards/${id}`, undefined, { token: seeded.userToken })
+    ).body.data;
     const widget = saved.payload.grid[0] as Record<string, unknown>;
     assert.equal(widget.title, 'Revenue per order');
     assert.deepEqual(widget.series, series, 'the rows, their order and their other fields are kept');
@@ -162,13 +217,19 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await form.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
-    const again = (await request(h.server, 'GET', `/api/v1/dashboards/${id}`, undefined, { token: seeded.userToken })).body.data;
-    assert.deepEqual(again.payload.grid[0].series, [
-      { ...series[0], label: 'Revenue' },
-      series[1],
-      series[2],
-      { kind: 'path', path: 'count', visible: true },
-    ], 'the empty new row is dropped');
+    const again = (
+      await request(h.server, 'GET', `/api/v1/dashboards/${id}`, undefined, { token: seeded.userToken })
+    ).body.data;
+    assert.deepEqual(
+      again.payload.grid[0].series,
+      [
+        { ...series[0], label: 'Revenue' },
+        series[1],
+        series[2],
+        { kind: 'path', path: 'count', visible: true },
+      ],
+      'the empty new row is dropped',
+    );
 
     // A widget of paths turned into series rows through the form, to add an expression.
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
@@ -181,14 +242,18 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await form.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
-    const plain = (await request(h.server, 'GET', `/api/v1/dashboards/${id}`, undefined, { token: seeded.userToken })).body.data.payload.grid[1];
+    const plain = (
+      await request(h.server, 'GET', `/api/v1/dashboards/${id}`, undefined, { token: seeded.userToken })
+    ).body.data.payload.grid[1];
     assert.deepEqual(plain.series, [
       { kind: 'path', path: 'revenue', visible: true },
       { kind: 'path', path: 'count', visible: true },
       { kind: 'expression', expression: 'a / b', visible: true, label: 'Per order' },
     ]);
     assert.equal(plain.paths, undefined);
-    await page.locator('[data-widget-id="plain"][data-state="ready"] tbody th', { hasText: 'Per order' }).waitFor();
+    await page
+      .locator('[data-widget-id="plain"][data-state="ready"] tbody th', { hasText: 'Per order' })
+      .waitFor();
     await context.close();
   });
 
@@ -203,7 +268,10 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await page.getByRole('button', { name: 'Save JSON' }).click();
     const error = page.locator('[data-field="payload.grid[orders].path"]');
     await error.waitFor();
-    assert.match((await error.textContent())!, /^Line \d+ · payload\.grid\[orders\]\.path: must be a dot path/);
+    assert.match(
+      (await error.textContent())!,
+      /^Line \d+ · payload\.grid\[orders\]\.path: must be a dot path/,
+    );
     const selected = await editor.evaluate((el) => {
       const area = el as unknown as { value: string; selectionStart: number; selectionEnd: number };
       return area.value.slice(area.selectionStart, area.selectionEnd).trim();
@@ -223,10 +291,18 @@ describe('editing', { skip: browserSkipReason() }, () => {
     await settings.getByLabel('Name', { exact: true }).fill('Orders overview');
     await settings.getByRole('button', { name: 'Save settings' }).click();
     await page.getByRole('heading', { name: 'Editing Orders overview' }).waitFor();
-    const renamed = await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, { token: seeded.userToken });
+    const renamed = await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, {
+      token: seeded.userToken,
+    });
     assert.equal(renamed.body.data.default_timeframe, '7d');
 
-    const lock = await request(h.server, 'PUT', `/api/v1/dashboards/${seeded.dashboardId}`, { locked: true }, { token: seeded.userToken });
+    const lock = await request(
+      h.server,
+      'PUT',
+      `/api/v1/dashboards/${seeded.dashboardId}`,
+      { locked: true },
+      { token: seeded.userToken },
+    );
     assert.equal(lock.status, 200);
     await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
     await page.getByText('locked', { exact: true }).waitFor();

@@ -5,7 +5,13 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { createProjectWithToken, request, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  type ProjectAgent,
+  type TestServer,
+} from '../helpers/server';
 import { ensureWebBuilt } from '../helpers/web';
 import { launchBrowser } from './browser';
 
@@ -17,15 +23,30 @@ export interface Seeded extends ProjectAgent {
 
 /** Hourly points over the last 2 days: orders by country, latency, and a second key. */
 export async function seedOrganization(server: TestServer): Promise<Seeded> {
-  const agent = await createProjectWithToken(server, { name: 'Web shop', granularities: ['1m', '1h', '1d', '1w'], default_timeframe: '24h', time_zone: 'Europe/Bratislava' });
+  const agent = await createProjectWithToken(server, {
+    name: 'Web shop',
+    granularities: ['1m', '1h', '1d', '1w'],
+    default_timeframe: '24h',
+    time_zone: 'Europe/Bratislava',
+  });
   const now = Date.now();
   const points = [];
   for (let i = 0; i < 48; i++) {
     const at = new Date(now - i * HOUR).toISOString();
-    points.push({ key: 'shop::SK::orders', at, values: { count: 3 + (i % 5), revenue: 100 + i, country: { SK: 2, CZ: 1 + (i % 3) } } });
+    points.push({
+      key: 'shop::SK::orders',
+      at,
+      values: { count: 3 + (i % 5), revenue: 100 + i, country: { SK: 2, CZ: 1 + (i % 3) } },
+    });
     points.push({ key: 'shop::CZ::orders', at, values: { count: 1, revenue: 10 } });
   }
-  const batch = await request(server, 'POST', '/api/v1/metrics/batch', { points }, { token: agent.sourceToken, sourceId: agent.sourceId });
+  const batch = await request(
+    server,
+    'POST',
+    '/api/v1/metrics/batch',
+    { points },
+    { token: agent.sourceToken, sourceId: agent.sourceId },
+  );
   if (batch.status !== 201) throw new Error(`batch: ${batch.status} ${batch.text}`);
   const dashboard = await request(
     server,
@@ -37,12 +58,45 @@ export async function seedOrganization(server: TestServer): Promise<Seeded> {
       source: { type: 'project', id: agent.sourceId },
       default_timeframe: '24h',
       default_granularity: '1h',
-      segments: [{ name: 'country', type: 'select', groups: [{ label: 'Countries', items: [{ label: 'Slovakia', value: 'SK' }, { label: 'Czechia', value: 'CZ' }] }] }],
+      segments: [
+        {
+          name: 'country',
+          type: 'select',
+          groups: [
+            {
+              label: 'Countries',
+              items: [
+                { label: 'Slovakia', value: 'SK' },
+                { label: 'Czechia', value: 'CZ' },
+              ],
+            },
+          ],
+        },
+      ],
       payload: {
         grid: [
-          { id: 'orders', type: 'kpi', title: 'Orders', path: 'count', function: 'sum', x: 0, y: 0, w: 3, h: 2 },
+          {
+            id: 'orders',
+            type: 'kpi',
+            title: 'Orders',
+            path: 'count',
+            function: 'sum',
+            x: 0,
+            y: 0,
+            w: 3,
+            h: 2,
+          },
           { id: 'revenue', type: 'timeseries', title: 'Revenue', paths: ['revenue'], x: 3, y: 0, w: 9, h: 3 },
-          { id: 'countries', type: 'category', title: 'By country', path: 'country.*', x: 0, y: 2, w: 3, h: 3 },
+          {
+            id: 'countries',
+            type: 'category',
+            title: 'By country',
+            path: 'country.*',
+            x: 0,
+            y: 2,
+            w: 3,
+            h: 3,
+          },
         ],
       },
     },
@@ -94,20 +148,33 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
 
 /** A new session of the user of `userToken` (POST /session with it), as the cookie's value. */
 export async function openSession(server: TestServer, userToken: string): Promise<string> {
-  const res = await request(server, 'POST', '/api/v1/session', undefined, { token: userToken, headers: { 'x-service-csrf': '1' } });
-  const pair = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='))?.split(';')[0];
+  const res = await request(server, 'POST', '/api/v1/session', undefined, {
+    token: userToken,
+    headers: { 'x-service-csrf': '1' },
+  });
+  const pair = res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('svc_session='))
+    ?.split(';')[0];
   if (res.status !== 201 || !pair) throw new Error(`session: ${res.status} ${res.text}`);
   return pair.slice('svc_session='.length);
 }
 
 /** A page whose context carries a session cookie of the user of `userToken` (what sign-in sets). */
-export async function signedInPage(h: Harness, userToken: string, viewport = { width: 1280, height: 800 }): Promise<{ context: BrowserContext; page: Page }> {
+export async function signedInPage(
+  h: Harness,
+  userToken: string,
+  viewport = { width: 1280, height: 800 },
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await h.browser.newContext({ viewport });
   const session = await openSession(h.server, userToken);
-  await context.addCookies([{ name: 'svc_session', value: session, url: h.server.url, httpOnly: true, sameSite: 'Strict' }]);
+  await context.addCookies([
+    { name: 'svc_session', value: session, url: h.server.url, httpOnly: true, sameSite: 'Strict' },
+  ]);
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   return { context, page };
 }
 
-export const shot = (h: Harness, page: Page, name: string) => page.screenshot({ path: path.join(h.shots, `${name}.png`), fullPage: true });
+export const shot = (h: Harness, page: Page, name: string) =>
+  page.screenshot({ path: path.join(h.shots, `${name}.png`), fullPage: true });

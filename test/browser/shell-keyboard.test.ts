@@ -14,17 +14,41 @@ describe('editor keyboard', { skip: browserSkipReason() }, () => {
 
   test('focus moves into the drawer and back; Escape closes it; names contain the visible labels', async () => {
     // 12 widgets, as on a busy dashboard
-    const grid = Array.from({ length: 12 }, (_, i) => ({ id: `k${i}`, type: 'kpi', title: `Kpi ${i}`, path: 'count', function: 'sum', x: (i % 4) * 3, y: Math.floor(i / 4) * 2, w: 3, h: 2 }));
-    const made = await request(h.server, 'POST', '/api/v1/dashboards', {
-      name: 'Busy', key: 'shop::SK::orders', source: { type: 'project', id: seeded.sourceId }, payload: { grid },
-    }, { token: seeded.userToken });
+    const grid = Array.from({ length: 12 }, (_, i) => ({
+      id: `k${i}`,
+      type: 'kpi',
+      title: `Kpi ${i}`,
+      path: 'count',
+      function: 'sum',
+      x: (i % 4) * 3,
+      y: Math.floor(i / 4) * 2,
+      w: 3,
+      h: 2,
+    }));
+    const made = await request(
+      h.server,
+      'POST',
+      '/api/v1/dashboards',
+      {
+        name: 'Busy',
+        key: 'shop::SK::orders',
+        source: { type: 'project', id: seeded.sourceId },
+        payload: { grid },
+      },
+      { token: seeded.userToken },
+    );
     assert.equal(made.status, 201, made.text);
     const { context, page } = await signedInPage(h, seeded.userToken);
     await page.goto(`${h.server.url}/d/${made.body.data.id}`);
-    const focused = () => page.evaluate(() => {
-      const el = (globalThis as any).document.activeElement;
-      return { tag: el.tagName as string, name: (el.getAttribute('aria-label') ?? el.textContent ?? '').trim() as string, inDrawer: Boolean(el.closest('aside.drawer')) };
-    });
+    const focused = () =>
+      page.evaluate(() => {
+        const el = (globalThis as any).document.activeElement;
+        return {
+          tag: el.tagName as string,
+          name: (el.getAttribute('aria-label') ?? el.textContent ?? '').trim() as string,
+          inDrawer: Boolean(el.closest('aside.drawer')),
+        };
+      });
 
     await page.getByRole('button', { name: 'Edit', exact: true }).focus();
     await page.keyboard.press('Enter');
@@ -56,9 +80,15 @@ describe('editor keyboard', { skip: browserSkipReason() }, () => {
 
     // every editor control: the visible label is part of the accessible name (labels of letters or
     // digits; a lone symbol such as ✕ is an icon, as axe's label-content-name-mismatch treats it)
-    const mismatches = await page.locator('main button[aria-label]').evaluateAll((buttons) =>
-      buttons.map((b) => ({ label: (b.textContent ?? '').trim(), name: b.getAttribute('aria-label') ?? '' })).filter((b) => /[\p{L}\p{N}]/u.test(b.label) && !b.name.toLowerCase().includes(b.label.toLowerCase())),
-    );
+    const mismatches = await page
+      .locator('main button[aria-label]')
+      .evaluateAll((buttons) =>
+        buttons
+          .map((b) => ({ label: (b.textContent ?? '').trim(), name: b.getAttribute('aria-label') ?? '' }))
+          .filter(
+            (b) => /[\p{L}\p{N}]/u.test(b.label) && !b.name.toLowerCase().includes(b.label.toLowerCase()),
+          ),
+      );
     assert.deepEqual(mismatches.slice(0, 3), []);
 
     await page.getByRole('button', { name: 'Cancel' }).click();

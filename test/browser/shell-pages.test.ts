@@ -19,7 +19,11 @@ describe('explore and sources', { skip: browserSkipReason() }, () => {
     const keys = page.getByRole('region', { name: 'Keys' });
     const sk = keys.getByRole('button', { name: /shop::SK::orders/ });
     await sk.waitFor();
-    assert.equal((await sk.textContent())!.replace('shop::SK::orders', ''), '48', 'one event per point written');
+    assert.equal(
+      (await sk.textContent())!.replace('shop::SK::orders', ''),
+      '48',
+      'one event per point written',
+    );
     assert.equal(await page.getByTestId('total-events').textContent(), '96 events');
     await sk.click();
     await page.waitForURL(/key=shop%3A%3ASK%3A%3Aorders/);
@@ -32,13 +36,22 @@ describe('explore and sources', { skip: browserSkipReason() }, () => {
     assert.equal(cells.filter((c) => c === '2').length, 48);
     await shot(h, page, 'explore');
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
     assert.equal(download.suggestedFilename(), 'shop_SK_orders.csv');
     const csv = await readFile((await download.path())!, 'utf8');
     assert.equal(csv.split('\n')[0], 'at,count,country.CZ,country.SK,revenue');
 
     // Dashboards of this key (or whose segmented key matches it) take the path as a new time chart.
-    const made = await request(h.server, 'POST', '/api/v1/dashboards', { name: 'SK only', key: 'shop::SK::orders', source: { type: 'project', id: seeded.sourceId } }, { token: seeded.userToken });
+    const made = await request(
+      h.server,
+      'POST',
+      '/api/v1/dashboards',
+      { name: 'SK only', key: 'shop::SK::orders', source: { type: 'project', id: seeded.sourceId } },
+      { token: seeded.userToken },
+    );
     await page.reload();
     await page.getByRole('button', { name: 'Add to dashboard' }).waitFor();
     const choice = page.locator('select[name=dashboard]');
@@ -47,13 +60,21 @@ describe('explore and sources', { skip: browserSkipReason() }, () => {
     await page.getByRole('button', { name: 'Add to dashboard' }).click();
     await page.waitForURL(`**/d/${made.body.data.id}`);
     await page.locator('[data-widget-type="timeseries"]').waitFor();
-    const saved = await request(h.server, 'GET', `/api/v1/dashboards/${made.body.data.id}`, undefined, { token: seeded.userToken });
+    const saved = await request(h.server, 'GET', `/api/v1/dashboards/${made.body.data.id}`, undefined, {
+      token: seeded.userToken,
+    });
     assert.deepEqual(saved.body.data.payload.grid[0].paths, ['country.SK']);
     await page.goBack();
     await page.getByRole('button', { name: 'Add to dashboard' }).click();
     await page.waitForURL(`**/d/${seeded.dashboardId}?s.country=SK`);
-    const orders = await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, { token: seeded.userToken });
-    assert.deepEqual(orders.body.data.payload.grid.at(-1).paths, ['country.SK'], 'opened on the segment value of the key');
+    const orders = await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, {
+      token: seeded.userToken,
+    });
+    assert.deepEqual(
+      orders.body.data.payload.grid.at(-1).paths,
+      ['country.SK'],
+      'opened on the segment value of the key',
+    );
     await context.close();
   });
 
@@ -69,16 +90,32 @@ describe('explore and sources', { skip: browserSkipReason() }, () => {
     const value = (await page.getByTestId('token-value').textContent())!;
     assert.match(value, /^svc_sat_[A-Za-z0-9_-]{43}$/);
     const curl = (await page.getByTestId('curl-lines').textContent())!;
-    assert.ok(curl.includes(`Authorization: Bearer ${value}`) && curl.includes(`X-Service-Source-Id: ${seeded.sourceId}`));
+    assert.ok(
+      curl.includes(`Authorization: Bearer ${value}`) &&
+        curl.includes(`X-Service-Source-Id: ${seeded.sourceId}`),
+    );
     assert.match(curl, /curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/metrics /);
     await page.getByRole('button', { name: 'Copy' }).click();
     await page.getByRole('button', { name: 'Copied' }).waitFor();
     assert.equal(await page.evaluate('navigator.clipboard.readText()'), value);
     await shot(h, page, 'sources-minted');
 
-    const read = () => request(h.server, 'GET', '/api/v1/metrics?key=shop::SK::orders&from=2026-01-01T00:00:00Z&to=2026-01-01T01:00:00Z&granularity=1h', undefined, { token: value, sourceId: seeded.sourceId });
+    const read = () =>
+      request(
+        h.server,
+        'GET',
+        '/api/v1/metrics?key=shop::SK::orders&from=2026-01-01T00:00:00Z&to=2026-01-01T01:00:00Z&granularity=1h',
+        undefined,
+        { token: value, sourceId: seeded.sourceId },
+      );
     assert.equal((await read()).status, 200);
-    const write = await request(h.server, 'POST', '/api/v1/metrics', { key: 'k', at: '2026-01-01T00:00:00Z', values: { a: 1 } }, { token: value, sourceId: seeded.sourceId });
+    const write = await request(
+      h.server,
+      'POST',
+      '/api/v1/metrics',
+      { key: 'k', at: '2026-01-01T00:00:00Z', values: { a: 1 } },
+      { token: value, sourceId: seeded.sourceId },
+    );
     assert.equal(write.status, 403, 'minted without write');
 
     await page.getByRole('button', { name: 'Done' }).click();

@@ -5,7 +5,11 @@ import assert from 'node:assert/strict';
 import { browserSkipReason } from './browser';
 import { shot, signedInPage, withSeededHarness, type Harness, type Seeded } from './shell-helpers';
 
-const UNAVAILABLE = { status: 503, contentType: 'application/json', body: JSON.stringify({ errors: { detail: 'The store is unavailable' } }) };
+const UNAVAILABLE = {
+  status: 503,
+  contentType: 'application/json',
+  body: JSON.stringify({ errors: { detail: 'The store is unavailable' } }),
+};
 
 describe('refresh failures', { skip: browserSkipReason() }, () => {
   let h: Harness;
@@ -28,7 +32,9 @@ describe('refresh failures', { skip: browserSkipReason() }, () => {
     assert.match(text, /Still showing the data read at \d\d:\d\d:\d\d/);
     assert.match(text, /Next try by \d\d:\d\d:\d\d \(auto-refresh every 30 s\)/);
     await shot(h, page, 'refresh-failed');
-    const states = await page.locator('[data-widget-id]').evaluateAll((cells) => cells.map((c) => c.getAttribute('data-state')));
+    const states = await page
+      .locator('[data-widget-id]')
+      .evaluateAll((cells) => cells.map((c) => c.getAttribute('data-state')));
     assert.deepEqual(states, ['ready', 'ready', 'ready'], 'the data on screen stays');
     assert.equal(await page.locator('[data-widget-id="orders"]').innerText(), kpi);
     assert.equal(await page.getByText('Could not draw this widget').count(), 0);

@@ -30,7 +30,8 @@ async function buildHarness(dir: string): Promise<string> {
     jsxImportSource: 'preact',
     logLevel: 'warning',
   });
-  const html = '<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="harness.css"></head><body><div id="root"></div><script src="harness.js"></script></body></html>';
+  const html =
+    '<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="harness.css"></head><body><div id="root"></div><script src="harness.js"></script></body></html>';
   writeFileSync(path.join(dir, 'index.html'), html);
   return `file://${path.join(dir, 'index.html')}`;
 }
@@ -59,12 +60,16 @@ describe('widgets in Chromium', { skip }, () => {
   const attr = (selector: string, name: string) => page.getAttribute(selector, name);
   const draw = async (extra: Record<string, unknown> = {}) => {
     await page.evaluate((c) => window.renderWidgets(c), { ...config, ...extra });
-    if (!extra.loading && !extra.error) await page.waitForSelector('[data-widget-id="ts-line"] canvas', { timeout: 5000 });
+    if (!extra.loading && !extra.error)
+      await page.waitForSelector('[data-widget-id="ts-line"] canvas', { timeout: 5000 });
   };
 
   before(async () => {
     server = await startTestServer();
-    const agent = await createProjectWithToken(server, { time_zone: 'Europe/Bratislava', granularities: ['1h', '1d'] });
+    const agent = await createProjectWithToken(server, {
+      time_zone: 'Europe/Bratislava',
+      granularities: ['1h', '1d'],
+    });
     const data = await seriesFrom(server, agent);
     dir = mkdtempSync(path.join(os.tmpdir(), 'widget-harness-'));
     const url = await buildHarness(dir);
@@ -104,56 +109,99 @@ describe('widgets in Chromium', { skip }, () => {
   });
 
   test('kpi: sum, split against the previous day, goal progress', async () => {
-    assert.equal(await attr('[data-widget-id="kpi-sum"] .kpi__value', 'data-value'), String(F.EXPECTED.countSum));
+    assert.equal(
+      await attr('[data-widget-id="kpi-sum"] .kpi__value', 'data-value'),
+      String(F.EXPECTED.countSum),
+    );
     assert.equal(await page.textContent('[data-widget-id="kpi-sum"] .kpi__value'), '300');
     assert.ok(await page.$('[data-widget-id="kpi-sum"] svg.sparkline polyline'));
     const change = Number(await attr('[data-widget-id="kpi-split"] .kpi__split', 'data-change'));
     assert.equal(change, ((F.EXPECTED.countSum - F.EXPECTED.previousSum) / F.EXPECTED.previousSum) * 100);
-    assert.match((await page.textContent('[data-widget-id="kpi-split"] .kpi__split'))!, /\+525 %.*\+252.*vs 48 before/);
-    assert.equal(Number(await attr('[data-widget-id="kpi-goal"] .kpi__goal', 'data-progress')), F.EXPECTED.countMean / 20);
+    assert.match(
+      (await page.textContent('[data-widget-id="kpi-split"] .kpi__split'))!,
+      /\+525 %.*\+252.*vs 48 before/,
+    );
+    assert.equal(
+      Number(await attr('[data-widget-id="kpi-goal"] .kpi__goal', 'data-progress')),
+      F.EXPECTED.countMean / 20,
+    );
     assert.equal(await attr('[data-widget-id="grp-kpi"] .kpi__value', 'data-value'), '24');
   });
 
   test('category: bars, pie and donut slices of the country map', async () => {
-    const bars = await page.$$eval('[data-widget-id="cat-bar"] .bars__row', (rows) => rows.map((r) => [r.getAttribute('data-name'), Number(r.getAttribute('data-value'))]));
-    assert.deepEqual(bars, [['US', 48], ['SK', 24], ['UK', 5]]);
+    const bars = await page.$$eval('[data-widget-id="cat-bar"] .bars__row', (rows) =>
+      rows.map((r) => [r.getAttribute('data-name'), Number(r.getAttribute('data-value'))]),
+    );
+    assert.deepEqual(bars, [
+      ['US', 48],
+      ['SK', 24],
+      ['UK', 5],
+    ]);
     for (const id of ['cat-pie', 'cat-donut']) {
-      const slices = await page.$$eval(`[data-widget-id="${id}"] path.pie__slice`, (ps) => ps.map((p) => [p.getAttribute('data-name'), Number(p.getAttribute('data-value'))]));
-      assert.deepEqual(slices, [['US', 48], ['SK', 24], ['UK', 5]], id);
+      const slices = await page.$$eval(`[data-widget-id="${id}"] path.pie__slice`, (ps) =>
+        ps.map((p) => [p.getAttribute('data-name'), Number(p.getAttribute('data-value'))]),
+      );
+      assert.deepEqual(
+        slices,
+        [
+          ['US', 48],
+          ['SK', 24],
+          ['UK', 5],
+        ],
+        id,
+      );
     }
     assert.equal(await page.textContent('[data-widget-id="cat-donut"] .pie__total'), '77');
   });
 
   test('list: alpha sort with a limit, and by value', async () => {
-    const names = (id: string) => page.$$eval(`[data-widget-id="${id}"] .bars__row`, (rows) => rows.map((r) => r.getAttribute('data-name')));
+    const names = (id: string) =>
+      page.$$eval(`[data-widget-id="${id}"] .bars__row`, (rows) =>
+        rows.map((r) => r.getAttribute('data-name')),
+      );
     assert.deepEqual(await names('list-alpha'), ['SK', 'UK']);
     assert.deepEqual(await names('list-desc'), ['US', 'SK', 'UK']);
   });
 
   test('table: paths as rows, 24 hourly columns newest last, exact values', async () => {
-    const headers = await page.$$eval('[data-widget-id="tbl"] thead th', (ths) => ths.map((t) => t.textContent));
+    const headers = await page.$$eval('[data-widget-id="tbl"] thead th', (ths) =>
+      ths.map((t) => t.textContent),
+    );
     assert.equal(headers.length, 25);
     assert.equal(headers[1], '01:00'); // 00:00Z is 01:00 in Bratislava
     assert.equal(headers[24], '25 Jan'); // 23:00Z is midnight there: the day is named
-    const count = await page.$$eval('[data-widget-id="tbl"] tbody tr:first-child td', (tds) => tds.map((t) => t.textContent));
+    const count = await page.$$eval('[data-widget-id="tbl"] tbody tr:first-child td', (tds) =>
+      tds.map((t) => t.textContent),
+    );
     assert.deepEqual([count[0], count[23]], ['1', '24']);
-    const current = await page.$$eval('[data-widget-id="tbl"] tbody tr:first-child td.is-current', (tds) => tds.length);
+    const current = await page.$$eval(
+      '[data-widget-id="tbl"] tbody tr:first-child td.is-current',
+      (tds) => tds.length,
+    );
     assert.equal(current, 1);
   });
 
   test('expression rows: a / b per bucket, in a table and a chart', async () => {
-    const cells = await page.$$eval('[data-widget-id="tbl-expr"] tbody tr td', (tds) => tds.map((t) => t.textContent));
+    const cells = await page.$$eval('[data-widget-id="tbl-expr"] tbody tr td', (tds) =>
+      tds.map((t) => t.textContent),
+    );
     assert.deepEqual([cells[0], cells[1], cells[23]], F.EXPECTED.ratio.map(String));
     assert.equal(await page.textContent('[data-widget-id="tbl-expr"] tbody th'), 'ratio');
     assert.equal(await attr('[data-widget-id="ts-expr"] .ts__plot', 'data-series-count'), '1');
-    assert.deepEqual(await page.$$eval('[data-widget-id="ts-expr"] .legend__name', (e) => e.map((n) => n.textContent)), ['API per order']);
+    assert.deepEqual(
+      await page.$$eval('[data-widget-id="ts-expr"] .legend__name', (e) => e.map((n) => n.textContent)),
+      ['API per order'],
+    );
   });
 
   test('timeseries: a legend button hides and shows its series', async () => {
     const plot = '[data-widget-id="ts-line"] .ts__plot';
     assert.equal(await attr(plot, 'data-series-count'), '2');
     // The series share `requests.`: the legend names them by the rest, the head shows the prefix once.
-    assert.deepEqual(await page.$$eval('[data-widget-id="ts-line"] .legend__name', (e) => e.map((n) => n.textContent)), ['api', 'web']);
+    assert.deepEqual(
+      await page.$$eval('[data-widget-id="ts-line"] .legend__name', (e) => e.map((n) => n.textContent)),
+      ['api', 'web'],
+    );
     assert.equal(await page.textContent('[data-widget-id="ts-line"] .widget__prefix'), 'requests.*');
     const web = page.locator('[data-widget-id="ts-line"] .legend__item[data-source="requests.web"]');
     assert.equal(await web.getAttribute('aria-pressed'), 'true');
@@ -173,13 +221,24 @@ describe('widgets in Chromium', { skip }, () => {
     assert.match(text!, /Sat 24 Jan, 01:00/);
     assert.match(text!, /api\s*10/);
     await page.mouse.move(box.x + box.width - 1, box.y + box.height / 2);
-    assert.match((await page.textContent('[data-widget-id="ts-line"] .ts-readout'))!, /still filling.*api\s*33/);
+    assert.match(
+      (await page.textContent('[data-widget-id="ts-line"] .ts-readout'))!,
+      /still filling.*api\s*33/,
+    );
   });
 
   test('timeseries: cursors move together across charts; the read-out stays on the hovered one', async () => {
     const box = await drawnBox(page.locator('[data-widget-id="ts-line"] .u-over'));
     await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
-    const cursorLeft = (id: string) => page.locator(`[data-widget-id="${id}"] .u-cursor-x`).evaluate((el) => parseFloat((el as unknown as { style: { transform: string } }).style.transform.replace(/^translate\(/, '')) || 0);
+    const cursorLeft = (id: string) =>
+      page
+        .locator(`[data-widget-id="${id}"] .u-cursor-x`)
+        .evaluate(
+          (el) =>
+            parseFloat(
+              (el as unknown as { style: { transform: string } }).style.transform.replace(/^translate\(/, ''),
+            ) || 0,
+        );
     assert.ok((await cursorLeft('ts-area')) > 0, 'the synced chart moved its cursor');
     assert.equal(await page.locator('[data-widget-id="ts-area"] .ts-readout').isVisible(), false);
     assert.equal(await page.locator('[data-widget-id="ts-line"] .ts-readout').isVisible(), true);
@@ -205,29 +264,56 @@ describe('widgets in Chromium', { skip }, () => {
   });
 
   test('distribution, heatmaps and the chart types draw what the data holds', async () => {
-    const buckets = await page.$$eval('[data-widget-id="dist"] .histogram__bucket', (bs) => bs.map((b) => [b.getAttribute('data-bucket'), Number(b.querySelector('.histogram__bar')!.getAttribute('data-value'))]));
-    assert.deepEqual(buckets, [['10', 72], ['50', 48], ['100', 0], ['100+', 12]]);
-    const matrix = await page.$$eval('[data-widget-id="heat-matrix"] rect', (rs) => rs.map((r) => Number(r.getAttribute('data-value'))));
+    const buckets = await page.$$eval('[data-widget-id="dist"] .histogram__bucket', (bs) =>
+      bs.map((b) => [
+        b.getAttribute('data-bucket'),
+        Number(b.querySelector('.histogram__bar')!.getAttribute('data-value')),
+      ]),
+    );
+    assert.deepEqual(buckets, [
+      ['10', 72],
+      ['50', 48],
+      ['100', 0],
+      ['100+', 12],
+    ]);
+    const matrix = await page.$$eval('[data-widget-id="heat-matrix"] rect', (rs) =>
+      rs.map((r) => Number(r.getAttribute('data-value'))),
+    );
     assert.deepEqual(matrix, [36, 24, 24, 48]); // y "2" on top: [10.2, 20.2], then y "1": [10.1, 20.1]
     assert.equal(await page.$$eval('[data-widget-id="heat-time"] rect', (rs) => rs.length), 48);
-    for (const id of ['ts-bar', 'ts-dots', 'ts-norm']) assert.ok(await page.$(`[data-widget-id="${id}"] canvas`), id);
+    for (const id of ['ts-bar', 'ts-dots', 'ts-norm'])
+      assert.ok(await page.$(`[data-widget-id="${id}"] canvas`), id);
     assert.equal(await page.$('[data-widget-id="ts-dots"] .legend'), null);
   });
 
   test('a broken expression row is named under the rows that still draw; an unknown type is an error', async () => {
-    assert.match((await page.textContent('[data-widget-id="bad-expr"] .widget__warning'))!, /Row b \(a \+ zz\): Unknown variable zz/);
+    assert.match(
+      (await page.textContent('[data-widget-id="bad-expr"] .widget__warning'))!,
+      /Row b \(a \+ zz\): Unknown variable zz/,
+    );
     assert.equal(await page.$$eval('[data-widget-id="bad-expr"] tbody tr', (rows) => rows.length), 1);
     assert.match((await page.textContent('[data-widget-id="bad-type"]'))!, /Unknown widget type "gauge"/);
   });
 
-  test('a theme change redraws the charts in the theme\'s series colours', async () => {
+  test("a theme change redraws the charts in the theme's series colours", async () => {
     // Pixels of the line chart close to each theme's --series-1 (harness.css).
     const count = (rgb: number[]) =>
       page.locator('[data-widget-id="ts-line"] canvas').evaluate((c, [r, g, b]) => {
-        const canvas = c as unknown as { width: number; height: number; getContext(t: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } };
+        const canvas = c as unknown as {
+          width: number;
+          height: number;
+          getContext(t: '2d'): {
+            getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+          };
+        };
         const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
         let n = 0;
-        for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i]! - r!) + Math.abs(data[i + 1]! - g!) + Math.abs(data[i + 2]! - b!) < 24 && data[i + 3]! > 200) n++;
+        for (let i = 0; i < data.length; i += 4)
+          if (
+            Math.abs(data[i]! - r!) + Math.abs(data[i + 1]! - g!) + Math.abs(data[i + 2]! - b!) < 24 &&
+            data[i + 3]! > 200
+          )
+            n++;
         return n;
       }, rgb);
     const LIGHT = [0x2f, 0x6f, 0xde];
@@ -241,7 +327,10 @@ describe('widgets in Chromium', { skip }, () => {
 
   test('kpi split while the previous period is still loading', async () => {
     await draw({ previous: null });
-    assert.match((await page.textContent('[data-widget-id="kpi-split"] .kpi__split'))!, /previous period loading/);
+    assert.match(
+      (await page.textContent('[data-widget-id="kpi-split"] .kpi__split'))!,
+      /previous period loading/,
+    );
     await draw();
   });
 
@@ -259,11 +348,20 @@ describe('widgets in Chromium', { skip }, () => {
   test('on a phone every widget takes the full width and charts follow their new size', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await draw({ theme: 'light' });
-    const width = await page.locator('[data-widget-id="ts-line"] canvas').evaluate((c) => c.getBoundingClientRect().width);
+    const width = await page
+      .locator('[data-widget-id="ts-line"] canvas')
+      .evaluate((c) => c.getBoundingClientRect().width);
     assert.ok(width > 300 && width < 390, `chart width ${width}`);
-    await page.screenshot({ path: path.join(process.env.WIDGET_SCREENSHOTS ?? dir, 'widgets-phone.png'), fullPage: false });
-    await page.locator('[data-widget-id="ts-bar"]').screenshot({ path: path.join(process.env.WIDGET_SCREENSHOTS ?? dir, 'widgets-phone-chart.png') });
-    await page.locator('[data-widget-id="cat-donut"]').screenshot({ path: path.join(process.env.WIDGET_SCREENSHOTS ?? dir, 'widgets-phone-donut.png') });
+    await page.screenshot({
+      path: path.join(process.env.WIDGET_SCREENSHOTS ?? dir, 'widgets-phone.png'),
+      fullPage: false,
+    });
+    await page
+      .locator('[data-widget-id="ts-bar"]')
+      .screenshot({ path: path.join(process.env.WIDGET_SCREENSHOTS ?? dir, 'widgets-phone-chart.png') });
+    await page
+      .locator('[data-widget-id="cat-donut"]')
+      .screenshot({ path: path.join(process.env.WIDGET_SCREENSHOTS ?? dir, 'widgets-phone-donut.png') });
     await page.setViewportSize({ width: 1280, height: 2200 });
   });
 
@@ -276,9 +374,20 @@ describe('widgets in Chromium', { skip }, () => {
       await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
       await page.waitForTimeout(100);
       await page.screenshot({ path: path.join(out, `widgets-${theme}.png`), fullPage: true });
-      await page.screenshot({ path: path.join(out, `widgets-${theme}-top.png`), clip: { x: 0, y: 0, width: 1280, height: 720 } });
-      const height = await page.evaluate(() => (globalThis as unknown as { document: { body: { scrollHeight: number } } }).document.body.scrollHeight);
-      await page.screenshot({ path: path.join(out, `widgets-${theme}-bottom.png`), fullPage: true, clip: { x: 0, y: height - 720, width: 1280, height: 720 } });
+      await page.screenshot({
+        path: path.join(out, `widgets-${theme}-top.png`),
+        clip: { x: 0, y: 0, width: 1280, height: 720 },
+      });
+      const height = await page.evaluate(
+        () =>
+          (globalThis as unknown as { document: { body: { scrollHeight: number } } }).document.body
+            .scrollHeight,
+      );
+      await page.screenshot({
+        path: path.join(out, `widgets-${theme}-bottom.png`),
+        fullPage: true,
+        clip: { x: 0, y: height - 720, width: 1280, height: 720 },
+      });
     }
   });
 });

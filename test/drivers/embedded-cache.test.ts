@@ -16,7 +16,8 @@ describe('BucketCache', () => {
   const shapes = new ShapeRegistry();
   const leaf = shapes.of(['n']);
   const bucketOf = (n: number): BucketValue => ({ shape: leaf, values: Float64Array.of(n) });
-  const numberOf = (cache: BucketCache, series: number, bucket: number) => cache.get(series, bucket)?.value.values?.[0];
+  const numberOf = (cache: BucketCache, series: number, bucket: number) =>
+    cache.get(series, bucket)?.value.values?.[0];
 
   test('once full it keeps what it holds and takes no new bucket, until REFRESH_MISSES x its size of misses', async () => {
     const cache = new BucketCache({ entries: 3, bytes: 1_000 });
@@ -80,7 +81,7 @@ describe('embedded store with its bucket cache', () => {
     await add(fx.store, T0, 1);
     const other = new Database(path.join(fx.dir, 'service.db'));
     try {
-      other.prepare("UPDATE metric_buckets SET data = '{\"n\":100}'").run();
+      other.prepare('UPDATE metric_buckets SET data = \'{"n":100}\'').run();
     } finally {
       other.close();
     }
@@ -92,9 +93,14 @@ describe('embedded store with its bucket cache', () => {
     const { store, close } = embeddedStore(fx.db!, { entries: 2, bytes: 16 });
     const hours = Array.from({ length: 7 }, (_, i) => T0 + i * H);
     for (let round = 1; round <= 5; round++) {
-      await store.apply(writeSet(hours.map((at, i) => ({ key: 'k', granularity: '1h', at, add: { n: i + round } }))));
+      await store.apply(
+        writeSet(hours.map((at, i) => ({ key: 'k', granularity: '1h', at, add: { n: i + round } }))),
+      );
     }
-    assert.deepEqual(await readParsed(store, 'k', '1h', hours), hours.map((_, i) => ({ n: 5 * i + 15 })));
+    assert.deepEqual(
+      await readParsed(store, 'k', '1h', hours),
+      hours.map((_, i) => ({ n: 5 * i + 15 })),
+    );
     await close();
   });
 });

@@ -6,10 +6,26 @@
 // with a warning naming it, and segments of the previous format (no checksums) are still read.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LogAppender, type LogRecord, dropFolded, logFiles, recoverLog, segmentName } from '../../src/drivers/embedded/log';
+import {
+  LogAppender,
+  type LogRecord,
+  dropFolded,
+  logFiles,
+  recoverLog,
+  segmentName,
+} from '../../src/drivers/embedded/log';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'metric-log-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -20,8 +36,12 @@ const freshDir = () => {
   return dir;
 };
 
-const entry = (head: string, text: string) => ({ head, body: [Buffer.from(text.slice(0, 2)), Buffer.from(text.slice(2))] });
-const texts = (records: LogRecord[]) => records.map((r) => `${r.seq}:${r.head ?? r.sourceId}:${Buffer.from(r.body).toString()}`);
+const entry = (head: string, text: string) => ({
+  head,
+  body: [Buffer.from(text.slice(0, 2)), Buffer.from(text.slice(2))],
+});
+const texts = (records: LogRecord[]) =>
+  records.map((r) => `${r.seq}:${r.head ?? r.sourceId}:${Buffer.from(r.body).toString()}`);
 const files = (dir: string) => readdirSync(dir).sort();
 
 test('records are appended with rising numbers, read back after a restart, in files of mode 0600', () => {
@@ -43,10 +63,18 @@ test('records are appended with rising numbers, read back after a restart, in fi
 test('a new segment starts past its size or age; folded segments go, the newest stays', async () => {
   const dir = freshDir();
   const log = new LogAppender(dir, 10, { segmentBytes: 1, segmentMs: 60_000 });
-  assert.equal(log.append([entry('s', 'a'), entry('s', 'b')]), 12, 'numbering goes on from where the log was');
+  assert.equal(
+    log.append([entry('s', 'a'), entry('s', 'b')]),
+    12,
+    'numbering goes on from where the log was',
+  );
   log.append([entry('s', 'c')]); // the segment is over its size: a new one
   log.append([entry('s', 'd')]);
-  assert.deepEqual(files(dir), ['metric-log.0000000000000011.bin', 'metric-log.0000000000000013.bin', 'metric-log.0000000000000014.bin']);
+  assert.deepEqual(files(dir), [
+    'metric-log.0000000000000011.bin',
+    'metric-log.0000000000000013.bin',
+    'metric-log.0000000000000014.bin',
+  ]);
   dropFolded(dir, 12); // the first segment holds 11 and 12: folded
   assert.deepEqual(files(dir), ['metric-log.0000000000000013.bin', 'metric-log.0000000000000014.bin']);
   dropFolded(dir, 100); // all folded, but the newest segment is the one being appended to
@@ -87,7 +115,10 @@ test('a first-version log (metric-log.bin, records naming their source) is read,
     head.writeUInt16LE(id.length, 12);
     return Buffer.concat([head, id, Buffer.from(body)]);
   };
-  writeFileSync(path.join(dir, 'metric-log.bin'), Buffer.concat([record(7, 'p1', 'x'), record(8, 'p2', 'y')]));
+  writeFileSync(
+    path.join(dir, 'metric-log.bin'),
+    Buffer.concat([record(7, 'p1', 'x'), record(8, 'p2', 'y')]),
+  );
   const found = recoverLog(dir, 6);
   assert.deepEqual(texts(found.records), ['7:p1:x', '8:p2:y']);
   const log = new LogAppender(dir, found.lastSeq);
@@ -132,12 +163,20 @@ function edit(file: string, at: number, bytes: Buffer): void {
 }
 
 /** The one damaged part was set aside: a file beside the segment holding exactly the record's bytes, named in a warning. */
-function assertSetAside(dir: string, warnings: Array<{ msg: string; fields: Record<string, unknown> }>, record: LogRecord) {
+function assertSetAside(
+  dir: string,
+  warnings: Array<{ msg: string; fields: Record<string, unknown> }>,
+  record: LogRecord,
+) {
   assert.equal(warnings.length, 1, JSON.stringify(warnings));
   const aside = String(warnings[0]!.fields.set_aside);
   assert.match(warnings[0]!.msg, /set aside/);
   assert.ok(files(dir).includes(aside), `${aside} is beside the log`);
-  assert.deepEqual(readFileSync(path.join(dir, aside)), Buffer.from(record.bytes), 'the damaged record is kept as it was');
+  assert.deepEqual(
+    readFileSync(path.join(dir, aside)),
+    Buffer.from(record.bytes),
+    'the damaged record is kept as it was',
+  );
   assert.equal(statSync(path.join(dir, aside)).mode & 0o777, 0o600);
 }
 
@@ -148,9 +187,15 @@ test('a record whose head is not JSON is set aside; every other record is replay
   const damaged = Buffer.from(record.bytes);
   edit(file, record.offset + 24, Buffer.from('not json')); // the head starts after the 24 fixed bytes
   const { seqs, warnings, lastSeq } = recoverWarned(dir);
-  assert.deepEqual(seqs, range(1, 40).filter((n) => n !== 5));
+  assert.deepEqual(
+    seqs,
+    range(1, 40).filter((n) => n !== 5),
+  );
   assert.equal(lastSeq, 40);
-  assertSetAside(dir, warnings, { ...record, bytes: readFileSync(file).subarray(record.offset, record.offset + damaged.length) });
+  assertSetAside(dir, warnings, {
+    ...record,
+    bytes: readFileSync(file).subarray(record.offset, record.offset + damaged.length),
+  });
 });
 
 test('a record whose body is garbage is set aside; every other record is replayed', () => {
@@ -159,8 +204,14 @@ test('a record whose body is garbage is set aside; every other record is replaye
   const record = offsets(dir).get(17)!;
   edit(file, record.offset + record.bytes.length - 5, Buffer.from('\xff\x00garbage'.slice(0, 5), 'latin1'));
   const { seqs, warnings } = recoverWarned(dir);
-  assert.deepEqual(seqs, range(1, 40).filter((n) => n !== 17));
-  assertSetAside(dir, warnings, { ...record, bytes: readFileSync(file).subarray(record.offset, record.offset + record.bytes.length) });
+  assert.deepEqual(
+    seqs,
+    range(1, 40).filter((n) => n !== 17),
+  );
+  assertSetAside(dir, warnings, {
+    ...record,
+    bytes: readFileSync(file).subarray(record.offset, record.offset + record.bytes.length),
+  });
 });
 
 for (const damagedSeq of [1, 20]) {
@@ -173,14 +224,23 @@ for (const damagedSeq of [1, 20]) {
     edit(file, record.offset + 8, huge);
     const sizeBefore = statSync(file).size;
     const { seqs, warnings } = recoverWarned(dir);
-    assert.deepEqual(seqs, range(1, 40).filter((n) => n !== damagedSeq));
+    assert.deepEqual(
+      seqs,
+      range(1, 40).filter((n) => n !== damagedSeq),
+    );
     assert.equal(statSync(file).size, sizeBefore, 'the segment is not truncated');
-    assertSetAside(dir, warnings, { ...record, bytes: readFileSync(file).subarray(record.offset, record.offset + record.bytes.length) });
+    assertSetAside(dir, warnings, {
+      ...record,
+      bytes: readFileSync(file).subarray(record.offset, record.offset + record.bytes.length),
+    });
     // The next start finds the same: nothing more is lost, numbering goes on after 40.
     const log = new LogAppender(dir, 40);
     assert.equal(log.append([entry(HEAD, 'after')]), 41);
     log.close();
-    assert.deepEqual(recoverLog(dir, 0).records.map((r) => r.seq), [...range(1, 40).filter((n) => n !== damagedSeq), 41]);
+    assert.deepEqual(
+      recoverLog(dir, 0).records.map((r) => r.seq),
+      [...range(1, 40).filter((n) => n !== damagedSeq), 41],
+    );
   });
 }
 
@@ -195,7 +255,10 @@ test('a NaN record number: the record is set aside, never names a file; a segmen
   const { seqs, warnings, lastSeq } = recoverWarned(dir);
   assert.deepEqual(seqs, range(1, 39));
   assert.equal(lastSeq, 39);
-  assert.deepEqual(warnings.map((w) => w.msg).sort(), ['write log: damaged bytes set aside', 'write log: file name does not parse, skipped']);
+  assert.deepEqual(warnings.map((w) => w.msg).sort(), [
+    'write log: damaged bytes set aside',
+    'write log: file name does not parse, skipped',
+  ]);
   assert.throws(() => segmentName(NaN), /not a record number/);
   assert.throws(() => segmentName(1.5), /not a record number/);
   assert.throws(() => new LogAppender(dir, NaN), /not a record number/);
@@ -204,10 +267,14 @@ test('a NaN record number: the record is set aside, never names a file; a segmen
   log.close();
   assert.ok(files(dir).includes(segmentName(40)));
   assert.ok(!files(dir).some((n) => /NaN\.bin$/.test(n) && n !== 'metric-log.0000000000000NaN.bin'));
-  assert.deepEqual(logFiles(dir).names, [segmentName(1), segmentName(40)], 'a copy of the log leaves the NaN file out');
+  assert.deepEqual(
+    logFiles(dir).names,
+    [segmentName(1), segmentName(40)],
+    'a copy of the log leaves the NaN file out',
+  );
 });
 
-test('a directory with a segment\'s name is renamed aside with a warning; appends go on', () => {
+test("a directory with a segment's name is renamed aside with a warning; appends go on", () => {
   const dir = freshDir();
   segmentOf(dir, 1, 40);
   mkdirSync(path.join(dir, segmentName(41))); // where the next start's segment goes
@@ -219,11 +286,19 @@ test('a directory with a segment\'s name is renamed aside with a warning; append
   const log = new LogAppender(dir, lastSeq);
   assert.equal(log.append([entry(HEAD, 'next')]), 41);
   log.close();
-  assert.deepEqual(recoverLog(dir, 0).records.map((r) => r.seq), range(1, 41));
+  assert.deepEqual(
+    recoverLog(dir, 0).records.map((r) => r.seq),
+    range(1, 41),
+  );
 });
 
 /** A segment in the previous format (no file magic, no mark, no checksum). */
-function oldSegment(dir: string, first: number, count: number, damage?: (seq: number, record: Buffer) => Buffer): string {
+function oldSegment(
+  dir: string,
+  first: number,
+  count: number,
+  damage?: (seq: number, record: Buffer) => Buffer,
+): string {
   const parts: Buffer[] = [];
   for (let seq = first; seq < first + count; seq++) {
     const head = Buffer.from(HEAD);
@@ -247,9 +322,16 @@ test('a segment of the previous format is read; a huge length prefix or a head t
   const log = new LogAppender(dir, 40);
   assert.equal(log.append([entry(HEAD, 'new format')]), 41, 'new records go on in the new format');
   log.close();
-  assert.deepEqual(recoverLog(dir, 0).records.map((r) => r.seq), range(1, 41));
+  assert.deepEqual(
+    recoverLog(dir, 0).records.map((r) => r.seq),
+    range(1, 41),
+  );
 
-  for (const [damagedSeq, how] of [[1, 'length'], [20, 'length'], [5, 'head']] as const) {
+  for (const [damagedSeq, how] of [
+    [1, 'length'],
+    [20, 'length'],
+    [5, 'head'],
+  ] as const) {
     const old = freshDir();
     oldSegment(old, 1, 40, (seq, record) => {
       if (seq !== damagedSeq) return record;
@@ -258,7 +340,11 @@ test('a segment of the previous format is read; a huge length prefix or a head t
       return record;
     });
     const { seqs, warnings } = recoverWarned(old);
-    assert.deepEqual(seqs, range(1, 40).filter((n) => n !== damagedSeq), `${how} of record ${damagedSeq}`);
+    assert.deepEqual(
+      seqs,
+      range(1, 40).filter((n) => n !== damagedSeq),
+      `${how} of record ${damagedSeq}`,
+    );
     assert.equal(warnings.length, 1);
   }
 });

@@ -6,7 +6,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createProjectWithToken, startTestServer, type Agent, type TestServer } from '../helpers/server';
 import { MODES, skipReason, type NetworkDriver } from './network';
-import { type SourceAccess, databaseSource, driverFields, scratchLocation, series, track } from './http-sources';
+import {
+  type SourceAccess,
+  databaseSource,
+  driverFields,
+  scratchLocation,
+  series,
+  track,
+} from './http-sources';
 
 const SETTINGS = { time_zone: 'Europe/Bratislava', granularities: '1m,1h,6h,1d,1w,1mo,1q,1y' };
 
@@ -35,11 +42,26 @@ const READS: Array<[string, string, string | null, string[]]> = [
   ['2024-03-30T00:00:00Z', '2024-04-02T00:00:00Z', 'session::abc', ['1d']],
 ];
 
-type Target = { name: string; driver: NetworkDriver | 'sqlite'; mode: 'full' | 'partial' | 'separated'; skip: string | false };
+type Target = {
+  name: string;
+  driver: NetworkDriver | 'sqlite';
+  mode: 'full' | 'partial' | 'separated';
+  skip: string | false;
+};
 const TARGETS: Target[] = [
-  ...(['full', 'partial', 'separated'] as const).map((mode): Target => ({ name: `sqlite (${mode})`, driver: 'sqlite', mode, skip: false })),
+  ...(['full', 'partial', 'separated'] as const).map((mode): Target => ({
+    name: `sqlite (${mode})`,
+    driver: 'sqlite',
+    mode,
+    skip: false,
+  })),
   ...(['postgres', 'mysql', 'redis', 'mongo'] as const).flatMap((driver) =>
-    MODES[driver].map((mode): Target => ({ name: `${driver} (${mode})`, driver, mode, skip: skipReason(driver) })),
+    MODES[driver].map((mode): Target => ({
+      name: `${driver} (${mode})`,
+      driver,
+      mode,
+      skip: skipReason(driver),
+    })),
   ),
 ];
 
@@ -64,7 +86,10 @@ describe('every store reads what the embedded store reads, through the HTTP API'
     test(target.name, { skip: target.skip }, async () => {
       const place = await scratchLocation(target.driver);
       removals.push(place.remove);
-      const access = await databaseSource(server, agent, { ...driverFields(target.driver, target.mode, place.at), ...SETTINGS });
+      const access = await databaseSource(server, agent, {
+        ...driverFields(target.driver, target.mode, place.at),
+        ...SETTINGS,
+      });
       await track(server, access, POINTS);
       for (const [from, to, key, granularities] of READS) {
         for (const g of granularities) {
@@ -73,8 +98,17 @@ describe('every store reads what the embedded store reads, through the HTTP API'
           assert.deepEqual(got, want, `${key ?? 'system key'} ${g} ${from}..${to}`);
         }
       }
-      const system = await series(server, access, null, '2024-03-31T00:00:00+01:00', '2024-03-31T00:00:00+01:00', '1d');
-      assert.deepEqual(system.values, [{ count: 5, keys: { shop: 3, web: { 'eu::shop': 1 }, __untracked__: 1 } }]);
+      const system = await series(
+        server,
+        access,
+        null,
+        '2024-03-31T00:00:00+01:00',
+        '2024-03-31T00:00:00+01:00',
+        '1d',
+      );
+      assert.deepEqual(system.values, [
+        { count: 5, keys: { shop: 3, web: { 'eu::shop': 1 }, __untracked__: 1 } },
+      ]);
     });
   }
 });

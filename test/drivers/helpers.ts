@@ -48,7 +48,10 @@ function tempDir(): string {
  * writes merged write sets: they go to the writer, which folds each in one transaction (the
  * store's own door, `commit`, takes points).
  */
-export function embeddedStore(db: Db, cacheLimits?: BucketCacheLimits): { store: WriteSetStore; close(): Promise<void> } {
+export function embeddedStore(
+  db: Db,
+  cacheLimits?: BucketCacheLimits,
+): { store: WriteSetStore; close(): Promise<void> } {
   const writer = inProcessWriter({ db, cacheLimits });
   const embedded = createEmbeddedStore(db, writer);
   const store: WriteSetStore = {
@@ -133,6 +136,12 @@ export function writeSet(ops: Op[]): WriteSet {
 }
 
 /** Reads one series and parses each bucket. */
-export async function readParsed(store: Pick<WriteSetStore, 'read'>, key: string, granularity: string, starts: number[], sourceId = 's1'): Promise<unknown[]> {
+export async function readParsed(
+  store: Pick<WriteSetStore, 'read'>,
+  key: string,
+  granularity: string,
+  starts: number[],
+  sourceId = 's1',
+): Promise<unknown[]> {
   return (await store.read({ sourceId, key, granularity }, starts)).map((text) => JSON.parse(text));
 }

@@ -33,8 +33,21 @@ describe('idle connections are closed', () => {
     await admin.connect();
     try {
       const s = SERVERS.postgres;
-      const store = createPostgresStore({ host: s.host, port: s.port, username: s.user, database: db.name, mode: 'full', timeZone: 'UTC', idleMs: 200 });
-      await check(store, async () => Number((await admin.query('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [db.name])).rows[0].n));
+      const store = createPostgresStore({
+        host: s.host,
+        port: s.port,
+        username: s.user,
+        database: db.name,
+        mode: 'full',
+        timeZone: 'UTC',
+        idleMs: 200,
+      });
+      await check(store, async () =>
+        Number(
+          (await admin.query('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [db.name]))
+            .rows[0].n,
+        ),
+      );
     } finally {
       await admin.end();
       await db.drop();
@@ -46,9 +59,20 @@ describe('idle connections are closed', () => {
     const admin = await mysql.createConnection(SERVERS.mysql);
     try {
       const s = SERVERS.mysql;
-      const store = createMysqlStore({ host: s.host, port: s.port, username: s.user, database: db.name, mode: 'full', timeZone: 'UTC', idleMs: 200 });
+      const store = createMysqlStore({
+        host: s.host,
+        port: s.port,
+        username: s.user,
+        database: db.name,
+        mode: 'full',
+        timeZone: 'UTC',
+        idleMs: 200,
+      });
       await check(store, async () => {
-        const [rows] = await admin.query('SELECT count(*) AS n FROM information_schema.processlist WHERE db = ?', [db.name]);
+        const [rows] = await admin.query(
+          'SELECT count(*) AS n FROM information_schema.processlist WHERE db = ?',
+          [db.name],
+        );
         return Number((rows as Array<{ n: number }>)[0]!.n);
       });
     } finally {

@@ -11,10 +11,30 @@ import { mysqlFactory, postgresFactory, type NetworkFixture } from './network-fa
 import { SERVERS } from './network';
 
 const CASES: Array<[Factory, (database: string) => WriteSetStore]> = [
-  [postgresFactory('partial'), (database) =>
-    createPostgresStore({ host: SERVERS.postgres.host, port: SERVERS.postgres.port, username: SERVERS.postgres.user, database, mode: 'full', timeZone: 'UTC' })],
-  [mysqlFactory('partial'), (database) =>
-    createMysqlStore({ host: SERVERS.mysql.host, port: SERVERS.mysql.port, username: SERVERS.mysql.user, database, mode: 'full', timeZone: 'UTC' })],
+  [
+    postgresFactory('partial'),
+    (database) =>
+      createPostgresStore({
+        host: SERVERS.postgres.host,
+        port: SERVERS.postgres.port,
+        username: SERVERS.postgres.user,
+        database,
+        mode: 'full',
+        timeZone: 'UTC',
+      }),
+  ],
+  [
+    mysqlFactory('partial'),
+    (database) =>
+      createMysqlStore({
+        host: SERVERS.mysql.host,
+        port: SERVERS.mysql.port,
+        username: SERVERS.mysql.user,
+        database,
+        mode: 'full',
+        timeZone: 'UTC',
+      }),
+  ],
 ];
 
 for (const [factory, fullStore] of CASES) {
@@ -27,7 +47,10 @@ for (const [factory, fullStore] of CASES) {
         await fx.store.setup(); // the partial layout: key, at, data
         const full = fullStore(fx.location.database!);
         try {
-          await assert.rejects(full.setup(), /has columns \(key, at, data\), not the full identifier layout \(key, data\)/);
+          await assert.rejects(
+            full.setup(),
+            /has columns \(key, at, data\), not the full identifier layout \(key, data\)/,
+          );
         } finally {
           await full.close();
         }

@@ -13,7 +13,13 @@ import type { IdentifierMode } from '../../src/drivers/sqlite/setup';
 import type { Factory } from './helpers';
 import Database from 'better-sqlite3';
 import { readParsed, sqliteFactory, writeSet } from './helpers';
-import { mongoFactory, mysqlFactory, postgresFactory, redisFactory, type NetworkFixture } from './network-factories';
+import {
+  mongoFactory,
+  mysqlFactory,
+  postgresFactory,
+  redisFactory,
+  type NetworkFixture,
+} from './network-factories';
 import { SERVERS } from './network';
 
 const ZONE = 'Europe/Bratislava';
@@ -54,7 +60,10 @@ const pgInsert: Insert = async (fx, mode, key, rows) => {
     const id = identity(mode, key, row);
     const cols = Object.keys(id);
     const params = cols.map((_, i) => `$${i + 1}`).join(', ');
-    await c.query(`INSERT INTO trifle_stats (${cols.join(', ')}, data) VALUES (${params}, $${cols.length + 1})`, [...Object.values(id), JSON.stringify(row.data)]);
+    await c.query(
+      `INSERT INTO trifle_stats (${cols.join(', ')}, data) VALUES (${params}, $${cols.length + 1})`,
+      [...Object.values(id), JSON.stringify(row.data)],
+    );
   }
   await c.end();
 };
@@ -66,7 +75,10 @@ const mysqlInsert: Insert = async (fx, mode, key, rows) => {
     const cols = Object.keys(id);
     // the libraries add through DECIMAL(65,10): stored numbers carry ten decimals
     const text = JSON.stringify(row.data).replace(/:(-?\d+)([,}])/g, ':$1.0000000000$2');
-    await c.query(`INSERT INTO trifle_stats (${cols.map((x) => `\`${x}\``).join(', ')}, data) VALUES (${cols.map(() => '?').join(', ')}, ?)`, [...Object.values(id), text]);
+    await c.query(
+      `INSERT INTO trifle_stats (${cols.map((x) => `\`${x}\``).join(', ')}, data) VALUES (${cols.map(() => '?').join(', ')}, ?)`,
+      [...Object.values(id), text],
+    );
   }
   await c.end();
 };
@@ -105,7 +117,9 @@ const sqliteInsert: Insert = async (fx, mode, key, rows) => {
     const id = identity(mode, key, row);
     if (id.at instanceof Date) id.at = `${id.at.toISOString().slice(0, 19)}Z`;
     const cols = Object.keys(id);
-    db.prepare(`INSERT INTO trifle_stats (${cols.join(', ')}, data) VALUES (${cols.map(() => '?').join(', ')}, ?)`).run(...Object.values(id), JSON.stringify(row.data));
+    db.prepare(
+      `INSERT INTO trifle_stats (${cols.join(', ')}, data) VALUES (${cols.map(() => '?').join(', ')}, ?)`,
+    ).run(...Object.values(id), JSON.stringify(row.data));
   }
   db.close();
 };
@@ -132,8 +146,12 @@ for (const [makeFactory, modes, insert] of CASES) {
           assert.deepEqual(await readParsed(fx.store, 'shop', '1d', [DAY_SPRING, DAY_AUTUMN]), EXPECTED_DAYS);
           assert.deepEqual(await readParsed(fx.store, 'shop', '1h', [HOUR]), EXPECTED_HOUR);
           // a track by the service adds to what the library wrote
-          await fx.store.apply(writeSet([{ key: 'shop', granularity: '1h', at: HOUR, add: { count: 1, 'country.SK': 1 } }]));
-          assert.deepEqual(await readParsed(fx.store, 'shop', '1h', [HOUR]), [{ count: 4, country: { SK: 3, CZ: 1 } }]);
+          await fx.store.apply(
+            writeSet([{ key: 'shop', granularity: '1h', at: HOUR, add: { count: 1, 'country.SK': 1 } }]),
+          );
+          assert.deepEqual(await readParsed(fx.store, 'shop', '1h', [HOUR]), [
+            { count: 4, country: { SK: 3, CZ: 1 } },
+          ]);
         } finally {
           await fx.dispose();
         }
@@ -146,39 +164,52 @@ describe('library defects the stores survive', () => {
   const pgFactory = postgresFactory('full');
   after(async () => pgFactory.finish?.());
 
-  test('postgres: a field name with a comma that a text-array path split into nesting', { skip: pgFactory.skip || false }, async () => {
-    const fx = (await pgFactory.create()) as NetworkFixture;
-    try {
-      await fx.store.setup();
-      const c = new pg.Client({ ...SERVERS.postgres, database: fx.location.database });
-      await c.connect();
-      const key = `k::1h::${HOUR / 1000}`;
-      // the library's jsonb_set(data, '{a,b}', ...) wrote into a -> b instead of the member "a,b"
-      await c.query('INSERT INTO trifle_stats (key, data) VALUES ($1, $2)', [key, JSON.stringify({ a: { b: 2 }, 'x,y': 1 })]);
-      await c.end();
-      assert.deepEqual(await readParsed(fx.store, 'k', '1h', [HOUR]), [{ a: { b: 2 }, 'x,y': 1 }]);
-      await fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: HOUR, add: { 'x,y': 2 } }]));
-      assert.deepEqual(await readParsed(fx.store, 'k', '1h', [HOUR]), [{ a: { b: 2 }, 'x,y': 3 }]);
-    } finally {
-      await fx.dispose();
-    }
-  });
+  test(
+    'postgres: a field name with a comma that a text-array path split into nesting',
+    { skip: pgFactory.skip || false },
+    async () => {
+      const fx = (await pgFactory.create()) as NetworkFixture;
+      try {
+        await fx.store.setup();
+        const c = new pg.Client({ ...SERVERS.postgres, database: fx.location.database });
+        await c.connect();
+        const key = `k::1h::${HOUR / 1000}`;
+        // the library's jsonb_set(data, '{a,b}', ...) wrote into a -> b instead of the member "a,b"
+        await c.query('INSERT INTO trifle_stats (key, data) VALUES ($1, $2)', [
+          key,
+          JSON.stringify({ a: { b: 2 }, 'x,y': 1 }),
+        ]);
+        await c.end();
+        assert.deepEqual(await readParsed(fx.store, 'k', '1h', [HOUR]), [{ a: { b: 2 }, 'x,y': 1 }]);
+        await fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: HOUR, add: { 'x,y': 2 } }]));
+        assert.deepEqual(await readParsed(fx.store, 'k', '1h', [HOUR]), [{ a: { b: 2 }, 'x,y': 3 }]);
+      } finally {
+        await fx.dispose();
+      }
+    },
+  );
 
-  test('redis: a float track the library\'s HINCRBY refused leaves the other fields readable', { skip: redisFactory.skip || false }, async () => {
-    const fx = (await redisFactory.create()) as NetworkFixture;
-    try {
-      const r = new Redis({ ...SERVERS.redis, lazyConnect: true });
-      await r.connect();
-      const hash = `${fx.location.prefix}::k::1h::${HOUR / 1000}`;
-      await r.hincrby(hash, 'count', 1);
-      await assert.rejects(() => r.hincrby(hash, 'duration', 1.5 as unknown as number));
-      await r.hset(hash, 'label', 'not a number');
-      await r.quit();
-      assert.deepEqual(await readParsed(fx.store, 'k', '1h', [HOUR]), [{ count: 1 }]);
-      await fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: HOUR, add: { count: 1, duration: 1.5 } }]));
-      assert.deepEqual(await readParsed(fx.store, 'k', '1h', [HOUR]), [{ count: 2, duration: 1.5 }]);
-    } finally {
-      await fx.dispose();
-    }
-  });
+  test(
+    "redis: a float track the library's HINCRBY refused leaves the other fields readable",
+    { skip: redisFactory.skip || false },
+    async () => {
+      const fx = (await redisFactory.create()) as NetworkFixture;
+      try {
+        const r = new Redis({ ...SERVERS.redis, lazyConnect: true });
+        await r.connect();
+        const hash = `${fx.location.prefix}::k::1h::${HOUR / 1000}`;
+        await r.hincrby(hash, 'count', 1);
+        await assert.rejects(() => r.hincrby(hash, 'duration', 1.5 as unknown as number));
+        await r.hset(hash, 'label', 'not a number');
+        await r.quit();
+        assert.deepEqual(await readParsed(fx.store, 'k', '1h', [HOUR]), [{ count: 1 }]);
+        await fx.store.apply(
+          writeSet([{ key: 'k', granularity: '1h', at: HOUR, add: { count: 1, duration: 1.5 } }]),
+        );
+        assert.deepEqual(await readParsed(fx.store, 'k', '1h', [HOUR]), [{ count: 2, duration: 1.5 }]);
+      } finally {
+        await fx.dispose();
+      }
+    },
+  );
 });

@@ -12,7 +12,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
-import { request, signupWithOrganization, startTestServer, type Agent, type TestServer } from '../helpers/server';
+import {
+  request,
+  signupWithOrganization,
+  startTestServer,
+  type Agent,
+  type TestServer,
+} from '../helpers/server';
 import { bucketWrites } from '../../src/drivers/network/store';
 import { emptyWriteSet, type BucketOps } from '../../src/drivers/types';
 import { SERVERS, skipReason } from './network';
@@ -38,20 +44,33 @@ function floorUtc(atIso: string, granularity: string): Date {
   const y = d.getUTCFullYear();
   const m = d.getUTCMonth();
   switch (granularity) {
-    case '1m': return new Date(Date.UTC(y, m, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes()));
-    case '1h': return new Date(Date.UTC(y, m, d.getUTCDate(), d.getUTCHours()));
-    case '1d': return new Date(Date.UTC(y, m, d.getUTCDate()));
-    case '1w': return new Date(Date.UTC(y, m, d.getUTCDate() - ((d.getUTCDay() + 6) % 7)));
-    case '1mo': return new Date(Date.UTC(y, m, 1));
-    case '1q': return new Date(Date.UTC(y, m - (m % 3), 1));
-    case '1y': return new Date(Date.UTC(y, 0, 1));
+    case '1m':
+      return new Date(Date.UTC(y, m, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes()));
+    case '1h':
+      return new Date(Date.UTC(y, m, d.getUTCDate(), d.getUTCHours()));
+    case '1d':
+      return new Date(Date.UTC(y, m, d.getUTCDate()));
+    case '1w':
+      return new Date(Date.UTC(y, m, d.getUTCDate() - ((d.getUTCDay() + 6) % 7)));
+    case '1mo':
+      return new Date(Date.UTC(y, m, 1));
+    case '1q':
+      return new Date(Date.UTC(y, m - (m % 3), 1));
+    case '1y':
+      return new Date(Date.UTC(y, 0, 1));
   }
   throw new Error(`no floor for ${granularity}`);
 }
 
 /** The row identity columns and values of (key, granularity, bucket) in an identifier mode. */
-function identity(mode: Mode, key: string, granularity: string, at: Date): { columns: string[]; values: Array<string | Date> } {
-  if (mode === 'full') return { columns: ['key'], values: [`${key}::${granularity}::${Math.floor(at.getTime() / 1000)}`] };
+function identity(
+  mode: Mode,
+  key: string,
+  granularity: string,
+  at: Date,
+): { columns: string[]; values: Array<string | Date> } {
+  if (mode === 'full')
+    return { columns: ['key'], values: [`${key}::${granularity}::${Math.floor(at.getTime() / 1000)}`] };
   if (mode === 'partial') return { columns: ['key', 'at'], values: [`${key}::${granularity}`, at] };
   return { columns: ['key', 'granularity', 'at'], values: [key, granularity, at] };
 }
@@ -99,7 +118,11 @@ async function pgLibrary(database: string, mode: Mode): Promise<LibraryWriter> {
         for (const row of libraryRows(mode, key, atIso)) {
           const paths = Object.keys(row.data);
           const values = row.id.values.map((v) => (v instanceof Date ? v.toISOString() : v));
-          await client.query(text(row.id.columns, paths), [...values, JSON.stringify(row.data), ...paths.flatMap((p) => [p, row.data[p]])]);
+          await client.query(text(row.id.columns, paths), [
+            ...values,
+            JSON.stringify(row.data),
+            ...paths.flatMap((p) => [p, row.data[p]]),
+          ]);
         }
         await client.query('COMMIT');
       } catch (err) {
@@ -117,7 +140,8 @@ async function mysqlLibrary(database: string, mode: Mode): Promise<LibraryWriter
   conn.on('error', () => undefined);
   const text = (columns: string[], paths: string[]) => {
     const sums = paths.map(
-      () => '?, COALESCE(CAST(JSON_UNQUOTE(JSON_EXTRACT(COALESCE(`data`, JSON_OBJECT()), ?)) AS DECIMAL(65,10)), 0) + CAST(? AS DECIMAL(65,10))',
+      () =>
+        '?, COALESCE(CAST(JSON_UNQUOTE(JSON_EXTRACT(COALESCE(`data`, JSON_OBJECT()), ?)) AS DECIMAL(65,10)), 0) + CAST(? AS DECIMAL(65,10))',
     );
     return (
       `INSERT INTO \`trifle_stats\` (${columns.map((c) => `\`${c}\``).join(', ')}, \`data\`) VALUES (${columns.map(() => '?').join(', ')}, ?) ` +
@@ -148,7 +172,8 @@ async function mysqlLibrary(database: string, mode: Mode): Promise<LibraryWriter
 /** How often each (key, minute) was tracked, by whichever side. */
 type Tally = Map<string, number>;
 const tallyKey = (key: string, minute: number) => `${key}|${minute}`;
-const bump = (tally: Tally, key: string, minute: number) => tally.set(tallyKey(key, minute), (tally.get(tallyKey(key, minute)) ?? 0) + 1);
+const bump = (tally: Tally, key: string, minute: number) =>
+  tally.set(tallyKey(key, minute), (tally.get(tallyKey(key, minute)) ?? 0) + 1);
 
 const errorName = (err: unknown) => {
   const e = err as { code?: string; errno?: number; message?: string };
@@ -161,105 +186,135 @@ test('bucketWrites orders rows as the libraries lock them: granularity in the so
   const ops = (): BucketOps => ({ add: new Map([['n', 1]]), set: null });
   // as the merge fills a write set: the system key first, every key's granularities in the source's order
   for (const key of [SYSTEM_KEY, 'zeta', 'Beta', 'alpha']) {
-    keys.set(key, new Map(['1m', '1h', '1d'].map((g) => [g, new Map([[2000, ops()], [1000, ops()]])])));
+    keys.set(
+      key,
+      new Map(
+        ['1m', '1h', '1d'].map((g) => [
+          g,
+          new Map([
+            [2000, ops()],
+            [1000, ops()],
+          ]),
+        ]),
+      ),
+    );
   }
   writes.sources.set('s1', keys);
   const order = bucketWrites(writes).map((b) => `${b.granularity} ${b.startMs} ${b.key}`);
   const expected = ['1m', '1h', '1d'].flatMap((g) =>
-    [1000, 2000].flatMap((start) => ['Beta', 'alpha', 'zeta', SYSTEM_KEY].map((key) => `${g} ${start} ${key}`)),
+    [1000, 2000].flatMap((start) =>
+      ['Beta', 'alpha', 'zeta', SYSTEM_KEY].map((key) => `${g} ${start} ${key}`),
+    ),
   );
   assert.deepEqual(order, expected);
 });
 
 for (const driver of ['postgres', 'mysql'] as Driver[]) {
-  describe(`${driver}: the service and the Trifle library writing the same keys at once`, { skip: skipReason(driver) }, () => {
-    let server: TestServer;
-    let agent: Agent;
-    const removals: Array<() => Promise<void>> = [];
-    before(async () => {
-      server = await startTestServer();
-      agent = await signupWithOrganization(server);
-    });
-    after(async () => {
-      await server?.stop();
-      for (const remove of removals) await remove().catch(() => undefined);
-    });
-
-    for (const mode of ['full', 'partial', 'separated'] as Mode[]) {
-      test(`${mode} identifiers: no deadlock, no failure, exact sums`, async (t) => {
-        const place = await scratchLocation(driver);
-        removals.push(place.remove);
-        const access = await databaseSource(server, agent, {
-          ...driverFields(driver, mode, place.at),
-          time_zone: 'UTC',
-          granularities: GRANULARITIES.join(','),
-        });
-        const writers = await Promise.all(
-          Array.from({ length: LIBRARY_WRITERS }, () => (driver === 'postgres' ? pgLibrary : mysqlLibrary)(place.at.database!, mode)),
-        );
-        const tally: Tally = new Map();
-        const libraryFailures = new Map<string, number>();
-        const serviceStatuses = new Map<string, number>();
-        try {
-          const library = writers.map(async (writer, w) => {
-            for (let i = 0; i < ROUNDS; i++) {
-              const key = KEYS[(i + w) % KEYS.length]!;
-              const minute = (i + 2 * w) % MINUTES.length;
-              try {
-                await writer.track(key, MINUTES[minute]!);
-                bump(tally, key, minute);
-              } catch (err) {
-                libraryFailures.set(errorName(err), (libraryFailures.get(errorName(err)) ?? 0) + 1);
-              }
-            }
-          });
-          let next = 0;
-          const total = ROUNDS * LIBRARY_WRITERS;
-          const service = Array.from({ length: SERVICE_IN_FLIGHT }, async () => {
-            while (next < total) {
-              const i = next++;
-              const key = KEYS[i % KEYS.length]!;
-              const minute = (i + 1) % MINUTES.length;
-              const res = await request(server, 'POST', '/api/v1/metrics', { key, at: MINUTES[minute], values: { n: 1 } }, {
-                token: access.token,
-                sourceId: access.sourceId,
-              });
-              const label = res.status === 201 ? '201' : `${res.status} ${res.text.slice(0, 120)}`;
-              serviceStatuses.set(label, (serviceStatuses.get(label) ?? 0) + 1);
-              if (res.status === 201) bump(tally, key, minute);
-            }
-          });
-          await Promise.all([...library, ...service]);
-        } finally {
-          await Promise.all(writers.map((w) => w.close().catch(() => undefined)));
-        }
-        const counts = `library tracks ${ROUNDS * LIBRARY_WRITERS}, failed ${JSON.stringify(Object.fromEntries(libraryFailures))}; ` +
-          `service writes ${ROUNDS * LIBRARY_WRITERS}, answers ${JSON.stringify(Object.fromEntries(serviceStatuses))}`;
-        t.diagnostic(`${driver} ${mode}: ${counts}`);
-        assert.equal(libraryFailures.size, 0, counts);
-        assert.deepEqual([...serviceStatuses.keys()], ['201'], counts);
-
-        // Every bucket of every granularity, for each key and for the system key.
-        const from = MINUTES[0]!;
-        const to = MINUTES[MINUTES.length - 1]!;
-        const perMinute = (key: string) => MINUTES.map((_, m) => tally.get(tallyKey(key, m)) ?? 0);
-        for (const g of GRANULARITIES) {
-          const fold = (counts: number[]) => (g === '1m' ? counts : [counts.reduce((a, b) => a + b, 0)]);
-          for (const key of KEYS) {
-            const read = await series(server, access, key, from, to, g);
-            assert.deepEqual(read.values, fold(perMinute(key)).map((n) => ({ n })), `${key} ${g}`);
-          }
-          const byKey = KEYS.map((key) => fold(perMinute(key)));
-          const expected = byKey[0]!.map((_, b) => ({
-            count: KEYS.reduce((sum, _k, k) => sum + byKey[k]![b]!, 0),
-            keys: Object.fromEntries(KEYS.map((key, k) => [key, byKey[k]![b]!])),
-          }));
-          const system = await series(server, access, null, from, to, g);
-          assert.deepEqual(system.values, expected, `${SYSTEM_KEY} ${g}`);
-        }
-        const sum = [...tally.values()].reduce((a, b) => a + b, 0);
-        assert.equal(sum, 2 * ROUNDS * LIBRARY_WRITERS, 'both sides wrote every track');
+  describe(
+    `${driver}: the service and the Trifle library writing the same keys at once`,
+    { skip: skipReason(driver) },
+    () => {
+      let server: TestServer;
+      let agent: Agent;
+      const removals: Array<() => Promise<void>> = [];
+      before(async () => {
+        server = await startTestServer();
+        agent = await signupWithOrganization(server);
       });
-    }
-  });
+      after(async () => {
+        await server?.stop();
+        for (const remove of removals) await remove().catch(() => undefined);
+      });
+
+      for (const mode of ['full', 'partial', 'separated'] as Mode[]) {
+        test(`${mode} identifiers: no deadlock, no failure, exact sums`, async (t) => {
+          const place = await scratchLocation(driver);
+          removals.push(place.remove);
+          const access = await databaseSource(server, agent, {
+            ...driverFields(driver, mode, place.at),
+            time_zone: 'UTC',
+            granularities: GRANULARITIES.join(','),
+          });
+          const writers = await Promise.all(
+            Array.from({ length: LIBRARY_WRITERS }, () =>
+              (driver === 'postgres' ? pgLibrary : mysqlLibrary)(place.at.database!, mode),
+            ),
+          );
+          const tally: Tally = new Map();
+          const libraryFailures = new Map<string, number>();
+          const serviceStatuses = new Map<string, number>();
+          try {
+            const library = writers.map(async (writer, w) => {
+              for (let i = 0; i < ROUNDS; i++) {
+                const key = KEYS[(i + w) % KEYS.length]!;
+                const minute = (i + 2 * w) % MINUTES.length;
+                try {
+                  await writer.track(key, MINUTES[minute]!);
+                  bump(tally, key, minute);
+                } catch (err) {
+                  libraryFailures.set(errorName(err), (libraryFailures.get(errorName(err)) ?? 0) + 1);
+                }
+              }
+            });
+            let next = 0;
+            const total = ROUNDS * LIBRARY_WRITERS;
+            const service = Array.from({ length: SERVICE_IN_FLIGHT }, async () => {
+              while (next < total) {
+                const i = next++;
+                const key = KEYS[i % KEYS.length]!;
+                const minute = (i + 1) % MINUTES.length;
+                const res = await request(
+                  server,
+                  'POST',
+                  '/api/v1/metrics',
+                  { key, at: MINUTES[minute], values: { n: 1 } },
+                  {
+                    token: access.token,
+                    sourceId: access.sourceId,
+                  },
+                );
+                const label = res.status === 201 ? '201' : `${res.status} ${res.text.slice(0, 120)}`;
+                serviceStatuses.set(label, (serviceStatuses.get(label) ?? 0) + 1);
+                if (res.status === 201) bump(tally, key, minute);
+              }
+            });
+            await Promise.all([...library, ...service]);
+          } finally {
+            await Promise.all(writers.map((w) => w.close().catch(() => undefined)));
+          }
+          const counts =
+            `library tracks ${ROUNDS * LIBRARY_WRITERS}, failed ${JSON.stringify(Object.fromEntries(libraryFailures))}; ` +
+            `service writes ${ROUNDS * LIBRARY_WRITERS}, answers ${JSON.stringify(Object.fromEntries(serviceStatuses))}`;
+          t.diagnostic(`${driver} ${mode}: ${counts}`);
+          assert.equal(libraryFailures.size, 0, counts);
+          assert.deepEqual([...serviceStatuses.keys()], ['201'], counts);
+
+          // Every bucket of every granularity, for each key and for the system key.
+          const from = MINUTES[0]!;
+          const to = MINUTES[MINUTES.length - 1]!;
+          const perMinute = (key: string) => MINUTES.map((_, m) => tally.get(tallyKey(key, m)) ?? 0);
+          for (const g of GRANULARITIES) {
+            const fold = (counts: number[]) => (g === '1m' ? counts : [counts.reduce((a, b) => a + b, 0)]);
+            for (const key of KEYS) {
+              const read = await series(server, access, key, from, to, g);
+              assert.deepEqual(
+                read.values,
+                fold(perMinute(key)).map((n) => ({ n })),
+                `${key} ${g}`,
+              );
+            }
+            const byKey = KEYS.map((key) => fold(perMinute(key)));
+            const expected = byKey[0]!.map((_, b) => ({
+              count: KEYS.reduce((sum, _k, k) => sum + byKey[k]![b]!, 0),
+              keys: Object.fromEntries(KEYS.map((key, k) => [key, byKey[k]![b]!])),
+            }));
+            const system = await series(server, access, null, from, to, g);
+            assert.deepEqual(system.values, expected, `${SYSTEM_KEY} ${g}`);
+          }
+          const sum = [...tally.values()].reduce((a, b) => a + b, 0);
+          assert.equal(sum, 2 * ROUNDS * LIBRARY_WRITERS, 'both sides wrote every track');
+        });
+      }
+    },
+  );
 }

@@ -15,7 +15,12 @@ import type { MetricStore } from '../../src/drivers/types';
 import { PathSplitter, nestLeaves } from '../../src/model/leaves';
 import { embeddedFactory } from './helpers';
 
-const source = { id: 's1', timeZone: 'Europe/Bratislava', beginningOfWeek: 1, granularities: ['1m', '15m', '1h', '1d', '1w', '1mo'] };
+const source = {
+  id: 's1',
+  timeZone: 'Europe/Bratislava',
+  beginningOfWeek: 1,
+  granularities: ['1m', '15m', '1h', '1d', '1w', '1mo'],
+};
 const plan = planFor(source);
 const T0 = Date.UTC(2025, 2, 30, 0, 40); // spans the spring DST change in the zone
 const PATHS = ['n', 'amount.net', 'amount.tax'];
@@ -39,11 +44,19 @@ const rawPoint = fc.record({
 function toPoint(r: RawPoint): ValidPoint {
   const values: Record<string, number> = {};
   r.values.forEach((v, i) => (values[PATHS[i]!] = v));
-  return parsePoint({ key: r.key, at: new Date(T0 + r.minute * 60_000 + 7_000).toISOString(), operation: r.assert ? 'assert' : 'track', untracked: r.untracked, values });
+  return parsePoint({
+    key: r.key,
+    at: new Date(T0 + r.minute * 60_000 + 7_000).toISOString(),
+    operation: r.assert ? 'assert' : 'track',
+    untracked: r.untracked,
+    values,
+  });
 }
 
 /** key -> granularity -> bucket -> path -> value, the obvious way. */
-function reference(points: readonly ValidPoint[]): Map<string, Map<string, Map<number, Map<string, number>>>> {
+function reference(
+  points: readonly ValidPoint[],
+): Map<string, Map<string, Map<number, Map<string, number>>>> {
   const out = new Map<string, Map<string, Map<number, Map<string, number>>>>();
   const leaf = (key: string, g: string, bucket: number) => {
     const byG = out.get(key) ?? out.set(key, new Map()).get(key)!;
@@ -54,7 +67,9 @@ function reference(points: readonly ValidPoint[]): Map<string, Map<string, Map<n
     for (const g of plan.granularities) {
       const bucket = g.bucketer(p.atMs);
       const values = leaf(p.key, g.text, bucket);
-      p.paths.forEach((path, i) => values.set(path, p.assert ? p.values[i]! : (values.get(path) ?? 0) + p.values[i]!));
+      p.paths.forEach((path, i) =>
+        values.set(path, p.assert ? p.values[i]! : (values.get(path) ?? 0) + p.values[i]!),
+      );
       const system = leaf(SYSTEM_KEY, g.text, bucket);
       system.set('count', (system.get('count') ?? 0) + 1);
       const counted = `keys.${p.untracked ? '__untracked__' : p.key}`;
@@ -72,7 +87,11 @@ async function assertStored(store: MetricStore, points: readonly ValidPoint[], w
       const starts = [...byBucket.keys()].sort((a, b) => a - b);
       const stored = await store.read({ sourceId: source.id, key, granularity }, starts);
       const expected = starts.map((b) => nestLeaves(byBucket.get(b)!, splitter));
-      assert.deepEqual(stored.map((t) => JSON.parse(t)), expected, `${key} ${granularity} ${when}`);
+      assert.deepEqual(
+        stored.map((t) => JSON.parse(t)),
+        expected,
+        `${key} ${granularity} ${when}`,
+      );
     }
   }
 }
@@ -84,7 +103,10 @@ test('the write path stores what the reference computes, for any cut into reques
     fc.asyncProperty(
       fc.array(rawPoint, { minLength: 1, maxLength: 120 }),
       fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 30 }),
-      fc.array(fc.constantFrom<Step>('none', 'none', 'read', 'fold', 'fold+read'), { minLength: 1, maxLength: 30 }),
+      fc.array(fc.constantFrom<Step>('none', 'none', 'read', 'fold', 'fold+read'), {
+        minLength: 1,
+        maxLength: 30,
+      }),
       fc.integer({ min: 1, max: 40_000 }),
       async (raws, cuts, steps, foldAtBytes) => {
         const fixture = embeddedFactory.create();
@@ -102,7 +124,8 @@ test('the write path stores what the reference computes, for any cut into reques
             if (step === 'none') continue;
             await acked;
             const folded = step.startsWith('fold') ? writer.settle() : Promise.resolve();
-            if (step.endsWith('read')) await assertStored(store, points.slice(0, at), `after request ${r} (${step})`);
+            if (step.endsWith('read'))
+              await assertStored(store, points.slice(0, at), `after request ${r} (${step})`);
             await folded;
           }
           await queue.flush();

@@ -17,7 +17,12 @@ export interface NetworkFixture extends StoreFixture {
   location: { database?: string; prefix?: string; port?: number };
 }
 
-function fixture(name: string, store: WriteSetStore, location: NetworkFixture['location'], cleanup?: () => Promise<void>): NetworkFixture {
+function fixture(
+  name: string,
+  store: WriteSetStore,
+  location: NetworkFixture['location'],
+  cleanup?: () => Promise<void>,
+): NetworkFixture {
   return {
     name,
     store,
@@ -43,7 +48,14 @@ export function postgresFactory(mode: IdentifierMode): Factory {
       await c.query('DROP TABLE IF EXISTS trifle_stats, trifle_stats_ping');
       await c.end();
       const s = SERVERS.postgres;
-      const store = createPostgresStore({ host: s.host, port: s.port, username: s.user, database, mode, timeZone: options.timeZone ?? 'UTC' });
+      const store = createPostgresStore({
+        host: s.host,
+        port: s.port,
+        username: s.user,
+        database,
+        mode,
+        timeZone: options.timeZone ?? 'UTC',
+      });
       return fixture(name, store, { database });
     },
     async finish() {
@@ -64,7 +76,14 @@ export function mysqlFactory(mode: IdentifierMode): Factory {
       await c.query('DROP TABLE IF EXISTS trifle_stats, trifle_stats_ping');
       await c.end();
       const s = SERVERS.mysql;
-      const store = createMysqlStore({ host: s.host, port: s.port, username: s.user, database, mode, timeZone: options.timeZone ?? 'UTC' });
+      const store = createMysqlStore({
+        host: s.host,
+        port: s.port,
+        username: s.user,
+        database,
+        mode,
+        timeZone: options.timeZone ?? 'UTC',
+      });
       return fixture(name, store, { database });
     },
     async finish() {
@@ -93,7 +112,13 @@ export function mongoFactory(mode: IdentifierMode): Factory {
     async create(options = {}) {
       const { port } = await (server ??= startCongo());
       const database = scratchName('trifle_test');
-      const store = createMongoStore({ host: '127.0.0.1', port, database, mode, timeZone: options.timeZone ?? 'UTC' });
+      const store = createMongoStore({
+        host: '127.0.0.1',
+        port,
+        database,
+        mode,
+        timeZone: options.timeZone ?? 'UTC',
+      });
       return fixture(name, store, { database, port });
     },
     async finish() {

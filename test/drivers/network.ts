@@ -15,9 +15,20 @@ import type { IdentifierMode } from '../../src/drivers/sqlite/setup';
 export type NetworkDriver = 'postgres' | 'mysql' | 'redis' | 'mongo';
 
 export const SERVERS = {
-  postgres: { host: process.env.TEST_PG_HOST ?? '127.0.0.1', port: Number(process.env.TEST_PG_PORT ?? 5432), user: 'postgres' },
-  mysql: { host: process.env.TEST_MYSQL_HOST ?? '127.0.0.1', port: Number(process.env.TEST_MYSQL_PORT ?? 3306), user: 'root' },
-  redis: { host: process.env.TEST_REDIS_HOST ?? '127.0.0.1', port: Number(process.env.TEST_REDIS_PORT ?? 6379) },
+  postgres: {
+    host: process.env.TEST_PG_HOST ?? '127.0.0.1',
+    port: Number(process.env.TEST_PG_PORT ?? 5432),
+    user: 'postgres',
+  },
+  mysql: {
+    host: process.env.TEST_MYSQL_HOST ?? '127.0.0.1',
+    port: Number(process.env.TEST_MYSQL_PORT ?? 3306),
+    user: 'root',
+  },
+  redis: {
+    host: process.env.TEST_REDIS_HOST ?? '127.0.0.1',
+    port: Number(process.env.TEST_REDIS_PORT ?? 6379),
+  },
 };
 
 export const MODES: Record<NetworkDriver, IdentifierMode[]> = {
@@ -31,7 +42,8 @@ export const scratchName = (prefix: string) => `${prefix}_${randomBytes(5).toStr
 
 /** A TCP probe run synchronously (so suites can decide to skip before they are declared). */
 function reachable(host: string, port: number): boolean {
-  const probe = `const s=require('net').connect(${port},${JSON.stringify(host)});s.setTimeout(1000);` +
+  const probe =
+    `const s=require('net').connect(${port},${JSON.stringify(host)});s.setTimeout(1000);` +
     `s.on('connect',()=>process.exit(0));s.on('error',()=>process.exit(1));s.on('timeout',()=>process.exit(1));`;
   return spawnSync(process.execPath, ['-e', probe], { timeout: 3000 }).status === 0;
 }
@@ -52,7 +64,8 @@ const skipCache = new Map<NetworkDriver, string | false>();
 export function skipReason(driver: NetworkDriver): string | false {
   if (!skipCache.has(driver)) {
     let reason: string | false = false;
-    if (driver === 'mongo') reason = congoInstalled() ? false : 'mongo: @push.rocks/smartmongo (CongoDB) is not installed';
+    if (driver === 'mongo')
+      reason = congoInstalled() ? false : 'mongo: @push.rocks/smartmongo (CongoDB) is not installed';
     else {
       const s = SERVERS[driver];
       if (!reachable(s.host, s.port)) reason = `${driver}: no server at ${s.host}:${s.port}`;
@@ -86,7 +99,9 @@ export function freePort(): Promise<number> {
 }
 
 /** Creates a scratch database; returns its name and a function that drops it. */
-export async function scratchDatabase(driver: 'postgres' | 'mysql'): Promise<{ name: string; drop(): Promise<void> }> {
+export async function scratchDatabase(
+  driver: 'postgres' | 'mysql',
+): Promise<{ name: string; drop(): Promise<void> }> {
   const name = scratchName('trifle_test');
   if (driver === 'postgres') {
     const admin = new pg.Client({ ...SERVERS.postgres, database: 'postgres' });
@@ -133,7 +148,10 @@ export async function dropRedisPrefix(prefix: string): Promise<void> {
  * A TCP proxy in the test process: a source pointed at it loses its server when cut() is called
  * (open connections are destroyed, new ones refused) and gets it back on restore().
  */
-export async function tcpProxy(target: { host: string; port: number }): Promise<{ port: number; cut(): void; restore(): Promise<void>; close(): Promise<void> }> {
+export async function tcpProxy(target: {
+  host: string;
+  port: number;
+}): Promise<{ port: number; cut(): void; restore(): Promise<void>; close(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
   let server: net.Server;
   const port = await freePort();

@@ -28,7 +28,14 @@ describe('a server that never answers', () => {
     await new Promise((r) => silent.close(r));
   });
 
-  const settings = () => ({ host: '127.0.0.1', port, database: 'd', username: 'u', timeZone: 'UTC', timeoutMs: LIMIT });
+  const settings = () => ({
+    host: '127.0.0.1',
+    port,
+    database: 'd',
+    username: 'u',
+    timeZone: 'UTC',
+    timeoutMs: LIMIT,
+  });
   const stores: Array<[string, () => WriteSetStore]> = [
     ['postgres', () => createPostgresStore({ ...settings(), mode: 'full' })],
     ['mysql', () => createMysqlStore({ ...settings(), mode: 'full' })],
@@ -45,10 +52,16 @@ describe('a server that never answers', () => {
           () => store.apply(writeSet([{ key: 'k', granularity: '1h', at: H, add: { n: 1 } }])),
         ]) {
           const t0 = Date.now();
-          await assert.rejects(call, (err: unknown) => err instanceof AppError && err.status === 503 && err.options.retryAfter === 5);
+          await assert.rejects(
+            call,
+            (err: unknown) => err instanceof AppError && err.status === 503 && err.options.retryAfter === 5,
+          );
           assert.ok(Date.now() - t0 < LIMIT * 4 + 1000, `${Date.now() - t0} ms`);
         }
-        await assert.rejects(() => store.setup(), (err: Error) => err.message.startsWith(`${name}: `) && !err.message.includes('127.0.0.1'));
+        await assert.rejects(
+          () => store.setup(),
+          (err: Error) => err.message.startsWith(`${name}: `) && !err.message.includes('127.0.0.1'),
+        );
       } finally {
         await store.close();
       }

@@ -26,7 +26,9 @@ describe('reading stores the Trifle::Stats libraries wrote', () => {
     fx = sqliteFactory('full').create();
     const db = rawDb(fx.file!);
     // The Ruby gem's setup!: a plain table and a unique index on key.
-    db.exec('CREATE TABLE trifle_stats (key varchar(255), data json); CREATE UNIQUE INDEX idx_trifle_stats_key ON trifle_stats (key);');
+    db.exec(
+      'CREATE TABLE trifle_stats (key varchar(255), data json); CREATE UNIQUE INDEX idx_trifle_stats_key ON trifle_stats (key);',
+    );
     const insert = db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)');
     insert.run('orders::1h::1741082400', '{"count":3,"amount.net":2.5,"amount.tax":0.5}');
     insert.run('orders::1h::1741086000', '{"count":1,"amount":{"net":1}}'); // an unquoted $.amount.net update
@@ -38,13 +40,17 @@ describe('reading stores the Trifle::Stats libraries wrote', () => {
       { count: 1, amount: { net: 1 } },
       {},
     ]);
-    assert.deepEqual(await readParsed(fx.store, '__system__key__', '1h', [T0]), [{ count: 3, keys: { orders: 3 } }]);
+    assert.deepEqual(await readParsed(fx.store, '__system__key__', '1h', [T0]), [
+      { count: 3, keys: { orders: 3 } },
+    ]);
   });
 
   test('partial: "<key>::<granularity>" and at, in both spellings the libraries read', async () => {
     fx = sqliteFactory('partial').create();
     const db = rawDb(fx.file!);
-    db.exec('CREATE TABLE trifle_stats (key varchar(255) NOT NULL, at datetime NOT NULL, data json, PRIMARY KEY (key, at));');
+    db.exec(
+      'CREATE TABLE trifle_stats (key varchar(255) NOT NULL, at datetime NOT NULL, data json, PRIMARY KEY (key, at));',
+    );
     const insert = db.prepare('INSERT INTO trifle_stats (key, at, data) VALUES (?, ?, ?)');
     insert.run('orders::1h', '2025-03-04T10:00:00Z', '{"count":2}');
     insert.run('orders::1h', '2025-03-04T11:00:00.000000Z', '{"count":5}');
@@ -65,7 +71,10 @@ describe('reading stores the Trifle::Stats libraries wrote', () => {
     insert.run('orders', '1d', '2025-03-04T00:00:00Z', '{"count":14}');
     insert.run('orders', '1h', '2025-03-04T10:00:00Z', 'not json'); // a broken row reads as empty
     db.close();
-    assert.deepEqual(await readParsed(fx.store, 'orders', '1h', [T0, T1]), [{}, { country: { US: 4, UK: 1 } }]);
+    assert.deepEqual(await readParsed(fx.store, 'orders', '1h', [T0, T1]), [
+      {},
+      { country: { US: 4, UK: 1 } },
+    ]);
   });
 
   test('a table created by the Go library (key TEXT PRIMARY KEY) takes writes too', async () => {
@@ -92,30 +101,41 @@ describe('rows this driver writes', () => {
     }
   }
 
-  test('full: the libraries\' key and flat data', async () => {
+  test("full: the libraries' key and flat data", async () => {
     fx = sqliteFactory('full').create();
     await fx.store.setup();
-    await fx.store.apply(writeSet([{ key: 'orders', granularity: '1h', at: T0, add: { count: 1, 'amount.net': 2.5 } }]));
-    assert.deepEqual(rows('SELECT key, data FROM trifle_stats'), [['orders::1h::1741082400', '{"count":1,"amount.net":2.5}']]);
+    await fx.store.apply(
+      writeSet([{ key: 'orders', granularity: '1h', at: T0, add: { count: 1, 'amount.net': 2.5 } }]),
+    );
+    assert.deepEqual(rows('SELECT key, data FROM trifle_stats'), [
+      ['orders::1h::1741082400', '{"count":1,"amount.net":2.5}'],
+    ]);
   });
 
   test('partial and separated: at as UTC RFC 3339 to the second', async () => {
     fx = sqliteFactory('partial').create();
     await fx.store.setup();
     await fx.store.apply(writeSet([{ key: 'orders', granularity: '1h', at: T0, set: { level: 3 } }]));
-    assert.deepEqual(rows('SELECT key, at, data FROM trifle_stats'), [['orders::1h', '2025-03-04T10:00:00Z', '{"level":3}']]);
+    assert.deepEqual(rows('SELECT key, at, data FROM trifle_stats'), [
+      ['orders::1h', '2025-03-04T10:00:00Z', '{"level":3}'],
+    ]);
     fx.dispose();
     fx = sqliteFactory('separated').create();
     await fx.store.setup();
     await fx.store.apply(writeSet([{ key: 'orders', granularity: '1h', at: T0, add: { n: 1 } }]));
-    assert.deepEqual(rows('SELECT key, granularity, at, data FROM trifle_stats'), [['orders', '1h', '2025-03-04T10:00:00Z', '{"n":1}']]);
+    assert.deepEqual(rows('SELECT key, granularity, at, data FROM trifle_stats'), [
+      ['orders', '1h', '2025-03-04T10:00:00Z', '{"n":1}'],
+    ]);
   });
 
   test('a nested leaf written by an older client is the starting value, and the row becomes flat', async () => {
     fx = sqliteFactory('full').create();
     await fx.store.setup();
     const db = rawDb(fx.file!);
-    db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run('k::1h::1741082400', '{"amount":{"net":1,"tax":1}}');
+    db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run(
+      'k::1h::1741082400',
+      '{"amount":{"net":1,"tax":1}}',
+    );
     db.close();
     await fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { 'amount.net': 2 } }]));
     assert.deepEqual(JSON.parse((rows('SELECT data FROM trifle_stats')[0] as [string])[0]), {
@@ -135,7 +155,10 @@ describe('sqlite store before setup and with a foreign layout', () => {
 
   test('no file yet: reads are empty, writes are refused with 409, and no file is created', async () => {
     assert.deepEqual(await readParsed(fx.store, 'k', '1h', [T0]), [{}]);
-    await assert.rejects(() => fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 1 } }])), is409);
+    await assert.rejects(
+      () => fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 1 } }])),
+      is409,
+    );
     assert.equal(existsSync(fx.file!), false);
     await fx.store.setup();
     await fx.store.apply(writeSet([{ key: 'k', granularity: '1h', at: T0, add: { n: 1 } }]));
@@ -144,12 +167,16 @@ describe('sqlite store before setup and with a foreign layout', () => {
 
   test('a table of another identifier mode: 409 naming the layout', async () => {
     const db = rawDb(fx.file!);
-    db.exec('CREATE TABLE trifle_stats (key varchar(255) NOT NULL, at datetime NOT NULL, data json, PRIMARY KEY (key, at));');
+    db.exec(
+      'CREATE TABLE trifle_stats (key varchar(255) NOT NULL, at datetime NOT NULL, data json, PRIMARY KEY (key, at));',
+    );
     db.close();
     const store = createSqliteStore({ file: fx.file!, mode: 'full' });
     try {
-      await assert.rejects(() => store.read({ sourceId: 's', key: 'k', granularity: '1h' }, [T0]), (err: unknown) =>
-        is409(err) && /not the full identifier layout/.test((err as Error).message));
+      await assert.rejects(
+        () => store.read({ sourceId: 's', key: 'k', granularity: '1h' }, [T0]),
+        (err: unknown) => is409(err) && /not the full identifier layout/.test((err as Error).message),
+      );
     } finally {
       await store.close();
     }

@@ -6,7 +6,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import fc from 'fast-check';
-import { createProjectWithToken, request, startTestServer, signupWithOrganization, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  signupWithOrganization,
+  type TestServer,
+} from '../helpers/server';
 import { LONG_EXTENSION, fuzzRequests, type FuzzRequest } from './generators';
 import { seedFiles } from './sqlite-files';
 import { upload } from '../helpers/databases';
@@ -45,22 +51,61 @@ before(async () => {
   tokens.user = owner.userToken;
   tokens.otherUser = other.userToken;
   tokens.rw = owner.sourceToken;
-  for (const [name, read, write] of [['ro', true, false], ['wo', false, true], ['noFlags', false, false]] as const) {
-    const t = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'project', source_id: ownSource, read, write }, { token: owner.userToken });
+  for (const [name, read, write] of [
+    ['ro', true, false],
+    ['wo', false, true],
+    ['noFlags', false, false],
+  ] as const) {
+    const t = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/source-tokens',
+      { source_type: 'project', source_id: ownSource, read, write },
+      { token: owner.userToken },
+    );
     tokens[name] = t.body.data.token.value;
   }
-  const db = await request(server, 'POST', '/api/v1/bootstrap/databases', { display_name: 'Fuzz store', driver: 'sqlite', file_path: 'fuzz-store.sqlite' }, { token: owner.userToken });
+  const db = await request(
+    server,
+    'POST',
+    '/api/v1/bootstrap/databases',
+    { display_name: 'Fuzz store', driver: 'sqlite', file_path: 'fuzz-store.sqlite' },
+    { token: owner.userToken },
+  );
   const dbId = db.body.data.source.id as string;
   await request(server, 'POST', `/api/v1/bootstrap/databases/${dbId}/setup`, {}, { token: owner.userToken });
-  const dash = await request(server, 'POST', '/api/v1/dashboards', { name: 'D', key: 'fuzz', source: { type: 'project', id: ownSource } }, { token: owner.userToken });
-  const group = await request(server, 'POST', '/api/v1/dashboard-groups', { name: 'G' }, { token: owner.userToken });
+  const dash = await request(
+    server,
+    'POST',
+    '/api/v1/dashboards',
+    { name: 'D', key: 'fuzz', source: { type: 'project', id: ownSource } },
+    { token: owner.userToken },
+  );
+  const group = await request(
+    server,
+    'POST',
+    '/api/v1/dashboard-groups',
+    { name: 'G' },
+    { token: owner.userToken },
+  );
   // Sources on uploaded files, hostile ones included, each with a token, so metrics calls reach them.
   for (const [n, seed] of seeds.entries()) {
-    const up = await upload(server, owner.userToken, { display_name: `Seed ${n}`, driver: 'sqlite' }, { name: `seed-${n}.sqlite`, bytes: seed.bytes });
+    const up = await upload(
+      server,
+      owner.userToken,
+      { display_name: `Seed ${n}`, driver: 'sqlite' },
+      { name: `seed-${n}.sqlite`, bytes: seed.bytes },
+    );
     if (up.status !== 201) continue;
     const id = up.body.data.source.id as string;
     await request(server, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, {}, { token: owner.userToken });
-    const t = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'database', source_id: id }, { token: owner.userToken });
+    const t = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/source-tokens',
+      { source_type: 'database', source_id: id },
+      { token: owner.userToken },
+    );
     if (t.status === 201) pools.minted.push({ token: t.body.data.token.value, source: id });
     if (seed.hostile) hostileSources.set(id, seed.label);
     pools.database.push(id);
@@ -91,7 +136,9 @@ function headersOf(req: FuzzRequest, i: number): Record<string, string> {
   if (req.auth === 'junk') headers.authorization = req.junkAuth;
   else if (token) headers.authorization = `Bearer ${token}`;
   const own = req.auth === 'minted' ? minted.source : ownSource;
-  const source = { none: null, own, other: otherSource, junk: 'not-a-uuid', upper: own.toUpperCase() }[req.source];
+  const source = { none: null, own, other: otherSource, junk: 'not-a-uuid', upper: own.toUpperCase() }[
+    req.source
+  ];
   if (source) headers['x-service-source-id'] = source;
   return headers;
 }
@@ -107,7 +154,10 @@ function send(req: FuzzRequest, i: number): Promise<Answer> {
   const minted = pools.minted[i % pools.minted.length]!;
   const hostile = req.auth === 'minted' ? hostileSources.get(minted.source) : undefined;
   if (hostile && !req.known) req.known = `${HOSTILE_FILE}: ${hostile}`;
-  const plainJson = req.body && !req.headers['content-encoding'] && !String(req.headers['content-type']).startsWith('multipart/');
+  const plainJson =
+    req.body &&
+    !req.headers['content-encoding'] &&
+    !String(req.headers['content-type']).startsWith('multipart/');
   const body = plainJson ? Buffer.from(fill(req.body!.toString('latin1'), i), 'latin1') : req.body;
   return new Promise((resolve) => {
     let client: http.ClientRequest;
@@ -123,7 +173,9 @@ function send(req: FuzzRequest, i: number): Promise<Answer> {
     client.on('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+      );
       res.on('error', () => resolve({ status: res.statusCode ?? 0, text: '' }));
     });
     client.on('timeout', () => {
@@ -144,51 +196,64 @@ function harvest(req: FuzzRequest, answer: Answer): void {
   } catch {
     return;
   }
-  const keep = <T>(list: T[], value: T | undefined) => value !== undefined && list.push(value) > 40 && list.splice(1, 1);
+  const keep = <T>(list: T[], value: T | undefined) =>
+    value !== undefined && list.push(value) > 40 && list.splice(1, 1);
   if (req.path.startsWith('/api/v1/dashboards')) keep(pools.dashboard, data.id);
   else if (req.path.startsWith('/api/v1/dashboard-groups')) keep(pools.group, data.id);
   else if (req.path.startsWith('/api/v1/bootstrap/projects')) keep(pools.source, data.source?.id);
   else if (req.path.startsWith('/api/v1/bootstrap/source-tokens') && typeof data.token?.value === 'string') {
     keep(pools.minted, { token: data.token.value, source: data.token.source_id });
-  }
-  else if (req.path === '/api/v1/bootstrap/databases' && data.source?.driver === 'sqlite') {
+  } else if (req.path === '/api/v1/bootstrap/databases' && data.source?.driver === 'sqlite') {
     keep(pools.database, data.source.id);
     keep(pools.source, data.source.id);
   }
 }
 
-test(`fuzz: ${RUNS} seeded random and mutated requests, no 5xx but 503/507, no hang`, { timeout: 110_000 }, async () => {
-  const requests = fc.sample(fuzzRequests(seeds), { seed: SEED, numRuns: RUNS });
-  const statuses = new Map<string, number>();
-  const failures: string[] = [];
-  const knownFailures: string[] = [];
-  const reasons = new Map<string, number>();
-  const clientErrors = new Map<string, number>();
-  const started = Date.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < requests.length) {
-      const i = next++;
-      const req = requests[i]!;
-      const answer = await send(req, i);
-      statuses.set(String(answer.status), (statuses.get(String(answer.status)) ?? 0) + 1);
-      if (answer.status === 'client-error') clientErrors.set(answer.text.slice(0, 60), (clientErrors.get(answer.text.slice(0, 60)) ?? 0) + 1);
-      const bad = answer.status === 'hang' || (typeof answer.status === 'number' && answer.status >= 500 && answer.status !== 503 && answer.status !== 507);
-      const line = `#${i} ${req.kind} -> ${req.method} ${req.path.slice(0, 120)} => ${answer.status} ${answer.text.slice(0, 200)}`;
-      if (bad && req.known) reasons.set(req.known, (reasons.get(req.known) ?? 0) + 1);
-      if (bad) (req.known ? knownFailures : failures).push(req.known ? `${line} (${req.known})` : line);
-      harvest(req, answer);
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const figures = [...statuses].sort().map(([s, n]) => `${s}:${n}`).join(' ');
-  console.log(`fuzz: seed ${SEED}, ${requests.length} requests in ${seconds} s; statuses ${figures}`);
-  console.log(`fuzz: not sent by Node's client: ${JSON.stringify([...clientErrors])}`);
-  knownResult = knownFailures;
-  if (reasons.size > 0) console.log(`fuzz: known findings of other areas: ${JSON.stringify([...reasons])}`);
-  assert.deepEqual(failures.slice(0, 15), [], `${failures.length} requests answered 5xx or hung`);
-});
+test(
+  `fuzz: ${RUNS} seeded random and mutated requests, no 5xx but 503/507, no hang`,
+  { timeout: 110_000 },
+  async () => {
+    const requests = fc.sample(fuzzRequests(seeds), { seed: SEED, numRuns: RUNS });
+    const statuses = new Map<string, number>();
+    const failures: string[] = [];
+    const knownFailures: string[] = [];
+    const reasons = new Map<string, number>();
+    const clientErrors = new Map<string, number>();
+    const started = Date.now();
+    let next = 0;
+    const worker = async () => {
+      while (next < requests.length) {
+        const i = next++;
+        const req = requests[i]!;
+        const answer = await send(req, i);
+        statuses.set(String(answer.status), (statuses.get(String(answer.status)) ?? 0) + 1);
+        if (answer.status === 'client-error')
+          clientErrors.set(answer.text.slice(0, 60), (clientErrors.get(answer.text.slice(0, 60)) ?? 0) + 1);
+        const bad =
+          answer.status === 'hang' ||
+          (typeof answer.status === 'number' &&
+            answer.status >= 500 &&
+            answer.status !== 503 &&
+            answer.status !== 507);
+        const line = `#${i} ${req.kind} -> ${req.method} ${req.path.slice(0, 120)} => ${answer.status} ${answer.text.slice(0, 200)}`;
+        if (bad && req.known) reasons.set(req.known, (reasons.get(req.known) ?? 0) + 1);
+        if (bad) (req.known ? knownFailures : failures).push(req.known ? `${line} (${req.known})` : line);
+        harvest(req, answer);
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    const figures = [...statuses]
+      .sort()
+      .map(([s, n]) => `${s}:${n}`)
+      .join(' ');
+    console.log(`fuzz: seed ${SEED}, ${requests.length} requests in ${seconds} s; statuses ${figures}`);
+    console.log(`fuzz: not sent by Node's client: ${JSON.stringify([...clientErrors])}`);
+    knownResult = knownFailures;
+    if (reasons.size > 0) console.log(`fuzz: known findings of other areas: ${JSON.stringify([...reasons])}`);
+    assert.deepEqual(failures.slice(0, 15), [], `${failures.length} requests answered 5xx or hung`);
+  },
+);
 
 // Findings first seen in the SQLite-source code (a long upload extension, hostile source files) are
 // counted apart, so a regression there names itself; there must be none.
@@ -202,9 +267,21 @@ test('after the fuzz: healthy, and an ordinary write and read work', async () =>
   assert.equal((await request(server, 'GET', '/api/v1/health')).status, 200);
   const fresh = await createProjectWithToken(server);
   const as = { token: fresh.sourceToken, sourceId: fresh.sourceId };
-  const write = await request(server, 'POST', '/api/v1/metrics', { key: 'after', at: AT, values: { n: 3 } }, as);
+  const write = await request(
+    server,
+    'POST',
+    '/api/v1/metrics',
+    { key: 'after', at: AT, values: { n: 3 } },
+    as,
+  );
   assert.equal(write.status, 201, write.text);
-  const read = await request(server, 'GET', `/api/v1/metrics?key=after&from=${AT}&to=${AT}&granularity=1h`, undefined, as);
+  const read = await request(
+    server,
+    'GET',
+    `/api/v1/metrics?key=after&from=${AT}&to=${AT}&granularity=1h`,
+    undefined,
+    as,
+  );
   assert.deepEqual([read.status, read.body.data.values], [200, [{ n: 3 }]]);
   const org = await signupWithOrganization(server);
   assert.ok(org.userToken);

@@ -25,31 +25,50 @@ function onlyOwnErrors(run: () => unknown): void {
   try {
     run();
   } catch (err) {
-    if (!(err instanceof LineProtocolError || err instanceof GraphiteError || err instanceof StatsdError || err instanceof MappingError || err instanceof OtlpError)) throw err;
+    if (!(
+      err instanceof LineProtocolError ||
+      err instanceof GraphiteError ||
+      err instanceof StatsdError ||
+      err instanceof MappingError ||
+      err instanceof OtlpError
+    ))
+      throw err;
   }
 }
 
 test('line protocol: any text parses or fails with a LineProtocolError', () => {
   fc.assert(
-    fc.property(fc.oneof(lpText, fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 100 })), (text) => {
-      onlyOwnErrors(() => mapLineSamples(parseLineProtocol(text), { nowMs: 0 }));
-      onlyOwnErrors(() => parseLineProtocol(text, { precision: 's', maxLineLength: 16 }));
-    }),
+    fc.property(
+      fc.oneof(lpText, fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 100 })),
+      (text) => {
+        onlyOwnErrors(() => mapLineSamples(parseLineProtocol(text), { nowMs: 0 }));
+        onlyOwnErrors(() => parseLineProtocol(text, { precision: 's', maxLineLength: 16 }));
+      },
+    ),
     { seed: SEED, numRuns: RUNS },
   );
 });
 
 test('line protocol: mutations of a valid body parse or fail with a LineProtocolError', () => {
-  const base = 'cpu,cpu=cpu-total,host=pve1 usage_idle=97.4,usage_user=1.2,n=5i,u=3u,ok=true,s="a\\"b" 1700000000000000000\n';
+  const base =
+    'cpu,cpu=cpu-total,host=pve1 usage_idle=97.4,usage_user=1.2,n=5i,u=3u,ok=true,s="a\\"b" 1700000000000000000\n';
   fc.assert(
-    fc.property(fc.array(fc.tuple(fc.nat(base.length), fc.nat(3), lpChar), { minLength: 1, maxLength: 6 }), (edits) => {
-      let text = base;
-      for (const [at, kind, ch] of edits) {
-        const i = at % (text.length + 1);
-        text = kind === 0 ? text.slice(0, i) + text.slice(i + 1) : kind === 1 ? text.slice(0, i) + ch + text.slice(i) : text.slice(0, i) + ch + text.slice(i + 1);
-      }
-      onlyOwnErrors(() => parseLineProtocol(text));
-    }),
+    fc.property(
+      fc.array(fc.tuple(fc.nat(base.length), fc.nat(3), lpChar), { minLength: 1, maxLength: 6 }),
+      (edits) => {
+        let text = base;
+        for (const [at, kind, ch] of edits) {
+          const i = at % (text.length + 1);
+          text =
+            kind === 0
+              ? text.slice(0, i) + text.slice(i + 1)
+              : kind === 1
+                ? text.slice(0, i) + ch + text.slice(i)
+                : text.slice(0, i) + ch + text.slice(i + 1);
+        }
+        onlyOwnErrors(() => parseLineProtocol(text));
+      },
+    ),
     { seed: SEED, numRuns: RUNS },
   );
 });
@@ -58,12 +77,15 @@ test('line protocol: mutations of a valid body parse or fail with a LineProtocol
 const escapeMeasurement = (s: string) => s.replace(/\\/g, '\\\\').replace(/([, ])/g, '\\$1');
 const escapeTag = (s: string) => s.replace(/\\/g, '\\\\').replace(/([,= ])/g, '\\$1');
 const escapeString = (s: string) => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
-const identifier = fc.string({ unit: fc.constantFrom(...'ab ,=\\"x°1.'.split('')), minLength: 1, maxLength: 8 })
+const identifier = fc
+  .string({ unit: fc.constantFrom(...'ab ,=\\"x°1.'.split('')), minLength: 1, maxLength: 8 })
   // a leading # would make a comment of the line; identifiers do not start or end with the characters
   // line ends and blanks are made of
   .filter((s) => !s.startsWith('#'));
 const fieldValue: fc.Arbitrary<FieldValue> = fc.oneof(
-  fc.double({ noNaN: true, noDefaultInfinity: true }).map((value) => ({ type: 'float' as const, value: Object.is(value, -0) ? 0 : value })),
+  fc
+    .double({ noNaN: true, noDefaultInfinity: true })
+    .map((value) => ({ type: 'float' as const, value: Object.is(value, -0) ? 0 : value })),
   fc.integer().map((value) => ({ type: 'integer' as const, value })),
   fc.nat().map((value) => ({ type: 'unsigned' as const, value })),
   fc.boolean().map((value) => ({ type: 'boolean' as const, value })),
@@ -88,7 +110,11 @@ test('line protocol: what a correct writer escapes reads back exactly', () => {
   const sample = fc.record({
     measurement: identifier,
     tags: fc.uniqueArray(fc.tuple(identifier, identifier), { maxLength: 3, selector: ([k]) => k }),
-    fields: fc.uniqueArray(fc.tuple(identifier, fieldValue), { minLength: 1, maxLength: 3, selector: ([k]) => k }),
+    fields: fc.uniqueArray(fc.tuple(identifier, fieldValue), {
+      minLength: 1,
+      maxLength: 3,
+      selector: ([k]) => k,
+    }),
     time: fc.option(fc.integer({ min: -1e12, max: 1e12 })),
   });
   fc.assert(
@@ -141,7 +167,7 @@ const gsText = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 100 }),
 );
 
-test('graphite and statsd: any text parses (and maps, and aggregates) or fails with the parser\'s own error', () => {
+test("graphite and statsd: any text parses (and maps, and aggregates) or fails with the parser's own error", () => {
   fc.assert(
     fc.property(gsText, (text) => {
       onlyOwnErrors(() => mapGraphite(parseGraphite(text), { nowMs: 1_769_248_800_000 }));
@@ -161,7 +187,15 @@ test('graphite and statsd: any text parses (and maps, and aggregates) or fails w
 
 test('graphite and statsd: adversarial megabyte bodies parse in linear time', () => {
   const MB = 1024 * 1024;
-  const bodies = ['a.b.c 1 1\n'.repeat(MB / 10), `${'.'.repeat(MB)} 1 1`, ';'.repeat(MB), 'a:1|c\n'.repeat(MB / 6), `a:1|s|#${',t'.repeat(MB / 2)}`, '\n'.repeat(MB), `a:${'|'.repeat(MB)}`];
+  const bodies = [
+    'a.b.c 1 1\n'.repeat(MB / 10),
+    `${'.'.repeat(MB)} 1 1`,
+    ';'.repeat(MB),
+    'a:1|c\n'.repeat(MB / 6),
+    `a:1|s|#${',t'.repeat(MB / 2)}`,
+    '\n'.repeat(MB),
+    `a:${'|'.repeat(MB)}`,
+  ];
   for (const body of bodies) {
     const started = performance.now();
     onlyOwnErrors(() => mapGraphite(parseGraphite(body, 2 * MB), { nowMs: 0 }));
@@ -172,11 +206,77 @@ test('graphite and statsd: adversarial megabyte bodies parse in linear time', ()
 });
 
 test('otlp json: any JSON value, and exports with wrongly typed members, map or fail with an OtlpError', () => {
-  const anyValue = fc.oneof(fc.constant(undefined), fc.constant(null), fc.string({ maxLength: 5 }), fc.double(), fc.integer(), fc.boolean(), fc.constant([]), fc.constant({}));
-  const dataPoint = fc.record({ attributes: fc.oneof(anyValue, fc.array(fc.record({ key: anyValue, value: fc.oneof(anyValue, fc.record({ stringValue: anyValue, intValue: anyValue, doubleValue: anyValue })) }), { maxLength: 2 })), timeUnixNano: fc.oneof(anyValue, fc.bigInt({ min: 0n, max: 2n ** 64n }).map(String)), asDouble: anyValue, asInt: anyValue, count: anyValue, sum: anyValue }, { requiredKeys: [] });
-  const data = fc.record({ aggregationTemporality: fc.oneof(anyValue, fc.constantFrom(1, 2)), dataPoints: fc.oneof(anyValue, fc.array(fc.oneof(dataPoint, anyValue), { maxLength: 3 })) }, { requiredKeys: [] });
-  const metric = fc.record({ name: anyValue, gauge: fc.oneof(data, anyValue), sum: data, histogram: data, summary: data }, { requiredKeys: [] });
-  const exportRequest = fc.record({ resourceMetrics: fc.oneof(anyValue, fc.array(fc.record({ resource: fc.oneof(anyValue, fc.record({ attributes: anyValue })), scopeMetrics: fc.oneof(anyValue, fc.array(fc.record({ metrics: fc.oneof(anyValue, fc.array(fc.oneof(metric, anyValue), { maxLength: 3 })) }, { requiredKeys: [] }), { maxLength: 2 })) }, { requiredKeys: [] }), { maxLength: 2 })) }, { requiredKeys: [] });
+  const anyValue = fc.oneof(
+    fc.constant(undefined),
+    fc.constant(null),
+    fc.string({ maxLength: 5 }),
+    fc.double(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant([]),
+    fc.constant({}),
+  );
+  const dataPoint = fc.record(
+    {
+      attributes: fc.oneof(
+        anyValue,
+        fc.array(
+          fc.record({
+            key: anyValue,
+            value: fc.oneof(
+              anyValue,
+              fc.record({ stringValue: anyValue, intValue: anyValue, doubleValue: anyValue }),
+            ),
+          }),
+          { maxLength: 2 },
+        ),
+      ),
+      timeUnixNano: fc.oneof(anyValue, fc.bigInt({ min: 0n, max: 2n ** 64n }).map(String)),
+      asDouble: anyValue,
+      asInt: anyValue,
+      count: anyValue,
+      sum: anyValue,
+    },
+    { requiredKeys: [] },
+  );
+  const data = fc.record(
+    {
+      aggregationTemporality: fc.oneof(anyValue, fc.constantFrom(1, 2)),
+      dataPoints: fc.oneof(anyValue, fc.array(fc.oneof(dataPoint, anyValue), { maxLength: 3 })),
+    },
+    { requiredKeys: [] },
+  );
+  const metric = fc.record(
+    { name: anyValue, gauge: fc.oneof(data, anyValue), sum: data, histogram: data, summary: data },
+    { requiredKeys: [] },
+  );
+  const exportRequest = fc.record(
+    {
+      resourceMetrics: fc.oneof(
+        anyValue,
+        fc.array(
+          fc.record(
+            {
+              resource: fc.oneof(anyValue, fc.record({ attributes: anyValue })),
+              scopeMetrics: fc.oneof(
+                anyValue,
+                fc.array(
+                  fc.record(
+                    { metrics: fc.oneof(anyValue, fc.array(fc.oneof(metric, anyValue), { maxLength: 3 })) },
+                    { requiredKeys: [] },
+                  ),
+                  { maxLength: 2 },
+                ),
+              ),
+            },
+            { requiredKeys: [] },
+          ),
+          { maxLength: 2 },
+        ),
+      ),
+    },
+    { requiredKeys: [] },
+  );
   fc.assert(
     fc.property(fc.oneof(fc.jsonValue(), exportRequest), (body) => {
       onlyOwnErrors(() => {
@@ -193,10 +293,13 @@ test('otlp json: any JSON value, and exports with wrongly typed members, map or 
 test('remote write: random and mutated snappy/protobuf bodies end only in their own errors; literal blocks round-trip', () => {
   const tooLarge = new Error('too large');
   const valid = (() => {
-    const ts = new ProtoWriter().message(1, new ProtoWriter().string(1, '__name__').string(2, 'm')).message(2, new ProtoWriter().double(1, 1.5).varint(2, 1769248800000));
+    const ts = new ProtoWriter()
+      .message(1, new ProtoWriter().string(1, '__name__').string(2, 'm'))
+      .message(2, new ProtoWriter().double(1, 1.5).varint(2, 1769248800000));
     return new ProtoWriter().message(1, ts).message(1, ts).finish();
   })();
-  const own = (err: unknown) => err instanceof SnappyError || err instanceof RemoteWriteError || err === tooLarge;
+  const own = (err: unknown) =>
+    err instanceof SnappyError || err instanceof RemoteWriteError || err === tooLarge;
   fc.assert(
     fc.property(
       fc.oneof(
@@ -221,7 +324,10 @@ test('remote write: random and mutated snappy/protobuf bodies end only in their 
   );
   fc.assert(
     fc.property(fc.uint8Array({ maxLength: 200_000 }), (bytes) => {
-      assert.deepEqual(snappyUncompress(snappyLiteralBlock(bytes), 1 << 20, () => tooLarge), Buffer.from(bytes));
+      assert.deepEqual(
+        snappyUncompress(snappyLiteralBlock(bytes), 1 << 20, () => tooLarge),
+        Buffer.from(bytes),
+      );
     }),
     { seed: SEED, numRuns: 50 },
   );
@@ -229,8 +335,16 @@ test('remote write: random and mutated snappy/protobuf bodies end only in their 
 });
 
 test('otlp protobuf: random and mutated bodies decode and map or fail with an OtlpError', () => {
-  const dp = new ProtoWriter().fixed64(3, 1769248800000 * 1_000_000).double(4, 1.5).message(7, new ProtoWriter().string(1, 'k').message(2, new ProtoWriter().string(1, 'v')));
-  const hist = new ProtoWriter().fixed64(3, 1769248800000 * 1_000_000).fixed64(4, 3).double(5, 2.5).bytes(6, Buffer.alloc(16, 1)).bytes(7, Buffer.alloc(8));
+  const dp = new ProtoWriter()
+    .fixed64(3, 1769248800000 * 1_000_000)
+    .double(4, 1.5)
+    .message(7, new ProtoWriter().string(1, 'k').message(2, new ProtoWriter().string(1, 'v')));
+  const hist = new ProtoWriter()
+    .fixed64(3, 1769248800000 * 1_000_000)
+    .fixed64(4, 3)
+    .double(5, 2.5)
+    .bytes(6, Buffer.alloc(16, 1))
+    .bytes(7, Buffer.alloc(8));
   const metrics = new ProtoWriter()
     .message(2, new ProtoWriter().string(1, 'g').message(5, new ProtoWriter().message(1, dp)))
     .message(2, new ProtoWriter().string(1, 'h').message(9, new ProtoWriter().message(1, hist).varint(2, 1)));
@@ -270,18 +384,28 @@ test('through the real server: random bodies on every intake endpoint never answ
   try {
     const agent = await createProjectWithToken(server);
     const paths = ['/api/v2/write?precision=s', '/write?db=x', '/v1/metrics', '/query'];
-    const bodies = fc.sample(fc.oneof(lpText, gsText, fc.json({ maxDepth: 4 }), fc.string({ unit: 'binary', maxLength: 200 })), { seed: SEED, numRuns: 400 });
+    const bodies = fc.sample(
+      fc.oneof(lpText, gsText, fc.json({ maxDepth: 4 }), fc.string({ unit: 'binary', maxLength: 200 })),
+      { seed: SEED, numRuns: 400 },
+    );
     for (let i = 0; i < bodies.length; i++) {
       const path = paths[i % paths.length]!;
       const res = await fetch(`${server.url}${path}`, {
         method: 'POST',
-        headers: { authorization: `Token ${agent.sourceToken}`, 'content-type': path === '/v1/metrics' ? 'application/json' : 'text/plain' },
+        headers: {
+          authorization: `Token ${agent.sourceToken}`,
+          'content-type': path === '/v1/metrics' ? 'application/json' : 'text/plain',
+        },
         body: bodies[i],
       });
       await res.arrayBuffer();
       assert.ok(res.status < 500, `${path} ${JSON.stringify(bodies[i]).slice(0, 200)} -> ${res.status}`);
     }
-    const ok = await fetch(`${server.url}/api/v2/write`, { method: 'POST', headers: { authorization: `Token ${agent.sourceToken}` }, body: 'after v=1' });
+    const ok = await fetch(`${server.url}/api/v2/write`, {
+      method: 'POST',
+      headers: { authorization: `Token ${agent.sourceToken}` },
+      body: 'after v=1',
+    });
     assert.equal(ok.status, 204);
   } finally {
     await server.stop();

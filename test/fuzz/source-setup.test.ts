@@ -8,7 +8,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { request, signupWithOrganization, startTestServer, type Agent, type TestServer } from '../helpers/server';
+import {
+  request,
+  signupWithOrganization,
+  startTestServer,
+  type Agent,
+  type TestServer,
+} from '../helpers/server';
 import { DATABASES, setupPath } from '../helpers/databases';
 import { listen, mariadbGreeting } from '../http/hostile-listeners';
 
@@ -17,10 +23,15 @@ const RUNS = Number(process.env.SOURCE_FUZZ_RUNS ?? 16);
 const TIMEOUT_MS = 300;
 const DRIVERS = ['postgres', 'mysql', 'redis', 'mongo'] as const;
 const MARKER = 'REMOTE-MARKER';
-const CLASSES = /^(postgres|mysql|redis|mongo): (could not connect to the server|not a (PostgreSQL|MySQL or MariaDB|Redis|MongoDB) server|authentication failed|timed out|the server refused the setup|permission denied|the database does not exist)$/;
+const CLASSES =
+  /^(postgres|mysql|redis|mongo): (could not connect to the server|not a (PostgreSQL|MySQL or MariaDB|Redis|MongoDB) server|authentication failed|timed out|the server refused the setup|permission denied|the database does not exist)$/;
 
 const header = fc
-  .tuple(fc.constantFrom(0, 1, 4, 15, 16, 17, 0xffffff, 1 << 30, -1, 0x7fffffff), fc.boolean(), fc.constantFrom(0, 1, 2012, 2013, 0x52, 10))
+  .tuple(
+    fc.constantFrom(0, 1, 4, 15, 16, 17, 0xffffff, 1 << 30, -1, 0x7fffffff),
+    fc.boolean(),
+    fc.constantFrom(0, 1, 2012, 2013, 0x52, 10),
+  )
   .map(([length, little, code]) => {
     const b = Buffer.alloc(16);
     if (little) b.writeInt32LE(length, 0);
@@ -45,14 +56,35 @@ const behaviour = fc.record({
 let server: TestServer;
 let agent: Agent;
 before(async () => {
-  server = await startTestServer({ SERVICE_NETWORK_TIMEOUT_MS: String(TIMEOUT_MS), SERVICE_NETWORK_SETUPS_PER_MINUTE: '100000', SERVICE_NETWORK_MAX_DATABASE_SOURCES: '100000' });
+  server = await startTestServer({
+    SERVICE_NETWORK_TIMEOUT_MS: String(TIMEOUT_MS),
+    SERVICE_NETWORK_SETUPS_PER_MINUTE: '100000',
+    SERVICE_NETWORK_MAX_DATABASE_SOURCES: '100000',
+  });
   agent = await signupWithOrganization(server);
   // the client libraries load on first use: loaded here, so that the deadlines measure setups
   const silent = await listen(() => undefined);
-  await Promise.all(DRIVERS.map(async (driver) => {
-    const created = await request(server, 'POST', DATABASES, { display_name: 'w', driver, host: '127.0.0.1', port: silent.port, database_name: 'd', username: 'u' }, { token: agent.userToken });
-    await request(server, 'POST', setupPath(created.body.data.source.id), undefined, { token: agent.userToken });
-  }));
+  await Promise.all(
+    DRIVERS.map(async (driver) => {
+      const created = await request(
+        server,
+        'POST',
+        DATABASES,
+        {
+          display_name: 'w',
+          driver,
+          host: '127.0.0.1',
+          port: silent.port,
+          database_name: 'd',
+          username: 'u',
+        },
+        { token: agent.userToken },
+      );
+      await request(server, 'POST', setupPath(created.body.data.source.id), undefined, {
+        token: agent.userToken,
+      });
+    }),
+  );
   await silent.stop();
 });
 after(() => server.stop());
@@ -71,7 +103,8 @@ test('source setups against random hostile servers: 422 with a failure class, in
             const junk = Buffer.alloc(1 << 14, 0x2a);
             let left = 64;
             const pump = () => {
-              while (left-- > 0 && !socket.destroyed) if (!socket.write(junk)) return void socket.once('drain', pump);
+              while (left-- > 0 && !socket.destroyed)
+                if (!socket.write(junk)) return void socket.once('drain', pump);
             };
             pump();
           }
@@ -82,10 +115,26 @@ test('source setups against random hostile servers: 422 with a failure class, in
       try {
         const answers = await Promise.all(
           DRIVERS.map(async (driver) => {
-            const created = await request(server, 'POST', DATABASES, { display_name: 'f', driver, host: '127.0.0.1', port: listener.port, database_name: 'd', username: 'u', password: 'p' }, { token: agent.userToken });
+            const created = await request(
+              server,
+              'POST',
+              DATABASES,
+              {
+                display_name: 'f',
+                driver,
+                host: '127.0.0.1',
+                port: listener.port,
+                database_name: 'd',
+                username: 'u',
+                password: 'p',
+              },
+              { token: agent.userToken },
+            );
             assert.equal(created.status, 201, created.text);
             const t0 = Date.now();
-            const res = await request(server, 'POST', setupPath(created.body.data.source.id), undefined, { token: agent.userToken });
+            const res = await request(server, 'POST', setupPath(created.body.data.source.id), undefined, {
+              token: agent.userToken,
+            });
             return { driver, res, ms: Date.now() - t0 };
           }),
         );

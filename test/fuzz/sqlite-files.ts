@@ -28,13 +28,33 @@ export interface SeedFile {
 }
 
 const SEEDS: Array<[string, boolean, string]> = [
-  ['full layout with a row', false, "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); INSERT INTO trifle_stats VALUES ('fuzz::1h::1769248800', '{\"n\":1}');"],
+  [
+    'full layout with a row',
+    false,
+    "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); INSERT INTO trifle_stats VALUES ('fuzz::1h::1769248800', '{\"n\":1}');",
+  ],
   ['partial layout', false, 'CREATE TABLE trifle_stats (key TEXT, at TEXT, data TEXT, UNIQUE (key, at));'],
-  ['separated layout', false, 'CREATE TABLE trifle_stats (key TEXT, granularity TEXT, at TEXT, data TEXT, UNIQUE (key, granularity, at));'],
-  ['data not JSON', true, "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); INSERT INTO trifle_stats VALUES ('fuzz::1h::1769248800', 'not json');"],
-  ['a VIEW named trifle_stats', true, 'CREATE TABLE t (x); CREATE VIEW trifle_stats AS SELECT 1 AS key, 2 AS data;'],
+  [
+    'separated layout',
+    false,
+    'CREATE TABLE trifle_stats (key TEXT, granularity TEXT, at TEXT, data TEXT, UNIQUE (key, granularity, at));',
+  ],
+  [
+    'data not JSON',
+    true,
+    "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); INSERT INTO trifle_stats VALUES ('fuzz::1h::1769248800', 'not json');",
+  ],
+  [
+    'a VIEW named trifle_stats',
+    true,
+    'CREATE TABLE t (x); CREATE VIEW trifle_stats AS SELECT 1 AS key, 2 AS data;',
+  ],
   ['BLOB data with CHECK(0)', true, 'CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data BLOB CHECK (0));'],
-  ['a RAISE trigger', true, "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); CREATE TRIGGER t BEFORE INSERT ON trifle_stats BEGIN SELECT RAISE(ABORT, 'no'); END;"],
+  [
+    'a RAISE trigger',
+    true,
+    "CREATE TABLE trifle_stats (key TEXT PRIMARY KEY, data TEXT); CREATE TRIGGER t BEFORE INSERT ON trifle_stats BEGIN SELECT RAISE(ABORT, 'no'); END;",
+  ],
   ['no trifle_stats table', false, 'CREATE TABLE other (x INTEGER);'],
 ];
 
@@ -51,11 +71,13 @@ export function sqliteFile(seeds: SeedFile[]): fc.Arbitrary<Buffer> {
   return fc.oneof(
     seed,
     fc.tuple(seed, fc.nat()).map(([bytes, cut]) => bytes.subarray(0, cut % (bytes.length + 1))),
-    fc.tuple(seed, fc.array(fc.tuple(fc.nat(), fc.nat({ max: 255 })), { minLength: 1, maxLength: 20 })).map(([bytes, flips]) => {
-      const copy = Buffer.from(bytes);
-      for (const [at, value] of flips) copy[at % copy.length] = value;
-      return copy;
-    }),
+    fc
+      .tuple(seed, fc.array(fc.tuple(fc.nat(), fc.nat({ max: 255 })), { minLength: 1, maxLength: 20 }))
+      .map(([bytes, flips]) => {
+        const copy = Buffer.from(bytes);
+        for (const [at, value] of flips) copy[at % copy.length] = value;
+        return copy;
+      }),
     fc.uint8Array({ maxLength: 8192 }).map((junk) => Buffer.concat([HEADER, Buffer.from(junk)])),
     fc.uint8Array({ maxLength: 2048 }).map((junk) => Buffer.from(junk)),
   );

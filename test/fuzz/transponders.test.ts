@@ -7,7 +7,13 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { evaluateWith, parseTransponderExpression } from '../../src/shared/expression';
-import { createProjectWithToken, request, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  type ProjectAgent,
+  type TestServer,
+} from '../helpers/server';
 
 const SEED = 20261126;
 const RUNS = Number(process.env.TRANSPONDER_RUNS ?? 60);
@@ -23,14 +29,21 @@ const expression: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
     tie('e').map((x) => `(${x})`),
     tie('e').map((x) => `-${x}`),
     tie('e').map((x) => `sqrt(${x})`),
-    fc.tuple(fc.constantFrom('sum', 'mean', 'avg', 'min', 'max'), fc.array(tie('e'), { minLength: 1, maxLength: 3 })).map(([f, args]) => `${f}(${args.join(', ')})`),
+    fc
+      .tuple(
+        fc.constantFrom('sum', 'mean', 'avg', 'min', 'max'),
+        fc.array(tie('e'), { minLength: 1, maxLength: 3 }),
+      )
+      .map(([f, args]) => `${f}(${args.join(', ')})`),
   ),
 })).e;
 
 const value = fc.oneof(
   fc.constant(null), // the path is not written: missing
   fc.integer({ min: -3, max: 3 }),
-  fc.double({ min: -1e6, max: 1e6, noNaN: true, noDefaultInfinity: true }).map((d) => (Object.is(d, -0) ? 0 : d)),
+  fc
+    .double({ min: -1e6, max: 1e6, noNaN: true, noDefaultInfinity: true })
+    .map((d) => (Object.is(d, -0) ? 0 : d)),
 );
 
 let server: TestServer;
@@ -48,14 +61,26 @@ test('server and browser evaluation agree on random expressions', async () => {
       run += 1;
       const key = `prop-${run}-${Math.random().toString(36).slice(2)}`;
       const auth = { token: p.sourceToken, sourceId: p.sourceId };
-      const made = await request(server, 'POST', '/api/v1/transponders', { name: 'p', key, paths: ['in.a', 'in.b', 'in.c'], expression: text, response: 'out' }, auth);
+      const made = await request(
+        server,
+        'POST',
+        '/api/v1/transponders',
+        { name: 'p', key, paths: ['in.a', 'in.b', 'in.c'], expression: text, response: 'out' },
+        auth,
+      );
       assert.equal(made.status, 201, `${text}: ${made.text}`);
       const written: Record<string, number> = {};
       ['a', 'b', 'c'].forEach((name, i) => {
         if (values[i] !== null) written[name] = values[i]!;
       });
       const pointValues = Object.keys(written).length > 0 ? { in: written } : { other: 1 };
-      const put = await request(server, 'POST', '/api/v1/metrics', { key, at: AT, values: pointValues }, auth);
+      const put = await request(
+        server,
+        'POST',
+        '/api/v1/metrics',
+        { key, at: AT, values: pointValues },
+        auth,
+      );
       assert.equal(put.status, 201, put.text);
       const read = await request(server, 'GET', `/api/v1/metrics?${RANGE}&key=${key}`, undefined, auth);
       assert.equal(read.status, 200, read.text);
@@ -65,7 +90,11 @@ test('server and browser evaluation agree on random expressions', async () => {
       const got = read.body.data.values[0].out;
       if (expected === null) assert.equal(got, undefined, `${text} with ${JSON.stringify(values)}: no value`);
       else assert.equal(got, expected, `${text} with ${JSON.stringify(values)}`);
-      assert.equal((await request(server, 'DELETE', `/api/v1/transponders/${made.body.data.id}`, undefined, auth)).status, 200);
+      assert.equal(
+        (await request(server, 'DELETE', `/api/v1/transponders/${made.body.data.id}`, undefined, auth))
+          .status,
+        200,
+      );
     }),
     { seed: SEED, numRuns: RUNS },
   );

@@ -33,7 +33,12 @@ export async function setupOrganization(
   const databaseId = db.body.data.source.id as string;
   let projectId: string | null = null;
   if (options.projects !== false) {
-    const body = { name: 'Project', granularities: ['1h', '1d', '1w'], default_timeframe: '7d', ...options.project };
+    const body = {
+      name: 'Project',
+      granularities: ['1h', '1d', '1w'],
+      default_timeframe: '7d',
+      ...options.project,
+    };
     const p = await request(server, 'POST', '/api/v1/bootstrap/projects', body, { token });
     assert.equal(p.status, 201, p.text);
     projectId = p.body.data.source.id as string;
@@ -46,12 +51,26 @@ export async function setupOrganization(
     { token },
   );
   assert.equal(t.status, 201, t.text);
-  return { ...agent, userId: me.body.data.user.id, databaseId, projectId, databaseToken: t.body.data.token.value };
+  return {
+    ...agent,
+    userId: me.body.data.user.id,
+    databaseId,
+    projectId,
+    databaseToken: t.body.data.token.value,
+  };
 }
 
 /** A minimal valid create body on the organization's database source. */
-export function dashboardBody(org: DashboardOrg, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { name: 'Signups', key: 'event::signup', source: { type: 'database', id: org.databaseId }, ...extra };
+export function dashboardBody(
+  org: DashboardOrg,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    name: 'Signups',
+    key: 'event::signup',
+    source: { type: 'database', id: org.databaseId },
+    ...extra,
+  };
 }
 
 /** POST /dashboards that must succeed; returns the dashboard object. */

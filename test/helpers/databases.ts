@@ -32,7 +32,11 @@ export async function upload(
     for (const v of Array.isArray(value) ? value : [value]) form.append(key, v);
   }
   if (file) form.append(file.field ?? 'sqlite_file', new Blob([file.bytes]), file.name);
-  const res = await fetch(`${server.url}${DATABASES}`, { method: 'POST', body: form, headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${server.url}${DATABASES}`, {
+    method: 'POST',
+    body: form,
+    headers: { authorization: `Bearer ${token}` },
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
 }
@@ -40,14 +44,21 @@ export async function upload(
 export function columnsOf(file: string, table: string): string[] {
   const db = new Database(file, { readonly: true });
   try {
-    return (db.prepare(`SELECT name FROM pragma_table_info('${table}') ORDER BY cid`).all() as { name: string }[]).map((c) => c.name);
+    return (
+      db.prepare(`SELECT name FROM pragma_table_info('${table}') ORDER BY cid`).all() as { name: string }[]
+    ).map((c) => c.name);
   } finally {
     db.close();
   }
 }
 
 export const configOf = (server: TestServer, id: string) =>
-  JSON.parse((server.deps.db.prepare('SELECT config FROM sources WHERE id = ?').get(id) as { config: string }).config);
+  JSON.parse(
+    (server.deps.db.prepare('SELECT config FROM sources WHERE id = ?').get(id) as { config: string }).config,
+  );
 export const statusOf = (server: TestServer, id: string) =>
-  (server.deps.db.prepare('SELECT setup_status FROM sources WHERE id = ?').get(id) as { setup_status: string }).setup_status;
-
+  (
+    server.deps.db.prepare('SELECT setup_status FROM sources WHERE id = ?').get(id) as {
+      setup_status: string;
+    }
+  ).setup_status;

@@ -16,8 +16,16 @@ export interface ServiceProcess {
 }
 
 /** Starts `command args` and waits for its `listening on` line. */
-export async function startProcess(command: string, args: string[], env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<ServiceProcess> {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));

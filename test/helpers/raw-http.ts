@@ -26,7 +26,12 @@ export function connect(url: string): Promise<RawConnection> {
 
 /** The head of a POST with a JSON body of `length` bytes (which the caller may never finish). */
 export function postHead(path: string, length: number, headers: Record<string, string> = {}): string {
-  const lines = [`POST ${path} HTTP/1.1`, 'Host: localhost', 'Content-Type: application/json', `Content-Length: ${length}`];
+  const lines = [
+    `POST ${path} HTTP/1.1`,
+    'Host: localhost',
+    'Content-Type: application/json',
+    `Content-Length: ${length}`,
+  ];
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
   return `${lines.join('\r\n')}\r\n\r\n`;
 }

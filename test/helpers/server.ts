@@ -13,7 +13,10 @@ export interface TestServer extends RunningServer {
 }
 
 /** env-style overrides by SERVICE_* name, e.g. { SERVICE_PROJECTS_ENABLED: 'false' } */
-export async function startTestServer(env: Record<string, string> = {}, options: Omit<StartOptions, 'log'> = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: Omit<StartOptions, 'log'> = {},
+): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const config = loadConfig({
     env: { SERVICE_DATA_DIR: dataDir, SERVICE_PORT: '0', SERVICE_LOG_LEVEL: 'silent', ...env },
@@ -98,7 +101,12 @@ export async function signupWithOrganization(server: { url: string }, orgName?: 
     organization_name: orgName ?? `Org ${email}`,
   });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
-  return { email, password, userToken: res.body.data.token.value, organizationId: res.body.data.organization.id };
+  return {
+    email,
+    password,
+    userToken: res.body.data.token.value,
+    organizationId: res.body.data.organization.id,
+  };
 }
 
 export interface ProjectAgent extends Agent {
@@ -113,7 +121,13 @@ export async function createProjectWithToken(
   token: Record<string, unknown> = {},
 ): Promise<ProjectAgent> {
   const agent = await signupWithOrganization(server);
-  const p = await request(server, 'POST', '/api/v1/bootstrap/projects', { name: 'Project', ...project }, { token: agent.userToken });
+  const p = await request(
+    server,
+    'POST',
+    '/api/v1/bootstrap/projects',
+    { name: 'Project', ...project },
+    { token: agent.userToken },
+  );
   if (p.status !== 201) throw new Error(`project failed: ${p.status} ${p.text}`);
   const sourceId = p.body.data.source.id as string;
   const t = await request(

@@ -8,7 +8,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { createProjectWithToken, request, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  type ProjectAgent,
+  type TestServer,
+} from '../helpers/server';
 import { MAIN, runCli } from '../helpers/process';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'svc-backup-'));
@@ -62,7 +68,10 @@ describe('backup and restore', () => {
       at: new Date(Date.UTC(2026, 0, 1) + i * 7_919_000).toISOString(),
       values: { count: 1, amount: { net: i % 13, tax: 0.25 } },
     }));
-    assert.equal((await request(server, 'POST', '/api/v1/metrics/batch', { points: fixed }, auth())).status, 201);
+    assert.equal(
+      (await request(server, 'POST', '/api/v1/metrics/batch', { points: fixed }, auth())).status,
+      201,
+    );
 
     // Load: each batch adds the same values to load.a and load.b in one transaction, so any
     // consistent snapshot holds equal totals for the two.
@@ -71,7 +80,9 @@ describe('backup and restore', () => {
     const load = (async () => {
       while (!stop) {
         const at = new Date(Date.UTC(2026, 1, 1) + (batches % 500) * 60_000).toISOString();
-        const points = ['load.a', 'load.b'].flatMap((key) => Array.from({ length: 50 }, () => ({ key, at, values: { n: 1 } })));
+        const points = ['load.a', 'load.b'].flatMap((key) =>
+          Array.from({ length: 50 }, () => ({ key, at, values: { n: 1 } })),
+        );
         const res = await request(server, 'POST', '/api/v1/metrics/batch', { points }, auth());
         assert.equal(res.status, 201);
         batches++;
@@ -89,7 +100,11 @@ describe('backup and restore', () => {
     assert.ok(during > 0, 'writes were committed while the backup ran');
     assert.equal(statSync(backupFile).mode & 0o777, 0o600);
     assert.ok(!existsSync(`${backupFile}-wal`) && !existsSync(`${backupFile}.partial`));
-    assert.equal((await cli(['backup', '--to', backupFile, '--data', server.dataDir])).code, 1, 'an existing file is not overwritten');
+    assert.equal(
+      (await cli(['backup', '--to', backupFile, '--data', server.dataDir])).code,
+      1,
+      'an existing file is not overwritten',
+    );
 
     const restoredDir = path.join(work, 'restored');
     const restore = runCli(['restore', '--from', backupFile, '--data', restoredDir]);
@@ -105,19 +120,29 @@ describe('backup and restore', () => {
     }
     assert.ok(compared > 1000, `${compared} fixed buckets compared`);
     const total = (dumped: Map<string, string>, key: string) =>
-      [...dumped].filter(([n]) => n.includes(` ${key} 1m `)).reduce((sum, [, d]) => sum + (JSON.parse(d).n as number), 0);
-    assert.equal(total(restored, 'load.a'), total(restored, 'load.b'), 'one snapshot: both halves of every batch');
+      [...dumped]
+        .filter(([n]) => n.includes(` ${key} 1m `))
+        .reduce((sum, [, d]) => sum + (JSON.parse(d).n as number), 0);
+    assert.equal(
+      total(restored, 'load.a'),
+      total(restored, 'load.b'),
+      'one snapshot: both halves of every batch',
+    );
     assert.ok(total(restored, 'load.a') <= total(original, 'load.a'));
 
     // The restored directory serves: same source token, same series through the API.
     const copy = await startTestServer({ SERVICE_DATA_DIR: restoredDir });
     try {
-      const qs = '/api/v1/metrics?key=fixed.k7&granularity=1d&from=2026-01-01T00:00:00Z&to=2026-07-01T00:00:00Z';
+      const qs =
+        '/api/v1/metrics?key=fixed.k7&granularity=1d&from=2026-01-01T00:00:00Z&to=2026-07-01T00:00:00Z';
       const a = await request(server, 'GET', qs, undefined, auth());
       const b = await request(copy, 'GET', qs, undefined, auth());
       assert.equal(b.status, 200, b.text);
       assert.deepEqual(b.body, a.body);
-      const login = await request(copy, 'POST', '/api/v1/bootstrap/login', { email: p.email, password: p.password });
+      const login = await request(copy, 'POST', '/api/v1/bootstrap/login', {
+        email: p.email,
+        password: p.password,
+      });
       assert.equal(login.status, 201);
     } finally {
       await copy.stop();
@@ -128,7 +153,10 @@ describe('backup and restore', () => {
     const backupFile = path.join(work, 'backup.db');
     const running = runCli(['restore', '--from', backupFile, '--data', server.dataDir]);
     assert.equal(running.status, 1);
-    assert.match(running.stderr, new RegExp(`a service \\(pid ${process.pid}, .*\\) is running on .*: stop it first`));
+    assert.match(
+      running.stderr,
+      new RegExp(`a service \\(pid ${process.pid}, .*\\) is running on .*: stop it first`),
+    );
 
     const target = path.join(work, 'target');
     const refuse = (file: string, message: RegExp) => {
@@ -165,7 +193,10 @@ describe('backup and restore', () => {
     const target = path.join(work, 'crafted-target');
     const crafted = (name: string, sql: string) => {
       const file = path.join(work, name);
-      assert.equal(runCli(['restore', '--from', backupFile, '--data', path.join(work, `${name}.d`)]).status, 0);
+      assert.equal(
+        runCli(['restore', '--from', backupFile, '--data', path.join(work, `${name}.d`)]).status,
+        0,
+      );
       const db = new Database(path.join(work, `${name}.d`, 'service.db'));
       db.pragma('journal_mode = DELETE');
       db.exec(sql);
@@ -187,7 +218,7 @@ describe('backup and restore', () => {
     assert.ok(!existsSync(path.join(target, 'service.db')), 'nothing was put in place');
     const view = crafted('view.db', 'CREATE VIEW emails AS SELECT email FROM users');
     assert.match(runCli(['restore', '--from', view, '--data', target]).stderr, /view emails/);
-    const trigger = crafted('trigger.db', "CREATE TRIGGER t AFTER INSERT ON users BEGIN SELECT 1; END");
+    const trigger = crafted('trigger.db', 'CREATE TRIGGER t AFTER INSERT ON users BEGIN SELECT 1; END');
     assert.match(runCli(['restore', '--from', trigger, '--data', target]).stderr, /trigger t\b/);
     assert.ok(!existsSync(path.join(target, 'service.db')));
     assert.deepEqual(readdirSync(target), [], 'no staging left behind');
@@ -217,7 +248,9 @@ describe('backup and restore', () => {
     assert.ok(!existsSync(path.join(target, 'service.db-wal')));
     const restored = new Database(path.join(target, 'service.db'), { readonly: true });
     try {
-      assert.deepEqual(restored.prepare('SELECT DISTINCT name FROM users').pluck().all(), ['only in the wal']);
+      assert.deepEqual(restored.prepare('SELECT DISTINCT name FROM users').pluck().all(), [
+        'only in the wal',
+      ]);
       assert.equal(restored.pragma('journal_mode', { simple: true }), 'delete');
     } finally {
       restored.close();
@@ -231,17 +264,34 @@ describe('backup and restore', () => {
     try {
       const agent = await createProjectWithToken(open);
       const as = { token: agent.sourceToken, sourceId: agent.sourceId };
-      const points = Array.from({ length: 30 }, (_, i) => ({ key: 'unfolded', at: '2026-03-01T10:00:00Z', values: { n: i } }));
+      const points = Array.from({ length: 30 }, (_, i) => ({
+        key: 'unfolded',
+        at: '2026-03-01T10:00:00Z',
+        values: { n: i },
+      }));
       assert.equal((await request(open, 'POST', '/api/v1/metrics/batch', { points }, as)).status, 201);
-      assert.ok(![...dump(open.dataDir).keys()].some((name) => name.includes(' unfolded ')), 'not in the rows yet');
+      assert.ok(
+        ![...dump(open.dataDir).keys()].some((name) => name.includes(' unfolded ')),
+        'not in the rows yet',
+      );
       const file = path.join(work, 'unfolded.db');
       const backup = await cli(['backup', '--to', file, '--data', open.dataDir]);
       assert.equal(backup.code, 0, backup.stderr);
       assert.equal(runCli(['restore', '--from', file, '--data', dir]).status, 0);
-      assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith('metric-log')), [], 'the backup is one file, its log folded in');
+      assert.deepEqual(
+        readdirSync(dir).filter((n) => n.startsWith('metric-log')),
+        [],
+        'the backup is one file, its log folded in',
+      );
       const restored = dump(dir);
-      assert.equal(restored.get(`${agent.sourceId} unfolded 1h ${Date.UTC(2026, 2, 1, 10) / 1000}`), '{"n":435}');
-      assert.equal(restored.get(`${agent.sourceId} __system__key__ 1d ${Date.UTC(2026, 2, 1) / 1000}`), '{"count":30}');
+      assert.equal(
+        restored.get(`${agent.sourceId} unfolded 1h ${Date.UTC(2026, 2, 1, 10) / 1000}`),
+        '{"n":435}',
+      );
+      assert.equal(
+        restored.get(`${agent.sourceId} __system__key__ 1d ${Date.UTC(2026, 2, 1) / 1000}`),
+        '{"count":30}',
+      );
 
       // Restoring over a data directory moves its database and its write log aside together.
       await open.close();
@@ -249,7 +299,10 @@ describe('backup and restore', () => {
       const names = readdirSync(open.dataDir);
       assert.ok(!names.some((n) => n.startsWith('metric-log')), names.join(' '));
       const aside = names.find((n) => n.endsWith('.metric-log'));
-      assert.ok(aside && readdirSync(path.join(open.dataDir, aside)).length > 0, 'the old log is kept with the old database');
+      assert.ok(
+        aside && readdirSync(path.join(open.dataDir, aside)).length > 0,
+        'the old log is kept with the old database',
+      );
     } finally {
       await open.close();
       rmSync(open.dataDir, { recursive: true, force: true });

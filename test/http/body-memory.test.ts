@@ -18,16 +18,20 @@ after(() => rmSync(dataDir, { recursive: true, force: true }));
 const REQUEST_TIMEOUT_MS = 6_000;
 
 function startChild(): Promise<{ process: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--port', '0', '--data', dataDir], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      SERVICE_LOG_LEVEL: 'error',
-      SERVICE_HEADERS_TIMEOUT_MS: '5000',
-      SERVICE_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/main.ts', 'serve', '--port', '0', '--data', dataDir],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        SERVICE_LOG_LEVEL: 'error',
+        SERVICE_HEADERS_TIMEOUT_MS: '5000',
+        SERVICE_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  );
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -45,7 +49,11 @@ function rssBytes(pid: number): number {
 }
 
 /** Opens `count` connections `batch` at a time, each started by `start`. */
-async function openMany(url: string, count: number, start: (conn: RawConnection) => void): Promise<RawConnection[]> {
+async function openMany(
+  url: string,
+  count: number,
+  start: (conn: RawConnection) => void,
+): Promise<RawConnection[]> {
   const conns: RawConnection[] = [];
   for (let i = 0; i < count; i += 50) {
     const batch = await Promise.all(Array.from({ length: Math.min(50, count - i) }, () => connect(url)));
@@ -64,8 +72,13 @@ test('300 unfinished gzip bodies and 200 unfinished 1 MB bodies: RSS grows under
     // Warm up with ordinary traffic first, so the baseline is a server that has grown its young
     // generation and connection pools, not one that has only just started.
     for (let round = 0; round < 60; round++) {
-      const replies = await Promise.all(Array.from({ length: 50 }, (_, i) =>
-        i % 2 ? request(child, 'GET', '/api/v1/health') : request(child, 'POST', '/api/v1/metrics', point(1), as)));
+      const replies = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          i % 2
+            ? request(child, 'GET', '/api/v1/health')
+            : request(child, 'POST', '/api/v1/metrics', point(1), as),
+        ),
+      );
       assert.ok(replies.every((r) => r.status < 300));
     }
     await sleep(500);
@@ -96,16 +109,27 @@ test('300 unfinished gzip bodies and 200 unfinished 1 MB bodies: RSS grows under
     // A normal client is still served while all of that is held open.
     assert.equal((await request(child, 'GET', '/api/v1/health')).status, 200);
     assert.equal((await request(child, 'POST', '/api/v1/metrics', point(2), as)).status, 201);
-    const read = await request(child, 'GET', '/api/v1/metrics?key=normal&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h', undefined, as);
+    const read = await request(
+      child,
+      'GET',
+      '/api/v1/metrics?key=normal&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h',
+      undefined,
+      as,
+    );
     assert.deepEqual(read.body.data.values, [{ n: 1502 }]);
     peak = Math.max(peak, rssBytes(child.process.pid!));
     const growth = peak - baseline;
-    console.log(`body memory: baseline ${(baseline / 2 ** 20).toFixed(1)} MiB, peak ${(peak / 2 ** 20).toFixed(1)} MiB, growth ${(growth / 2 ** 20).toFixed(1)} MiB`);
+    console.log(
+      `body memory: baseline ${(baseline / 2 ** 20).toFixed(1)} MiB, peak ${(peak / 2 ** 20).toFixed(1)} MiB, growth ${(growth / 2 ** 20).toFixed(1)} MiB`,
+    );
     assert.ok(growth < 50 * 2 ** 20, `RSS grew ${(growth / 2 ** 20).toFixed(1)} MiB`);
 
     // Every unfinished request is closed at the request time-out, not after Node's 300 s.
     const all = [...gzipConns, ...plainConns];
-    const closed = await Promise.race([Promise.all(all.map((c) => c.closed)).then(() => true), sleep(REQUEST_TIMEOUT_MS + 5_000).then(() => false)]);
+    const closed = await Promise.race([
+      Promise.all(all.map((c) => c.closed)).then(() => true),
+      sleep(REQUEST_TIMEOUT_MS + 5_000).then(() => false),
+    ]);
     assert.ok(closed, 'every connection was closed by the server');
     assert.equal((await request(child, 'GET', '/api/v1/health')).status, 200);
   } finally {

@@ -2,7 +2,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { request, signupWithOrganization, startTestServer, uniqueEmail, type TestServer } from '../helpers/server';
+import {
+  request,
+  signupWithOrganization,
+  startTestServer,
+  uniqueEmail,
+  type TestServer,
+} from '../helpers/server';
 
 const SIGNUP = '/api/v1/bootstrap/signup';
 const LOGIN = '/api/v1/bootstrap/login';
@@ -48,7 +54,11 @@ describe('bootstrap signup', () => {
     const { user, token, organization, membership } = res.body.data;
     assert.equal(user.name, 'Ada Lovelace');
     assert.equal(token.name, 'laptop');
-    assert.deepEqual(organization, { id: organization.id, name: 'Analytical Engines, Ltd.', slug: 'analytical-engines-ltd' });
+    assert.deepEqual(organization, {
+      id: organization.id,
+      name: 'Analytical Engines, Ltd.',
+      slug: 'analytical-engines-ltd',
+    });
     assert.match(membership.id, UUID);
     assert.deepEqual(membership, { id: membership.id, role: 'owner', organization_id: organization.id });
   });
@@ -57,10 +67,15 @@ describe('bootstrap signup', () => {
     const email = uniqueEmail();
     const res = await request(server, 'POST', SIGNUP, { email, password: PASSWORD });
     const value: string = res.body.data.token.value;
-    const user = server.deps.db.prepare('SELECT * FROM users WHERE id = ?').get(res.body.data.user.id) as Record<string, unknown>;
+    const user = server.deps.db
+      .prepare('SELECT * FROM users WHERE id = ?')
+      .get(res.body.data.user.id) as Record<string, unknown>;
     assert.match(String(user.password_hash), /^\$argon2id\$/);
     assert.ok(!Object.values(user).includes(PASSWORD));
-    const row = server.deps.db.prepare('SELECT * FROM user_tokens WHERE user_id = ?').get(user.id) as Record<string, unknown>;
+    const row = server.deps.db.prepare('SELECT * FROM user_tokens WHERE user_id = ?').get(user.id) as Record<
+      string,
+      unknown
+    >;
     assert.equal(row.token_hash, createHash('sha256').update(value).digest('hex'));
     assert.equal(row.last5, value.slice(-5));
     assert.ok(!Object.values(row).includes(value));
@@ -96,14 +111,29 @@ describe('bootstrap signup', () => {
     const cases: [Record<string, unknown>, Record<string, string[]>][] = [
       [{ email: 'no-at-sign', password: PASSWORD }, { email: ['is not a valid email address'] }],
       [{ email: 'two words@x.y', password: PASSWORD }, { email: ['is not a valid email address'] }],
-      [{ email: `${'a'.repeat(150)}@example.com`, password: PASSWORD }, { email: ['must be at most 160 characters'] }],
+      [
+        { email: `${'a'.repeat(150)}@example.com`, password: PASSWORD },
+        { email: ['must be at most 160 characters'] },
+      ],
       [{ email: uniqueEmail(), password: 'short' }, { password: ['must be at least 8 characters'] }],
       [{ email: uniqueEmail(), password: 'p'.repeat(257) }, { password: ['must be at most 256 characters'] }],
-      [{ email: 'bad', password: '1234567' }, { email: ['is not a valid email address'], password: ['must be at least 8 characters'] }],
-      [{ email: uniqueEmail(), password: PASSWORD, name: 'n'.repeat(256) }, { name: ['must be at most 255 characters'] }],
+      [
+        { email: 'bad', password: '1234567' },
+        { email: ['is not a valid email address'], password: ['must be at least 8 characters'] },
+      ],
+      [
+        { email: uniqueEmail(), password: PASSWORD, name: 'n'.repeat(256) },
+        { name: ['must be at most 255 characters'] },
+      ],
       [{ email: uniqueEmail(), password: PASSWORD, name: 7 }, { name: ['must be a string'] }],
-      [{ email: uniqueEmail(), password: PASSWORD, organization_name: '   ' }, { organization_name: ["can't be blank"] }],
-      [{ email: uniqueEmail(), password: PASSWORD, organization_name: { a: 1 } }, { organization_name: ['must be a string'] }],
+      [
+        { email: uniqueEmail(), password: PASSWORD, organization_name: '   ' },
+        { organization_name: ["can't be blank"] },
+      ],
+      [
+        { email: uniqueEmail(), password: PASSWORD, organization_name: { a: 1 } },
+        { organization_name: ['must be a string'] },
+      ],
       [{ email: uniqueEmail(), password: PASSWORD, token_name: false }, { token_name: ['must be a string'] }],
     ];
     for (const [body, errors] of cases) {
@@ -125,7 +155,11 @@ describe('bootstrap signup', () => {
     const users = count(server, 'users');
     const orgs = count(server, 'organizations');
     const email = uniqueEmail();
-    const res = await request(server, 'POST', SIGNUP, { email, password: PASSWORD, organization_name: 'ACME  widgets!' });
+    const res = await request(server, 'POST', SIGNUP, {
+      email,
+      password: PASSWORD,
+      organization_name: 'ACME  widgets!',
+    });
     assert.equal(res.status, 422);
     assert.deepEqual(res.body, { errors: { organization_name: ['has already been taken'] } });
     assert.equal(count(server, 'users'), users);
@@ -136,9 +170,15 @@ describe('bootstrap signup', () => {
 
   test('a taken email and a taken slug are reported together', async () => {
     const agent = await signupWithOrganization(server, 'Both Taken');
-    const res = await request(server, 'POST', SIGNUP, { email: agent.email, password: PASSWORD, organization_name: 'both taken' });
+    const res = await request(server, 'POST', SIGNUP, {
+      email: agent.email,
+      password: PASSWORD,
+      organization_name: 'both taken',
+    });
     assert.equal(res.status, 422);
-    assert.deepEqual(res.body, { errors: { email: ['has already been taken'], organization_name: ['has already been taken'] } });
+    assert.deepEqual(res.body, {
+      errors: { email: ['has already been taken'], organization_name: ['has already been taken'] },
+    });
   });
 });
 
@@ -173,7 +213,10 @@ describe('bootstrap login', () => {
 
   test('201 with the signup shape; every call mints a new token; old tokens keep working', async () => {
     const agent = await signupWithOrganization(server, 'Login Org');
-    const first = await request(server, 'POST', LOGIN, { email: agent.email.toUpperCase(), password: PASSWORD });
+    const first = await request(server, 'POST', LOGIN, {
+      email: agent.email.toUpperCase(),
+      password: PASSWORD,
+    });
     assert.equal(first.status, 201);
     const data = first.body.data;
     assert.deepEqual(Object.keys(data).sort(), ['membership', 'organization', 'token', 'user']);
@@ -182,7 +225,11 @@ describe('bootstrap login', () => {
     assert.equal(data.membership.role, 'owner');
     assert.equal(data.token.name, 'CLI token');
     assert.match(data.token.value, USER_TOKEN);
-    const second = await request(server, 'POST', LOGIN, { email: agent.email, password: PASSWORD, token_name: 'ci' });
+    const second = await request(server, 'POST', LOGIN, {
+      email: agent.email,
+      password: PASSWORD,
+      token_name: 'ci',
+    });
     assert.equal(second.body.data.token.name, 'ci');
     assert.notEqual(second.body.data.token.value, data.token.value);
     for (const token of [agent.userToken, data.token.value, second.body.data.token.value]) {
@@ -192,7 +239,10 @@ describe('bootstrap login', () => {
 
   test('wrong password and unknown email are the same 401', async () => {
     const agent = await signupWithOrganization(server);
-    for (const body of [{ email: agent.email, password: 'wrong password' }, { email: uniqueEmail(), password: PASSWORD }]) {
+    for (const body of [
+      { email: agent.email, password: 'wrong password' },
+      { email: uniqueEmail(), password: PASSWORD },
+    ]) {
       const res = await request(server, 'POST', LOGIN, body);
       assert.equal(res.status, 401);
       assert.deepEqual(res.body, { errors: { detail: 'Invalid email or password' } });
@@ -203,7 +253,11 @@ describe('bootstrap login', () => {
     const missing = await request(server, 'POST', LOGIN, { email: uniqueEmail() });
     assert.equal(missing.status, 400);
     assert.deepEqual(missing.body, { errors: { detail: 'password is required' } });
-    const bad = await request(server, 'POST', LOGIN, { email: uniqueEmail(), password: PASSWORD, token_name: 'x'.repeat(300) });
+    const bad = await request(server, 'POST', LOGIN, {
+      email: uniqueEmail(),
+      password: PASSWORD,
+      token_name: 'x'.repeat(300),
+    });
     assert.equal(bad.status, 422);
     assert.deepEqual(bad.body, { errors: { token_name: ['must be at most 255 characters'] } });
   });
@@ -220,14 +274,23 @@ describe('bootstrap login', () => {
         assert.equal(res.status, 401, `attempt ${i + 1}`);
       }
       // Even the right password is refused while blocked, whatever the email's case.
-      const blocked = await request(server, 'POST', LOGIN, { email: agent.email.toUpperCase(), password: PASSWORD });
+      const blocked = await request(server, 'POST', LOGIN, {
+        email: agent.email.toUpperCase(),
+        password: PASSWORD,
+      });
       assert.equal(blocked.status, 429);
       assert.deepEqual(blocked.body, { errors: { detail: 'Too many failed login attempts, retry later' } });
       assert.equal(blocked.headers.get('retry-after'), '1');
       const other = await signupWithOrganization(server);
-      assert.equal((await request(server, 'POST', LOGIN, { email: other.email, password: PASSWORD })).status, 201);
+      assert.equal(
+        (await request(server, 'POST', LOGIN, { email: other.email, password: PASSWORD })).status,
+        201,
+      );
       clock += 1_000;
-      assert.equal((await request(server, 'POST', LOGIN, { email: agent.email, password: PASSWORD })).status, 201);
+      assert.equal(
+        (await request(server, 'POST', LOGIN, { email: agent.email, password: PASSWORD })).status,
+        201,
+      );
     } finally {
       server.deps.now = realNow;
     }
@@ -243,7 +306,11 @@ describe('bootstrap me and organizations', () => {
 
   async function loneUser(name?: string): Promise<{ token: string; email: string }> {
     const email = uniqueEmail();
-    const res = await request(server, 'POST', SIGNUP, { email, password: PASSWORD, ...(name ? { name } : {}) });
+    const res = await request(server, 'POST', SIGNUP, {
+      email,
+      password: PASSWORD,
+      ...(name ? { name } : {}),
+    });
     return { token: res.body.data.token.value, email };
   }
 
@@ -251,7 +318,11 @@ describe('bootstrap me and organizations', () => {
     const { token, email } = await loneUser('Grace');
     const before = await request(server, 'GET', ME, undefined, { token });
     assert.equal(before.status, 200);
-    assert.deepEqual(before.body.data, { user: { id: before.body.data.user.id, email, name: 'Grace' }, organization: null, membership: null });
+    assert.deepEqual(before.body.data, {
+      user: { id: before.body.data.user.id, email, name: 'Grace' },
+      organization: null,
+      membership: null,
+    });
     const created = await request(server, 'POST', ORGS, { name: ' Hopper Labs ' }, { token });
     assert.equal(created.status, 201);
     const { organization, membership } = created.body.data;
@@ -297,15 +368,29 @@ describe('bootstrap me and organizations', () => {
 
   test('auth: no token, junk token, unknown token are 401; a source token is 403', async () => {
     const unknown = `svc_uat_${'A'.repeat(43)}`;
-    for (const opts of [{}, { token: 'junk' }, { token: unknown }, { headers: { authorization: 'Basic abc' } }]) {
-      for (const [method, path] of [['GET', ME], ['POST', ORGS]] as const) {
+    for (const opts of [
+      {},
+      { token: 'junk' },
+      { token: unknown },
+      { headers: { authorization: 'Basic abc' } },
+    ]) {
+      for (const [method, path] of [
+        ['GET', ME],
+        ['POST', ORGS],
+      ] as const) {
         const res = await request(server, method, path, method === 'POST' ? { name: 'x' } : undefined, opts);
         assert.equal(res.status, 401, `${method} ${path} ${JSON.stringify(opts)}`);
         assert.deepEqual(res.body, { errors: { detail: 'Bad token' } });
       }
     }
     const agent = await signupWithOrganization(server);
-    const project = await request(server, 'POST', '/api/v1/bootstrap/projects', { name: 'P' }, { token: agent.userToken });
+    const project = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/projects',
+      { name: 'P' },
+      { token: agent.userToken },
+    );
     const minted = await request(
       server,
       'POST',

@@ -6,7 +6,14 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, w
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { request, signupWithOrganization, startTestServer, uniqueEmail, type Agent, type TestServer } from '../helpers/server';
+import {
+  request,
+  signupWithOrganization,
+  startTestServer,
+  uniqueEmail,
+  type Agent,
+  type TestServer,
+} from '../helpers/server';
 import { DATABASES, setupPath, upload, columnsOf, configOf, statusOf } from '../helpers/databases';
 
 describe('sqlite database sources by file_path', () => {
@@ -30,7 +37,11 @@ describe('sqlite database sources by file_path', () => {
     request(server, 'POST', DATABASES, { display_name: 'Stats', driver: 'sqlite', ...body }, { token });
 
   test('201 with the database shape; the absolute path and mode are stored, never shown', async () => {
-    const res = await create({ file_path: 'app/stats.sqlite', time_zone: 'Asia/Tokyo', granularities: ['1h', '1d'] });
+    const res = await create({
+      file_path: 'app/stats.sqlite',
+      time_zone: 'Asia/Tokyo',
+      granularities: ['1h', '1d'],
+    });
     assert.equal(res.status, 201);
     const source = res.body.data.source;
     assert.deepEqual(res.body.data, {
@@ -47,7 +58,10 @@ describe('sqlite database sources by file_path', () => {
         setup_status: 'pending',
       },
     });
-    assert.deepEqual(configOf(server, source.id), { identifier_mode: 'full', file_path: path.join(root, 'app', 'stats.sqlite') });
+    assert.deepEqual(configOf(server, source.id), {
+      identifier_mode: 'full',
+      file_path: path.join(root, 'app', 'stats.sqlite'),
+    });
     assert.ok(!res.text.includes(root));
   });
 
@@ -67,7 +81,8 @@ describe('sqlite database sources by file_path', () => {
     writeFileSync(path.join(outside, 'real.sqlite'), '');
     symlinkSync(path.join(outside, 'real.sqlite'), path.join(root, 'file-link.sqlite'));
     mkdirSync(path.join(root, 'a-dir.sqlite'));
-    const outsideMsg = "must resolve inside the organization's folder of the SQLite root (sources.sqlite_root)";
+    const outsideMsg =
+      "must resolve inside the organization's folder of the SQLite root (sources.sqlite_root)";
     const cases: [unknown, string][] = [
       ['../up.sqlite', "must not contain '..'"],
       ['a/../b.sqlite', "must not contain '..'"],
@@ -102,7 +117,9 @@ describe('sqlite database sources by file_path', () => {
     assert.deepEqual(none.body, { errors: { file_path: ['is required (or upload sqlite_file)'] } });
     const json = await create({ file_path: 'j.sqlite', sqlite_file: 'U1FMaXRl' });
     assert.equal(json.status, 422);
-    assert.deepEqual(json.body, { errors: { sqlite_file: ['must be uploaded as a file (multipart/form-data)'] } });
+    assert.deepEqual(json.body, {
+      errors: { sqlite_file: ['must be uploaded as a file (multipart/form-data)'] },
+    });
   });
 
   test('setup creates the file and the full layout; it is idempotent and keeps rows', async () => {
@@ -110,14 +127,20 @@ describe('sqlite database sources by file_path', () => {
     const id = created.body.data.source.id;
     const first = await request(server, 'POST', setupPath(id), undefined, { token: agent.userToken });
     assert.equal(first.status, 200);
-    assert.deepEqual(first.body.data.setup, { status: 'ready', message: 'trifle_stats ready (identifier mode full)' });
+    assert.deepEqual(first.body.data.setup, {
+      status: 'ready',
+      message: 'trifle_stats ready (identifier mode full)',
+    });
     assert.equal(first.body.data.source.setup_status, 'ready');
     assert.equal(first.body.data.source.id, id);
     const file = path.join(root, 'deep', 'er', 'stats.sqlite');
     assert.deepEqual(columnsOf(file, 'trifle_stats'), ['key', 'data']);
     const db = new Database(file);
     db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run('k::1h::2026', '{"a":1}');
-    assert.throws(() => db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run('k::1h::2026', '{}'), /UNIQUE/);
+    assert.throws(
+      () => db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run('k::1h::2026', '{}'),
+      /UNIQUE/,
+    );
     db.close();
     const again = await request(server, 'POST', setupPath(id.toUpperCase()), {}, { token: agent.userToken });
     assert.equal(again.status, 200);
@@ -130,33 +153,60 @@ describe('sqlite database sources by file_path', () => {
   test('identifier modes partial and separated create their layouts; a bad mode is 422', async () => {
     const partial = await create({ file_path: 'partial.sqlite', identifier_mode: 'partial' });
     assert.equal(configOf(server, partial.body.data.source.id).identifier_mode, 'partial');
-    await request(server, 'POST', setupPath(partial.body.data.source.id), undefined, { token: agent.userToken });
+    await request(server, 'POST', setupPath(partial.body.data.source.id), undefined, {
+      token: agent.userToken,
+    });
     assert.deepEqual(columnsOf(path.join(root, 'partial.sqlite'), 'trifle_stats'), ['key', 'at', 'data']);
     const separated = await create({ file_path: 'separated.sqlite', identifier_mode: 'separated' });
-    const res = await request(server, 'POST', setupPath(separated.body.data.source.id), undefined, { token: agent.userToken });
+    const res = await request(server, 'POST', setupPath(separated.body.data.source.id), undefined, {
+      token: agent.userToken,
+    });
     assert.equal(res.body.data.setup.message, 'trifle_stats ready (identifier mode separated)');
-    assert.deepEqual(columnsOf(path.join(root, 'separated.sqlite'), 'trifle_stats'), ['key', 'granularity', 'at', 'data']);
-    assert.deepEqual(columnsOf(path.join(root, 'separated.sqlite'), 'trifle_stats_ping'), ['key', 'at', 'data']);
+    assert.deepEqual(columnsOf(path.join(root, 'separated.sqlite'), 'trifle_stats'), [
+      'key',
+      'granularity',
+      'at',
+      'data',
+    ]);
+    assert.deepEqual(columnsOf(path.join(root, 'separated.sqlite'), 'trifle_stats_ping'), [
+      'key',
+      'at',
+      'data',
+    ]);
     const bad = await create({ file_path: 'bad.sqlite', identifier_mode: 'joined' });
     assert.equal(bad.status, 422);
     assert.deepEqual(bad.body, { errors: { identifier_mode: ['must be one of: full, partial, separated'] } });
   });
 
   test('setup failures are 422 with the driver message and mark the source failed', async () => {
-    writeFileSync(path.join(root, 'notes.sqlite'), 'this is not a database, just some text that is long enough');
+    writeFileSync(
+      path.join(root, 'notes.sqlite'),
+      'this is not a database, just some text that is long enough',
+    );
     const notDb = await create({ file_path: 'notes.sqlite' });
-    const res = await request(server, 'POST', setupPath(notDb.body.data.source.id), undefined, { token: agent.userToken });
+    const res = await request(server, 'POST', setupPath(notDb.body.data.source.id), undefined, {
+      token: agent.userToken,
+    });
     assert.equal(res.status, 422);
     assert.deepEqual(res.body, { errors: { setup: ['file is not a database'] } });
     assert.equal(statusOf(server, notDb.body.data.source.id), 'failed');
     // A table of another identifier mode is not silently reused.
     const partial = await create({ file_path: 'mode-mismatch.sqlite', identifier_mode: 'partial' });
-    await request(server, 'POST', setupPath(partial.body.data.source.id), undefined, { token: agent.userToken });
+    await request(server, 'POST', setupPath(partial.body.data.source.id), undefined, {
+      token: agent.userToken,
+    });
     const full = await create({ file_path: 'mode-mismatch.sqlite' });
-    const mismatch = await request(server, 'POST', setupPath(full.body.data.source.id), undefined, { token: agent.userToken });
+    const mismatch = await request(server, 'POST', setupPath(full.body.data.source.id), undefined, {
+      token: agent.userToken,
+    });
     assert.equal(mismatch.status, 422);
-    assert.match(mismatch.body.errors.setup[0], /has columns \(key, at, data\), not the full identifier layout/);
-    const listed = await request(server, 'GET', '/api/v1/bootstrap/sources', undefined, { token: agent.userToken });
+    assert.match(
+      mismatch.body.errors.setup[0],
+      /has columns \(key, at, data\), not the full identifier layout/,
+    );
+    const listed = await request(server, 'GET', '/api/v1/bootstrap/sources', undefined, {
+      token: agent.userToken,
+    });
     const entry = listed.body.data.databases.find((d: { id: string }) => d.id === full.body.data.source.id);
     assert.equal(entry.setup_status, 'failed');
   });
@@ -164,30 +214,54 @@ describe('sqlite database sources by file_path', () => {
   test('setup checks the path again: a folder swapped for a symlink out of the root fails', async () => {
     const created = await create({ file_path: 'swap/stats.sqlite' });
     symlinkSync(outside, path.join(root, 'swap'));
-    const res = await request(server, 'POST', setupPath(created.body.data.source.id), undefined, { token: agent.userToken });
+    const res = await request(server, 'POST', setupPath(created.body.data.source.id), undefined, {
+      token: agent.userToken,
+    });
     assert.equal(res.status, 422);
     assert.match(res.body.errors.setup[0], /^file_path must resolve inside/);
     assert.ok(!existsSync(path.join(outside, 'stats.sqlite')));
   });
 
   test('setup: unknown, malformed, project and foreign ids are 404; junk body 400; no token 401', async () => {
-    const project = await request(server, 'POST', '/api/v1/bootstrap/projects', { name: 'P' }, { token: agent.userToken });
+    const project = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/projects',
+      { name: 'P' },
+      { token: agent.userToken },
+    );
     const other = await signupWithOrganization(server);
-    const foreign = await request(server, 'POST', DATABASES, { display_name: 'F', driver: 'sqlite', file_path: 'foreign.sqlite' }, { token: other.userToken });
-    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', project.body.data.source.id, foreign.body.data.source.id]) {
+    const foreign = await request(
+      server,
+      'POST',
+      DATABASES,
+      { display_name: 'F', driver: 'sqlite', file_path: 'foreign.sqlite' },
+      { token: other.userToken },
+    );
+    for (const id of [
+      '00000000-0000-4000-8000-000000000000',
+      'not-a-uuid',
+      project.body.data.source.id,
+      foreign.body.data.source.id,
+    ]) {
       const res = await request(server, 'POST', setupPath(id), undefined, { token: agent.userToken });
       assert.equal(res.status, 404, id);
       assert.deepEqual(res.body, { errors: { detail: 'Not found' } });
     }
     const db = await create({ file_path: 'junk-body.sqlite' });
-    const junk = await request(server, 'POST', setupPath(db.body.data.source.id), [1], { token: agent.userToken });
+    const junk = await request(server, 'POST', setupPath(db.body.data.source.id), [1], {
+      token: agent.userToken,
+    });
     assert.equal(junk.status, 400);
     assert.equal((await request(server, 'POST', setupPath(db.body.data.source.id))).status, 401);
     assert.equal(statusOf(server, db.body.data.source.id), 'pending');
   });
 
   test('a user without an organization gets 409', async () => {
-    const signup = await request(server, 'POST', '/api/v1/bootstrap/signup', { email: uniqueEmail(), password: 'correct horse battery' });
+    const signup = await request(server, 'POST', '/api/v1/bootstrap/signup', {
+      email: uniqueEmail(),
+      password: 'correct horse battery',
+    });
     const res = await create({ file_path: 'x.sqlite' }, signup.body.data.token.value);
     assert.equal(res.status, 409);
   });
@@ -204,12 +278,29 @@ describe('sqlite root holding the service database', () => {
   test("the service's own database files are refused", async () => {
     const agent = await signupWithOrganization(server);
     // The organization's folder is <data dir>/<organization id>: the service's files are outside it.
-    for (const filePath of [path.join(server.dataDir, 'service.db'), path.join(server.dataDir, 'service.db-wal'), 'service.db-shm', '../service.db']) {
-      const res = await request(server, 'POST', DATABASES, { display_name: 'x', driver: 'sqlite', file_path: filePath }, { token: agent.userToken });
+    for (const filePath of [
+      path.join(server.dataDir, 'service.db'),
+      path.join(server.dataDir, 'service.db-wal'),
+      'service.db-shm',
+      '../service.db',
+    ]) {
+      const res = await request(
+        server,
+        'POST',
+        DATABASES,
+        { display_name: 'x', driver: 'sqlite', file_path: filePath },
+        { token: agent.userToken },
+      );
       assert.equal(res.status, 422, filePath);
       assert.equal(res.body.errors.file_path.length, 1, filePath);
     }
-    const ok = await request(server, 'POST', DATABASES, { display_name: 'x', driver: 'sqlite', file_path: 'mine.sqlite' }, { token: agent.userToken });
+    const ok = await request(
+      server,
+      'POST',
+      DATABASES,
+      { display_name: 'x', driver: 'sqlite', file_path: 'mine.sqlite' },
+      { token: agent.userToken },
+    );
     assert.equal(ok.status, 201);
   });
 });

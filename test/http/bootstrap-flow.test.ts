@@ -8,7 +8,14 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { startServer, type RunningServer } from '../../src/server';
 import { createLogger } from '../../src/lib/log';
-import { request, signupWithOrganization, startTestServer, uniqueEmail, type Agent, type TestServer } from '../helpers/server';
+import {
+  request,
+  signupWithOrganization,
+  startTestServer,
+  uniqueEmail,
+  type Agent,
+  type TestServer,
+} from '../helpers/server';
 import { DATABASES, setupPath } from '../helpers/databases';
 
 const PROJECTS = '/api/v1/bootstrap/projects';
@@ -24,39 +31,78 @@ describe('the recommended agent flow', () => {
 
   test('signup -> me -> organizations -> databases (sqlite) -> setup -> source-tokens -> token in use', async () => {
     const email = uniqueEmail('agent');
-    const signup = await request(server, 'POST', '/api/v1/bootstrap/signup', { email, password: 'agent password 1' });
+    const signup = await request(server, 'POST', '/api/v1/bootstrap/signup', {
+      email,
+      password: 'agent password 1',
+    });
     assert.equal(signup.status, 201);
     const token = signup.body.data.token.value;
     const me = await request(server, 'GET', '/api/v1/bootstrap/me', undefined, { token });
     assert.equal(me.status, 200);
     assert.equal(me.body.data.organization, null);
-    const org = await request(server, 'POST', '/api/v1/bootstrap/organizations', { name: 'Agent Co' }, { token });
+    const org = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/organizations',
+      { name: 'Agent Co' },
+      { token },
+    );
     assert.equal(org.status, 201);
-    const db = await request(server, 'POST', DATABASES, { display_name: 'Agent store', driver: 'sqlite', file_path: 'agent.sqlite' }, { token });
+    const db = await request(
+      server,
+      'POST',
+      DATABASES,
+      { display_name: 'Agent store', driver: 'sqlite', file_path: 'agent.sqlite' },
+      { token },
+    );
     assert.equal(db.status, 201);
     const id = db.body.data.source.id;
     const setup = await request(server, 'POST', setupPath(id), undefined, { token });
     assert.equal(setup.status, 200);
     assert.equal(setup.body.data.source.setup_status, 'ready');
-    const minted = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'database', source_id: id }, { token });
+    const minted = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/source-tokens',
+      { source_type: 'database', source_id: id },
+      { token },
+    );
     assert.equal(minted.status, 201);
     const sourceToken = minted.body.data.token.value;
-    const dashboards = await request(server, 'GET', '/api/v1/dashboards', undefined, { token: sourceToken, sourceId: id });
+    const dashboards = await request(server, 'GET', '/api/v1/dashboards', undefined, {
+      token: sourceToken,
+      sourceId: id,
+    });
     assert.equal(dashboards.status, 200);
     const sources = await request(server, 'GET', '/api/v1/bootstrap/sources', undefined, { token });
-    assert.deepEqual(sources.body.data.databases.map((d: { id: string; setup_status: string }) => [d.id, d.setup_status]), [[id, 'ready']]);
+    assert.deepEqual(
+      sources.body.data.databases.map((d: { id: string; setup_status: string }) => [d.id, d.setup_status]),
+      [[id, 'ready']],
+    );
   });
 
   test('signup with organization_name -> project -> source-tokens', async () => {
-    const signup = await request(server, 'POST', '/api/v1/bootstrap/signup', { email: uniqueEmail('agent'), password: 'agent password 1', organization_name: 'Project Agent' });
+    const signup = await request(server, 'POST', '/api/v1/bootstrap/signup', {
+      email: uniqueEmail('agent'),
+      password: 'agent password 1',
+      organization_name: 'Project Agent',
+    });
     const token = signup.body.data.token.value;
     assert.equal(signup.body.data.membership.role, 'owner');
     const project = await request(server, 'POST', '/api/v1/bootstrap/projects', { name: 'Web' }, { token });
     assert.equal(project.status, 201);
-    const minted = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'project', source_id: project.body.data.source.id, write: false }, { token });
+    const minted = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/source-tokens',
+      { source_type: 'project', source_id: project.body.data.source.id, write: false },
+      { token },
+    );
     assert.equal(minted.status, 201);
     assert.equal(minted.body.data.token.write, false);
-    const dashboards = await request(server, 'GET', '/api/v1/dashboards', undefined, { token: minted.body.data.token.value });
+    const dashboards = await request(server, 'GET', '/api/v1/dashboards', undefined, {
+      token: minted.body.data.token.value,
+    });
     assert.equal(dashboards.status, 200);
   });
 });
@@ -71,8 +117,15 @@ describe('organization isolation', () => {
     server = await startTestServer();
     a = await signupWithOrganization(server, 'Alpha');
     b = await signupWithOrganization(server, 'Beta');
-    aProject = (await request(server, 'POST', PROJECTS, { name: 'A project' }, { token: a.userToken })).body.data.source.id;
-    const db = await request(server, 'POST', DATABASES, { display_name: 'A db', driver: 'sqlite', file_path: 'alpha.sqlite' }, { token: a.userToken });
+    aProject = (await request(server, 'POST', PROJECTS, { name: 'A project' }, { token: a.userToken })).body
+      .data.source.id;
+    const db = await request(
+      server,
+      'POST',
+      DATABASES,
+      { display_name: 'A db', driver: 'sqlite', file_path: 'alpha.sqlite' },
+      { token: a.userToken },
+    );
     aDatabase = db.body.data.source.id;
     await request(server, 'POST', PROJECTS, { name: 'B project' }, { token: b.userToken });
   });
@@ -81,14 +134,25 @@ describe('organization isolation', () => {
   test("listing shows only the organization's own sources", async () => {
     const listA = (await request(server, 'GET', SOURCES, undefined, { token: a.userToken })).body.data;
     const listB = (await request(server, 'GET', SOURCES, undefined, { token: b.userToken })).body.data;
-    assert.deepEqual(listA.projects.map((s: { display_name: string }) => s.display_name), ['A project']);
-    assert.deepEqual(listA.databases.map((s: { id: string }) => s.id), [aDatabase]);
-    assert.deepEqual(listB.projects.map((s: { display_name: string }) => s.display_name), ['B project']);
+    assert.deepEqual(
+      listA.projects.map((s: { display_name: string }) => s.display_name),
+      ['A project'],
+    );
+    assert.deepEqual(
+      listA.databases.map((s: { id: string }) => s.id),
+      [aDatabase],
+    );
+    assert.deepEqual(
+      listB.projects.map((s: { display_name: string }) => s.display_name),
+      ['B project'],
+    );
     assert.deepEqual(listB.databases, []);
   });
 
   test("another organization's database cannot be set up (404) and gets no token (404)", async () => {
-    const setup = await request(server, 'POST', `${DATABASES}/${aDatabase}/setup`, undefined, { token: b.userToken });
+    const setup = await request(server, 'POST', `${DATABASES}/${aDatabase}/setup`, undefined, {
+      token: b.userToken,
+    });
     assert.equal(setup.status, 404);
     assert.deepEqual(setup.body, { errors: { detail: 'Not found' } });
     for (const body of [
@@ -98,21 +162,44 @@ describe('organization isolation', () => {
       const res = await request(server, 'POST', TOKENS, body, { token: b.userToken });
       assert.equal(res.status, 404);
     }
-    const status = server.deps.db.prepare('SELECT setup_status FROM sources WHERE id = ?').get(aDatabase) as { setup_status: string };
+    const status = server.deps.db.prepare('SELECT setup_status FROM sources WHERE id = ?').get(aDatabase) as {
+      setup_status: string;
+    };
     assert.equal(status.setup_status, 'pending');
   });
 
   test("another organization's sqlite file cannot be claimed by file_path", async () => {
     // Paths start in the organization's own folder: B's ./alpha.sqlite is another file, and A's cannot be named.
     const root = server.deps.config.sources.sqliteRoot;
-    for (const filePath of [path.join(root, a.organizationId, 'alpha.sqlite'), `../${a.organizationId}/alpha.sqlite`]) {
-      const res = await request(server, 'POST', DATABASES, { display_name: 'steal', driver: 'sqlite', file_path: filePath }, { token: b.userToken });
+    for (const filePath of [
+      path.join(root, a.organizationId, 'alpha.sqlite'),
+      `../${a.organizationId}/alpha.sqlite`,
+    ]) {
+      const res = await request(
+        server,
+        'POST',
+        DATABASES,
+        { display_name: 'steal', driver: 'sqlite', file_path: filePath },
+        { token: b.userToken },
+      );
       assert.equal(res.status, 422, filePath);
       assert.equal(res.body.errors.file_path.length, 1, filePath);
     }
-    const mine = await request(server, 'POST', DATABASES, { display_name: 'mine', driver: 'sqlite', file_path: './alpha.sqlite' }, { token: b.userToken });
+    const mine = await request(
+      server,
+      'POST',
+      DATABASES,
+      { display_name: 'mine', driver: 'sqlite', file_path: './alpha.sqlite' },
+      { token: b.userToken },
+    );
     assert.equal(mine.status, 201);
-    const own = await request(server, 'POST', DATABASES, { display_name: 'again', driver: 'sqlite', file_path: 'alpha.sqlite' }, { token: a.userToken });
+    const own = await request(
+      server,
+      'POST',
+      DATABASES,
+      { display_name: 'again', driver: 'sqlite', file_path: 'alpha.sqlite' },
+      { token: a.userToken },
+    );
     assert.equal(own.status, 201);
   });
 });
@@ -127,7 +214,11 @@ describe('projects disabled (SPEC section 7)', () => {
   const boot = (projectsEnabled: boolean) =>
     startServer(
       loadConfig({
-        env: { SERVICE_DATA_DIR: dataDir, SERVICE_PORT: '0', SERVICE_PROJECTS_ENABLED: String(projectsEnabled) },
+        env: {
+          SERVICE_DATA_DIR: dataDir,
+          SERVICE_PORT: '0',
+          SERVICE_PROJECTS_ENABLED: String(projectsEnabled),
+        },
         cwd: dataDir,
       }),
       { log: createLogger('silent') },
@@ -138,8 +229,15 @@ describe('projects disabled (SPEC section 7)', () => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
     const first = await boot(true);
     agent = await signupWithOrganization(first);
-    projectId = (await request(first, 'POST', PROJECTS, { name: 'Old' }, { token: agent.userToken })).body.data.source.id;
-    const db = await request(first, 'POST', DATABASES, { display_name: 'D', driver: 'sqlite', file_path: 'd.sqlite' }, { token: agent.userToken });
+    projectId = (await request(first, 'POST', PROJECTS, { name: 'Old' }, { token: agent.userToken })).body
+      .data.source.id;
+    const db = await request(
+      first,
+      'POST',
+      DATABASES,
+      { display_name: 'D', driver: 'sqlite', file_path: 'd.sqlite' },
+      { token: agent.userToken },
+    );
     databaseId = db.body.data.source.id;
     await first.close();
     server = await boot(false);
@@ -160,24 +258,53 @@ describe('projects disabled (SPEC section 7)', () => {
   test('GET /sources lists no projects, databases still', async () => {
     const res = await request(server, 'GET', SOURCES, undefined, { token: agent.userToken });
     assert.deepEqual(res.body.data.projects, []);
-    assert.deepEqual(res.body.data.databases.map((s: { id: string }) => s.id), [databaseId]);
+    assert.deepEqual(
+      res.body.data.databases.map((s: { id: string }) => s.id),
+      [databaseId],
+    );
   });
 
   test('source tokens: project is 422 on source_type, database works', async () => {
-    const res = await request(server, 'POST', TOKENS, { source_type: 'project', source_id: projectId }, { token: agent.userToken });
+    const res = await request(
+      server,
+      'POST',
+      TOKENS,
+      { source_type: 'project', source_id: projectId },
+      { token: agent.userToken },
+    );
     assert.equal(res.status, 422);
     assert.deepEqual(res.body, { errors: { source_type: ['projects are disabled for this deployment'] } });
-    const ok = await request(server, 'POST', TOKENS, { source_type: 'database', source_id: databaseId }, { token: agent.userToken });
+    const ok = await request(
+      server,
+      'POST',
+      TOKENS,
+      { source_type: 'database', source_id: databaseId },
+      { token: agent.userToken },
+    );
     assert.equal(ok.status, 201);
   });
 
   test('the recommended agent flow still works with a database source', async () => {
     const other = await signupWithOrganization(server);
-    const db = await request(server, 'POST', DATABASES, { display_name: 'Flow', driver: 'sqlite', file_path: 'flow.sqlite' }, { token: other.userToken });
+    const db = await request(
+      server,
+      'POST',
+      DATABASES,
+      { display_name: 'Flow', driver: 'sqlite', file_path: 'flow.sqlite' },
+      { token: other.userToken },
+    );
     assert.equal(db.status, 201);
-    const setup = await request(server, 'POST', `${DATABASES}/${db.body.data.source.id}/setup`, undefined, { token: other.userToken });
+    const setup = await request(server, 'POST', `${DATABASES}/${db.body.data.source.id}/setup`, undefined, {
+      token: other.userToken,
+    });
     assert.equal(setup.status, 200);
-    const token = await request(server, 'POST', TOKENS, { source_type: 'database', source_id: db.body.data.source.id }, { token: other.userToken });
+    const token = await request(
+      server,
+      'POST',
+      TOKENS,
+      { source_type: 'database', source_id: db.body.data.source.id },
+      { token: other.userToken },
+    );
     assert.equal(token.status, 201);
   });
 });

@@ -2,7 +2,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { request, signupWithOrganization, startTestServer, uniqueEmail, type Agent, type TestServer } from '../helpers/server';
+import {
+  request,
+  signupWithOrganization,
+  startTestServer,
+  uniqueEmail,
+  type Agent,
+  type TestServer,
+} from '../helpers/server';
 
 const PROJECTS = '/api/v1/bootstrap/projects';
 const DATABASES = '/api/v1/bootstrap/databases';
@@ -11,7 +18,10 @@ const TOKENS = '/api/v1/bootstrap/source-tokens';
 const SOURCE_TOKEN = /^svc_sat_[A-Za-z0-9_-]{43}$/;
 
 async function noOrgToken(server: { url: string }): Promise<string> {
-  const res = await request(server, 'POST', '/api/v1/bootstrap/signup', { email: uniqueEmail(), password: 'correct horse battery' });
+  const res = await request(server, 'POST', '/api/v1/bootstrap/signup', {
+    email: uniqueEmail(),
+    password: 'correct horse battery',
+  });
   return res.body.data.token.value;
 }
 
@@ -23,7 +33,8 @@ describe('bootstrap projects', () => {
     agent = await signupWithOrganization(server);
   });
   after(() => server.stop());
-  const create = (body: unknown, token = agent.userToken) => request(server, 'POST', PROJECTS, body, { token });
+  const create = (body: unknown, token = agent.userToken) =>
+    request(server, 'POST', PROJECTS, body, { token });
 
   test('defaults: UTC, Monday, 1m..1y, 24h, first granularity, keep forever', async () => {
     const res = await create({ name: 'Shop' });
@@ -65,7 +76,9 @@ describe('bootstrap projects', () => {
     assert.equal(s.default_granularity, '1h');
     assert.equal(s.default_timeframe, '7d');
     assert.equal(s.expire_after, 86_400);
-    const row = server.deps.db.prepare('SELECT project_cluster_id FROM sources WHERE id = ?').get(s.id) as { project_cluster_id: string };
+    const row = server.deps.db.prepare('SELECT project_cluster_id FROM sources WHERE id = ?').get(s.id) as {
+      project_cluster_id: string;
+    };
     assert.equal(row.project_cluster_id, cluster.toLowerCase());
   });
 
@@ -84,24 +97,57 @@ describe('bootstrap projects', () => {
       [{ name: 'p', time_zone: 'Mars/Phobos' }, { time_zone: ['is not a valid IANA time zone'] }],
       [{ name: 'p', time_zone: '+01:00' }, { time_zone: ['is not a valid IANA time zone'] }],
       [{ name: 'p', time_zone: 60 }, { time_zone: ['must be a string'] }],
-      [{ name: 'p', beginning_of_week: 0 }, { beginning_of_week: ['must be an integer from 1 (Monday) to 7 (Sunday)'] }],
-      [{ name: 'p', beginning_of_week: 8 }, { beginning_of_week: ['must be an integer from 1 (Monday) to 7 (Sunday)'] }],
-      [{ name: 'p', beginning_of_week: 1.5 }, { beginning_of_week: ['must be an integer from 1 (Monday) to 7 (Sunday)'] }],
-      [{ name: 'p', beginning_of_week: 'monday' }, { beginning_of_week: ['must be an integer from 1 (Monday) to 7 (Sunday)'] }],
+      [
+        { name: 'p', beginning_of_week: 0 },
+        { beginning_of_week: ['must be an integer from 1 (Monday) to 7 (Sunday)'] },
+      ],
+      [
+        { name: 'p', beginning_of_week: 8 },
+        { beginning_of_week: ['must be an integer from 1 (Monday) to 7 (Sunday)'] },
+      ],
+      [
+        { name: 'p', beginning_of_week: 1.5 },
+        { beginning_of_week: ['must be an integer from 1 (Monday) to 7 (Sunday)'] },
+      ],
+      [
+        { name: 'p', beginning_of_week: 'monday' },
+        { beginning_of_week: ['must be an integer from 1 (Monday) to 7 (Sunday)'] },
+      ],
       [{ name: 'p', granularities: ['1x'] }, { granularities: ['contains an invalid granularity: "1x"'] }],
       [{ name: 'p', granularities: '0m,1h' }, { granularities: ['contains an invalid granularity: "0m"'] }],
       [{ name: 'p', granularities: ['1h', '1h'] }, { granularities: ['contains 1h more than once'] }],
       [{ name: 'p', granularities: [] }, { granularities: ["can't be blank"] }],
       [{ name: 'p', granularities: [1] }, { granularities: ['must contain only strings'] }],
-      [{ name: 'p', granularities: 5 }, { granularities: ['must be a list of granularities or a comma-separated string'] }],
-      [{ name: 'p', granularities: Array.from({ length: 51 }, (_, i) => `${i + 1}m`) }, { granularities: ['must hold at most 50 granularities'] }],
-      [{ name: 'p', granularities: ['1h', '1d'], default_granularity: '1m' }, { default_granularity: ['must be one of the granularities'] }],
-      [{ name: 'p', default_granularity: 'hourly' }, { default_granularity: ['is not a valid granularity (like 1m, 1h, 1d)'] }],
-      [{ name: 'p', default_timeframe: 'forever' }, { default_timeframe: ['is not a valid timeframe (like 24h, 7d)'] }],
-      [{ name: 'p', default_timeframe: '0d' }, { default_timeframe: ['is not a valid timeframe (like 24h, 7d)'] }],
+      [
+        { name: 'p', granularities: 5 },
+        { granularities: ['must be a list of granularities or a comma-separated string'] },
+      ],
+      [
+        { name: 'p', granularities: Array.from({ length: 51 }, (_, i) => `${i + 1}m`) },
+        { granularities: ['must hold at most 50 granularities'] },
+      ],
+      [
+        { name: 'p', granularities: ['1h', '1d'], default_granularity: '1m' },
+        { default_granularity: ['must be one of the granularities'] },
+      ],
+      [
+        { name: 'p', default_granularity: 'hourly' },
+        { default_granularity: ['is not a valid granularity (like 1m, 1h, 1d)'] },
+      ],
+      [
+        { name: 'p', default_timeframe: 'forever' },
+        { default_timeframe: ['is not a valid timeframe (like 24h, 7d)'] },
+      ],
+      [
+        { name: 'p', default_timeframe: '0d' },
+        { default_timeframe: ['is not a valid timeframe (like 24h, 7d)'] },
+      ],
       [{ name: 'p', expire_after: 0 }, { expire_after: ['must be a positive integer (seconds) or null'] }],
       [{ name: 'p', expire_after: -5 }, { expire_after: ['must be a positive integer (seconds) or null'] }],
-      [{ name: 'p', expire_after: 'soon' }, { expire_after: ['must be a positive integer (seconds) or null'] }],
+      [
+        { name: 'p', expire_after: 'soon' },
+        { expire_after: ['must be a positive integer (seconds) or null'] },
+      ],
       [{ name: 'p', project_cluster_id: 'cluster-1' }, { project_cluster_id: ['must be a UUID'] }],
       [
         { time_zone: 'Nowhere', beginning_of_week: 9, default_timeframe: 3 },
@@ -137,8 +183,15 @@ describe('bootstrap sources listing and source tokens', () => {
   before(async () => {
     server = await startTestServer();
     agent = await signupWithOrganization(server);
-    projectId = (await request(server, 'POST', PROJECTS, { name: 'P' }, { token: agent.userToken })).body.data.source.id;
-    const db = await request(server, 'POST', DATABASES, { display_name: 'D', driver: 'sqlite', file_path: 'd.sqlite' }, { token: agent.userToken });
+    projectId = (await request(server, 'POST', PROJECTS, { name: 'P' }, { token: agent.userToken })).body.data
+      .source.id;
+    const db = await request(
+      server,
+      'POST',
+      DATABASES,
+      { display_name: 'D', driver: 'sqlite', file_path: 'd.sqlite' },
+      { token: agent.userToken },
+    );
     databaseId = db.body.data.source.id;
   });
   after(() => server.stop());
@@ -147,8 +200,14 @@ describe('bootstrap sources listing and source tokens', () => {
   test('GET /sources lists the organization projects and databases; [] without an organization', async () => {
     const res = await request(server, 'GET', SOURCES, undefined, { token: agent.userToken });
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.data.projects.map((s: { id: string }) => s.id), [projectId]);
-    assert.deepEqual(res.body.data.databases.map((s: { id: string }) => s.id), [databaseId]);
+    assert.deepEqual(
+      res.body.data.projects.map((s: { id: string }) => s.id),
+      [projectId],
+    );
+    assert.deepEqual(
+      res.body.data.databases.map((s: { id: string }) => s.id),
+      [databaseId],
+    );
     assert.equal(res.body.data.databases[0].setup_status, 'pending');
     const lone = await request(server, 'GET', SOURCES, undefined, { token: await noOrgToken(server) });
     assert.deepEqual(lone.body, { data: { projects: [], databases: [] } });
@@ -158,7 +217,15 @@ describe('bootstrap sources listing and source tokens', () => {
     const res = await mint({ source_type: 'project', source_id: projectId });
     assert.equal(res.status, 201);
     const { token, source } = res.body.data;
-    assert.deepEqual(Object.keys(token).sort(), ['id', 'name', 'read', 'source_id', 'source_type', 'value', 'write']);
+    assert.deepEqual(Object.keys(token).sort(), [
+      'id',
+      'name',
+      'read',
+      'source_id',
+      'source_type',
+      'value',
+      'write',
+    ]);
     assert.equal(token.name, 'CLI source token');
     assert.equal(token.read, true);
     assert.equal(token.write, true);
@@ -167,14 +234,22 @@ describe('bootstrap sources listing and source tokens', () => {
     assert.match(token.value, SOURCE_TOKEN);
     assert.equal(source.id, projectId);
     assert.equal(source.type, 'project');
-    const row = server.deps.db.prepare('SELECT * FROM source_tokens WHERE id = ?').get(token.id) as Record<string, unknown>;
+    const row = server.deps.db.prepare('SELECT * FROM source_tokens WHERE id = ?').get(token.id) as Record<
+      string,
+      unknown
+    >;
     assert.equal(row.token_hash, createHash('sha256').update(token.value).digest('hex'));
     assert.equal(row.last5, token.value.slice(-5));
     assert.ok(!Object.values(row).includes(token.value));
   });
 
   test('a read-only token for a database, id in upper case, custom name; both false is allowed', async () => {
-    const res = await mint({ source_type: 'database', source_id: databaseId.toUpperCase(), name: ' reader ', write: false });
+    const res = await mint({
+      source_type: 'database',
+      source_id: databaseId.toUpperCase(),
+      name: ' reader ',
+      write: false,
+    });
     assert.equal(res.status, 201);
     assert.equal(res.body.data.token.name, 'reader');
     assert.equal(res.body.data.token.read, true);
@@ -197,13 +272,25 @@ describe('bootstrap sources listing and source tokens', () => {
   test('field rules are 422', async () => {
     const cases: [Record<string, unknown>, Record<string, string[]>][] = [
       [{}, { source_type: ['is required'], source_id: ['is required'] }],
-      [{ source_type: 'table', source_id: projectId }, { source_type: ['must be one of: database, project'] }],
+      [
+        { source_type: 'table', source_id: projectId },
+        { source_type: ['must be one of: database, project'] },
+      ],
       [{ source_type: null, source_id: projectId }, { source_type: ['is required'] }],
       [{ source_type: 'project', source_id: 'abc' }, { source_id: ['must be a UUID'] }],
       [{ source_type: 'project', source_id: 42 }, { source_id: ['must be a UUID'] }],
-      [{ source_type: 'project', source_id: projectId, read: 'yes' }, { read: ['must be a JSON boolean (true or false)'] }],
-      [{ source_type: 'project', source_id: projectId, write: 1 }, { write: ['must be a JSON boolean (true or false)'] }],
-      [{ source_type: 'project', source_id: projectId, read: null }, { read: ['must be a JSON boolean (true or false)'] }],
+      [
+        { source_type: 'project', source_id: projectId, read: 'yes' },
+        { read: ['must be a JSON boolean (true or false)'] },
+      ],
+      [
+        { source_type: 'project', source_id: projectId, write: 1 },
+        { write: ['must be a JSON boolean (true or false)'] },
+      ],
+      [
+        { source_type: 'project', source_id: projectId, read: null },
+        { read: ['must be a JSON boolean (true or false)'] },
+      ],
       [{ source_type: 'project', source_id: projectId, name: '' }, { name: ["can't be blank"] }],
     ];
     for (const [body, errors] of cases) {

@@ -4,7 +4,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { request, signupWithOrganization, startTestServer, uniqueEmail, type Agent, type TestServer } from '../helpers/server';
+import {
+  request,
+  signupWithOrganization,
+  startTestServer,
+  uniqueEmail,
+  type Agent,
+  type TestServer,
+} from '../helpers/server';
 import { setupPath, sqliteBytes, upload, columnsOf, configOf } from '../helpers/databases';
 
 describe('sqlite uploads (multipart/form-data)', () => {
@@ -21,7 +28,12 @@ describe('sqlite uploads (multipart/form-data)', () => {
 
   test('a SQLite upload is moved to <root>/<organization id>/<id>.<ext>, unchanged, and the staging folder is left empty', async () => {
     const bytes = sqliteBytes();
-    const res = await upload(server, agent.userToken, { display_name: 'Uploaded', driver: 'sqlite', granularities: ['1h', '1d'], beginning_of_week: '3' }, { name: 'Stats.SQLITE3', bytes });
+    const res = await upload(
+      server,
+      agent.userToken,
+      { display_name: 'Uploaded', driver: 'sqlite', granularities: ['1h', '1d'], beginning_of_week: '3' },
+      { name: 'Stats.SQLITE3', bytes },
+    );
     assert.equal(res.status, 201, res.text);
     const source = res.body.data.source;
     assert.deepEqual(source.granularities, ['1h', '1d']);
@@ -46,7 +58,12 @@ describe('sqlite uploads (multipart/form-data)', () => {
       ['stats.sqlite', new Uint8Array(0), 'is empty'],
     ];
     for (const [name, bytes, message] of cases) {
-      const res = await upload(server, agent.userToken, { display_name: 'Bad', driver: 'sqlite' }, { name, bytes });
+      const res = await upload(
+        server,
+        agent.userToken,
+        { display_name: 'Bad', driver: 'sqlite' },
+        { name, bytes },
+      );
       assert.equal(res.status, 422, name);
       assert.deepEqual(res.body, { errors: { sqlite_file: [message] } }, name);
     }
@@ -55,7 +72,12 @@ describe('sqlite uploads (multipart/form-data)', () => {
   });
 
   test('an upload over the limit is 413 and leaves no staged file', async () => {
-    const res = await upload(server, agent.userToken, { display_name: 'Big', driver: 'sqlite' }, { name: 'big.sqlite', bytes: Buffer.alloc(70_000, 1) });
+    const res = await upload(
+      server,
+      agent.userToken,
+      { display_name: 'Big', driver: 'sqlite' },
+      { name: 'big.sqlite', bytes: Buffer.alloc(70_000, 1) },
+    );
     assert.equal(res.status, 413);
     assert.match(res.body.errors.detail, /65536/);
     // The multipart reader removes its partial file right after answering, not before.
@@ -65,30 +87,73 @@ describe('sqlite uploads (multipart/form-data)', () => {
 
   test('failures before the move delete the staged upload (409, 422 fields, upload + file_path)', async () => {
     const bytes = sqliteBytes();
-    const signup = await request(server, 'POST', '/api/v1/bootstrap/signup', { email: uniqueEmail(), password: 'correct horse battery' });
-    const lone = await upload(server, signup.body.data.token.value, { display_name: 'x', driver: 'sqlite' }, { name: 'a.sqlite', bytes });
+    const signup = await request(server, 'POST', '/api/v1/bootstrap/signup', {
+      email: uniqueEmail(),
+      password: 'correct horse battery',
+    });
+    const lone = await upload(
+      server,
+      signup.body.data.token.value,
+      { display_name: 'x', driver: 'sqlite' },
+      { name: 'a.sqlite', bytes },
+    );
     assert.equal(lone.status, 409);
-    const fields = await upload(server, agent.userToken, { driver: 'sqlite', time_zone: 'Nowhere/Land' }, { name: 'a.sqlite', bytes });
+    const fields = await upload(
+      server,
+      agent.userToken,
+      { driver: 'sqlite', time_zone: 'Nowhere/Land' },
+      { name: 'a.sqlite', bytes },
+    );
     assert.equal(fields.status, 422);
-    assert.deepEqual(fields.body, { errors: { display_name: ['is required'], time_zone: ['is not a valid IANA time zone'] } });
-    const both = await upload(server, agent.userToken, { display_name: 'x', driver: 'sqlite', file_path: 'p.sqlite' }, { name: 'a.sqlite', bytes });
+    assert.deepEqual(fields.body, {
+      errors: { display_name: ['is required'], time_zone: ['is not a valid IANA time zone'] },
+    });
+    const both = await upload(
+      server,
+      agent.userToken,
+      { display_name: 'x', driver: 'sqlite', file_path: 'p.sqlite' },
+      { name: 'a.sqlite', bytes },
+    );
     assert.equal(both.status, 422);
     assert.deepEqual(both.body, { errors: { sqlite_file: ['cannot be combined with file_path'] } });
-    const wrongField = await upload(server, agent.userToken, { display_name: 'x', driver: 'sqlite' }, { name: 'a.sqlite', bytes, field: 'file' });
+    const wrongField = await upload(
+      server,
+      agent.userToken,
+      { display_name: 'x', driver: 'sqlite' },
+      { name: 'a.sqlite', bytes, field: 'file' },
+    );
     assert.equal(wrongField.status, 422);
     assert.deepEqual(wrongField.body, { errors: { file_path: ['is required (or upload sqlite_file)'] } });
-    const textField = await upload(server, agent.userToken, { display_name: 'x', driver: 'sqlite', sqlite_file: 'not a file' });
+    const textField = await upload(server, agent.userToken, {
+      display_name: 'x',
+      driver: 'sqlite',
+      sqlite_file: 'not a file',
+    });
     assert.equal(textField.status, 422);
     assert.deepEqual(staged(), []);
   });
 
   test('multipart with file_path only, and for another driver (the file is ignored and removed)', async () => {
-    const byPath = await upload(server, agent.userToken, { display_name: 'p', driver: 'sqlite', file_path: 'form.sqlite' });
+    const byPath = await upload(server, agent.userToken, {
+      display_name: 'p',
+      driver: 'sqlite',
+      file_path: 'form.sqlite',
+    });
     assert.equal(byPath.status, 201);
-    const redis = await upload(server, agent.userToken, { display_name: 'r', driver: 'redis', host: 'localhost', port: '6380' }, { name: 'a.sqlite', bytes: sqliteBytes() });
+    const redis = await upload(
+      server,
+      agent.userToken,
+      { display_name: 'r', driver: 'redis', host: 'localhost', port: '6380' },
+      { name: 'a.sqlite', bytes: sqliteBytes() },
+    );
     assert.equal(redis.status, 201);
     // the prefix defaults to one of the source's own (issue 20): two organizations never share keys
-    assert.deepEqual(configOf(server, redis.body.data.source.id), { host: 'localhost', port: 6380, prefix: `trfl_${redis.body.data.source.id}`, identifier_mode: 'full' });
+    assert.deepEqual(configOf(server, redis.body.data.source.id), {
+      host: 'localhost',
+      port: 6380,
+      prefix: `trfl_${redis.body.data.source.id}`,
+      identifier_mode: 'full',
+    });
     assert.deepEqual(staged(), []);
   });
 });

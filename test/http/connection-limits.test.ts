@@ -3,7 +3,13 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { createProjectWithToken, request, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  type ProjectAgent,
+  type TestServer,
+} from '../helpers/server';
 import { connect, firstResponse, postHead, sleep } from '../helpers/raw-http';
 
 const TIMEOUT = { errors: { detail: 'Request timeout: headers or body not received in time' } };
@@ -22,7 +28,10 @@ describe('connection time-outs', () => {
   after(() => server.stop());
 
   /** Milliseconds until the server closes `conn`, failing past `limit`. */
-  async function closesWithin(conn: Awaited<ReturnType<typeof connect>>, limit: number): Promise<[number, string]> {
+  async function closesWithin(
+    conn: Awaited<ReturnType<typeof connect>>,
+    limit: number,
+  ): Promise<[number, string]> {
     const started = Date.now();
     const raw = await Promise.race([conn.closed, sleep(limit).then(() => null)]);
     assert.notEqual(raw, null, `the server kept the connection open for ${limit} ms`);
@@ -46,7 +55,12 @@ describe('connection time-outs', () => {
   test('a body not finished in time: 408, connection closed', async () => {
     const agent = await createProjectWithToken(server);
     const conn = await connect(server.url);
-    conn.socket.write(postHead('/api/v1/metrics', 200, { Authorization: `Bearer ${agent.sourceToken}`, 'X-Service-Source-Id': agent.sourceId }));
+    conn.socket.write(
+      postHead('/api/v1/metrics', 200, {
+        Authorization: `Bearer ${agent.sourceToken}`,
+        'X-Service-Source-Id': agent.sourceId,
+      }),
+    );
     conn.socket.write('{"key":"slow",');
     const [ms, raw] = await closesWithin(conn, 4_000);
     assert.ok(ms >= 600, `closed after ${ms} ms`);
@@ -77,7 +91,10 @@ describe('connection time-outs', () => {
     const conn = await connect(server.url);
     conn.socket.write('GET /api/v1/health HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n');
     const raw = await conn.closed;
-    assert.deepEqual([firstResponse(raw)?.status, firstResponse(raw)?.body], [417, { errors: { detail: 'Unsupported Expect header (only 100-continue)' } }]);
+    assert.deepEqual(
+      [firstResponse(raw)?.status, firstResponse(raw)?.body],
+      [417, { errors: { detail: 'Unsupported Expect header (only 100-continue)' } }],
+    );
   });
 
   test('the server still answers afterwards', async () => {
@@ -88,7 +105,10 @@ describe('connection time-outs', () => {
 describe('body bytes in flight are capped server-wide', () => {
   let server: TestServer;
   let agent: ProjectAgent;
-  const auth = () => ({ Authorization: `Bearer ${agent.sourceToken}`, 'X-Service-Source-Id': agent.sourceId });
+  const auth = () => ({
+    Authorization: `Bearer ${agent.sourceToken}`,
+    'X-Service-Source-Id': agent.sourceId,
+  });
   before(async () => {
     server = await startTestServer({
       SERVICE_BODY_BYTES_IN_FLIGHT: String(512 * 1024),
@@ -114,14 +134,24 @@ describe('body bytes in flight are capped server-wide', () => {
     assert.match(answer!.headers, /retry-after: 1/i);
     // A small request still fits beside the held body.
     const point = { key: 'fits', at: AT, values: { n: 1 } };
-    const small = await request(server, 'POST', '/api/v1/metrics', point, { token: agent.sourceToken, sourceId: agent.sourceId });
+    const small = await request(server, 'POST', '/api/v1/metrics', point, {
+      token: agent.sourceToken,
+      sourceId: agent.sourceId,
+    });
     assert.equal(small.status, 201, small.text);
     held.socket.destroy();
     refused.socket.destroy();
     await sleep(100);
     const big = { key: 'after', at: AT, values: { n: 1 }, pad: 'x'.repeat(400_000) };
-    const res = await request(server, 'POST', '/api/v1/metrics', big, { token: agent.sourceToken, sourceId: agent.sourceId });
-    assert.equal(res.status, 201, `the bytes of the closed requests were given back: ${res.text.slice(0, 100)}`);
+    const res = await request(server, 'POST', '/api/v1/metrics', big, {
+      token: agent.sourceToken,
+      sourceId: agent.sourceId,
+    });
+    assert.equal(
+      res.status,
+      201,
+      `the bytes of the closed requests were given back: ${res.text.slice(0, 100)}`,
+    );
   });
 
   test('unfinished gzip bodies are charged too (inflated bytes and a share per stream)', async () => {
@@ -129,14 +159,19 @@ describe('body bytes in flight are capped server-wide', () => {
     const conns = [];
     for (let i = 0; i < 12; i++) {
       const conn = await connect(server.url);
-      conn.socket.write(postHead('/api/v1/metrics', inflated.length + 10, { ...auth(), 'Content-Encoding': 'gzip' }));
+      conn.socket.write(
+        postHead('/api/v1/metrics', inflated.length + 10, { ...auth(), 'Content-Encoding': 'gzip' }),
+      );
       conn.socket.write(inflated.subarray(0, inflated.length - 8)); // never ends
       conns.push(conn);
     }
     await sleep(500);
     const statuses = conns.map((c) => firstResponse(c.received())?.status ?? 'held');
     assert.ok(statuses.includes(503), `some are refused: ${statuses.join(',')}`);
-    assert.ok(statuses.filter((s) => s === 'held').length <= 1, `at most one 900 KB body fits: ${statuses.join(',')}`);
+    assert.ok(
+      statuses.filter((s) => s === 'held').length <= 1,
+      `at most one 900 KB body fits: ${statuses.join(',')}`,
+    );
     for (const c of conns) c.socket.destroy();
     assert.equal((await request(server, 'GET', '/api/v1/health')).status, 200);
   });

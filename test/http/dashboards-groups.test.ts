@@ -36,10 +36,24 @@ describe('dashboard groups', () => {
     const res = await call('POST', '/api/v1/dashboard-groups', { name: 'Operations' });
     assert.equal(res.status, 201);
     const g = res.body.data;
-    assert.deepEqual(Object.keys(g), ['id', 'name', 'position', 'organization_id', 'inserted_at', 'updated_at']);
+    assert.deepEqual(Object.keys(g), [
+      'id',
+      'name',
+      'position',
+      'organization_id',
+      'inserted_at',
+      'updated_at',
+    ]);
     assert.deepEqual(
       { ...g, id: 'x' },
-      { id: 'x', name: 'Operations', position: 1, organization_id: a.organizationId, inserted_at: '2026-01-24T10:00:00Z', updated_at: '2026-01-24T10:00:00Z' },
+      {
+        id: 'x',
+        name: 'Operations',
+        position: 1,
+        organization_id: a.organizationId,
+        inserted_at: '2026-01-24T10:00:00Z',
+        updated_at: '2026-01-24T10:00:00Z',
+      },
     );
     server.deps.now = realNow;
     await call('DELETE', `/api/v1/dashboard-groups/${g.id}`);
@@ -62,7 +76,11 @@ describe('dashboard groups', () => {
     server.deps.now = () => T0;
     const g = await create({ name: 'old' });
     server.deps.now = () => T1;
-    const renamed = await call('PUT', `/api/v1/dashboard-groups/${g.id}`, { name: 'new', id: 'ignored', organization_id: b.organizationId });
+    const renamed = await call('PUT', `/api/v1/dashboard-groups/${g.id}`, {
+      name: 'new',
+      id: 'ignored',
+      organization_id: b.organizationId,
+    });
     assert.equal(renamed.status, 200, renamed.text);
     assert.deepEqual(renamed.body.data, { ...g, name: 'new', updated_at: '2026-01-24T11:00:00Z' });
     const moved = await call('PUT', `/api/v1/dashboard-groups/${g.id}`, { dashboard_group: { position: 9 } });
@@ -74,7 +92,11 @@ describe('dashboard groups', () => {
   test('delete returns the deleted group and ungroups its dashboards (locked and hidden ones too)', async () => {
     const g = await create({ name: 'to delete' });
     const d1 = await createDashboard(server, a.userToken, dashboardBody(a, { group_id: g.id }));
-    const d2 = await createDashboard(server, a.userToken, dashboardBody(a, { group_id: g.id, locked: true, visibility: false }));
+    const d2 = await createDashboard(
+      server,
+      a.userToken,
+      dashboardBody(a, { group_id: g.id, locked: true, visibility: false }),
+    );
     assert.equal(d1.group_id, g.id);
     const res = await call('DELETE', `/api/v1/dashboard-groups/${g.id}`);
     assert.deepEqual([res.status, res.body], [200, { data: g }]);
@@ -90,9 +112,17 @@ describe('dashboard groups', () => {
     const g = await create({ name: 'A only' });
     for (const token of [b.userToken, b.databaseToken]) {
       const list = await call('GET', '/api/v1/dashboard-groups', undefined, token);
-      assert.equal(list.body.data.some((x: { id: string }) => x.id === g.id), false);
+      assert.equal(
+        list.body.data.some((x: { id: string }) => x.id === g.id),
+        false,
+      );
       for (const method of ['GET', 'PUT', 'DELETE']) {
-        const res = await call(method, `/api/v1/dashboard-groups/${g.id}`, method === 'PUT' ? { name: 'mine' } : undefined, token);
+        const res = await call(
+          method,
+          `/api/v1/dashboard-groups/${g.id}`,
+          method === 'PUT' ? { name: 'mine' } : undefined,
+          token,
+        );
         assert.deepEqual([res.status, res.body], [404, NOT_FOUND], method);
       }
     }
@@ -104,7 +134,10 @@ describe('dashboard groups', () => {
   test('a source token manages groups of its organization', async () => {
     const g = await create({ name: 'via source token' }, a.databaseToken);
     assert.equal(g.organization_id, a.organizationId);
-    assert.equal((await call('DELETE', `/api/v1/dashboard-groups/${g.id}`, undefined, a.databaseToken)).status, 200);
+    assert.equal(
+      (await call('DELETE', `/api/v1/dashboard-groups/${g.id}`, undefined, a.databaseToken)).status,
+      200,
+    );
   });
 
   test('invalid bodies are 422 naming the field; not an object is 400; no token is 401', async () => {

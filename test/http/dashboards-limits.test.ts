@@ -25,9 +25,14 @@ const textWidgets = (n: number) =>
 describe('dashboard limits', () => {
   let server: TestServer;
   let org: DashboardOrg;
-  const call = (method: string, path: string, body?: unknown) => request(server, method, path, body, { token: org.userToken });
+  const call = (method: string, path: string, body?: unknown) =>
+    request(server, method, path, body, { token: org.userToken });
   const send = (method: string, path: string, text: string) =>
-    request(server, method, path, undefined, { token: org.userToken, raw: text, headers: { 'content-type': 'application/json' } });
+    request(server, method, path, undefined, {
+      token: org.userToken,
+      raw: text,
+      headers: { 'content-type': 'application/json' },
+    });
 
   before(async () => {
     server = await startTestServer();
@@ -45,12 +50,32 @@ describe('dashboard limits', () => {
     const base = JSON.stringify(dashboardBody(org)).slice(0, -1);
     for (const levels of [5_000, 100_000]) {
       const post = await send('POST', '/api/v1/dashboards', `${base},"payload":${deepText(levels)}}`);
-      assert.deepEqual([post.status, post.body], [422, { errors: { payload: [DEPTH] } }], `POST payload ${levels}`);
+      assert.deepEqual(
+        [post.status, post.body],
+        [422, { errors: { payload: [DEPTH] } }],
+        `POST payload ${levels}`,
+      );
       const segs = await send('POST', '/api/v1/dashboards', `${base},"segments":${deepList(levels)}}`);
-      assert.deepEqual([segs.status, segs.body], [422, { errors: { segments: [DEPTH] } }], `POST segments ${levels}`);
-      const put = await send('PUT', `/api/v1/dashboards/${victim.id}`, `{"payload":${deepText(levels)},"segments":${deepList(levels)}}`);
-      assert.deepEqual([put.status, put.body], [422, { errors: { payload: [DEPTH], segments: [DEPTH] } }], `PUT ${levels}`);
-      const wrapped = await send('PUT', `/api/v1/dashboards/${victim.id}`, `{"dashboard":{"payload":${deepText(levels)}}}`);
+      assert.deepEqual(
+        [segs.status, segs.body],
+        [422, { errors: { segments: [DEPTH] } }],
+        `POST segments ${levels}`,
+      );
+      const put = await send(
+        'PUT',
+        `/api/v1/dashboards/${victim.id}`,
+        `{"payload":${deepText(levels)},"segments":${deepList(levels)}}`,
+      );
+      assert.deepEqual(
+        [put.status, put.body],
+        [422, { errors: { payload: [DEPTH], segments: [DEPTH] } }],
+        `PUT ${levels}`,
+      );
+      const wrapped = await send(
+        'PUT',
+        `/api/v1/dashboards/${victim.id}`,
+        `{"dashboard":{"payload":${deepText(levels)}}}`,
+      );
       assert.equal(wrapped.status, 422, `PUT under dashboard ${levels}`);
     }
     const after = await call('GET', `/api/v1/dashboards/${victim.id}`);
@@ -67,20 +92,36 @@ describe('dashboard limits', () => {
   });
 
   test('a ~1 MB dashboard (issue 9 made 560 of them) is refused with 422 on payload', async () => {
-    const res = await call('POST', '/api/v1/dashboards', dashboardBody(org, { payload: { grid: [], blob: 'b'.repeat(1_000_000) } }));
+    const res = await call(
+      'POST',
+      '/api/v1/dashboards',
+      dashboardBody(org, { payload: { grid: [], blob: 'b'.repeat(1_000_000) } }),
+    );
     assert.deepEqual([res.status, Object.keys(res.body.errors)], [422, ['payload']]);
   });
 
   test('payload and segments together are at most 256 KiB of JSON; the error names the larger sent field', async () => {
-    const big = await call('POST', '/api/v1/dashboards', dashboardBody(org, { payload: { notes: 'x'.repeat(300 * 1024) } }));
+    const big = await call(
+      'POST',
+      '/api/v1/dashboards',
+      dashboardBody(org, { payload: { notes: 'x'.repeat(300 * 1024) } }),
+    );
     assert.equal(big.status, 422);
     assert.deepEqual(Object.keys(big.body.errors), ['payload']);
     assert.match(big.body.errors.payload[0], /at most 262144 bytes/);
     const segments = [{ name: 'country', groups: [{ label: 'x'.repeat(100 * 1024), items: [] }] }];
-    const together = await call('POST', '/api/v1/dashboards', dashboardBody(org, { payload: { notes: 'y'.repeat(200 * 1024) }, segments }));
+    const together = await call(
+      'POST',
+      '/api/v1/dashboards',
+      dashboardBody(org, { payload: { notes: 'y'.repeat(200 * 1024) }, segments }),
+    );
     assert.deepEqual([together.status, Object.keys(together.body.errors)], [422, ['payload']]);
     // A PUT of segments alone is measured with the payload the dashboard keeps.
-    const d = await createDashboard(server, org.userToken, dashboardBody(org, { payload: { notes: 'y'.repeat(200 * 1024) } }));
+    const d = await createDashboard(
+      server,
+      org.userToken,
+      dashboardBody(org, { payload: { notes: 'y'.repeat(200 * 1024) } }),
+    );
     const put = await call('PUT', `/api/v1/dashboards/${d.id}`, { segments });
     assert.deepEqual([put.status, Object.keys(put.body.errors)], [422, ['segments']]);
     assert.deepEqual((await call('GET', `/api/v1/dashboards/${d.id}`)).body.data, d);
@@ -89,13 +130,23 @@ describe('dashboard limits', () => {
   });
 
   test('at most 200 widgets in a grid, group children included', async () => {
-    const ok = await call('POST', '/api/v1/dashboards', dashboardBody(org, { payload: { grid: textWidgets(200) } }));
+    const ok = await call(
+      'POST',
+      '/api/v1/dashboards',
+      dashboardBody(org, { payload: { grid: textWidgets(200) } }),
+    );
     assert.equal(ok.status, 201, ok.text);
-    const over = await call('POST', '/api/v1/dashboards', dashboardBody(org, { payload: { grid: textWidgets(201) } }));
+    const over = await call(
+      'POST',
+      '/api/v1/dashboards',
+      dashboardBody(org, { payload: { grid: textWidgets(201) } }),
+    );
     assert.deepEqual([over.status, Object.keys(over.body.errors)], [422, ['payload.grid']]);
     assert.match(over.body.errors['payload.grid'][0], /at most 200 widgets/);
     const group = { id: 'g', type: 'group', x: 0, y: 0, w: 12, h: 4, children: textWidgets(150) };
-    const nestedOver = await call('PUT', `/api/v1/dashboards/${ok.body.data.id}`, { payload: { grid: [group, ...textWidgets(60).map((w) => ({ ...w, id: `o${w.id}` }))] } });
+    const nestedOver = await call('PUT', `/api/v1/dashboards/${ok.body.data.id}`, {
+      payload: { grid: [group, ...textWidgets(60).map((w) => ({ ...w, id: `o${w.id}` }))] },
+    });
     assert.deepEqual([nestedOver.status, Object.keys(nestedOver.body.errors)], [422, ['payload.grid']]);
   });
 
@@ -110,12 +161,14 @@ describe('dashboard limits', () => {
 describe('the dashboards list is paged', () => {
   let server: TestServer;
   let org: DashboardOrg;
-  const call = (method: string, path: string, body?: unknown) => request(server, method, path, body, { token: org.userToken });
+  const call = (method: string, path: string, body?: unknown) =>
+    request(server, method, path, body, { token: org.userToken });
 
   before(async () => {
     server = await startTestServer();
     org = await setupOrganization(server);
-    for (let i = 0; i < 120; i++) await createDashboard(server, org.userToken, dashboardBody(org, { name: `D${i}` }));
+    for (let i = 0; i < 120; i++)
+      await createDashboard(server, org.userToken, dashboardBody(org, { name: `D${i}` }));
   });
   after(() => server.stop());
 
@@ -127,7 +180,10 @@ describe('the dashboards list is paged', () => {
     assert.equal(first.body.data[0].name, 'D0');
     const rest = await call('GET', '/api/v1/dashboards?limit=50&offset=100');
     assert.deepEqual(rest.body.meta, { total: 120, limit: 50, offset: 100 });
-    assert.deepEqual(rest.body.data.map((d: { name: string }) => d.name), Array.from({ length: 20 }, (_, i) => `D${100 + i}`));
+    assert.deepEqual(
+      rest.body.data.map((d: { name: string }) => d.name),
+      Array.from({ length: 20 }, (_, i) => `D${100 + i}`),
+    );
     const past = await call('GET', '/api/v1/dashboards?offset=5000');
     assert.deepEqual([past.body.data, past.body.meta], [[], { total: 120, limit: 100, offset: 5000 }]);
     const max = await call('GET', '/api/v1/dashboards?limit=1000');
@@ -137,19 +193,43 @@ describe('the dashboards list is paged', () => {
   test('the groups list is paged the same way', async () => {
     const other = await setupOrganization(server);
     for (let i = 0; i < 105; i++) {
-      const g = await request(server, 'POST', '/api/v1/dashboard-groups', { name: `G${i}` }, { token: other.userToken });
+      const g = await request(
+        server,
+        'POST',
+        '/api/v1/dashboard-groups',
+        { name: `G${i}` },
+        { token: other.userToken },
+      );
       assert.equal(g.status, 201);
     }
-    const first = await request(server, 'GET', '/api/v1/dashboard-groups', undefined, { token: other.userToken });
+    const first = await request(server, 'GET', '/api/v1/dashboard-groups', undefined, {
+      token: other.userToken,
+    });
     assert.deepEqual([first.body.data.length, first.body.meta], [100, { total: 105, limit: 100, offset: 0 }]);
-    const rest = await request(server, 'GET', '/api/v1/dashboard-groups?offset=100', undefined, { token: other.userToken });
-    assert.deepEqual(rest.body.data.map((g: { name: string }) => g.name), ['G100', 'G101', 'G102', 'G103', 'G104']);
-    const bad = await request(server, 'GET', '/api/v1/dashboard-groups?limit=0', undefined, { token: other.userToken });
+    const rest = await request(server, 'GET', '/api/v1/dashboard-groups?offset=100', undefined, {
+      token: other.userToken,
+    });
+    assert.deepEqual(
+      rest.body.data.map((g: { name: string }) => g.name),
+      ['G100', 'G101', 'G102', 'G103', 'G104'],
+    );
+    const bad = await request(server, 'GET', '/api/v1/dashboard-groups?limit=0', undefined, {
+      token: other.userToken,
+    });
     assert.equal(bad.status, 400);
   });
 
   test('a bad limit or offset is 400 naming the parameter', async () => {
-    for (const query of ['limit=0', 'limit=1001', 'limit=-1', 'limit=abc', 'limit=', 'limit=1.5', 'limit=1&limit=2', 'limit=99999999999']) {
+    for (const query of [
+      'limit=0',
+      'limit=1001',
+      'limit=-1',
+      'limit=abc',
+      'limit=',
+      'limit=1.5',
+      'limit=1&limit=2',
+      'limit=99999999999',
+    ]) {
       const res = await call('GET', `/api/v1/dashboards?${query}`);
       assert.equal(res.status, 400, query);
       assert.match(res.body.errors.detail, /^limit /, query);
@@ -164,11 +244,14 @@ describe('the dashboards list is paged', () => {
   test('a page of large dashboards stops early (bounded answer); paging by data.length reaches every one', async () => {
     const big = await setupOrganization(server);
     const payload = { notes: 'z'.repeat(250 * 1024) };
-    for (let i = 0; i < 40; i++) await createDashboard(server, big.userToken, dashboardBody(big, { name: `B${i}`, payload }));
+    for (let i = 0; i < 40; i++)
+      await createDashboard(server, big.userToken, dashboardBody(big, { name: `B${i}`, payload }));
     const seen: string[] = [];
     let offset = 0;
     for (;;) {
-      const page = await request(server, 'GET', `/api/v1/dashboards?limit=1000&offset=${offset}`, undefined, { token: big.userToken });
+      const page = await request(server, 'GET', `/api/v1/dashboards?limit=1000&offset=${offset}`, undefined, {
+        token: big.userToken,
+      });
       assert.equal(page.status, 200);
       assert.ok(page.text.length < 9 * 1024 * 1024, `page of ${page.text.length} bytes`);
       assert.equal(page.body.meta.total, 40);
@@ -176,6 +259,9 @@ describe('the dashboards list is paged', () => {
       seen.push(...page.body.data.map((d: { name: string }) => d.name));
       offset += page.body.data.length;
     }
-    assert.deepEqual(seen, Array.from({ length: 40 }, (_, i) => `B${i}`));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 40 }, (_, i) => `B${i}`),
+    );
   });
 });

@@ -11,11 +11,17 @@ const FORBIDDEN = { errors: { detail: 'Forbidden' } };
 describe('dashboards honour source-token flags', () => {
   let server: TestServer;
   let org: DashboardOrg;
-  const tokens: Record<'readOnly' | 'writeOnly' | 'neither', string> = { readOnly: '', writeOnly: '', neither: '' };
+  const tokens: Record<'readOnly' | 'writeOnly' | 'neither', string> = {
+    readOnly: '',
+    writeOnly: '',
+    neither: '',
+  };
 
   async function mint(read: boolean, write: boolean): Promise<string> {
     const body = { source_type: 'database', source_id: org.databaseId, read, write };
-    const res = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', body, { token: org.userToken });
+    const res = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', body, {
+      token: org.userToken,
+    });
     assert.equal(res.status, 201, res.text);
     return res.body.data.token.value;
   }
@@ -31,7 +37,13 @@ describe('dashboards honour source-token flags', () => {
 
   async function victims() {
     const dashboard = await createDashboard(server, org.userToken, dashboardBody(org, { name: 'Victim' }));
-    const g = await request(server, 'POST', '/api/v1/dashboard-groups', { name: 'Victim group' }, { token: org.userToken });
+    const g = await request(
+      server,
+      'POST',
+      '/api/v1/dashboard-groups',
+      { name: 'Victim group' },
+      { token: org.userToken },
+    );
     assert.equal(g.status, 201, g.text);
     return { dashboard, group: g.body.data };
   }
@@ -58,12 +70,20 @@ describe('dashboards honour source-token flags', () => {
   ];
 
   async function assertUnchanged(dashboard: Record<string, unknown>, group: Record<string, unknown>) {
-    const d = await request(server, 'GET', `/api/v1/dashboards/${dashboard.id}`, undefined, { token: org.userToken });
+    const d = await request(server, 'GET', `/api/v1/dashboards/${dashboard.id}`, undefined, {
+      token: org.userToken,
+    });
     assert.deepEqual([d.status, d.body.data], [200, dashboard], 'the dashboard is intact');
-    const g = await request(server, 'GET', `/api/v1/dashboard-groups/${group.id}`, undefined, { token: org.userToken });
+    const g = await request(server, 'GET', `/api/v1/dashboard-groups/${group.id}`, undefined, {
+      token: org.userToken,
+    });
     assert.deepEqual([g.status, g.body.data], [200, group], 'the group is intact');
     const list = await request(server, 'GET', '/api/v1/dashboards', undefined, { token: org.userToken });
-    assert.equal(list.body.data.some((x: { name: string }) => x.name === 'Intruder'), false, 'nothing was created');
+    assert.equal(
+      list.body.data.some((x: { name: string }) => x.name === 'Intruder'),
+      false,
+      'nothing was created',
+    );
   }
 
   test('a read-only token reads dashboards and groups but every change is 403 and changes nothing', async () => {
@@ -85,14 +105,40 @@ describe('dashboards honour source-token flags', () => {
       const res = await request(server, 'GET', path, undefined, { token: tokens.writeOnly });
       assert.deepEqual([res.status, res.body], [403, FORBIDDEN], `GET ${path}`);
     }
-    const created = await request(server, 'POST', '/api/v1/dashboards', dashboardBody(org, { name: 'By writer' }), { token: tokens.writeOnly });
+    const created = await request(
+      server,
+      'POST',
+      '/api/v1/dashboards',
+      dashboardBody(org, { name: 'By writer' }),
+      { token: tokens.writeOnly },
+    );
     assert.equal(created.status, 201, created.text);
-    const renamed = await request(server, 'PUT', `/api/v1/dashboards/${dashboard.id}`, { name: 'W' }, { token: tokens.writeOnly });
+    const renamed = await request(
+      server,
+      'PUT',
+      `/api/v1/dashboards/${dashboard.id}`,
+      { name: 'W' },
+      { token: tokens.writeOnly },
+    );
     assert.equal(renamed.status, 200, renamed.text);
-    const g = await request(server, 'PATCH', `/api/v1/dashboard-groups/${group.id}`, { name: 'W' }, { token: tokens.writeOnly });
+    const g = await request(
+      server,
+      'PATCH',
+      `/api/v1/dashboard-groups/${group.id}`,
+      { name: 'W' },
+      { token: tokens.writeOnly },
+    );
     assert.equal(g.status, 200, g.text);
-    for (const path of [`/api/v1/dashboards/${dashboard.id}`, `/api/v1/dashboards/${created.body.data.id}`, `/api/v1/dashboard-groups/${group.id}`]) {
-      assert.equal((await request(server, 'DELETE', path, undefined, { token: tokens.writeOnly })).status, 200, path);
+    for (const path of [
+      `/api/v1/dashboards/${dashboard.id}`,
+      `/api/v1/dashboards/${created.body.data.id}`,
+      `/api/v1/dashboard-groups/${group.id}`,
+    ]) {
+      assert.equal(
+        (await request(server, 'DELETE', path, undefined, { token: tokens.writeOnly })).status,
+        200,
+        path,
+      );
     }
   });
 
@@ -111,7 +157,9 @@ describe('dashboards honour source-token flags', () => {
 
   test('a user API token keeps full access (flags belong to source tokens)', async () => {
     const { dashboard } = await victims();
-    const res = await request(server, 'DELETE', `/api/v1/dashboards/${dashboard.id}`, undefined, { token: org.userToken });
+    const res = await request(server, 'DELETE', `/api/v1/dashboards/${dashboard.id}`, undefined, {
+      token: org.userToken,
+    });
     assert.equal(res.status, 200);
   });
 });

@@ -24,11 +24,16 @@ describe('dashboard versions', () => {
     const d = await createDashboard(server, a.userToken, dashboardBody(a));
     const loaded = (await call('GET', `/api/v1/dashboards/${d.id}`)).body.data;
     // tab 1 saves first, from the version both tabs loaded
-    const first = await call('PUT', `/api/v1/dashboards/${d.id}`, { name: 'First', updated_at: loaded.updated_at });
+    const first = await call('PUT', `/api/v1/dashboards/${d.id}`, {
+      name: 'First',
+      updated_at: loaded.updated_at,
+    });
     assert.equal(first.status, 200, first.text);
     assert.notEqual(first.body.data.updated_at, loaded.updated_at, 'every save makes a new version');
     // tab 2 saves from the same, now stale version
-    const second = await call('PUT', `/api/v1/dashboards/${d.id}`, { dashboard: { key: 'other', updated_at: loaded.updated_at } });
+    const second = await call('PUT', `/api/v1/dashboards/${d.id}`, {
+      dashboard: { key: 'other', updated_at: loaded.updated_at },
+    });
     assert.equal(second.status, 409, second.text);
     const detail = second.body.errors.detail as string;
     assert.match(detail, /changed by .+ at \d{4}-\d\d-\d\dT/);
@@ -38,7 +43,10 @@ describe('dashboard versions', () => {
     assert.equal(kept.name, 'First');
     assert.equal(kept.key, d.key, 'the refused save changed nothing');
     // a save from the current version passes
-    const third = await call('PUT', `/api/v1/dashboards/${d.id}`, { key: 'other', updated_at: kept.updated_at });
+    const third = await call('PUT', `/api/v1/dashboards/${d.id}`, {
+      key: 'other',
+      updated_at: kept.updated_at,
+    });
     assert.equal(third.status, 200, third.text);
   });
 
@@ -80,11 +88,22 @@ describe('dashboard versions', () => {
     const got = await call('GET', `/api/v1/dashboard-groups/${g.id}`);
     const etag = got.headers.get('etag')!;
     assert.ok(etag);
-    const first = await call('PUT', `/api/v1/dashboard-groups/${g.id}`, { name: 'Ops 2', updated_at: g.updated_at });
+    const first = await call('PUT', `/api/v1/dashboard-groups/${g.id}`, {
+      name: 'Ops 2',
+      updated_at: g.updated_at,
+    });
     assert.equal(first.status, 200, first.text);
-    const byBody = await call('PUT', `/api/v1/dashboard-groups/${g.id}`, { name: 'Ops 3', updated_at: g.updated_at });
+    const byBody = await call('PUT', `/api/v1/dashboard-groups/${g.id}`, {
+      name: 'Ops 3',
+      updated_at: g.updated_at,
+    });
     assert.equal(byBody.status, 409, byBody.text);
-    const byHeader = await call('PUT', `/api/v1/dashboard-groups/${g.id}`, { name: 'Ops 3' }, { 'If-Match': etag });
+    const byHeader = await call(
+      'PUT',
+      `/api/v1/dashboard-groups/${g.id}`,
+      { name: 'Ops 3' },
+      { 'If-Match': etag },
+    );
     assert.equal(byHeader.status, 409, byHeader.text);
     const plain = await call('PUT', `/api/v1/dashboard-groups/${g.id}`, { name: 'Ops 3' });
     assert.equal(plain.status, 200, plain.text);

@@ -2,7 +2,13 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, startTestServer, type TestServer } from '../helpers/server';
-import { DASHBOARD_FIELDS, createDashboard, dashboardBody, setupOrganization, type DashboardOrg } from '../helpers/dashboards';
+import {
+  DASHBOARD_FIELDS,
+  createDashboard,
+  dashboardBody,
+  setupOrganization,
+  type DashboardOrg,
+} from '../helpers/dashboards';
 
 const T0 = Date.UTC(2026, 0, 24, 12, 0, 0);
 const T1 = Date.UTC(2026, 0, 25, 8, 30, 15, 999);
@@ -61,7 +67,11 @@ describe('dashboards CRUD', () => {
   });
 
   test('a project dashboard takes the project defaults and has database_id null', async () => {
-    const d = await createDashboard(server, org.userToken, dashboardBody(org, { source: { type: 'project', id: org.projectId } }));
+    const d = await createDashboard(
+      server,
+      org.userToken,
+      dashboardBody(org, { source: { type: 'project', id: org.projectId } }),
+    );
     assert.equal(d.source_type, 'project');
     assert.equal(d.source_id, org.projectId);
     assert.equal(d.database_id, null);
@@ -71,7 +81,11 @@ describe('dashboards CRUD', () => {
   });
 
   test('create accepts the body under `dashboard` and keeps the fields sent', async () => {
-    const payload = { grid: [{ id: 'kpi-1', type: 'kpi', title: 'Total', path: 'count', function: 'sum', x: 0, y: 0, w: 4, h: 3 }] };
+    const payload = {
+      grid: [
+        { id: 'kpi-1', type: 'kpi', title: 'Total', path: 'count', function: 'sum', x: 0, y: 0, w: 4, h: 3 },
+      ],
+    };
     const res = await call('POST', '/api/v1/dashboards', {
       dashboard: dashboardBody(org, {
         name: 'Wrapped',
@@ -93,7 +107,11 @@ describe('dashboards CRUD', () => {
   });
 
   test('show returns the stored object; an upper-case id names the same dashboard', async () => {
-    const d = await createDashboard(server, org.userToken, dashboardBody(org, { segments: [{ name: 'country', groups: [{ items: [{ value: 'US' }] }] }] }));
+    const d = await createDashboard(
+      server,
+      org.userToken,
+      dashboardBody(org, { segments: [{ name: 'country', groups: [{ items: [{ value: 'US' }] }] }] }),
+    );
     const res = await call('GET', `/api/v1/dashboards/${d.id.toUpperCase()}`);
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { data: d });
@@ -105,7 +123,11 @@ describe('dashboards CRUD', () => {
     const a = await createDashboard(server, org.userToken, dashboardBody(org, { name: 'a', position: 5 }));
     const b = await createDashboard(server, org.userToken, dashboardBody(org, { name: 'b' }));
     const c = await createDashboard(server, org.userToken, dashboardBody(org, { name: 'c', position: 5 }));
-    const hidden = await createDashboard(server, org.userToken, dashboardBody(org, { name: 'h', visibility: false, position: 9 }));
+    const hidden = await createDashboard(
+      server,
+      org.userToken,
+      dashboardBody(org, { name: 'h', visibility: false, position: 9 }),
+    );
     const e = await createDashboard(server, org.userToken, dashboardBody(org, { name: 'e' }));
     assert.equal(b.position, 6);
     assert.equal(e.position, 10, 'hidden dashboards count for last + 1');
@@ -153,7 +175,9 @@ describe('dashboards CRUD', () => {
 
   test('PUT under `dashboard`; PATCH behaves the same', async () => {
     const d = await createDashboard(server, org.userToken, dashboardBody(org));
-    const put = await call('PUT', `/api/v1/dashboards/${d.id}`, { dashboard: { key: 'event::login', default_timeframe: '30d' } });
+    const put = await call('PUT', `/api/v1/dashboards/${d.id}`, {
+      dashboard: { key: 'event::login', default_timeframe: '30d' },
+    });
     assert.equal(put.status, 200, put.text);
     assert.equal(put.body.data.key, 'event::login');
     assert.equal(put.body.data.default_timeframe, '30d');
@@ -188,14 +212,28 @@ describe('dashboards CRUD', () => {
       server,
       org.userToken,
       dashboardBody(org, {
-        payload: { grid: [{ id: 'g', type: 'group', children: [{ id: 'k', type: 'kpi', path: 'count', function: 'max' }] }] },
-        segments: [{ name: 'country', default_value: 'US', groups: [{ label: 'All', items: [{ value: 'US' }, { value: 'DE' }] }] }],
+        payload: {
+          grid: [
+            { id: 'g', type: 'group', children: [{ id: 'k', type: 'kpi', path: 'count', function: 'max' }] },
+          ],
+        },
+        segments: [
+          {
+            name: 'country',
+            default_value: 'US',
+            groups: [{ label: 'All', items: [{ value: 'US' }, { value: 'DE' }] }],
+          },
+        ],
       }),
     );
     const res = await call('PUT', `/api/v1/dashboards/${d.id}`, d);
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body.data, d);
-    const p = await createDashboard(server, org.userToken, dashboardBody(org, { source: { type: 'project', id: org.projectId } }));
+    const p = await createDashboard(
+      server,
+      org.userToken,
+      dashboardBody(org, { source: { type: 'project', id: org.projectId } }),
+    );
     const echoed = await call('PUT', `/api/v1/dashboards/${p.id}`, { dashboard: p });
     assert.equal(echoed.status, 200, echoed.text);
     assert.deepEqual(echoed.body.data, p, 'database_id null in the body is accepted');
@@ -204,7 +242,10 @@ describe('dashboards CRUD', () => {
 
   test('PUT can move a dashboard to another source; the granularity follows when the new source lacks it', async () => {
     const d = await createDashboard(server, org.userToken, dashboardBody(org, { default_granularity: '1m' }));
-    const res = await call('PUT', `/api/v1/dashboards/${d.id}`, { source_type: 'project', source_id: org.projectId });
+    const res = await call('PUT', `/api/v1/dashboards/${d.id}`, {
+      source_type: 'project',
+      source_id: org.projectId,
+    });
     assert.equal(res.status, 200, res.text);
     const u = res.body.data;
     assert.deepEqual([u.source_type, u.source_id, u.database_id], ['project', org.projectId, null]);
@@ -226,14 +267,25 @@ describe('dashboards CRUD', () => {
     const again = await call('DELETE', `/api/v1/dashboards/${d.id}`);
     assert.deepEqual([again.status, again.body], [404, { errors: { detail: 'Not found' } }]);
     const list = await call('GET', '/api/v1/dashboards');
-    assert.equal(list.body.data.some((x: { id: string }) => x.id === d.id), false);
+    assert.equal(
+      list.body.data.some((x: { id: string }) => x.id === d.id),
+      false,
+    );
   });
 
   test('unknown and malformed ids are 404', async () => {
     for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '1']) {
       for (const method of ['GET', 'PUT', 'DELETE']) {
-        const res = await call(method, `/api/v1/dashboards/${id}`, method === 'PUT' ? { name: 'x' } : undefined);
-        assert.deepEqual([res.status, res.body], [404, { errors: { detail: 'Not found' } }], `${method} ${id}`);
+        const res = await call(
+          method,
+          `/api/v1/dashboards/${id}`,
+          method === 'PUT' ? { name: 'x' } : undefined,
+        );
+        assert.deepEqual(
+          [res.status, res.body],
+          [404, { errors: { detail: 'Not found' } }],
+          `${method} ${id}`,
+        );
       }
     }
   });
@@ -249,7 +301,10 @@ describe('dashboards CRUD', () => {
       const empty = await request(server, method, path, undefined, { token: org.userToken });
       assert.equal(empty.status, 400, `${method} empty`);
       const envelope = await call(method, path, { dashboard: 'x' });
-      assert.deepEqual([envelope.status, envelope.body], [422, { errors: { dashboard: ['must be an object'] } }]);
+      assert.deepEqual(
+        [envelope.status, envelope.body],
+        [422, { errors: { dashboard: ['must be an object'] } }],
+      );
     }
     await call('DELETE', `/api/v1/dashboards/${d.id}`);
   });

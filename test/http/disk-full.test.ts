@@ -8,10 +8,25 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, openSync, writeSync, closeSync, statSync, truncateSync } from 'node:fs';
+import {
+  mkdtempSync,
+  rmSync,
+  writeFileSync,
+  openSync,
+  writeSync,
+  closeSync,
+  statSync,
+  truncateSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createProjectWithToken, request, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  type ProjectAgent,
+  type TestServer,
+} from '../helpers/server';
 import { createDashboard, dashboardBody, setupOrganization } from '../helpers/dashboards';
 import { startService } from '../helpers/process';
 
@@ -69,7 +84,10 @@ describe('a full disk', { skip: skip ?? false }, () => {
   const as = () => ({ token: agent.sourceToken, sourceId: agent.sourceId });
 
   test('writes answer 507, reads keep working, writes recover once space is free', async () => {
-    assert.equal((await request(server, 'POST', '/api/v1/metrics', { key: 'disk', at, values: { n: 1 } }, as())).status, 201);
+    assert.equal(
+      (await request(server, 'POST', '/api/v1/metrics', { key: 'disk', at, values: { n: 1 } }, as())).status,
+      201,
+    );
     const org = await setupOrganization(server);
     const filler = fillDisk();
 
@@ -81,18 +99,37 @@ describe('a full disk', { skip: skip ?? false }, () => {
       if (answer.status !== 201) break;
     }
     assert.deepEqual([answer!.status, answer!.body], [507, FULL]);
-    const signup = await request(server, 'POST', '/api/v1/bootstrap/signup', { email: `full-${Date.now()}@example.com`, password: 'long enough', organization_name: `Full ${Date.now()}` });
+    const signup = await request(server, 'POST', '/api/v1/bootstrap/signup', {
+      email: `full-${Date.now()}@example.com`,
+      password: 'long enough',
+      organization_name: `Full ${Date.now()}`,
+    });
     assert.ok([201, 507].includes(signup.status), `signup on a full disk: ${signup.status} ${signup.text}`);
-    const dash = await request(server, 'POST', '/api/v1/dashboards', dashboardBody(org, { payload: { notes: 'x'.repeat(200_000) } }), { token: org.userToken });
+    const dash = await request(
+      server,
+      'POST',
+      '/api/v1/dashboards',
+      dashboardBody(org, { payload: { notes: 'x'.repeat(200_000) } }),
+      { token: org.userToken },
+    );
     assert.ok([201, 507].includes(dash.status), `dashboard on a full disk: ${dash.status} ${dash.text}`);
 
     const read = await request(server, 'GET', `/api/v1/metrics?key=disk&${range}`, undefined, as());
     assert.deepEqual([read.status, read.body.data.values], [200, [{ n: 1 }]], 'reads keep working');
     assert.equal((await request(server, 'GET', '/api/v1/health')).status, 200);
-    assert.equal((await request(server, 'GET', '/api/v1/dashboards', undefined, { token: org.userToken })).status, 200);
+    assert.equal(
+      (await request(server, 'GET', '/api/v1/dashboards', undefined, { token: org.userToken })).status,
+      200,
+    );
 
     rmSync(filler);
-    const again = await request(server, 'POST', '/api/v1/metrics', { key: 'disk', at, values: { n: 1 } }, as());
+    const again = await request(
+      server,
+      'POST',
+      '/api/v1/metrics',
+      { key: 'disk', at, values: { n: 1 } },
+      as(),
+    );
     assert.equal(again.status, 201, again.text);
     const after = await request(server, 'GET', `/api/v1/metrics?key=disk&${range}`, undefined, as());
     assert.deepEqual(after.body.data.values, [{ n: 2 }], 'the write after recovery landed once');
@@ -106,7 +143,9 @@ const HANGS = 'hangs in its last phase (start after space is freed): under inves
 describe('a full disk, then SIGTERM and new starts', { skip: skip ?? HANGS }, () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'disk-full-stop-'));
   const data = path.join(root, 'data');
-  before(() => execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,mode=0700', 'tmpfs', root], { stdio: 'pipe' }));
+  before(() =>
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,mode=0700', 'tmpfs', root], { stdio: 'pipe' }),
+  );
   after(() => {
     execFileSync('umount', [root]);
     rmSync(root, { recursive: true, force: true });
@@ -126,7 +165,13 @@ describe('a full disk, then SIGTERM and new starts', { skip: skip ?? HANGS }, ()
       return answer;
     };
     const total = async () => {
-      const read = await request(service, 'GET', `/api/v1/metrics?key=acked&from=${at}&to=${at}&granularity=1h`, undefined, as);
+      const read = await request(
+        service,
+        'GET',
+        `/api/v1/metrics?key=acked&from=${at}&to=${at}&granularity=1h`,
+        undefined,
+        as,
+      );
       assert.equal(read.status, 200, read.text);
       return read.body.data.values[0]?.n;
     };
@@ -167,7 +212,10 @@ describe('a full disk, then SIGTERM and new starts', { skip: skip ?? HANGS }, ()
     );
     assert.ok(failed !== null, 'a start that cannot fold its write log does not serve');
     assert.match(failed, /exited early \(1\)/);
-    const lines = failed.replace(/^exited early \(1\): /, '').split('\n').filter((l) => l.startsWith('service:'));
+    const lines = failed
+      .replace(/^exited early \(1\): /, '')
+      .split('\n')
+      .filter((l) => l.startsWith('service:'));
     assert.equal(lines.length, 1, failed);
     assert.match(lines[0]!, /^service: failed to start: the disk holding the data directory .+ is full/);
 

@@ -29,7 +29,15 @@ test('created under a permissive umask: directory 0700, database files 0600; wid
     const server = await start();
     const agent = await createProjectWithToken(server);
     const point = { key: 'modes', at: '2026-01-24T10:00:00Z', values: { n: 1 } };
-    assert.equal((await request(server, 'POST', '/api/v1/metrics', point, { token: agent.sourceToken, sourceId: agent.sourceId })).status, 201);
+    assert.equal(
+      (
+        await request(server, 'POST', '/api/v1/metrics', point, {
+          token: agent.sourceToken,
+          sourceId: agent.sourceId,
+        })
+      ).status,
+      201,
+    );
     assert.equal(mode(dataDir).toString(8), '700');
     for (const file of files) assert.equal(mode(file).toString(8), '600', file);
     await server.close();

@@ -47,7 +47,9 @@ function replies(socket: net.Socket): Promise<RawReply[] & { closedAt?: number }
       }
     }
   });
-  return new Promise((resolve) => socket.once('close', () => resolve(Object.assign(out, { closedAt: performance.now() }))));
+  return new Promise((resolve) =>
+    socket.once('close', () => resolve(Object.assign(out, { closedAt: performance.now() }))),
+  );
 }
 
 describe('graceful stop', () => {
@@ -58,7 +60,11 @@ describe('graceful stop', () => {
   test('SIGTERM with writes in flight: 201 for each, 503 after, idle connections closed, exit within 1 s', async () => {
     const service = await startService(['--port', '0', '--data', tempDir()]);
     const p = await createProjectWithToken(service);
-    const points = Array.from({ length: 500 }, (_, i) => ({ key: 'stop', at: '2026-01-24T10:00:00Z', values: { n: i } }));
+    const points = Array.from({ length: 500 }, (_, i) => ({
+      key: 'stop',
+      at: '2026-01-24T10:00:00Z',
+      values: { n: i },
+    }));
     const body = JSON.stringify({ points });
     const head = (length: number) =>
       `POST /api/v1/metrics/batch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${p.sourceToken}\r\n` +
@@ -93,7 +99,10 @@ describe('graceful stop', () => {
       assert.equal(r.length, 1);
       assert.equal(r[0]!.status, 200);
       // Closed at once, not after the keep-alive timeout (5 s) or the last write's answer.
-      assert.ok(r.closedAt! - signalled < 1500, `idle connection closed ${Math.round(r.closedAt! - signalled)} ms after the signal`);
+      assert.ok(
+        r.closedAt! - signalled < 1500,
+        `idle connection closed ${Math.round(r.closedAt! - signalled)} ms after the signal`,
+      );
     }
     const answered = await Promise.all(inFlightReplies);
     for (const r of answered) {
@@ -109,7 +118,10 @@ describe('graceful stop', () => {
     const exit = await service.exited;
     assert.equal(exit.code, 0, service.stderr());
     const lastAnswer = Math.max(...answered.flat().map((r) => r.at), ...lateDone.map((r) => r.at));
-    assert.ok(exit.at - lastAnswer < 1000, `exited ${Math.round(exit.at - lastAnswer)} ms after its last answer`);
+    assert.ok(
+      exit.at - lastAnswer < 1000,
+      `exited ${Math.round(exit.at - lastAnswer)} ms after its last answer`,
+    );
     assert.ok(exit.at - signalled < 5000);
     assert.match(service.stderr(), /"msg":"service stopped"/);
   });
@@ -120,12 +132,20 @@ describe('graceful stop', () => {
     let p: Awaited<ReturnType<typeof createProjectWithToken>> | null = null;
     let stored = 0;
     const readTotal = async (url: string) => {
-      const read = await request({ url }, 'GET', `/api/v1/metrics?key=burst&from=${at}&to=${at}&granularity=1h`, undefined, { token: p!.sourceToken, sourceId: p!.sourceId });
+      const read = await request(
+        { url },
+        'GET',
+        `/api/v1/metrics?key=burst&from=${at}&to=${at}&granularity=1h`,
+        undefined,
+        { token: p!.sourceToken, sourceId: p!.sourceId },
+      );
       assert.equal(read.status, 200, read.text);
       return (read.body.data.values[0]?.n as number | undefined) ?? 0;
     };
     const track = JSON.stringify({ key: 'burst', at, values: { n: 1 } });
-    const batch = JSON.stringify({ points: Array.from({ length: 10 }, () => ({ key: 'burst', at, values: { n: 1 } })) });
+    const batch = JSON.stringify({
+      points: Array.from({ length: 10 }, () => ({ key: 'burst', at, values: { n: 1 } })),
+    });
     const post = (route: string, body: string) =>
       `POST ${route} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${p!.sourceToken}\r\nX-Service-Source-Id: ${p!.sourceId}\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
@@ -134,7 +154,11 @@ describe('graceful stop', () => {
     for (let round = 0; round < 20; round++) {
       const service = await startService(['--port', '0', '--data', data]);
       p ??= await createProjectWithToken(service);
-      assert.equal(await readTotal(service.url), stored, `round ${round}: every 201 of the rounds before is stored`);
+      assert.equal(
+        await readTotal(service.url),
+        stored,
+        `round ${round}: every 201 of the rounds before is stored`,
+      );
       // Keep-alive connections, each after one answered request.
       const sockets = await Promise.all(Array.from({ length: 20 }, () => connect(service.url)));
       await Promise.all(
@@ -163,7 +187,8 @@ describe('graceful stop', () => {
               const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
               resolve({ status: statuses.at(-1) ?? null, error, points });
             });
-            const send = () => socket.write(i < 2 ? post('/api/v1/metrics/batch', batch) : post('/api/v1/metrics', track));
+            const send = () =>
+              socket.write(i < 2 ? post('/api/v1/metrics/batch', batch) : post('/api/v1/metrics', track));
             if (i < sockets.length) {
               text = '';
               send();
@@ -176,7 +201,11 @@ describe('graceful stop', () => {
       const exit = await service.exited;
       assert.equal(exit.code, 0, service.stderr());
       for (const r of results) {
-        assert.equal(r.error, null, `round ${round}: a request was cut off (${r.error}) instead of answered: ${JSON.stringify(results)}`);
+        assert.equal(
+          r.error,
+          null,
+          `round ${round}: a request was cut off (${r.error}) instead of answered: ${JSON.stringify(results)}`,
+        );
         assert.ok(r.status === 201 || r.status === 503, `round ${round}: answered ${r.status}`);
         counts[r.status] = (counts[r.status] ?? 0) + 1;
         if (r.status === 201) stored += r.points;
@@ -191,7 +220,9 @@ describe('graceful stop', () => {
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     test(`npm start stops on ${signal} to npm: npm exits 0 and the service is gone`, async () => {
-      const npm = await startProcess('npm', ['start', '--silent', '--', '--port', '0', '--data', tempDir()], { npm_config_update_notifier: 'false' });
+      const npm = await startProcess('npm', ['start', '--silent', '--', '--port', '0', '--data', tempDir()], {
+        npm_config_update_notifier: 'false',
+      });
       const { port } = new URL(npm.url);
       npm.child.kill(signal);
       const exit = await npm.exited;

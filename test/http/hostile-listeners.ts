@@ -10,7 +10,9 @@ export interface Listener {
 }
 
 /** Answers every connection with `behave`; the sockets are destroyed on stop. */
-export async function listen(behave: (socket: net.Socket, count: (n: number) => void) => void): Promise<Listener> {
+export async function listen(
+  behave: (socket: net.Socket, count: (n: number) => void) => void,
+): Promise<Listener> {
   const sockets = new Set<net.Socket>();
   let sent = 0;
   const server = net.createServer((socket) => {
@@ -66,7 +68,13 @@ export const HOSTILE: Record<Hostile, (socket: net.Socket, count: (n: number) =>
   'mariadb-greeting': (s, c) => write(s, c, mariadbGreeting()),
   http: (s, c) =>
     s.on('data', () => {
-      write(s, c, Buffer.from(`HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: 20\r\n\r\n${REMOTE_TEXT}`));
+      write(
+        s,
+        c,
+        Buffer.from(
+          `HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: 20\r\n\r\n${REMOTE_TEXT}`,
+        ),
+      );
       s.end();
     }),
   /** bytes of no protocol, on connect and on every message */

@@ -4,7 +4,13 @@
 // store and a sqlite database source.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createProjectWithToken, request, signupWithOrganization, startTestServer, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  signupWithOrganization,
+  startTestServer,
+  type TestServer,
+} from '../helpers/server';
 
 let server: TestServer;
 let as: { token: string; sourceId: string };
@@ -17,11 +23,23 @@ after(() => server.stop());
 
 const at = '2026-02-03T04:05:06Z';
 const post = (body: unknown, who = as) => request(server, 'POST', '/api/v1/metrics', body, who);
-const batch = (points: unknown[], who = as) => request(server, 'POST', '/api/v1/metrics/batch', { points }, who);
-const raw = (text: string) => request(server, 'POST', '/api/v1/metrics', undefined, { ...as, raw: text, headers: { 'content-type': 'application/json' } });
+const batch = (points: unknown[], who = as) =>
+  request(server, 'POST', '/api/v1/metrics/batch', { points }, who);
+const raw = (text: string) =>
+  request(server, 'POST', '/api/v1/metrics', undefined, {
+    ...as,
+    raw: text,
+    headers: { 'content-type': 'application/json' },
+  });
 
 async function stored(key: string, granularity = '1h', who = as): Promise<unknown> {
-  const res = await request(server, 'GET', `/api/v1/metrics?${new URLSearchParams({ key, from: at, to: at, granularity })}`, undefined, who);
+  const res = await request(
+    server,
+    'GET',
+    `/api/v1/metrics?${new URLSearchParams({ key, from: at, to: at, granularity })}`,
+    undefined,
+    who,
+  );
   assert.equal(res.status, 200, res.text);
   return res.body.data.values[0];
 }
@@ -55,14 +73,20 @@ describe('keys', () => {
     const res = await post({ key: '__system__key__', at, values: { count: 5 } });
     assert.equal(res.status, 422);
     assert.deepEqual(res.body.errors.key, ['must not be the system key __system__key__']);
-    const b = await batch([{ key: 'sys.ok', at, values: { n: 1 } }, { key: '__system__key__', at, values: { n: 1 } }]);
+    const b = await batch([
+      { key: 'sys.ok', at, values: { n: 1 } },
+      { key: '__system__key__', at, values: { n: 1 } },
+    ]);
     assert.equal(b.status, 422);
     assert.ok(b.body.errors['points[1].key']);
     assert.deepEqual(await stored('sys.ok'), {});
   });
 
   test('in a batch, a blank key names its point', async () => {
-    const b = await batch([{ key: 'fine', at, values: { n: 1 } }, { key: '\u00a0', at, values: { n: 1 } }]);
+    const b = await batch([
+      { key: 'fine', at, values: { n: 1 } },
+      { key: '\u00a0', at, values: { n: 1 } },
+    ]);
     assert.equal(b.status, 422);
     assert.deepEqual(b.body.errors['points[1].key'], ['must not be blank']);
   });
@@ -92,15 +116,24 @@ describe('tracks that would overflow', () => {
 
   test('a batch that overflows only against the stored value is refused whole', async () => {
     assert.equal((await post({ key: 'stored', at, values: { v: 1.2e308 } })).status, 201);
-    const b = await batch([{ key: 'bystander', at, values: { n: 1 } }, { key: 'stored', at, values: { v: 5e307 } }, { key: 'stored', at, values: { v: 5e307 } }]);
+    const b = await batch([
+      { key: 'bystander', at, values: { n: 1 } },
+      { key: 'stored', at, values: { v: 5e307 } },
+      { key: 'stored', at, values: { v: 5e307 } },
+    ]);
     assert.equal(b.status, 422);
-    assert.deepEqual(b.body.errors['points[2].values'], ['track of v would leave the finite range of a double']);
+    assert.deepEqual(b.body.errors['points[2].values'], [
+      'track of v would leave the finite range of a double',
+    ]);
     assert.deepEqual(await stored('bystander'), {});
     assert.deepEqual(await stored('stored'), { v: 1.2e308 });
   });
 
   test('within one batch, the overflow is found between its own points; an assert resets the sum', async () => {
-    const b = await batch([{ key: 'inner', at, values: { v: 1e308 } }, { key: 'inner', at, values: { v: 1e308 } }]);
+    const b = await batch([
+      { key: 'inner', at, values: { v: 1e308 } },
+      { key: 'inner', at, values: { v: 1e308 } },
+    ]);
     assert.equal(b.status, 422);
     assert.ok(b.body.errors['points[1].values']);
     const ok = await batch([
@@ -129,15 +162,41 @@ describe('a sqlite database source', () => {
   test('refuses an overflowing track too and never stores a non-finite number', async () => {
     const agent = await signupWithOrganization(server);
     const user = { token: agent.userToken };
-    const db = await request(server, 'POST', '/api/v1/bootstrap/databases', { display_name: 'Stats', driver: 'sqlite', file_path: 'overflow.sqlite' }, user);
+    const db = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/databases',
+      { display_name: 'Stats', driver: 'sqlite', file_path: 'overflow.sqlite' },
+      user,
+    );
     assert.equal(db.status, 201, db.text);
     const id = db.body.data.source.id as string;
-    assert.equal((await request(server, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, undefined, user)).status, 200);
-    const token = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'database', source_id: id }, user);
+    assert.equal(
+      (await request(server, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, undefined, user)).status,
+      200,
+    );
+    const token = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/source-tokens',
+      { source_type: 'database', source_id: id },
+      user,
+    );
     const who = { token: token.body.data.token.value as string, sourceId: id };
     assert.equal((await post({ key: 'big', at, values: { v: 1e308 } }, who)).status, 201);
     assert.equal((await post({ key: 'big', at, values: { v: 1e308 } }, who)).status, 422);
-    assert.equal((await batch([{ key: 'big', at, values: { v: 1 } }, { key: 'big', at, values: { v: 1e308 } }], who)).status, 422);
+    assert.equal(
+      (
+        await batch(
+          [
+            { key: 'big', at, values: { v: 1 } },
+            { key: 'big', at, values: { v: 1e308 } },
+          ],
+          who,
+        )
+      ).status,
+      422,
+    );
     assert.deepEqual(await stored('big', '1h', who), { v: 1e308 });
   });
 });

@@ -3,7 +3,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { createProjectWithToken, request, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  type ProjectAgent,
+  type TestServer,
+} from '../helpers/server';
 
 let server: TestServer;
 let agent: ProjectAgent;
@@ -24,7 +30,12 @@ interface Sent {
   headers: Headers;
 }
 
-async function send(method: string, path: string, body?: string | Uint8Array, headers: Record<string, string> = {}): Promise<Sent> {
+async function send(
+  method: string,
+  path: string,
+  body?: string | Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<Sent> {
   const res = await fetch(`${server.url}${path}`, { method, headers, body });
   const text = await res.text();
   let json: unknown;
@@ -37,15 +48,27 @@ async function send(method: string, path: string, body?: string | Uint8Array, he
 }
 
 const tokenHeader = (token = agent.sourceToken) => ({ authorization: `Token ${token}` });
-const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+const basic = (user: string, password: string) => ({
+  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
 
 /** The buckets of one key over the hour from T0, 1m granularity. */
 async function series(key: string, who: ProjectAgent = agent): Promise<Array<{ at: string; values: any }>> {
-  const q = new URLSearchParams({ key, from: '2026-01-24T10:00:00Z', to: '2026-01-24T10:59:00Z', granularity: '1m' });
-  const res = await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, { token: who.sourceToken, sourceId: who.sourceId });
+  const q = new URLSearchParams({
+    key,
+    from: '2026-01-24T10:00:00Z',
+    to: '2026-01-24T10:59:00Z',
+    granularity: '1m',
+  });
+  const res = await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, {
+    token: who.sourceToken,
+    sourceId: who.sourceId,
+  });
   assert.equal(res.status, 200, res.text);
   const { at, values } = res.body.data as { at: string[]; values: unknown[] };
-  return at.map((a, i) => ({ at: a, values: values[i] })).filter((b) => Object.keys(b.values as object).length > 0);
+  return at
+    .map((a, i) => ({ at: a, values: values[i] }))
+    .filter((b) => Object.keys(b.values as object).length > 0);
 }
 
 test('Proxmox VE: its v2 write (Token, org and bucket, ns timestamps, no precision) is stored as gauges per series key', async () => {
@@ -79,7 +102,12 @@ test('Proxmox VE: its v2 write (Token, org and bucket, ns timestamps, no precisi
     template: { sum: 0, count: 1, last: 0 },
   });
   const nic = await series('nics,host=pve1,instance=eno1,object=nodes');
-  assert.deepEqual(nic, [{ at: '2026-01-24T10:01:00Z', values: { receive: { sum: 1000, count: 1, last: 1000 }, transmit: { sum: 2000, count: 1, last: 2000 } } }]);
+  assert.deepEqual(nic, [
+    {
+      at: '2026-01-24T10:01:00Z',
+      values: { receive: { sum: 1000, count: 1, last: 1000 }, transmit: { sum: 2000, count: 1, last: 2000 } },
+    },
+  ]);
 });
 
 test('Proxmox VE: its connection test GET /health with the Token header', async () => {
@@ -93,7 +121,11 @@ test('Proxmox VE: its connection test GET /health with the Token header', async 
 });
 
 test('Home Assistant through the Python influxdb client: Basic auth on /write?db=home_assistant, the empty test write, then points', async () => {
-  const headers = { ...basic('homeassistant', agent.sourceToken), 'content-type': 'application/octet-stream', accept: 'text/plain' };
+  const headers = {
+    ...basic('homeassistant', agent.sourceToken),
+    'content-type': 'application/octet-stream',
+    accept: 'text/plain',
+  };
   const empty = await send('POST', '/write?db=home_assistant', '', headers);
   assert.equal(empty.status, 204, empty.text);
   const lines =
@@ -107,14 +139,21 @@ test('Home Assistant through the Python influxdb client: Basic auth on /write?db
   assert.deepEqual(await series('°C,domain=sensor,entity_id=living_room_temperature'), [
     { at: '2026-01-24T10:00:00Z', values: { value: { sum: 44, count: 2, last: 22.5 } } },
   ]);
-  assert.deepEqual((await series('switch.kitchen,domain=switch,entity_id=kitchen'))[0]!.values, { value: { sum: 1, count: 1, last: 1 } });
+  assert.deepEqual((await series('switch.kitchen,domain=switch,entity_id=kitchen'))[0]!.values, {
+    value: { sum: 1, count: 1, last: 1 },
+  });
 });
 
 test('Telegraf v1: CREATE DATABASE on POST /query, then a gzip write with Basic auth', async () => {
-  const created = await send('POST', '/query', new URLSearchParams({ q: 'CREATE DATABASE "telegraf"' }).toString(), {
-    ...basic('telegraf', agent.sourceToken),
-    'content-type': 'application/x-www-form-urlencoded',
-  });
+  const created = await send(
+    'POST',
+    '/query',
+    new URLSearchParams({ q: 'CREATE DATABASE "telegraf"' }).toString(),
+    {
+      ...basic('telegraf', agent.sourceToken),
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+  );
   assert.equal(created.status, 200, created.text);
   assert.deepEqual(created.json, { results: [{ statement_id: 0 }] });
   const body = gzipSync(
@@ -130,18 +169,35 @@ test('Telegraf v1: CREATE DATABASE on POST /query, then a gzip write with Basic 
   });
   assert.equal(res.status, 204, res.text);
   assert.deepEqual(await series('cpu,cpu=cpu-total,host=nas'), [
-    { at: '2026-01-24T10:02:00Z', values: { usage_idle: { sum: 90, count: 1, last: 90 }, usage_user: { sum: 10, count: 1, last: 10 } } },
+    {
+      at: '2026-01-24T10:02:00Z',
+      values: { usage_idle: { sum: 90, count: 1, last: 90 }, usage_user: { sum: 10, count: 1, last: 10 } },
+    },
   ]);
   assert.deepEqual((await series('mem,host=nas'))[0]!.values.used, { sum: 100, count: 1, last: 100 });
-  assert.deepEqual((await series('disk,device=sda1,fstype=ext4,host=nas,mode=rw,path=/'))[0]!.values.free, { sum: 1000, count: 1, last: 1000 });
-  assert.deepEqual((await series('net,host=nas,interface=eth0'))[0]!.values.up, { sum: 1, count: 1, last: 1 });
+  assert.deepEqual((await series('disk,device=sda1,fstype=ext4,host=nas,mode=rw,path=/'))[0]!.values.free, {
+    sum: 1000,
+    count: 1,
+    last: 1000,
+  });
+  assert.deepEqual((await series('net,host=nas,interface=eth0'))[0]!.values.up, {
+    sum: 1,
+    count: 1,
+    last: 1,
+  });
 });
 
 test('credentials: Token, Bearer, Basic password and p= work; none, unknown, read-only and user tokens do not', async () => {
   const line = (n: number) => `auth,via=x v=${n} ${ns(T0 + 240_000)}`;
-  assert.equal((await send('POST', '/api/v2/write', line(1), { authorization: `Bearer ${agent.sourceToken}` })).status, 204);
+  assert.equal(
+    (await send('POST', '/api/v2/write', line(1), { authorization: `Bearer ${agent.sourceToken}` })).status,
+    204,
+  );
   assert.equal((await send('POST', `/write?db=x&u=any&p=${agent.sourceToken}`, line(2))).status, 204);
-  assert.equal((await send('POST', '/write?db=x', line(4), { authorization: `Token user:${agent.sourceToken}` })).status, 204);
+  assert.equal(
+    (await send('POST', '/write?db=x', line(4), { authorization: `Token user:${agent.sourceToken}` })).status,
+    204,
+  );
   assert.deepEqual((await series('auth,via=x'))[0]!.values, { v: { sum: 7, count: 3, last: 4 } });
 
   const none = await send('POST', '/api/v2/write', line(9));
@@ -161,7 +217,10 @@ test('credentials: Token, Bearer, Basic password and p= work; none, unknown, rea
   );
   const forbidden = await send('POST', '/api/v2/write', line(9), tokenHeader(readOnly.body.data.token.value));
   assert.equal(forbidden.status, 403);
-  assert.deepEqual(forbidden.json, { code: 'forbidden', message: 'Forbidden: the source token has no write permission' });
+  assert.deepEqual(forbidden.json, {
+    code: 'forbidden',
+    message: 'Forbidden: the source token has no write permission',
+  });
   const user = await send('POST', '/api/v2/write', line(9), tokenHeader(agent.userToken));
   assert.equal(user.status, 403);
   assert.deepEqual((await series('auth,via=x'))[0]!.values.v, { sum: 7, count: 3, last: 4 });
@@ -176,7 +235,12 @@ test('a bad line refuses the whole body, naming the line, and stores nothing of 
   assert.deepEqual(res.json, { code: 'invalid', message: 'line 3: invalid value of field "v": oops' });
   assert.deepEqual(await series('bad,n=1'), []);
 
-  const late = await send('POST', '/api/v2/write?precision=s', `late v=1 ${T0 / 1000}\nlate v=1 ${ns(T0)}\n`, tokenHeader());
+  const late = await send(
+    'POST',
+    '/api/v2/write?precision=s',
+    `late v=1 ${T0 / 1000}\nlate v=1 ${ns(T0)}\n`,
+    tokenHeader(),
+  );
   assert.equal(late.status, 400);
   assert.match(late.json.message, /^line 2: timestamp is outside the accepted range/);
   assert.deepEqual(await series('late'), []);
@@ -184,8 +248,14 @@ test('a bad line refuses the whole body, naming the line, and stores nothing of 
   const precision = await send('POST', '/api/v2/write?precision=h', 'p v=1', tokenHeader());
   assert.equal(precision.status, 400);
   assert.equal(precision.json.message, 'precision must be one of ns, us, ms, s');
-  assert.equal((await send('POST', '/write?precision=h', `p v=1 ${T0 / 3_600_000}`, tokenHeader())).status, 204);
-  assert.equal((await send('POST', '/api/v2/write?precision=s&precision=ms', 'p v=1', tokenHeader())).status, 400);
+  assert.equal(
+    (await send('POST', '/write?precision=h', `p v=1 ${T0 / 3_600_000}`, tokenHeader())).status,
+    204,
+  );
+  assert.equal(
+    (await send('POST', '/api/v2/write?precision=s&precision=ms', 'p v=1', tokenHeader())).status,
+    400,
+  );
 });
 
 test('bodies: gzip inflated under the body limit (a bomb is 413), bad gzip 400, other encodings 415', async () => {
@@ -196,7 +266,10 @@ test('bodies: gzip inflated under the body limit (a bomb is 413), bad gzip 400, 
   assert.match(big.json.message, /262144 bytes/);
   const plainBig = await send('POST', '/api/v2/write', `m v=1\n${' '.repeat(300_000)}`, tokenHeader());
   assert.equal(plainBig.status, 413);
-  const notGzip = await send('POST', '/api/v2/write', 'm v=1', { ...tokenHeader(), 'content-encoding': 'gzip' });
+  const notGzip = await send('POST', '/api/v2/write', 'm v=1', {
+    ...tokenHeader(),
+    'content-encoding': 'gzip',
+  });
   assert.equal(notGzip.status, 400);
   assert.equal(notGzip.json.code, 'invalid');
   const br = await send('POST', '/api/v2/write', 'm v=1', { ...tokenHeader(), 'content-encoding': 'br' });
@@ -205,7 +278,10 @@ test('bodies: gzip inflated under the body limit (a bomb is 413), bad gzip 400, 
 });
 
 test('a body of more points than one batch holds (6,000 lines, 12,000 points) is stored whole', async () => {
-  const lines = Array.from({ length: 6000 }, (_, i) => `many,h=h${i % 3} v=${i} ${ns(T0 + 360_000 + i)}`).join('\n');
+  const lines = Array.from(
+    { length: 6000 },
+    (_, i) => `many,h=h${i % 3} v=${i} ${ns(T0 + 360_000 + i)}`,
+  ).join('\n');
   const res = await send('POST', '/api/v2/write', lines, tokenHeader());
   assert.equal(res.status, 204, res.text);
   const h0 = await series('many,h=h0');
@@ -248,7 +324,12 @@ test('GET /metrics counts what the intake read and skipped', async () => {
     count('service_intake_skipped_total{reason="non_finite"}'),
     count('service_intake_points_total'),
   ]);
-  const res = await send('POST', '/api/v2/write', `counted,h=1 a=1,s="x",t="y",n=NaN ${ns(T0)}\ncounted,h=2 s="only a string" ${ns(T0)}`, tokenHeader());
+  const res = await send(
+    'POST',
+    '/api/v2/write',
+    `counted,h=1 a=1,s="x",t="y",n=NaN ${ns(T0)}\ncounted,h=2 s="only a string" ${ns(T0)}`,
+    tokenHeader(),
+  );
   assert.equal(res.status, 204, res.text);
   assert.equal(await count('service_intake_samples_total{format="influx"}'), samples + 2);
   assert.equal(await count('service_intake_skipped_total{reason="string"}'), strings + 3);

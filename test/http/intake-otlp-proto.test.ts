@@ -3,11 +3,22 @@
 // GET /api/v1/metrics with exact values; and hand-built protobuf bodies for the error answers.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from '@opentelemetry/sdk-metrics';
 import { OTLPMetricExporter as ProtoExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { OTLPMetricExporter as JsonExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { createProjectWithToken, request, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  type ProjectAgent,
+  type TestServer,
+} from '../helpers/server';
 import { ProtoReader, ProtoWriter } from '../../src/intake/protobuf';
 
 let server: TestServer;
@@ -23,7 +34,10 @@ after(() => server.stop());
 async function onlyBucket(key: string, fromMs: number): Promise<any> {
   const minute = (ms: number) => new Date(Math.floor(ms / 60_000) * 60_000).toISOString();
   const q = new URLSearchParams({ key, from: minute(fromMs), to: minute(Date.now()), granularity: '1m' });
-  const res = await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, { token: agent.sourceToken, sourceId: agent.sourceId });
+  const res = await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, {
+    token: agent.sourceToken,
+    sourceId: agent.sourceId,
+  });
   assert.equal(res.status, 200, res.text);
   const filled = (res.body.data.values as object[]).filter((v) => Object.keys(v).length > 0);
   assert.equal(filled.length, 1, `${key}: ${JSON.stringify(res.body.data.values)}`);
@@ -41,7 +55,14 @@ async function exportOnce(exporter: PushMetricExporter, service: string): Promis
       done(result);
     });
   const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
-  const provider = new MeterProvider({ resource: resourceFromAttributes({ 'service.name': service, 'host.name': 'h1', 'service.instance.id': 'abc' }), readers: [reader] });
+  const provider = new MeterProvider({
+    resource: resourceFromAttributes({
+      'service.name': service,
+      'host.name': 'h1',
+      'service.instance.id': 'abc',
+    }),
+    readers: [reader],
+  });
   const meter = provider.getMeter('intake-test');
   meter.createGauge('room.temp').record(21.5, { room: 'kitchen' });
   const orders = meter.createCounter('orders');
@@ -61,29 +82,59 @@ test('the SDK exporting http/protobuf with delta temporality: gauge, delta sum a
     temporalityPreference: AggregationTemporality.DELTA,
   });
   assert.deepEqual(await exportOnce(exporter, 'shop'), [0]); // ExportResultCode.SUCCESS
-  assert.deepEqual(await onlyBucket('room.temp,host.name=h1,room=kitchen,service.name=shop', from), { value: { sum: 21.5, count: 1, last: 21.5 } });
-  assert.deepEqual(await onlyBucket('orders,host.name=h1,service.name=shop,shop=a', from), { value: { sum: 7, count: 1 } });
-  assert.deepEqual(await onlyBucket('latency,host.name=h1,service.name=shop', from), { count: 3, sum: 2.75, buckets: { '0_1': 0, '0_5': 2, inf: 1 } });
+  assert.deepEqual(await onlyBucket('room.temp,host.name=h1,room=kitchen,service.name=shop', from), {
+    value: { sum: 21.5, count: 1, last: 21.5 },
+  });
+  assert.deepEqual(await onlyBucket('orders,host.name=h1,service.name=shop,shop=a', from), {
+    value: { sum: 7, count: 1 },
+  });
+  assert.deepEqual(await onlyBucket('latency,host.name=h1,service.name=shop', from), {
+    count: 3,
+    sum: 2.75,
+    buckets: { '0_1': 0, '0_5': 2, inf: 1 },
+  });
 });
 
 test('the SDK exporting http/json with cumulative temporality: sums and histograms asserted', async () => {
   const from = Date.now();
-  const exporter = new JsonExporter({ url: `${server.url}/v1/metrics`, headers: { Authorization: `Bearer ${agent.sourceToken}` } });
+  const exporter = new JsonExporter({
+    url: `${server.url}/v1/metrics`,
+    headers: { Authorization: `Bearer ${agent.sourceToken}` },
+  });
   assert.deepEqual(await exportOnce(exporter, 'shop-json'), [0]);
-  assert.deepEqual(await onlyBucket('room.temp,host.name=h1,room=kitchen,service.name=shop-json', from), { value: { sum: 21.5, count: 1, last: 21.5 } });
-  assert.deepEqual(await onlyBucket('orders,host.name=h1,service.name=shop-json,shop=a', from), { value: { last: 7 } });
-  assert.deepEqual(await onlyBucket('latency,host.name=h1,service.name=shop-json', from), { count: 3, sum: 2.75, buckets: { '0_1': 0, '0_5': 2, inf: 1 } });
+  assert.deepEqual(await onlyBucket('room.temp,host.name=h1,room=kitchen,service.name=shop-json', from), {
+    value: { sum: 21.5, count: 1, last: 21.5 },
+  });
+  assert.deepEqual(await onlyBucket('orders,host.name=h1,service.name=shop-json,shop=a', from), {
+    value: { last: 7 },
+  });
+  assert.deepEqual(await onlyBucket('latency,host.name=h1,service.name=shop-json', from), {
+    count: 3,
+    sum: 2.75,
+    buckets: { '0_1': 0, '0_5': 2, inf: 1 },
+  });
 });
 
 test('the SDK gets 401 from a wrong token and reports the export as failed', async () => {
-  const exporter = new ProtoExporter({ url: `${server.url}/v1/metrics`, headers: { Authorization: 'Bearer nope' } });
+  const exporter = new ProtoExporter({
+    url: `${server.url}/v1/metrics`,
+    headers: { Authorization: 'Bearer nope' },
+  });
   const codes = await exportOnce(exporter, 'nope');
   assert.equal(codes[0], 1); // ExportResultCode.FAILED
 });
 
 async function bucketAt10(key: string): Promise<unknown> {
-  const q = new URLSearchParams({ key, from: '2026-01-24T10:00:00Z', to: '2026-01-24T10:00:00Z', granularity: '1m' });
-  const res = await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, { token: agent.sourceToken, sourceId: agent.sourceId });
+  const q = new URLSearchParams({
+    key,
+    from: '2026-01-24T10:00:00Z',
+    to: '2026-01-24T10:00:00Z',
+    granularity: '1m',
+  });
+  const res = await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, {
+    token: agent.sourceToken,
+    sourceId: agent.sourceId,
+  });
   assert.equal(res.status, 200, res.text);
   return res.body.data.values[0];
 }
@@ -91,10 +142,18 @@ async function bucketAt10(key: string): Promise<unknown> {
 async function postProto(body: Buffer, headers: Record<string, string> = {}) {
   const res = await fetch(`${server.url}/v1/metrics`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${agent.sourceToken}`, 'content-type': 'application/x-protobuf', ...headers },
+    headers: {
+      authorization: `Bearer ${agent.sourceToken}`,
+      'content-type': 'application/x-protobuf',
+      ...headers,
+    },
     body,
   });
-  return { status: res.status, type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()) };
+  return {
+    status: res.status,
+    type: res.headers.get('content-type'),
+    body: Buffer.from(await res.arrayBuffer()),
+  };
 }
 
 function status(body: Buffer): { code: number; message: string } {
@@ -112,7 +171,8 @@ function status(body: Buffer): { code: number; message: string } {
 test('protobuf errors answer a protobuf Status naming the member; nothing of a refused body is stored', async () => {
   const T0 = Date.UTC(2026, 0, 24, 10, 0, 0);
   const point = (ms: number, v: number) => new ProtoWriter().fixed64(3, ms * 1_000_000).double(4, v);
-  const gauge = (name: string, dp: ProtoWriter) => new ProtoWriter().string(1, name).message(5, new ProtoWriter().message(1, dp));
+  const gauge = (name: string, dp: ProtoWriter) =>
+    new ProtoWriter().string(1, name).message(5, new ProtoWriter().message(1, dp));
   const exportRequest = (...metrics: ProtoWriter[]) => {
     const sm = new ProtoWriter();
     for (const m of metrics) sm.message(2, m);
@@ -127,7 +187,10 @@ test('protobuf errors answer a protobuf Status naming the member; nothing of a r
   const tooLate = await postProto(exportRequest(gauge('proto_first', point(T0, 1)), gauge('', point(T0, 1))));
   assert.equal(tooLate.status, 400);
   assert.equal(tooLate.type, 'application/x-protobuf');
-  assert.deepEqual(status(tooLate.body), { code: 3, message: 'resourceMetrics[0].scopeMetrics[0].metrics[1].name is required' });
+  assert.deepEqual(status(tooLate.body), {
+    code: 3,
+    message: 'resourceMetrics[0].scopeMetrics[0].metrics[1].name is required',
+  });
   assert.deepEqual(await bucketAt10('proto_first'), {});
 
   const cut = await postProto(exportRequest(gauge('proto_cut', point(T0, 1))).subarray(0, 12));

@@ -5,11 +5,20 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { createProjectWithToken, request, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  type ProjectAgent,
+  type TestServer,
+} from '../helpers/server';
 
 const PYTHON = process.env.PYTHON_INFLUXDB ?? '/usr/bin/python3';
 const probe = spawnSync(PYTHON, ['-c', 'import influxdb'], { encoding: 'utf8' });
-const skip = probe.status === 0 ? false : `${PYTHON} cannot import influxdb (apt-get install python3-influxdb; .ci/run does)`;
+const skip =
+  probe.status === 0
+    ? false
+    : `${PYTHON} cannot import influxdb (apt-get install python3-influxdb; .ci/run does)`;
 
 let server: TestServer;
 let agent: ProjectAgent;
@@ -46,25 +55,44 @@ except InfluxDBClientError as e:
 function run(password: string): Promise<{ out: string; err: string }> {
   const url = new URL(server.url);
   return new Promise((resolve) => {
-    execFile(PYTHON, ['-c', SCRIPT, url.hostname, url.port, password], { encoding: 'utf8', timeout: 30_000 }, (_error, stdout, stderr) =>
-      resolve({ out: stdout.trim(), err: stderr }),
+    execFile(
+      PYTHON,
+      ['-c', SCRIPT, url.hostname, url.port, password],
+      { encoding: 'utf8', timeout: 30_000 },
+      (_error, stdout, stderr) => resolve({ out: stdout.trim(), err: stderr }),
     );
   });
 }
 
 async function bucket(key: string): Promise<unknown> {
-  const q = new URLSearchParams({ key, from: '2026-01-24T10:00:00Z', to: '2026-01-24T10:00:00Z', granularity: '1m' });
-  const res = await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, { token: agent.sourceToken, sourceId: agent.sourceId });
+  const q = new URLSearchParams({
+    key,
+    from: '2026-01-24T10:00:00Z',
+    to: '2026-01-24T10:00:00Z',
+    granularity: '1m',
+  });
+  const res = await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, {
+    token: agent.sourceToken,
+    sourceId: agent.sourceId,
+  });
   assert.equal(res.status, 200, res.text);
   return res.body.data.values[0];
 }
 
-test('python influxdb client as Home Assistant uses it: test write, SHOW DATABASES, write_points', { skip }, async () => {
-  const { out, err } = await run(agent.sourceToken);
-  assert.equal(out, 'ok', err);
-  assert.deepEqual(await bucket('°C,domain=sensor,entity_id=living_room_temperature'), { value: { sum: 21.5, count: 1, last: 21.5 } });
-  assert.deepEqual(await bucket('switch.kitchen,domain=switch,entity_id=kitchen'), { value: { sum: 1, count: 1, last: 1 } });
-});
+test(
+  'python influxdb client as Home Assistant uses it: test write, SHOW DATABASES, write_points',
+  { skip },
+  async () => {
+    const { out, err } = await run(agent.sourceToken);
+    assert.equal(out, 'ok', err);
+    assert.deepEqual(await bucket('°C,domain=sensor,entity_id=living_room_temperature'), {
+      value: { sum: 21.5, count: 1, last: 21.5 },
+    });
+    assert.deepEqual(await bucket('switch.kitchen,domain=switch,entity_id=kitchen'), {
+      value: { sum: 1, count: 1, last: 1 },
+    });
+  },
+);
 
 test('python influxdb client with a wrong token fails its connection test with 401', { skip }, async () => {
   const { out, err } = await run('tsk_wrong');

@@ -8,7 +8,13 @@ import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createProjectWithToken, request, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  type ProjectAgent,
+  type TestServer,
+} from '../helpers/server';
 import { ProtoWriter } from '../../src/intake/protobuf';
 import { snappyLiteralBlock } from '../../src/intake/snappy';
 
@@ -53,7 +59,10 @@ async function post(body: Buffer, headers: Record<string, string> = {}) {
 
 async function bucket(key: string, from = '2026-01-24T10:00:00Z'): Promise<unknown> {
   const q = new URLSearchParams({ key, from, to: from, granularity: '1m' });
-  const res = await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, { token: agent.sourceToken, sourceId: agent.sourceId });
+  const res = await request(server, 'GET', `/api/v1/metrics?${q}`, undefined, {
+    token: agent.sourceToken,
+    sourceId: agent.sourceId,
+  });
   assert.equal(res.status, 200, res.text);
   return res.body.data.values[0];
 }
@@ -61,27 +70,59 @@ async function bucket(key: string, from = '2026-01-24T10:00:00Z'): Promise<unkno
 test('gauges are tracked and asserted, counters and histogram series asserted as last', async () => {
   const job = { job: 'node', instance: 'pve1:9100' };
   const body = writeRequest([
-    { labels: { __name__: 'node_load1', ...job }, samples: [[0.5, T0 + 5_000], [1.5, T0 + 20_000]] },
-    { labels: { __name__: 'node_network_receive_bytes_total', device: 'eth0', ...job }, samples: [[1000, T0 + 5_000], [4000, T0 + 20_000]] },
+    {
+      labels: { __name__: 'node_load1', ...job },
+      samples: [
+        [0.5, T0 + 5_000],
+        [1.5, T0 + 20_000],
+      ],
+    },
+    {
+      labels: { __name__: 'node_network_receive_bytes_total', device: 'eth0', ...job },
+      samples: [
+        [1000, T0 + 5_000],
+        [4000, T0 + 20_000],
+      ],
+    },
     { labels: { __name__: 'http_duration_seconds_bucket', le: '0.5', ...job }, samples: [[7, T0 + 5_000]] },
     { labels: { __name__: 'http_duration_seconds_count', ...job }, samples: [[9, T0 + 5_000]] },
     { labels: { __name__: 'http_duration_seconds_sum', ...job }, samples: [[2.25, T0 + 5_000]] },
-    { labels: { __name__: 'stale', ...job, empty: '' }, samples: [[NaN, T0 + 5_000], [3, T0 + 6_000]] },
+    {
+      labels: { __name__: 'stale', ...job, empty: '' },
+      samples: [
+        [NaN, T0 + 5_000],
+        [3, T0 + 6_000],
+      ],
+    },
   ]);
   const res = await post(snappyLiteralBlock(body));
   assert.equal(res.status, 204, res.text);
   assert.equal(res.text, '');
-  assert.deepEqual(await bucket('node_load1,instance=pve1:9100,job=node'), { value: { sum: 2, count: 2, last: 1.5 } });
-  assert.deepEqual(await bucket('node_network_receive_bytes_total,device=eth0,instance=pve1:9100,job=node'), { value: { last: 4000 } });
-  assert.deepEqual(await bucket('http_duration_seconds_bucket,instance=pve1:9100,job=node,le=0.5'), { value: { last: 7 } });
-  assert.deepEqual(await bucket('http_duration_seconds_count,instance=pve1:9100,job=node'), { value: { last: 9 } });
-  assert.deepEqual(await bucket('http_duration_seconds_sum,instance=pve1:9100,job=node'), { value: { last: 2.25 } });
+  assert.deepEqual(await bucket('node_load1,instance=pve1:9100,job=node'), {
+    value: { sum: 2, count: 2, last: 1.5 },
+  });
+  assert.deepEqual(await bucket('node_network_receive_bytes_total,device=eth0,instance=pve1:9100,job=node'), {
+    value: { last: 4000 },
+  });
+  assert.deepEqual(await bucket('http_duration_seconds_bucket,instance=pve1:9100,job=node,le=0.5'), {
+    value: { last: 7 },
+  });
+  assert.deepEqual(await bucket('http_duration_seconds_count,instance=pve1:9100,job=node'), {
+    value: { last: 9 },
+  });
+  assert.deepEqual(await bucket('http_duration_seconds_sum,instance=pve1:9100,job=node'), {
+    value: { last: 2.25 },
+  });
   // the NaN (a stale marker) is skipped, the empty label dropped
-  assert.deepEqual(await bucket('stale,instance=pve1:9100,job=node'), { value: { sum: 3, count: 1, last: 3 } });
+  assert.deepEqual(await bucket('stale,instance=pve1:9100,job=node'), {
+    value: { sum: 3, count: 1, last: 3 },
+  });
 });
 
 test('credentials: Basic with the token as password works; none, unknown and user tokens do not', async () => {
-  const body = snappyLiteralBlock(writeRequest([{ labels: { __name__: 'basic_gauge' }, samples: [[5, T0]] }]));
+  const body = snappyLiteralBlock(
+    writeRequest([{ labels: { __name__: 'basic_gauge' }, samples: [[5, T0]] }]),
+  );
   const basic = `Basic ${Buffer.from(`prometheus:${agent.sourceToken}`).toString('base64')}`;
   assert.equal((await post(body, { authorization: basic })).status, 204);
   assert.deepEqual(await bucket('basic_gauge'), { value: { sum: 5, count: 1, last: 5 } });
@@ -100,11 +141,17 @@ test('bad bodies are 400 with a text message naming the series; nothing of them 
   assert.equal(res.text, 'timeseries[1] has no __name__ label\n');
   assert.deepEqual(await bucket('bad_first_ok'), {});
 
-  res = await post(snappyLiteralBlock(writeRequest([{ labels: { __name__: 'k'.repeat(300) }, samples: [[1, T0]] }])));
+  res = await post(
+    snappyLiteralBlock(writeRequest([{ labels: { __name__: 'k'.repeat(300) }, samples: [[1, T0]] }])),
+  );
   assert.equal(res.status, 400);
   assert.match(res.text, /^timeseries\[0\]: key "k+"\.\.\. is longer than 255 characters/);
 
-  res = await post(snappyLiteralBlock(writeRequest([{ labels: { __name__: 'future' }, samples: [[1, 260_000_000_000_000]] }])));
+  res = await post(
+    snappyLiteralBlock(
+      writeRequest([{ labels: { __name__: 'future' }, samples: [[1, 260_000_000_000_000]] }]),
+    ),
+  );
   assert.equal(res.status, 400);
   assert.match(res.text, /outside the accepted range/);
 
@@ -144,7 +191,12 @@ test('a snappy block with overlapping back-references inflates exactly', async (
   const head = plain.subarray(0, zeros + 1); // up to and including the first zero byte
   const tail = plain.subarray(zeros + 8);
   const lit = (b: Buffer) => Buffer.concat([Buffer.from([(b.length - 1) << 2]), b]);
-  const block = Buffer.concat([Buffer.from([plain.length]), lit(head), Buffer.from([0x01 | (3 << 2), 0x01]), lit(tail)]); // copy 7 from offset 1
+  const block = Buffer.concat([
+    Buffer.from([plain.length]),
+    lit(head),
+    Buffer.from([0x01 | (3 << 2), 0x01]),
+    lit(tail),
+  ]); // copy 7 from offset 1
   const res = await post(block);
   assert.equal(res.status, 204, res.text);
   assert.deepEqual(await bucket('zero_gauge'), { value: { sum: 0, count: 1, last: 0 } });
@@ -152,57 +204,70 @@ test('a snappy block with overlapping back-references inflates exactly', async (
 
 const VMAGENT = process.env.VMAGENT_BIN ?? join(process.cwd(), '.cache/victoria-metrics/usr/bin/vmagent');
 
-test('vmagent scrapes a Prometheus text endpoint and remote-writes to the service', { skip: existsSync(VMAGENT) ? false : `vmagent not found at ${VMAGENT} (.ci/run extracts Debian's victoria-metrics package there)` }, async () => {
-  const target = createServer((req, res) => {
-    res.setHeader('content-type', 'text/plain; version=0.0.4');
-    res.end('# TYPE room_temperature gauge\nroom_temperature{room="kitchen"} 21.5\n# TYPE app_requests_total counter\napp_requests_total{code="200"} 42\n');
-  });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-  const port = (target.address() as { port: number }).port;
-  const dir = mkdtempSync(join(tmpdir(), 'vmagent-'));
-  writeFileSync(
-    join(dir, 'scrape.yml'),
-    `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: lab\n    static_configs:\n      - targets: ['127.0.0.1:${port}']\n`,
-  );
-  const child = spawn(
-    VMAGENT,
-    [
-      `-promscrape.config=${join(dir, 'scrape.yml')}`,
-      `-remoteWrite.url=${server.url}/api/v1/write`,
-      `-remoteWrite.bearerToken=${agent.sourceToken}`,
-      `-remoteWrite.tmpDataPath=${join(dir, 'queue')}`,
-      '-remoteWrite.flushInterval=500ms',
-      '-httpListenAddr=127.0.0.1:0',
-      '-loggerLevel=ERROR',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const instance = `127.0.0.1:${port}`;
-  try {
-    const deadline = Date.now() + 30_000;
-    let gauge: any;
-    let counter: any;
-    let from = '';
-    while (Date.now() < deadline) {
-      from = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
-      gauge = await bucket(`room_temperature,instance=${instance},job=lab,room=kitchen`, from);
-      counter = await bucket(`app_requests_total,code=200,instance=${instance},job=lab`, from);
-      if (gauge?.value && counter?.value) break;
-      await new Promise((r) => setTimeout(r, 250));
+test(
+  'vmagent scrapes a Prometheus text endpoint and remote-writes to the service',
+  {
+    skip: existsSync(VMAGENT)
+      ? false
+      : `vmagent not found at ${VMAGENT} (.ci/run extracts Debian's victoria-metrics package there)`,
+  },
+  async () => {
+    const target = createServer((req, res) => {
+      res.setHeader('content-type', 'text/plain; version=0.0.4');
+      res.end(
+        '# TYPE room_temperature gauge\nroom_temperature{room="kitchen"} 21.5\n# TYPE app_requests_total counter\napp_requests_total{code="200"} 42\n',
+      );
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    const port = (target.address() as { port: number }).port;
+    const dir = mkdtempSync(join(tmpdir(), 'vmagent-'));
+    writeFileSync(
+      join(dir, 'scrape.yml'),
+      `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: lab\n    static_configs:\n      - targets: ['127.0.0.1:${port}']\n`,
+    );
+    const child = spawn(
+      VMAGENT,
+      [
+        `-promscrape.config=${join(dir, 'scrape.yml')}`,
+        `-remoteWrite.url=${server.url}/api/v1/write`,
+        `-remoteWrite.bearerToken=${agent.sourceToken}`,
+        `-remoteWrite.tmpDataPath=${join(dir, 'queue')}`,
+        '-remoteWrite.flushInterval=500ms',
+        '-httpListenAddr=127.0.0.1:0',
+        '-loggerLevel=ERROR',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const instance = `127.0.0.1:${port}`;
+    try {
+      const deadline = Date.now() + 30_000;
+      let gauge: any;
+      let counter: any;
+      let from = '';
+      while (Date.now() < deadline) {
+        from = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
+        gauge = await bucket(`room_temperature,instance=${instance},job=lab,room=kitchen`, from);
+        counter = await bucket(`app_requests_total,code=200,instance=${instance},job=lab`, from);
+        if (gauge?.value && counter?.value) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      assert.ok(
+        gauge?.value && counter?.value,
+        `nothing arrived from vmagent in 30 s; its log: ${stderr.slice(0, 2000)}`,
+      );
+      assert.equal(gauge.value.last, 21.5);
+      assert.ok(gauge.value.count >= 1);
+      assert.equal(gauge.value.sum, 21.5 * gauge.value.count);
+      assert.deepEqual(counter, { value: { last: 42 } });
+      const up = await bucket(`up,instance=${instance},job=lab`, from);
+      assert.equal((up as any)?.value?.last, 1);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      target.close();
+      rmSync(dir, { recursive: true, force: true });
     }
-    assert.ok(gauge?.value && counter?.value, `nothing arrived from vmagent in 30 s; its log: ${stderr.slice(0, 2000)}`);
-    assert.equal(gauge.value.last, 21.5);
-    assert.ok(gauge.value.count >= 1);
-    assert.equal(gauge.value.sum, 21.5 * gauge.value.count);
-    assert.deepEqual(counter, { value: { last: 42 } });
-    const up = await bucket(`up,instance=${instance},job=lab`, from);
-    assert.equal((up as any)?.value?.last, 1);
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    target.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  },
+);

@@ -10,13 +10,18 @@ import { ensureWebBuilt } from '../helpers/web';
 import { isPagePath } from '../../src/http/web/serve';
 
 /** A raw GET (fetch would decode the body and hide Content-Encoding). */
-function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+function rawGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     http
       .get(url, { headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
       })
       .on('error', reject);
   });
@@ -43,7 +48,16 @@ describe('the web interface’s files', () => {
   after(() => server.stop());
 
   test('/ and every page path answer index.html, no-cache, with the security headers', async () => {
-    const pages = ['/', '/signin', '/setup', '/d/0b8a7c52-8f0e-4f4e-9d0f-5d7c3bcb6f00?from=x', '/explore', '/sources', '/account', '/s/Ab_9-xZ'];
+    const pages = [
+      '/',
+      '/signin',
+      '/setup',
+      '/d/0b8a7c52-8f0e-4f4e-9d0f-5d7c3bcb6f00?from=x',
+      '/explore',
+      '/sources',
+      '/account',
+      '/s/Ab_9-xZ',
+    ];
     for (const page of [...pages, '/explore?kiosk']) {
       const res = await rawGet(server.url + page);
       assert.equal(res.status, 200, page);
@@ -61,7 +75,19 @@ describe('the web interface’s files', () => {
   });
 
   test('a path that is no page of the interface answers 404 with its page (SPEC 2)', async () => {
-    const unknown = ['/no/such/page', '/definitely/not/here', '/API/v1/Metrics/Batch', '/Api/v1/no-such-route', '/EXPLORE', '/explore/', '/d/', '/d/x/y', '/s/a.b', '/index.html', '/favicon.ico'];
+    const unknown = [
+      '/no/such/page',
+      '/definitely/not/here',
+      '/API/v1/Metrics/Batch',
+      '/Api/v1/no-such-route',
+      '/EXPLORE',
+      '/explore/',
+      '/d/',
+      '/d/x/y',
+      '/s/a.b',
+      '/index.html',
+      '/favicon.ico',
+    ];
     for (const page of unknown) {
       const res = await rawGet(server.url + page);
       assert.equal(res.status, 404, page);
@@ -78,8 +104,14 @@ describe('the web interface’s files', () => {
   test('the server knows every page path web/app.tsx routes', () => {
     const app = readFileSync(new URL('../../web/app.tsx', import.meta.url), 'utf8');
     const literals = [...app.matchAll(/path === '([^']+)'/g)].map((m) => m[1]!);
-    const patterns = [...app.matchAll(/\/\^(\\\/[a-z]+)\\\/\(\[[^\]]+\]\+\)\$\/\.exec\((?:loc\.)?path\)/g)].map((m) => m[1]!.replace(/\\/g, ''));
-    assert.deepEqual(new Set(patterns), new Set(['/d', '/s']), 'the parameterised pages found in web/app.tsx');
+    const patterns = [
+      ...app.matchAll(/\/\^(\\\/[a-z]+)\\\/\(\[[^\]]+\]\+\)\$\/\.exec\((?:loc\.)?path\)/g),
+    ].map((m) => m[1]!.replace(/\\/g, ''));
+    assert.deepEqual(
+      new Set(patterns),
+      new Set(['/d', '/s']),
+      'the parameterised pages found in web/app.tsx',
+    );
     assert.ok(literals.length >= 6, `page paths found in web/app.tsx: ${literals.join(' ')}`);
     for (const page of [...literals, ...patterns.map((p) => `${p}/abc`)]) assert.ok(isPagePath(page), page);
   });
@@ -105,7 +137,11 @@ describe('the web interface’s files', () => {
     assert.equal(api.status, 404);
     assert.deepEqual(api.body, { errors: { detail: 'Not found' } });
     assert.equal((await request(server, 'GET', '/api')).status, 404);
-    assert.notEqual((await request(server, 'GET', '/metrics')).headers.get('content-type')?.startsWith('text/html'), true, '/metrics is never the interface');
+    assert.notEqual(
+      (await request(server, 'GET', '/metrics')).headers.get('content-type')?.startsWith('text/html'),
+      true,
+      '/metrics is never the interface',
+    );
     const asset = await request(server, 'GET', '/assets/app.000000000000.js');
     assert.equal(asset.status, 404);
     assert.deepEqual(asset.body, { errors: { detail: 'Not found' } });

@@ -2,7 +2,14 @@
 // organization's users; a link reads that dashboard and its key's series only, without signing in.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createProjectWithToken, request, signupWithOrganization, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  signupWithOrganization,
+  startTestServer,
+  type ProjectAgent,
+  type TestServer,
+} from '../helpers/server';
 
 const RANGE = 'from=2026-01-24T10:00:00Z&to=2026-01-24T11:00:00Z&granularity=1h';
 
@@ -13,23 +20,48 @@ describe('dashboard share links', () => {
   before(async () => {
     server = await startTestServer();
     owner = await createProjectWithToken(server, { granularities: ['1h', '1d'] });
-    const points = ['SK', 'CZ', 'secret'].map((c, i) => ({ key: `shop::${c}::orders`, at: '2026-01-24T10:30:00Z', values: { count: i + 1 } }));
-    const batch = await request(server, 'POST', '/api/v1/metrics/batch', { points }, { token: owner.sourceToken, sourceId: owner.sourceId });
+    const points = ['SK', 'CZ', 'secret'].map((c, i) => ({
+      key: `shop::${c}::orders`,
+      at: '2026-01-24T10:30:00Z',
+      values: { count: i + 1 },
+    }));
+    const batch = await request(
+      server,
+      'POST',
+      '/api/v1/metrics/batch',
+      { points },
+      { token: owner.sourceToken, sourceId: owner.sourceId },
+    );
     assert.equal(batch.status, 201);
-    const made = await request(server, 'POST', '/api/v1/dashboards', {
-      name: 'Orders',
-      key: 'shop::(?<country>[^:]+)::orders',
-      source: { type: 'project', id: owner.sourceId },
-      segments: [{ name: 'country', type: 'select', default_value: 'SK', groups: [{ label: 'All', items: [{ value: 'SK' }, { value: 'CZ' }] }] }],
-      payload: { grid: [{ id: 'n', type: 'kpi', path: 'count', function: 'sum' }] },
-    }, { token: owner.userToken });
+    const made = await request(
+      server,
+      'POST',
+      '/api/v1/dashboards',
+      {
+        name: 'Orders',
+        key: 'shop::(?<country>[^:]+)::orders',
+        source: { type: 'project', id: owner.sourceId },
+        segments: [
+          {
+            name: 'country',
+            type: 'select',
+            default_value: 'SK',
+            groups: [{ label: 'All', items: [{ value: 'SK' }, { value: 'CZ' }] }],
+          },
+        ],
+        payload: { grid: [{ id: 'n', type: 'kpi', path: 'count', function: 'sum' }] },
+      },
+      { token: owner.userToken },
+    );
     assert.equal(made.status, 201, made.text);
     dashboardId = made.body.data.id;
   });
   after(() => server.stop());
 
   const share = async () => {
-    const res = await request(server, 'POST', `/api/v1/dashboards/${dashboardId}/shares`, undefined, { token: owner.userToken });
+    const res = await request(server, 'POST', `/api/v1/dashboards/${dashboardId}/shares`, undefined, {
+      token: owner.userToken,
+    });
     assert.equal(res.status, 201, res.text);
     return res.body.data as { id: string; token: string; path: string; last5: string };
   };
@@ -49,45 +81,105 @@ describe('dashboard share links', () => {
     assert.deepEqual((await series('')).body.data.values, [{ count: 1 }, {}], 'the default segment value');
     assert.deepEqual((await series('&s.country=CZ')).body.data.values, [{ count: 2 }, {}]);
     assert.equal((await series('&s.country=secret')).status, 400, 'only the select’s items');
-    assert.equal((await series('&key=shop::secret::orders')).body.data.values[0].count, 1, 'a key parameter is ignored');
-    assert.equal((await request(server, 'GET', `/api/v1/shared/${link.token}/metrics?s.country=SK`)).status, 400, 'the range is required');
-    const listed = await request(server, 'GET', `/api/v1/dashboards/${dashboardId}/shares`, undefined, { token: owner.userToken });
-    assert.ok(listed.body.data.some((s: { id: string; last5: string }) => s.id === link.id && s.last5 === link.token.slice(-5)));
+    assert.equal(
+      (await series('&key=shop::secret::orders')).body.data.values[0].count,
+      1,
+      'a key parameter is ignored',
+    );
+    assert.equal(
+      (await request(server, 'GET', `/api/v1/shared/${link.token}/metrics?s.country=SK`)).status,
+      400,
+      'the range is required',
+    );
+    const listed = await request(server, 'GET', `/api/v1/dashboards/${dashboardId}/shares`, undefined, {
+      token: owner.userToken,
+    });
+    assert.ok(
+      listed.body.data.some(
+        (s: { id: string; last5: string }) => s.id === link.id && s.last5 === link.token.slice(-5),
+      ),
+    );
     assert.ok(!listed.text.includes(link.token), 'the value is shown once');
   });
 
   test('revoked, unknown and malformed links are 404; hiding the dashboard closes its links', async () => {
     const link = await share();
     assert.equal((await request(server, 'GET', '/api/v1/shared/nope')).status, 404);
-    assert.equal((await request(server, 'GET', `/api/v1/shared/${'A'.repeat(43)}/metrics?${RANGE}`)).status, 404);
-    const hide = await request(server, 'PUT', `/api/v1/dashboards/${dashboardId}`, { visibility: false }, { token: owner.userToken });
+    assert.equal(
+      (await request(server, 'GET', `/api/v1/shared/${'A'.repeat(43)}/metrics?${RANGE}`)).status,
+      404,
+    );
+    const hide = await request(
+      server,
+      'PUT',
+      `/api/v1/dashboards/${dashboardId}`,
+      { visibility: false },
+      { token: owner.userToken },
+    );
     assert.equal(hide.status, 200);
     assert.equal((await request(server, 'GET', `/api/v1/shared/${link.token}`)).status, 404);
-    await request(server, 'PUT', `/api/v1/dashboards/${dashboardId}`, { visibility: true }, { token: owner.userToken });
+    await request(
+      server,
+      'PUT',
+      `/api/v1/dashboards/${dashboardId}`,
+      { visibility: true },
+      { token: owner.userToken },
+    );
     assert.equal((await request(server, 'GET', `/api/v1/shared/${link.token}`)).status, 200);
-    const revoked = await request(server, 'DELETE', `/api/v1/dashboards/${dashboardId}/shares/${link.id}`, undefined, { token: owner.userToken });
+    const revoked = await request(
+      server,
+      'DELETE',
+      `/api/v1/dashboards/${dashboardId}/shares/${link.id}`,
+      undefined,
+      { token: owner.userToken },
+    );
     assert.equal(revoked.status, 200);
     assert.equal((await request(server, 'GET', `/api/v1/shared/${link.token}`)).status, 404);
     assert.equal((await request(server, 'GET', `/api/v1/shared/${link.token}/metrics?${RANGE}`)).status, 404);
-    const again = await request(server, 'DELETE', `/api/v1/dashboards/${dashboardId}/shares/${link.id}`, undefined, { token: owner.userToken });
+    const again = await request(
+      server,
+      'DELETE',
+      `/api/v1/dashboards/${dashboardId}/shares/${link.id}`,
+      undefined,
+      { token: owner.userToken },
+    );
     assert.equal(again.status, 404);
   });
 
   test('another organization gets 404; a source token 403; a link can change nothing', async () => {
     const link = await share();
     const other = await signupWithOrganization(server);
-    for (const [method, path] of [['GET', `/api/v1/dashboards/${dashboardId}/shares`], ['POST', `/api/v1/dashboards/${dashboardId}/shares`], ['DELETE', `/api/v1/dashboards/${dashboardId}/shares/${link.id}`]] as const) {
-      assert.equal((await request(server, method, path, undefined, { token: other.userToken })).status, 404, `${method} ${path}`);
-      assert.equal((await request(server, method, path, undefined, { token: owner.sourceToken })).status, 403);
+    for (const [method, path] of [
+      ['GET', `/api/v1/dashboards/${dashboardId}/shares`],
+      ['POST', `/api/v1/dashboards/${dashboardId}/shares`],
+      ['DELETE', `/api/v1/dashboards/${dashboardId}/shares/${link.id}`],
+    ] as const) {
+      assert.equal(
+        (await request(server, method, path, undefined, { token: other.userToken })).status,
+        404,
+        `${method} ${path}`,
+      );
+      assert.equal(
+        (await request(server, method, path, undefined, { token: owner.sourceToken })).status,
+        403,
+      );
       assert.equal((await request(server, method, path)).status, 401);
     }
     const write = await request(server, 'PUT', `/api/v1/shared/${link.token}`, { name: 'x' });
     assert.equal(write.status, 405);
-    const asBearer = await request(server, 'GET', '/api/v1/dashboards', undefined, { headers: { authorization: `Bearer ${link.token}` } });
+    const asBearer = await request(server, 'GET', '/api/v1/dashboards', undefined, {
+      headers: { authorization: `Bearer ${link.token}` },
+    });
     assert.equal(asBearer.status, 401, 'a link token is no API token');
-    const deleted = await request(server, 'DELETE', `/api/v1/dashboards/${dashboardId}`, undefined, { token: owner.userToken });
+    const deleted = await request(server, 'DELETE', `/api/v1/dashboards/${dashboardId}`, undefined, {
+      token: owner.userToken,
+    });
     assert.equal(deleted.status, 200);
-    assert.equal((await request(server, 'GET', `/api/v1/shared/${link.token}`)).status, 404, 'gone with its dashboard');
+    assert.equal(
+      (await request(server, 'GET', `/api/v1/shared/${link.token}`)).status,
+      404,
+      'gone with its dashboard',
+    );
   });
 });
 
@@ -102,24 +194,39 @@ describe('share links keep to their key', () => {
       { key: 'shop::secret::orders', at: '2026-01-24T10:30:00Z', values: { count: 777 } },
       { key: 'plain', at: '2026-01-24T10:30:00Z', values: { count: 9 } },
     ];
-    const batch = await request(server, 'POST', '/api/v1/metrics/batch', { points }, { token: owner.sourceToken, sourceId: owner.sourceId });
+    const batch = await request(
+      server,
+      'POST',
+      '/api/v1/metrics/batch',
+      { points },
+      { token: owner.sourceToken, sourceId: owner.sourceId },
+    );
     assert.equal(batch.status, 201, batch.text);
   });
   after(() => server.stop());
 
   /** A link to a new dashboard of `key` with the given segments; `read(q)` is its series read. */
   const linkTo = async (key: string, segments: unknown[]) => {
-    const made = await request(server, 'POST', '/api/v1/dashboards', {
-      name: `Key ${key}`,
-      key,
-      source: { type: 'project', id: owner.sourceId },
-      segments,
-      payload: { grid: [] },
-    }, { token: owner.userToken });
+    const made = await request(
+      server,
+      'POST',
+      '/api/v1/dashboards',
+      {
+        name: `Key ${key}`,
+        key,
+        source: { type: 'project', id: owner.sourceId },
+        segments,
+        payload: { grid: [] },
+      },
+      { token: owner.userToken },
+    );
     assert.equal(made.status, 201, made.text);
-    const link = await request(server, 'POST', `/api/v1/dashboards/${made.body.data.id}/shares`, undefined, { token: owner.userToken });
+    const link = await request(server, 'POST', `/api/v1/dashboards/${made.body.data.id}/shares`, undefined, {
+      token: owner.userToken,
+    });
     assert.equal(link.status, 201, link.text);
-    return (q: string) => request(server, 'GET', `/api/v1/shared/${link.body.data.token}/metrics?${RANGE}${q}`);
+    return (q: string) =>
+      request(server, 'GET', `/api/v1/shared/${link.body.data.token}/metrics?${RANGE}${q}`);
   };
 
   test("a text segment's value must match the whole of its group's pattern", async () => {
@@ -171,10 +278,20 @@ describe('share links keep to their key', () => {
       }
       assert.equal(res.status, 404, `${trick}: ${res.status} ${res.text}`);
     }
-    assert.equal((await read('&s.k=shop::__system__key__')).status, 400, 'a value holding :: is refused before it is looked at');
+    assert.equal(
+      (await read('&s.k=shop::__system__key__')).status,
+      400,
+      'a value holding :: is refused before it is looked at',
+    );
     const plainSystem = await linkTo('__system__key__ ', []);
-    assert.equal((await plainSystem('')).status, 404, 'a dashboard key that spells it is closed to links as well');
-    const select = await linkTo('shop::(?<c>[^:]+)', [{ name: 'c', type: 'select', groups: [{ items: [{ value: '__SYSTEM__key__' }] }] }]);
+    assert.equal(
+      (await plainSystem('')).status,
+      404,
+      'a dashboard key that spells it is closed to links as well',
+    );
+    const select = await linkTo('shop::(?<c>[^:]+)', [
+      { name: 'c', type: 'select', groups: [{ items: [{ value: '__SYSTEM__key__' }] }] },
+    ]);
     assert.equal((await select('&s.c=__SYSTEM__key__')).status, 404, 'an item value that spells it as well');
   });
 });

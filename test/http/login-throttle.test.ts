@@ -4,14 +4,22 @@
 // e-mails cleared a victim's block.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { request, signupWithOrganization, startTestServer, uniqueEmail, type TestServer } from '../helpers/server';
+import {
+  request,
+  signupWithOrganization,
+  startTestServer,
+  uniqueEmail,
+  type TestServer,
+} from '../helpers/server';
 import { ADDRESS_RULE, EMAIL_RULE, createLoginThrottle } from '../../src/domain/login-throttle';
 
 const LOGIN = '/api/v1/bootstrap/login';
 const TOO_MANY = { errors: { detail: 'Too many failed login attempts, retry later' } };
 
 /** A server whose clock stands still (the throttle reads deps.now), so the tests do not race it. */
-async function frozenServer(env: Record<string, string> = {}): Promise<{ server: TestServer; advance(ms: number): void }> {
+async function frozenServer(
+  env: Record<string, string> = {},
+): Promise<{ server: TestServer; advance(ms: number): void }> {
   const server = await startTestServer(env);
   let clock = Date.now();
   server.deps.now = () => clock;
@@ -29,19 +37,32 @@ describe('login throttle over HTTP', () => {
   test('200 parallel wrong passwords: at most 5 are checked, the rest 429 + Retry-After, and the right one is then refused', async () => {
     const victim = await signupWithOrganization(server);
     const guesses = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => request(server, 'POST', LOGIN, { email: victim.email, password: `wrong guess ${i}` })),
+      Array.from({ length: 200 }, (_, i) =>
+        request(server, 'POST', LOGIN, { email: victim.email, password: `wrong guess ${i}` }),
+      ),
     );
     const statuses = guesses.map((r) => r.status);
-    assert.equal(statuses.filter((s) => s === 401).length, 5, 'only the free attempts reach the password check');
+    assert.equal(
+      statuses.filter((s) => s === 401).length,
+      5,
+      'only the free attempts reach the password check',
+    );
     assert.equal(statuses.filter((s) => s === 429).length, 195);
     for (const r of guesses.filter((g) => g.status === 429)) {
       assert.deepEqual(r.body, TOO_MANY);
       assert.match(r.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
     }
     const right = await request(server, 'POST', LOGIN, { email: victim.email, password: victim.password });
-    assert.deepEqual([right.status, right.body], [429, TOO_MANY], 'the right password is refused while blocked');
+    assert.deepEqual(
+      [right.status, right.body],
+      [429, TOO_MANY],
+      'the right password is refused while blocked',
+    );
     // The victim's account is intact and usable once the block has run out.
-    assert.equal((await request(server, 'GET', '/api/v1/bootstrap/me', undefined, { token: victim.userToken })).status, 200);
+    assert.equal(
+      (await request(server, 'GET', '/api/v1/bootstrap/me', undefined, { token: victim.userToken })).status,
+      200,
+    );
     advance(1_000);
     const later = await request(server, 'POST', LOGIN, { email: victim.email, password: victim.password });
     assert.equal(later.status, 201, later.text);
@@ -57,9 +78,13 @@ describe('login throttle over HTTP', () => {
     });
     try {
       const victim = await signupWithOrganization(server);
-      for (let i = 0; i < 5; i++) await request(server, 'POST', LOGIN, { email: victim.email, password: 'nope nope' });
+      for (let i = 0; i < 5; i++)
+        await request(server, 'POST', LOGIN, { email: victim.email, password: 'nope nope' });
       for (let i = 0; i < 60; i++) {
-        const res = await request(server, 'POST', LOGIN, { email: uniqueEmail('spray'), password: 'whatever1' });
+        const res = await request(server, 'POST', LOGIN, {
+          email: uniqueEmail('spray'),
+          password: 'whatever1',
+        });
         assert.equal(res.status, 401);
       }
       const right = await request(server, 'POST', LOGIN, { email: victim.email, password: victim.password });
@@ -84,11 +109,17 @@ describe('login throttle per client address over HTTP', () => {
       const res = await request(server, 'POST', LOGIN, { email: uniqueEmail('acct'), password: 'wrong one' });
       assert.equal(res.status, 401, `attempt ${i + 1}`);
     }
-    const next = await request(server, 'POST', LOGIN, { email: bystander.email, password: bystander.password });
+    const next = await request(server, 'POST', LOGIN, {
+      email: bystander.email,
+      password: bystander.password,
+    });
     assert.deepEqual([next.status, next.body], [429, TOO_MANY]);
     assert.equal(next.headers.get('retry-after'), '1');
     advance(1_000);
-    const after = await request(server, 'POST', LOGIN, { email: bystander.email, password: bystander.password });
+    const after = await request(server, 'POST', LOGIN, {
+      email: bystander.email,
+      password: bystander.password,
+    });
     assert.equal(after.status, 201, after.text);
     const health = await request(server, 'GET', '/api/v1/health');
     assert.equal(health.status, 200);

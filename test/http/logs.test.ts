@@ -12,12 +12,18 @@ import { requestLog, SLOW_REQUEST_MS } from '../../src/http/middleware/request-l
 import { startServer } from '../../src/server';
 import { request } from '../helpers/server';
 
-async function logsOf(level: LogLevel, requests: (url: string) => Promise<void>): Promise<Array<Record<string, unknown>>> {
+async function logsOf(
+  level: LogLevel,
+  requests: (url: string) => Promise<void>,
+): Promise<Array<Record<string, unknown>>> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-logs-'));
   const lines: string[] = [];
   try {
     const config = loadConfig({ env: { SERVICE_DATA_DIR: dataDir, SERVICE_PORT: '0' }, cwd: dataDir });
-    const server = await startServer(config, { log: createLogger(level, (line) => lines.push(line)), sweepTimer: false });
+    const server = await startServer(config, {
+      log: createLogger(level, (line) => lines.push(line)),
+      sweepTimer: false,
+    });
     await requests(server.url);
     await server.close();
   } finally {
@@ -34,7 +40,10 @@ describe('logs', () => {
     const logs = await logsOf('info', async (url) => {
       for (let i = 0; i < 3; i++) await request({ url }, 'GET', '/api/v1/health');
     });
-    assert.deepEqual(logs.map((l) => l.msg), ['service started', 'service stopped']);
+    assert.deepEqual(
+      logs.map((l) => l.msg),
+      ['service started', 'service stopped'],
+    );
     assert.equal(logs[0]!.level, 'info');
     assert.match(String(logs[0]!.url), /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(logs[1]!.requests, 3, 'the stop line counts what the last summary did not');
@@ -45,7 +54,9 @@ describe('logs', () => {
       const { hostname, port } = new URL(url);
       const socket = net.connect(Number(port), hostname).resume(); // read (and drop) the answer, so 'close' comes
       await new Promise((r) => socket.once('connect', r));
-      socket.write('POST /api/v1/bootstrap/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{');
+      socket.write(
+        'POST /api/v1/bootstrap/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{',
+      );
       await new Promise((r) => setTimeout(r, 1200));
       socket.end('}');
       await new Promise((r) => socket.once('close', r));
@@ -64,7 +75,13 @@ describe('logs', () => {
     });
     const requests = logs.filter((l) => l.msg === 'request');
     assert.equal(requests.length, 2);
-    assert.deepEqual(requests.map((r) => [r.route, r.status]), [['/api/v1/health', 200], ['/api/v1/dashboards/:id', 401]]);
+    assert.deepEqual(
+      requests.map((r) => [r.route, r.status]),
+      [
+        ['/api/v1/health', 200],
+        ['/api/v1/dashboards/:id', 401],
+      ],
+    );
     assert.ok(requests.every((r) => typeof r.ms === 'number' && typeof r.request_id === 'string'));
   });
 });
@@ -84,14 +101,23 @@ describe('logs never carry a share link token', () => {
     const requests = logs.filter((l) => l.msg === 'request');
     assert.equal(requests.length, 6);
     assert.ok(!JSON.stringify(logs).includes(token), JSON.stringify(requests));
-    assert.deepEqual(requests.slice(0, 2).map((r) => r.path), ['/api/v1/shared/<redacted>', '/api/v1/shared/<redacted>/metrics']);
+    assert.deepEqual(
+      requests.slice(0, 2).map((r) => r.path),
+      ['/api/v1/shared/<redacted>', '/api/v1/shared/<redacted>/metrics'],
+    );
     assert.equal(requests[3]!.path, '/s/<redacted>');
   });
 
   test('info: a slow request of a link is logged with the token redacted', async () => {
     const lines: string[] = [];
     const middleware = requestLog(createLogger('info', (line) => lines.push(line)));
-    const ctx = { method: 'GET', path: `/api/v1/shared/${token}/metrics`, status: 200, state: {} as Record<string, unknown>, set() {} };
+    const ctx = {
+      method: 'GET',
+      path: `/api/v1/shared/${token}/metrics`,
+      status: 200,
+      state: {} as Record<string, unknown>,
+      set() {},
+    };
     await middleware(ctx as never, () => new Promise((r) => setTimeout(r, SLOW_REQUEST_MS + 50)));
     assert.equal(lines.length, 1);
     const line = JSON.parse(lines[0]!) as Record<string, unknown>;
@@ -102,8 +128,15 @@ describe('logs never carry a share link token', () => {
 
   test('any line with a path field (an error, say) is redacted by the logger itself', () => {
     const lines: string[] = [];
-    createLogger('info', (line) => lines.push(line)).error('request failed', { path: `/s/${token}`, error: 'boom' });
+    createLogger('info', (line) => lines.push(line)).error('request failed', {
+      path: `/s/${token}`,
+      error: 'boom',
+    });
     assert.equal(JSON.parse(lines[0]!).path, '/s/<redacted>');
-    assert.equal(redactPath('/api/v1/dashboards/abc/shares/def'), '/api/v1/dashboards/abc/shares/def', 'other paths stay as they are');
+    assert.equal(
+      redactPath('/api/v1/dashboards/abc/shares/def'),
+      '/api/v1/dashboards/abc/shares/def',
+      'other paths stay as they are',
+    );
   });
 });

@@ -17,7 +17,11 @@ import {
 const POINT = { key: 'hits', at: '2026-02-01T10:00:00Z', values: { n: 1 } };
 const READ = '/api/v1/metrics?key=hits&from=2026-02-01T10:00:00Z&to=2026-02-01T10:00:00Z&granularity=1h';
 
-async function mintToken(server: TestServer, agent: ProjectAgent, perms: Record<string, boolean>): Promise<string> {
+async function mintToken(
+  server: TestServer,
+  agent: ProjectAgent,
+  perms: Record<string, boolean>,
+): Promise<string> {
   const res = await request(
     server,
     'POST',
@@ -46,21 +50,47 @@ describe('metrics access rules', () => {
       [{ authorization: 'Bearer svc_sat_nope' }, 401, 'Bad token'],
       [{ authorization: `Bearer ${agent.sourceToken}x` }, 401, 'Bad token'],
       [{ authorization: `Bearer ${agent.sourceToken}` }, 400, 'Missing X-Service-Source-Id header'],
-      [{ authorization: `Bearer ${agent.sourceToken}`, 'x-service-source-id': 'abc' }, 400, 'Invalid X-Service-Source-Id header'],
-      [{ authorization: `Bearer ${agent.sourceToken}`, 'x-service-source-id': randomUUID() }, 403, 'Forbidden'],
-      [{ authorization: `Bearer ${agent.sourceToken}`, 'x-service-source-id': other.sourceId }, 403, 'Forbidden'],
-      [{ authorization: `Bearer ${agent.userToken}`, 'x-service-source-id': agent.sourceId }, 403, 'Forbidden'],
+      [
+        { authorization: `Bearer ${agent.sourceToken}`, 'x-service-source-id': 'abc' },
+        400,
+        'Invalid X-Service-Source-Id header',
+      ],
+      [
+        { authorization: `Bearer ${agent.sourceToken}`, 'x-service-source-id': randomUUID() },
+        403,
+        'Forbidden',
+      ],
+      [
+        { authorization: `Bearer ${agent.sourceToken}`, 'x-service-source-id': other.sourceId },
+        403,
+        'Forbidden',
+      ],
+      [
+        { authorization: `Bearer ${agent.userToken}`, 'x-service-source-id': agent.sourceId },
+        403,
+        'Forbidden',
+      ],
     ];
     for (const [headers, status, detail] of cases) {
-      for (const [method, path, body] of [['GET', READ, undefined], ['POST', '/api/v1/metrics', POINT]] as const) {
+      for (const [method, path, body] of [
+        ['GET', READ, undefined],
+        ['POST', '/api/v1/metrics', POINT],
+      ] as const) {
         const res = await request(server, method, path, body, { headers });
-        assert.deepEqual([res.status, res.body], [status, { errors: { detail } }], `${method} ${JSON.stringify(headers)}`);
+        assert.deepEqual(
+          [res.status, res.body],
+          [status, { errors: { detail } }],
+          `${method} ${JSON.stringify(headers)}`,
+        );
       }
     }
   });
 
   test('an upper-case spelling of the source id names the same source', async () => {
-    const res = await request(server, 'GET', READ, undefined, { token: agent.sourceToken, sourceId: agent.sourceId.toUpperCase() });
+    const res = await request(server, 'GET', READ, undefined, {
+      token: agent.sourceToken,
+      sourceId: agent.sourceId.toUpperCase(),
+    });
     assert.equal(res.status, 200);
   });
 
@@ -68,9 +98,19 @@ describe('metrics access rules', () => {
     const readOnly = await mintToken(server, agent, { write: false });
     const writeOnly = await mintToken(server, agent, { read: false });
     const as = (token: string) => ({ token, sourceId: agent.sourceId });
-    const query = { key: 'hits', from: POINT.at, to: POINT.at, granularity: '1h', mode: 'timeline', value_path: 'n' };
+    const query = {
+      key: 'hits',
+      from: POINT.at,
+      to: POINT.at,
+      granularity: '1h',
+      mode: 'timeline',
+      value_path: 'n',
+    };
     assert.equal((await request(server, 'POST', '/api/v1/metrics', POINT, as(readOnly))).status, 403);
-    assert.equal((await request(server, 'POST', '/api/v1/metrics/batch', { points: [POINT] }, as(readOnly))).status, 403);
+    assert.equal(
+      (await request(server, 'POST', '/api/v1/metrics/batch', { points: [POINT] }, as(readOnly))).status,
+      403,
+    );
     assert.equal((await request(server, 'POST', '/api/v1/metrics', POINT, as(writeOnly))).status, 201);
     assert.equal((await request(server, 'GET', READ, undefined, as(writeOnly))).status, 403);
     assert.equal((await request(server, 'POST', '/api/v1/metrics/query', query, as(writeOnly))).status, 403);
@@ -84,8 +124,14 @@ describe('metrics access rules', () => {
     assert.deepEqual([res.status, res.body], [403, { errors: { detail: 'Forbidden' } }]);
   });
 
-  test('one organization never reads another organization\'s points', async () => {
-    await request(server, 'POST', '/api/v1/metrics', { ...POINT, key: 'secret' }, { token: other.sourceToken, sourceId: other.sourceId });
+  test("one organization never reads another organization's points", async () => {
+    await request(
+      server,
+      'POST',
+      '/api/v1/metrics',
+      { ...POINT, key: 'secret' },
+      { token: other.sourceToken, sourceId: other.sourceId },
+    );
     const mine = await request(server, 'GET', READ.replace('key=hits', 'key=secret'), undefined, {
       token: agent.sourceToken,
       sourceId: agent.sourceId,
@@ -140,19 +186,32 @@ describe('metrics write limits', () => {
  * sockets connect first, the requests are written, and this thread sleeps until the kernel has
  * delivered them. The server then reads them all before its write queue's first flush.
  */
-async function simultaneousPosts(server: TestServer, count: number, body: string, agent: ProjectAgent): Promise<string[]> {
+async function simultaneousPosts(
+  server: TestServer,
+  count: number,
+  body: string,
+  agent: ProjectAgent,
+): Promise<string[]> {
   const sockets = await Promise.all(
-    Array.from({ length: count }, () => new Promise<net.Socket>((resolve) => {
-      const socket = net.connect(server.port, '127.0.0.1', () => resolve(socket));
-    })),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Socket>((resolve) => {
+          const socket = net.connect(server.port, '127.0.0.1', () => resolve(socket));
+        }),
+    ),
   );
   await new Promise((resolve) => setTimeout(resolve, 50)); // let the server accept every connection
-  const replies = sockets.map((socket) => new Promise<string>((resolve) => {
-    let data = '';
-    socket.on('data', (chunk) => (data += chunk.toString()));
-    socket.on('end', () => resolve(data));
-  }));
-  const head = `POST /api/v1/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+  const replies = sockets.map(
+    (socket) =>
+      new Promise<string>((resolve) => {
+        let data = '';
+        socket.on('data', (chunk) => (data += chunk.toString()));
+        socket.on('end', () => resolve(data));
+      }),
+  );
+  const head =
+    `POST /api/v1/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n` +
     `Authorization: Bearer ${agent.sourceToken}\r\nX-Service-Source-Id: ${agent.sourceId}\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
   for (const socket of sockets) socket.write(head + body);
@@ -179,11 +238,23 @@ describe('metrics with projects disabled', () => {
     );
     assert.equal(db.status, 201, db.text);
     const id = db.body.data.source.id as string;
-    assert.equal((await request(server, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, undefined, user)).status, 200);
-    const token = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'database', source_id: id }, user);
+    assert.equal(
+      (await request(server, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, undefined, user)).status,
+      200,
+    );
+    const token = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/source-tokens',
+      { source_type: 'database', source_id: id },
+      user,
+    );
     const as = { token: token.body.data.token.value as string, sourceId: id };
     const detail = 'Metric ingestion is disabled: projects are disabled for this deployment';
-    for (const [path, body] of [['/api/v1/metrics', POINT], ['/api/v1/metrics/batch', { points: [POINT] }]] as const) {
+    for (const [path, body] of [
+      ['/api/v1/metrics', POINT],
+      ['/api/v1/metrics/batch', { points: [POINT] }],
+    ] as const) {
       const res = await request(server, 'POST', path, body, as);
       assert.deepEqual([res.status, res.body], [403, { errors: { detail } }], path);
       // refused before its body is looked at, as before the body was validated at the edge

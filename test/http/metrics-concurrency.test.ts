@@ -1,7 +1,13 @@
 // Concurrent tracks through HTTP are merged by group commit without losing or doubling any.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type ProjectAgent, type TestServer, createProjectWithToken, request, startTestServer } from '../helpers/server';
+import {
+  type ProjectAgent,
+  type TestServer,
+  createProjectWithToken,
+  request,
+  startTestServer,
+} from '../helpers/server';
 
 let server: TestServer;
 let agent: ProjectAgent;
@@ -17,7 +23,9 @@ test('200 concurrent tracks of {count: 1} read back exactly 200 in every granula
   const as = { token: agent.sourceToken, sourceId: agent.sourceId };
   const at = '2026-02-10T09:30:15Z';
   const answers = await Promise.all(
-    Array.from({ length: 200 }, () => request(server, 'POST', '/api/v1/metrics', { key: 'visits', at, values: { count: 1 } }, as)),
+    Array.from({ length: 200 }, () =>
+      request(server, 'POST', '/api/v1/metrics', { key: 'visits', at, values: { count: 1 } }, as),
+    ),
   );
   assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([201]));
   for (const granularity of GRANULARITIES) {

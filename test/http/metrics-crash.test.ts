@@ -18,11 +18,15 @@ interface Child {
 
 /** `service serve --port 0 --data <dir>` as a child process; resolves with its URL once listening. */
 function startChild(): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--port', '0', '--data', dataDir], {
-    cwd: ROOT,
-    env: { ...process.env, SERVICE_LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/main.ts', 'serve', '--port', '0', '--data', dataDir],
+    {
+      cwd: ROOT,
+      env: { ...process.env, SERVICE_LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -51,7 +55,12 @@ interface Tally {
 }
 
 /** Loads the server with single points and batches of 10 until it is killed after `killAt` acks. */
-async function loadUntilKilled(server: Child, as: { token: string; sourceId: string }, killAt: number, tally: Tally): Promise<void> {
+async function loadUntilKilled(
+  server: Child,
+  as: { token: string; sourceId: string },
+  killAt: number,
+  tally: Tally,
+): Promise<void> {
   let acked = 0;
   let killing: Promise<void> | null = null;
   const worker = async (batch: boolean) => {
@@ -62,7 +71,13 @@ async function loadUntilKilled(server: Child, as: { token: string; sourceId: str
         ? { points: Array.from({ length: 10 }, () => ({ key: 'crash', at: AT, values: { count: 1 } })) }
         : { key: 'crash', at: AT, values: { count: 1 } };
       try {
-        const res = await request(server, 'POST', batch ? '/api/v1/metrics/batch' : '/api/v1/metrics', body, as);
+        const res = await request(
+          server,
+          'POST',
+          batch ? '/api/v1/metrics/batch' : '/api/v1/metrics',
+          body,
+          as,
+        );
         if (res.status !== 201) throw new Error(`unexpected ${res.status}: ${res.text}`);
         acked += points;
         tally.acked += points;
@@ -81,13 +96,32 @@ async function loadUntilKilled(server: Child, as: { token: string; sourceId: str
 async function storedCount(server: Child, as: { token: string; sourceId: string }): Promise<number> {
   const counts: number[] = [];
   for (const granularity of GRANULARITIES) {
-    const metric = await request(server, 'GET', `/api/v1/metrics?${new URLSearchParams({ key: 'crash', from: AT, to: AT, granularity })}`, undefined, as);
-    const system = await request(server, 'GET', `/api/v1/metrics?${new URLSearchParams({ from: AT, to: AT, granularity })}`, undefined, as);
+    const metric = await request(
+      server,
+      'GET',
+      `/api/v1/metrics?${new URLSearchParams({ key: 'crash', from: AT, to: AT, granularity })}`,
+      undefined,
+      as,
+    );
+    const system = await request(
+      server,
+      'GET',
+      `/api/v1/metrics?${new URLSearchParams({ from: AT, to: AT, granularity })}`,
+      undefined,
+      as,
+    );
     const count = (metric.body.data.values[0] as { count: number }).count;
-    assert.deepEqual(system.body.data.values[0], { count, keys: { crash: count } }, `system key at ${granularity}`);
+    assert.deepEqual(
+      system.body.data.values[0],
+      { count, keys: { crash: count } },
+      `system key at ${granularity}`,
+    );
     counts.push(count);
   }
-  assert.ok(counts.every((c) => c === counts[0]), `granularities disagree: ${counts.join(', ')}`);
+  assert.ok(
+    counts.every((c) => c === counts[0]),
+    `granularities disagree: ${counts.join(', ')}`,
+  );
   return counts[0]!;
 }
 
@@ -104,7 +138,9 @@ test('every acknowledged point survives kill -9, five times over, once each', as
       await loadUntilKilled(server, as, killAt, tally);
       server = await startChild();
       const stored = await storedCount(server, as);
-      t.diagnostic(`after kill at ${killAt}: sent ${tally.sent}, acknowledged ${tally.acked}, stored ${stored}`);
+      t.diagnostic(
+        `after kill at ${killAt}: sent ${tally.sent}, acknowledged ${tally.acked}, stored ${stored}`,
+      );
       assert.ok(stored >= tally.acked, `stored ${stored} < acknowledged ${tally.acked}`);
       assert.ok(stored <= tally.sent, `stored ${stored} > sent ${tally.sent}`);
     }

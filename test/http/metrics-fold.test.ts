@@ -34,7 +34,22 @@ test('each write is readable right after its 201, in every granularity and the s
 test('a batch and an assert are readable at once, in arrival order', async () => {
   const points = Array.from({ length: 50 }, () => ({ key: 'ordered', at, values: { level: 1 } }));
   assert.equal((await request(server, 'POST', '/api/v1/metrics/batch', { points }, as)).status, 201);
-  assert.equal((await request(server, 'POST', '/api/v1/metrics', { key: 'ordered', at, operation: 'assert', values: { level: 7 } }, as)).status, 201);
-  assert.equal((await request(server, 'POST', '/api/v1/metrics', { key: 'ordered', at, values: { level: 1 } }, as)).status, 201);
+  assert.equal(
+    (
+      await request(
+        server,
+        'POST',
+        '/api/v1/metrics',
+        { key: 'ordered', at, operation: 'assert', values: { level: 7 } },
+        as,
+      )
+    ).status,
+    201,
+  );
+  assert.equal(
+    (await request(server, 'POST', '/api/v1/metrics', { key: 'ordered', at, values: { level: 1 } }, as))
+      .status,
+    201,
+  );
   assert.deepEqual(await read('1h', 'ordered'), { level: 8 });
 });

@@ -2,7 +2,13 @@
 // computed by hand from the points written below.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type ProjectAgent, type TestServer, createProjectWithToken, request, startTestServer } from '../helpers/server';
+import {
+  type ProjectAgent,
+  type TestServer,
+  createProjectWithToken,
+  request,
+  startTestServer,
+} from '../helpers/server';
 
 // Five 1h buckets 00:00..04:00 (UTC project):
 //   00:00  orders 2, revenue.eur 10, revenue.usd 4
@@ -24,7 +30,13 @@ describe('metrics query over HTTP', () => {
   let server: TestServer;
   let agent: ProjectAgent;
   const query = (body: Record<string, unknown>) =>
-    request(server, 'POST', '/api/v1/metrics/query', { ...RANGE, ...body }, { token: agent.sourceToken, sourceId: agent.sourceId });
+    request(
+      server,
+      'POST',
+      '/api/v1/metrics/query',
+      { ...RANGE, ...body },
+      { token: agent.sourceToken, sourceId: agent.sourceId },
+    );
   const data = async (body: Record<string, unknown>) => {
     const res = await query(body);
     assert.equal(res.status, 200, res.text);
@@ -59,7 +71,16 @@ describe('metrics query over HTTP', () => {
       timeframe: { from: '2026-03-01T00:00:00Z', to: '2026-03-01T04:00:00Z', label: '4h', granularity: '1h' },
       available_paths: AVAILABLE,
       matched_paths: ['orders'],
-      table: { columns: ['at', 'orders'], rows: [[AT[0], 2], [AT[1], 4], [AT[2], null], [AT[3], 4], [AT[4], null]] },
+      table: {
+        columns: ['at', 'orders'],
+        rows: [
+          [AT[0], 2],
+          [AT[1], 4],
+          [AT[2], null],
+          [AT[3], 4],
+          [AT[4], null],
+        ],
+      },
     });
   });
 
@@ -74,7 +95,12 @@ describe('metrics query over HTTP', () => {
     // 5 buckets, 2 slices: size 2, bucket 00:00 dropped, groups [01,02] and [03,04].
     const sum = await data({ mode: 'aggregate', aggregator: 'sum', value_path: 'revenue.eur', slices: 2 });
     assert.deepEqual([sum.values, sum.count, 'value' in sum], [[5, 0], 2, false]);
-    const mean = await data({ mode: 'aggregate', aggregator: 'mean', value_path: 'revenue.eur', slices: '2' });
+    const mean = await data({
+      mode: 'aggregate',
+      aggregator: 'mean',
+      value_path: 'revenue.eur',
+      slices: '2',
+    });
     assert.deepEqual(mean.values, [5, null]);
     const max = await data({ mode: 'aggregate', aggregator: 'max', value_path: 'orders', slices: 2 });
     assert.deepEqual(max.values, [4, 4]);
@@ -91,8 +117,14 @@ describe('metrics query over HTTP', () => {
     const sliced = await data({ mode: 'timeline', value_path: 'orders', slices: 2 });
     assert.deepEqual(sliced.result, {
       orders: [
-        [{ at: AT[1], value: 4 }, { at: AT[2], value: 0 }],
-        [{ at: AT[3], value: 4 }, { at: AT[4], value: 0 }],
+        [
+          { at: AT[1], value: 4 },
+          { at: AT[2], value: 0 },
+        ],
+        [
+          { at: AT[3], value: 4 },
+          { at: AT[4], value: 0 },
+        ],
       ],
     });
   });
@@ -111,9 +143,18 @@ describe('metrics query over HTTP', () => {
 
   test('query errors are 422 with the SPEC messages and fields', async () => {
     const cases: Array<[Record<string, unknown>, Record<string, unknown>]> = [
-      [{ mode: 'aggregate', value_path: 'orders' }, { error: 'Aggregator must be provided (options: max, mean, min, sum).' }],
-      [{ mode: 'aggregate', value_path: 'orders', aggregator: 'median' }, { allowed: ['max', 'mean', 'min', 'sum'] }],
-      [{ mode: 'timeline', value_path: 'revenue.*' }, { error: 'Wildcards are not supported in value_path "revenue.*"' }],
+      [
+        { mode: 'aggregate', value_path: 'orders' },
+        { error: 'Aggregator must be provided (options: max, mean, min, sum).' },
+      ],
+      [
+        { mode: 'aggregate', value_path: 'orders', aggregator: 'median' },
+        { allowed: ['max', 'mean', 'min', 'sum'] },
+      ],
+      [
+        { mode: 'timeline', value_path: 'revenue.*' },
+        { error: 'Wildcards are not supported in value_path "revenue.*"' },
+      ],
       [
         { mode: 'aggregate', aggregator: 'sum', value_path: 'nope' },
         { error: 'Unknown path(s): nope', missing_paths: ['nope'], available_paths: AVAILABLE },
@@ -122,9 +163,18 @@ describe('metrics query over HTTP', () => {
         { mode: 'category', value_path: 'country' },
         { error: 'No matching data found for path country in the selected timeframe.' },
       ],
-      [{ mode: 'timeline', value_path: 'orders', slices: 0 }, { error: 'slices must be a positive integer.' }],
-      [{ mode: 'timeline', value_path: 'orders', slices: 1.5 }, { error: 'slices must be a positive integer.' }],
-      [{ mode: 'timeline', value_path: 'orders', slices: 'two' }, { error: 'slices must be a positive integer.' }],
+      [
+        { mode: 'timeline', value_path: 'orders', slices: 0 },
+        { error: 'slices must be a positive integer.' },
+      ],
+      [
+        { mode: 'timeline', value_path: 'orders', slices: 1.5 },
+        { error: 'slices must be a positive integer.' },
+      ],
+      [
+        { mode: 'timeline', value_path: 'orders', slices: 'two' },
+        { error: 'slices must be a positive integer.' },
+      ],
       [{ mode: 'timeline', value_path: 'orders', slices: 6 }, {}],
     ];
     for (const [body, expected] of cases) {
@@ -132,7 +182,8 @@ describe('metrics query over HTTP', () => {
       assert.equal(res.status, 422, JSON.stringify(body));
       assert.equal(res.body.errors.status, 'error');
       assert.equal(typeof res.body.errors.error, 'string');
-      for (const [field, value] of Object.entries(expected)) assert.deepEqual(res.body.errors[field], value, field);
+      for (const [field, value] of Object.entries(expected))
+        assert.deepEqual(res.body.errors[field], value, field);
     }
   });
 

@@ -40,7 +40,12 @@ interface Sums {
 /** The sums of a key's day at `granularity` (200 asserted), or the system key's count. */
 async function sums(granularity: string, key?: string): Promise<Sums> {
   const to = granularity === '1m' ? DAY + 1439 * 60_000 : granularity === '1h' ? DAY + 23 * 3_600_000 : DAY;
-  const query = new URLSearchParams({ from: new Date(DAY).toISOString(), to: new Date(to).toISOString(), granularity, ...(key ? { key } : {}) });
+  const query = new URLSearchParams({
+    from: new Date(DAY).toISOString(),
+    to: new Date(to).toISOString(),
+    granularity,
+    ...(key ? { key } : {}),
+  });
   const res = await request(server, 'GET', `/api/v1/metrics?${query}`, undefined, as);
   assert.equal(res.status, 200, `GET answered ${res.status}: ${res.text}`);
   const out = { n: 0, net: 0, tax: 0, buckets: res.body.data.values.length };
@@ -53,7 +58,9 @@ async function sums(granularity: string, key?: string): Promise<Sums> {
 }
 
 async function foldState(): Promise<{ folding: boolean; folded: number }> {
-  const state = server.deps.db.prepare('SELECT folding_up_to, folded_up_to FROM metric_fold_state WHERE id = 1').get() as Record<string, number | null>;
+  const state = server.deps.db
+    .prepare('SELECT folding_up_to, folded_up_to FROM metric_fold_state WHERE id = 1')
+    .get() as Record<string, number | null>;
   return { folding: state.folding_up_to !== null, folded: state.folded_up_to ?? 0 };
 }
 
@@ -70,7 +77,10 @@ test('reads during and right after a long fold answer 200 with every acknowledge
       const { folding } = await foldState();
       const day = await sums('1m', 'k0');
       const high = sent;
-      assert.ok(day.n >= low / KEYS && day.n <= high / KEYS, `read ${day.n} outside [${low / KEYS}, ${high / KEYS}]`);
+      assert.ok(
+        day.n >= low / KEYS && day.n <= high / KEYS,
+        `read ${day.n} outside [${low / KEYS}, ${high / KEYS}]`,
+      );
       assert.equal(day.net, 2 * day.n);
       if (folding) readsDuringFolds++;
       reads++;
@@ -99,9 +109,18 @@ test('reads during and right after a long fold answer 200 with every acknowledge
       assert.equal(res.status, 201);
       acked += PER_BATCH;
       // Nothing in flight now: every granularity holds exactly what was acknowledged.
-      for (const [g, buckets] of [['1m', 1440], ['1h', 24], ['1d', 1]] as const) {
+      for (const [g, buckets] of [
+        ['1m', 1440],
+        ['1h', 24],
+        ['1d', 1],
+      ] as const) {
         for (const key of ['k0', 'k7']) {
-          assert.deepEqual(await sums(g, key), { n: acked / KEYS, net: (2 * acked) / KEYS, tax: (3 * acked) / KEYS, buckets });
+          assert.deepEqual(await sums(g, key), {
+            n: acked / KEYS,
+            net: (2 * acked) / KEYS,
+            tax: (3 * acked) / KEYS,
+            buckets,
+          });
         }
       }
       assert.equal((await sums('1h')).n, acked, 'the system key counts every point');

@@ -27,7 +27,11 @@ describe('metrics over HTTP', () => {
   after(() => server.stop());
 
   test('a point is 201 once stored; GET returns one nested map per bucket in the source zone', async () => {
-    const res = await post('', { key: 'orders', at: '2026-01-24T11:05:00Z', values: { count: 1, amount: { net: 9.5 } } });
+    const res = await post('', {
+      key: 'orders',
+      at: '2026-01-24T11:05:00Z',
+      values: { count: 1, amount: { net: 9.5 } },
+    });
     assert.equal(res.status, 201);
     assert.deepEqual(res.body, { data: { created: 'ok' } });
     const series = await get({ ...hours, key: 'orders' });
@@ -45,13 +49,20 @@ describe('metrics over HTTP', () => {
     await post('', { key: 'hidden', at: '2026-01-25T08:00:00Z', values: { n: 1 }, untracked: true });
     const res = await get({ from: '2026-01-25T08:00:00Z', to: '2026-01-25T08:00:00Z', granularity: '1h' });
     assert.deepEqual(res.body.data.values, [{ count: 2, keys: { sys: { check: 1 }, __untracked__: 1 } }]);
-    const hidden = await get({ key: 'hidden', from: '2026-01-25T08:00:00Z', to: '2026-01-25T08:00:00Z', granularity: '1h' });
+    const hidden = await get({
+      key: 'hidden',
+      from: '2026-01-25T08:00:00Z',
+      to: '2026-01-25T08:00:00Z',
+      granularity: '1h',
+    });
     assert.deepEqual(hidden.body.data.values, [{ n: 1 }]);
   });
 
   test('assert sets leaves and keeps the others; gzip bodies are read', async () => {
     await post('', { key: 'level', at: '2026-01-24T10:10:00Z', values: { a: 5, b: 1 } });
-    const gz = gzipSync(JSON.stringify({ key: 'level', at: '2026-01-24T10:20:00Z', values: { a: 2 }, operation: 'assert' }));
+    const gz = gzipSync(
+      JSON.stringify({ key: 'level', at: '2026-01-24T10:20:00Z', values: { a: 2 }, operation: 'assert' }),
+    );
     const res = await request(server, 'POST', '/api/v1/metrics', undefined, {
       ...as(),
       raw: gz,
@@ -66,7 +77,10 @@ describe('metrics over HTTP', () => {
     const noAt = await post('', { key: 'k', values: { n: 1 } });
     assert.deepEqual([noAt.status, noAt.body], [400, { errors: { detail: 'at is required' } }]);
     const leaf = await post('', { key: 'k', at: '2026-01-24T10:00:00Z', values: { a: { b: 'x' } } });
-    assert.deepEqual([leaf.status, leaf.body], [422, { errors: { values: ['leaf a.b must be a finite number'] } }]);
+    assert.deepEqual(
+      [leaf.status, leaf.body],
+      [422, { errors: { values: ['leaf a.b must be a finite number'] } }],
+    );
   });
 
   test('batch: 201 with the count, or 422 naming the index and nothing stored', async () => {
@@ -81,16 +95,35 @@ describe('metrics over HTTP', () => {
   });
 
   test('batch bodies that cannot be read: 400, 413, 415 with the SPEC body, nothing stored', async () => {
-    const send = (raw: string | Uint8Array, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-      request(server, 'POST', '/api/v1/metrics/batch', undefined, { ...as(), headers, raw });
-    const big = JSON.stringify({ points: [{ key: 'unread', at: '2026-01-24T10:30:00Z', values: { n: 1 } }] }).padEnd(1_048_577, ' ');
+    const send = (
+      raw: string | Uint8Array,
+      headers: Record<string, string> = { 'content-type': 'application/json' },
+    ) => request(server, 'POST', '/api/v1/metrics/batch', undefined, { ...as(), headers, raw });
+    const big = JSON.stringify({
+      points: [{ key: 'unread', at: '2026-01-24T10:30:00Z', values: { n: 1 } }],
+    }).padEnd(1_048_577, ' ');
     const cases: Array<[string, Promise<{ status: number; body: any }>, number, string]> = [
       ['no body', send(''), 400, 'Request body must be a JSON object'],
       ['malformed small', send('{"points": ['), 400, 'Malformed JSON body'],
-      ['malformed large', send(`{"points": [${'{"key":"unread","at":"2026-01-24T10:30:00Z","values":{"n":1}},'.repeat(1_000)}`), 400, 'Malformed JSON body'],
-      ['not gzip', send('{"points": []}', { 'content-type': 'application/json', 'content-encoding': 'gzip' }), 400, 'Request body is not valid gzip'],
+      [
+        'malformed large',
+        send(`{"points": [${'{"key":"unread","at":"2026-01-24T10:30:00Z","values":{"n":1}},'.repeat(1_000)}`),
+        400,
+        'Malformed JSON body',
+      ],
+      [
+        'not gzip',
+        send('{"points": []}', { 'content-type': 'application/json', 'content-encoding': 'gzip' }),
+        400,
+        'Request body is not valid gzip',
+      ],
       ['too large', send(big), 413, 'Request body exceeds the limit of 1048576 bytes'],
-      ['text/plain', send('{"points": []}', { 'content-type': 'text/plain' }), 415, 'Unsupported Content-Type: text/plain (use application/json)'],
+      [
+        'text/plain',
+        send('{"points": []}', { 'content-type': 'text/plain' }),
+        415,
+        'Unsupported Content-Type: text/plain (use application/json)',
+      ],
     ];
     for (const [name, reply, status, detail] of cases) {
       const res = await reply;
@@ -108,16 +141,27 @@ describe('metrics over HTTP', () => {
       ...(i === 2_999 ? { operation: 'assert', values: { count: 100 } } : {}),
     }));
     const read = () => get({ ...hours, key: 'big.batch' }).then((r) => r.body.data.values);
-    const bad = await post('/batch', { points: [...points.slice(0, 2_500), { ...points[0], at: 'noon' }, ...points.slice(2_500)] });
-    assert.deepEqual([bad.status, bad.body], [422, { errors: { 'points[2500].at': ['must be an RFC 3339 timestamp with a time zone offset'] } }]);
-    const invalidPoint = await post('/batch', { points: [...points.slice(0, 2_900), { ...points[0], values: { n: true } }] });
-    assert.deepEqual([invalidPoint.status, invalidPoint.body], [422, { errors: { 'points[2900].values': ['leaf n must be a finite number'] } }]);
+    const bad = await post('/batch', {
+      points: [...points.slice(0, 2_500), { ...points[0], at: 'noon' }, ...points.slice(2_500)],
+    });
+    assert.deepEqual(
+      [bad.status, bad.body],
+      [422, { errors: { 'points[2500].at': ['must be an RFC 3339 timestamp with a time zone offset'] } }],
+    );
+    const invalidPoint = await post('/batch', {
+      points: [...points.slice(0, 2_900), { ...points[0], values: { n: true } }],
+    });
+    assert.deepEqual(
+      [invalidPoint.status, invalidPoint.body],
+      [422, { errors: { 'points[2900].values': ['leaf n must be a finite number'] } }],
+    );
     assert.deepEqual(await read(), [{}, {}, {}]);
 
     const ok = await post('/batch', { points });
     assert.deepEqual([ok.status, ok.body], [201, { data: { created: 3_000 } }]);
     // 10:00-11:00 holds points 0..1499 (2.4 s apart); 11:00-12:00 holds 1500..2999, the last an assert
-    const net = (from: number, to: number) => points.slice(from, to).reduce((s, _p, i) => s + ((from + i) % 10), 0);
+    const net = (from: number, to: number) =>
+      points.slice(from, to).reduce((s, _p, i) => s + ((from + i) % 10), 0);
     assert.deepEqual(await read(), [
       { count: 1_500, amount: { net: net(0, 1_500), tax: 750 } },
       { count: 100, amount: { net: net(1_500, 2_999), tax: 749.5 } },
@@ -169,16 +213,46 @@ describe('metrics over HTTP', () => {
     for (const at of ['2026-01-26T10:00:00Z', '2026-01-26T10:01:00Z', '2026-01-26T11:00:00Z']) {
       await post('', { key: 'sales', at, values: { total: 2 } });
     }
-    const body = { key: 'sales', from: '2026-01-26T10:00:00Z', to: '2026-01-26T11:00:00Z', granularity: '1h', value_path: 'total' };
-    const sum = await request(server, 'POST', '/api/v1/metrics/query', { ...body, mode: 'aggregate', aggregator: 'sum' }, as());
+    const body = {
+      key: 'sales',
+      from: '2026-01-26T10:00:00Z',
+      to: '2026-01-26T11:00:00Z',
+      granularity: '1h',
+      value_path: 'total',
+    };
+    const sum = await request(
+      server,
+      'POST',
+      '/api/v1/metrics/query',
+      { ...body, mode: 'aggregate', aggregator: 'sum' },
+      as(),
+    );
     assert.equal(sum.status, 200, sum.text);
     assert.equal(sum.body.data.value, 6);
-    assert.deepEqual(sum.body.data.table.rows.map((r: unknown[]) => r[1]), [4, 2]);
+    assert.deepEqual(
+      sum.body.data.table.rows.map((r: unknown[]) => r[1]),
+      [4, 2],
+    );
     const noMode = await request(server, 'POST', '/api/v1/metrics/query', body, as());
-    assert.deepEqual([noMode.status, noMode.body.errors.detail], [400, 'mode is required (aggregate, timeline or category)']);
-    const noPath = await request(server, 'POST', '/api/v1/metrics/query', { ...body, value_path: undefined, format: 'timeline' }, as());
+    assert.deepEqual(
+      [noMode.status, noMode.body.errors.detail],
+      [400, 'mode is required (aggregate, timeline or category)'],
+    );
+    const noPath = await request(
+      server,
+      'POST',
+      '/api/v1/metrics/query',
+      { ...body, value_path: undefined, format: 'timeline' },
+      as(),
+    );
     assert.equal(noPath.status, 400);
-    const noAggregator = await request(server, 'POST', '/api/v1/metrics/query', { ...body, mode: 'aggregate' }, as());
+    const noAggregator = await request(
+      server,
+      'POST',
+      '/api/v1/metrics/query',
+      { ...body, mode: 'aggregate' },
+      as(),
+    );
     assert.equal(noAggregator.status, 422);
     assert.equal(noAggregator.body.errors.status, 'error');
   });
@@ -194,19 +268,43 @@ describe('metrics of a sqlite database source over HTTP', () => {
   test('create, set up, write and read back through the Trifle layout', async () => {
     const agent = await createProjectWithToken(server);
     const user = { token: agent.userToken };
-    const created = await request(server, 'POST', '/api/v1/bootstrap/databases', {
-      display_name: 'App stats', driver: 'sqlite', file_path: 'app/stats.sqlite', identifier_mode: 'partial',
-    }, user);
+    const created = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/databases',
+      {
+        display_name: 'App stats',
+        driver: 'sqlite',
+        file_path: 'app/stats.sqlite',
+        identifier_mode: 'partial',
+      },
+      user,
+    );
     assert.equal(created.status, 201, created.text);
     const id = created.body.data.source.id as string;
-    const token = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'database', source_id: id }, user);
+    const token = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/source-tokens',
+      { source_type: 'database', source_id: id },
+      user,
+    );
     const as = { token: token.body.data.token.value as string, sourceId: id };
     const point = { key: 'signups', at: '2026-01-24T10:00:00Z', values: { n: 1 } };
     const early = await request(server, 'POST', '/api/v1/metrics', point, as);
     assert.equal(early.status, 409, 'writes wait for setup');
-    assert.equal((await request(server, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, undefined, user)).status, 200);
+    assert.equal(
+      (await request(server, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, undefined, user)).status,
+      200,
+    );
     assert.equal((await request(server, 'POST', '/api/v1/metrics', point, as)).status, 201);
-    const read = await request(server, 'GET', '/api/v1/metrics?key=signups&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h', undefined, as);
+    const read = await request(
+      server,
+      'GET',
+      '/api/v1/metrics?key=signups&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h',
+      undefined,
+      as,
+    );
     assert.deepEqual(read.body, { data: { at: ['2026-01-24T10:00:00Z'], values: [{ n: 1 }] } });
   });
 });

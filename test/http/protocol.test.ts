@@ -45,7 +45,10 @@ describe('HTTP protocol', () => {
 
   test('malformed JSON is 400', async () => {
     for (const raw of ['{bad', '{"a":', 'nul', '\u0000']) {
-      const res = await request(server, 'POST', SIGNUP, undefined, { raw, headers: { 'content-type': 'application/json' } });
+      const res = await request(server, 'POST', SIGNUP, undefined, {
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(res.status, 400, raw);
       assert.deepEqual(res.body, { errors: { detail: 'Malformed JSON body' } });
     }
@@ -53,14 +56,20 @@ describe('HTTP protocol', () => {
 
   test('bodies that are not JSON objects are 400', async () => {
     for (const raw of ['[]', '"text"', 'null', '42', 'true']) {
-      const res = await request(server, 'POST', SIGNUP, undefined, { raw, headers: { 'content-type': 'application/json' } });
+      const res = await request(server, 'POST', SIGNUP, undefined, {
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(res.status, 400, raw);
       assert.equal(typeof res.body.errors.detail, 'string');
     }
   });
 
   test('unsupported content types and encodings are 415', async () => {
-    const text = await request(server, 'POST', SIGNUP, undefined, { raw: '{}', headers: { 'content-type': 'text/plain' } });
+    const text = await request(server, 'POST', SIGNUP, undefined, {
+      raw: '{}',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(text.status, 415);
     assert.match(text.body.errors.detail, /Content-Type/);
     const form = await request(server, 'POST', SIGNUP, undefined, {
@@ -78,7 +87,10 @@ describe('HTTP protocol', () => {
 
   test('a body over the limit is 413, also when it only grows past it while inflating', async () => {
     const big = JSON.stringify({ email: 'x'.repeat(4000) });
-    const plain = await request(server, 'POST', SIGNUP, undefined, { raw: big, headers: { 'content-type': 'application/json' } });
+    const plain = await request(server, 'POST', SIGNUP, undefined, {
+      raw: big,
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(plain.status, 413);
     assert.match(plain.body.errors.detail, /2048/);
     // 10 MB of zeros compresses to ~10 KB: the reader must stop at 2 KB of inflated output.

@@ -9,12 +9,16 @@ import { startTestServer, type TestServer } from '../helpers/server';
 
 const README = readFileSync(path.join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
 const BASE = 'http://127.0.0.1:4000';
-const blocks = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => b.startsWith(`B=${BASE}/api/v1`));
+const blocks = [...README.matchAll(/```sh\n([\s\S]*?)```/g)]
+  .map((m) => m[1]!)
+  .filter((b) => b.startsWith(`B=${BASE}/api/v1`));
 
 /** bash -c block, asynchronously: the server answers from this same process. */
 function bash(server: TestServer, block: string): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', block.replaceAll(BASE, server.url)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-c', block.replaceAll(BASE, server.url)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));

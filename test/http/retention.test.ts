@@ -2,7 +2,13 @@
 // background sweep. The test owns the server's clock and runs the sweep itself.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createProjectWithToken, request, signupWithOrganization, startTestServer, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  signupWithOrganization,
+  startTestServer,
+  type TestServer,
+} from '../helpers/server';
 
 const HOUR = 3_600_000;
 const T0 = Date.parse('2026-03-10T10:00:00Z');
@@ -17,11 +23,26 @@ describe('retention', () => {
   after(() => server.stop());
 
   const write = (p: { sourceToken: string; sourceId: string }, at: number, count: number) =>
-    request(server, 'POST', '/api/v1/metrics', { key: 'hits', at: new Date(at).toISOString(), values: { count } }, { token: p.sourceToken, sourceId: p.sourceId });
+    request(
+      server,
+      'POST',
+      '/api/v1/metrics',
+      { key: 'hits', at: new Date(at).toISOString(), values: { count } },
+      { token: p.sourceToken, sourceId: p.sourceId },
+    );
 
-  async function series(p: { sourceToken: string; sourceId: string }, granularity: string, from: number, to: number, key = 'hits') {
+  async function series(
+    p: { sourceToken: string; sourceId: string },
+    granularity: string,
+    from: number,
+    to: number,
+    key = 'hits',
+  ) {
     const qs = `key=${key}&granularity=${granularity}&from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`;
-    const res = await request(server, 'GET', `/api/v1/metrics?${qs}`, undefined, { token: p.sourceToken, sourceId: p.sourceId });
+    const res = await request(server, 'GET', `/api/v1/metrics?${qs}`, undefined, {
+      token: p.sourceToken,
+      sourceId: p.sourceId,
+    });
     assert.equal(res.status, 200, res.text);
     return res.body.data.values as Array<{ count?: number }>;
   }
@@ -72,7 +93,13 @@ describe('retention', () => {
   test('retention is validated on create (422 naming retention) and shown in responses', async () => {
     const agent = await signupWithOrganization(server);
     const create = (body: Record<string, unknown>) =>
-      request(server, 'POST', '/api/v1/bootstrap/projects', { name: 'R', ...body }, { token: agent.userToken });
+      request(
+        server,
+        'POST',
+        '/api/v1/bootstrap/projects',
+        { name: 'R', ...body },
+        { token: agent.userToken },
+      );
     for (const retention of [[], 'x', 7, { '5m': '1d' }, { '1m': 'forever' }, { '1m': 7 }, { '1m': '0d' }]) {
       const res = await create({ retention });
       assert.equal(res.status, 422, JSON.stringify(retention));
@@ -82,7 +109,9 @@ describe('retention', () => {
     assert.equal(ok.status, 201, ok.text);
     assert.deepEqual(ok.body.data.source.retention, { '1m': '7d' });
     assert.equal(ok.body.data.source.expire_after, 86400);
-    const list = await request(server, 'GET', '/api/v1/bootstrap/sources', undefined, { token: agent.userToken });
+    const list = await request(server, 'GET', '/api/v1/bootstrap/sources', undefined, {
+      token: agent.userToken,
+    });
     assert.deepEqual(list.body.data.projects[0].retention, { '1m': '7d' });
   });
 
@@ -90,7 +119,12 @@ describe('retention', () => {
     const p = await createProjectWithToken(server, { granularities: ['1m', '1h'] });
     const put = (body: unknown, id = p.sourceId, token = p.userToken) =>
       request(server, 'PUT', `/api/v1/bootstrap/projects/${id}`, body, { token });
-    const res = await put({ retention: { '1m': '2d' }, expire_after: 864000, name: 'Renamed', default_granularity: '1h' });
+    const res = await put({
+      retention: { '1m': '2d' },
+      expire_after: 864000,
+      name: 'Renamed',
+      default_granularity: '1h',
+    });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.data.source.display_name, 'Renamed');
     assert.deepEqual(res.body.data.source.retention, { '1m': '2d' });
@@ -102,9 +136,15 @@ describe('retention', () => {
     assert.equal(cleared.body.data.source.expire_after, 864000);
     assert.equal((await put({ expire_after: null })).body.data.source.expire_after, null);
 
-    const bad = await put({ retention: { '1d': '7d' }, expire_after: -1, time_zone: 'UTC', default_granularity: '1d' });
+    const bad = await put({
+      retention: { '1d': '7d' },
+      expire_after: -1,
+      time_zone: 'UTC',
+      default_granularity: '1d',
+    });
     assert.equal(bad.status, 422);
-    for (const field of ['retention', 'expire_after', 'time_zone']) assert.ok(bad.body.errors[field], `${field}: ${bad.text}`);
+    for (const field of ['retention', 'expire_after', 'time_zone'])
+      assert.ok(bad.body.errors[field], `${field}: ${bad.text}`);
     assert.equal((await put({ name: '' })).status, 422);
     assert.equal((await put([])).status, 400);
     assert.equal((await put({}, '00000000-0000-0000-0000-000000000000')).status, 404);
@@ -112,7 +152,13 @@ describe('retention', () => {
     const stranger = await signupWithOrganization(server);
     assert.equal((await put({ name: 'x' }, p.sourceId, stranger.userToken)).status, 404);
     // The metrics path sees the change at once (the cached source is dropped).
-    const w = await request(server, 'POST', '/api/v1/metrics', { key: 'k', at: new Date(T0).toISOString(), values: { a: 1 } }, { token: p.sourceToken, sourceId: p.sourceId });
+    const w = await request(
+      server,
+      'POST',
+      '/api/v1/metrics',
+      { key: 'k', at: new Date(T0).toISOString(), values: { a: 1 } },
+      { token: p.sourceToken, sourceId: p.sourceId },
+    );
     assert.equal(w.status, 201);
   });
 });

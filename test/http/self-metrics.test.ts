@@ -11,7 +11,11 @@ async function scrape(server: { url: string }, token?: string): Promise<Map<stri
   return new Map(parsePrometheusTextFormat(res.text).map((f) => [f.name, f]));
 }
 
-const value = (families: Map<string, PromFamily>, name: string, labels: Record<string, string> = {}): number => {
+const value = (
+  families: Map<string, PromFamily>,
+  name: string,
+  labels: Record<string, string> = {},
+): number => {
   const family = families.get(name);
   assert.ok(family, `${name} is exposed`);
   const sample = family.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
@@ -57,13 +61,20 @@ describe('GET /metrics', () => {
     await request(server, 'GET', '/d/12345'); // a page of the web interface
 
     const second = await scrape(server);
-    assert.equal(value(second, 'service_ingested_points_total') - value(first, 'service_ingested_points_total'), 4);
-    assert.equal(value(second, 'service_ingested_leaves_total') - value(first, 'service_ingested_leaves_total'), 7);
+    assert.equal(
+      value(second, 'service_ingested_points_total') - value(first, 'service_ingested_points_total'),
+      4,
+    );
+    assert.equal(
+      value(second, 'service_ingested_leaves_total') - value(first, 'service_ingested_leaves_total'),
+      7,
+    );
     const commit = second.get('service_ingest_commit_seconds')!.metrics[0]!;
     assert.equal(Number(commit.count), 2); // one per request
     assert.equal(Number(commit.buckets?.['+Inf'] ?? commit.count), 2);
     assert.ok(Number(commit.sum) > 0);
-    const ingest = (status: string, route = '/api/v1/metrics') => value(second, 'service_http_requests_total', { method: 'POST', route, status });
+    const ingest = (status: string, route = '/api/v1/metrics') =>
+      value(second, 'service_http_requests_total', { method: 'POST', route, status });
     assert.equal(ingest('201'), 1);
     assert.equal(ingest('400'), 1);
     assert.equal(ingest('201', '/api/v1/metrics/batch'), 1);
@@ -72,7 +83,10 @@ describe('GET /metrics', () => {
     assert.ok(routes.includes('unmatched'), routes.join(' '));
     assert.ok(routes.includes('interface'), routes.join(' '));
     assert.ok(!routes.some((r) => r.includes(p.sourceId) || r.includes('12345')), routes.join(' '));
-    assert.equal(value(second, 'service_http_requests_total', { method: 'GET', route: '/metrics', status: '200' }), 1);
+    assert.equal(
+      value(second, 'service_http_requests_total', { method: 'GET', route: '/metrics', status: '200' }),
+      1,
+    );
   });
 
   test('metrics.enabled = false: 404; metrics.token: 401 without it', async () => {

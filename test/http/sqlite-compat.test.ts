@@ -7,15 +7,28 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { signupWithOrganization, type Agent } from '../helpers/server';
-import { type Restartable, healthy, readHour, sqliteSource, startFresh, stopAndRemove, track } from '../helpers/sqlite-sources';
+import {
+  type Restartable,
+  healthy,
+  readHour,
+  sqliteSource,
+  startFresh,
+  stopAndRemove,
+  track,
+} from '../helpers/sqlite-sources';
 
-const FULL = 'CREATE TABLE trifle_stats (key varchar(255), data json); CREATE UNIQUE INDEX idx_trifle_stats_key ON trifle_stats (key);';
+const FULL =
+  'CREATE TABLE trifle_stats (key varchar(255), data json); CREATE UNIQUE INDEX idx_trifle_stats_key ON trifle_stats (key);';
 const KEY_AT = 'orders::1h::1741082400'; // orders, 1h, 2025-03-04T10:00:00Z
 
 /** Bytes 18 and 19 of the header: 1 for a rollback journal, 2 for WAL (what persists in the file). */
 function headerJournal(file: string): string {
   const header = readFileSync(file).subarray(18, 20);
-  return header[0] === 2 && header[1] === 2 ? 'wal' : header[0] === 1 && header[1] === 1 ? 'rollback' : `other ${header.join(',')}`;
+  return header[0] === 2 && header[1] === 2
+    ? 'wal'
+    : header[0] === 1 && header[1] === 1
+      ? 'rollback'
+      : `other ${header.join(',')}`;
 }
 
 describe('sqlite files as their owners made them', () => {
@@ -35,7 +48,8 @@ describe('sqlite files as their owners made them', () => {
     const db = new Database(file);
     db.pragma(`journal_mode = ${journal}`);
     db.exec(FULL);
-    for (const [key, data] of rows) db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run(key, data);
+    for (const [key, data] of rows)
+      db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run(key, data);
     db.close();
     return file;
   }
@@ -72,7 +86,11 @@ describe('sqlite files as their owners made them', () => {
       assert.equal((await track(server, src, { a: { b: 10 } })).status, 201);
       assert.deepEqual((await readHour(server, src)).body.data.values, [{ a: { b: 90 } }]);
       const db = new Database(file, { readonly: true });
-      const row = db.prepare(`SELECT json_extract(data, '$."a.b"') AS flat, json_extract(data, '$.a.b') AS nested FROM trifle_stats WHERE key = ?`).get(KEY_AT);
+      const row = db
+        .prepare(
+          `SELECT json_extract(data, '$."a.b"') AS flat, json_extract(data, '$.a.b') AS nested FROM trifle_stats WHERE key = ?`,
+        )
+        .get(KEY_AT);
       db.close();
       assert.deepEqual(row, { flat: 90, nested: null });
       assert.ok(await healthy(server));

@@ -9,15 +9,26 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { request, signupWithOrganization, type Agent } from '../helpers/server';
 import { setupPath } from '../helpers/databases';
-import { AT, type Restartable, healthy, readHour, sqliteSource, startFresh, stopAndRemove, track } from '../helpers/sqlite-sources';
+import {
+  AT,
+  type Restartable,
+  healthy,
+  readHour,
+  sqliteSource,
+  startFresh,
+  stopAndRemove,
+  track,
+} from '../helpers/sqlite-sources';
 
-const FULL = 'CREATE TABLE trifle_stats (key varchar(255), data json); CREATE UNIQUE INDEX idx_trifle_stats_key ON trifle_stats (key);';
+const FULL =
+  'CREATE TABLE trifle_stats (key varchar(255), data json); CREATE UNIQUE INDEX idx_trifle_stats_key ON trifle_stats (key);';
 const KEY_AT = 'orders::1h::1741082400'; // orders, 1h, 2025-03-04T10:00:00Z
 
 function buildDb(file: string, sql: string, rows: [string, unknown][] = []): void {
   const db = new Database(file);
   db.exec(sql);
-  for (const [key, data] of rows) db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run(key, data);
+  for (const [key, data] of rows)
+    db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run(key, data);
   db.close();
 }
 
@@ -58,16 +69,27 @@ describe('hostile sqlite source files', () => {
   });
 
   test('a VIEW named trifle_stats', async () => {
-    await refused((file) => buildDb(file, 'CREATE TABLE t (key, data); CREATE VIEW trifle_stats AS SELECT key, data FROM t;'), /trifle_stats is a view/);
+    await refused(
+      (file) =>
+        buildDb(file, 'CREATE TABLE t (key, data); CREATE VIEW trifle_stats AS SELECT key, data FROM t;'),
+      /trifle_stats is a view/,
+    );
   });
 
   test('an fts5 table named trifle_stats', async () => {
-    await refused((file) => buildDb(file, 'CREATE VIRTUAL TABLE trifle_stats USING fts5(key, data);'), /trifle_stats is a virtual table/);
+    await refused(
+      (file) => buildDb(file, 'CREATE VIRTUAL TABLE trifle_stats USING fts5(key, data);'),
+      /trifle_stats is a virtual table/,
+    );
   });
 
   test('a RAISE trigger', async () => {
     await refused(
-      (file) => buildDb(file, `${FULL} CREATE TRIGGER no_writes BEFORE INSERT ON trifle_stats BEGIN SELECT RAISE(ABORT, 'no'); END;`),
+      (file) =>
+        buildDb(
+          file,
+          `${FULL} CREATE TRIGGER no_writes BEFORE INSERT ON trifle_stats BEGIN SELECT RAISE(ABORT, 'no'); END;`,
+        ),
       /has a trigger \(no_writes\)/,
     );
   });
@@ -76,26 +98,43 @@ describe('hostile sqlite source files', () => {
     const endless =
       'CREATE TRIGGER spin BEFORE UPDATE ON trifle_stats BEGIN ' +
       'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c; END;';
-    await refused((file) => buildDb(file, `${FULL} ${endless}`, [[KEY_AT, '{"count":1}']]), /has a trigger \(spin\)/);
+    await refused(
+      (file) => buildDb(file, `${FULL} ${endless}`, [[KEY_AT, '{"count":1}']]),
+      /has a trigger \(spin\)/,
+    );
   });
 
   test('a BLOB column', async () => {
-    await refused((file) => buildDb(file, 'CREATE TABLE trifle_stats (key varchar(255) PRIMARY KEY, data BLOB);'), /column data .* type BLOB/);
+    await refused(
+      (file) => buildDb(file, 'CREATE TABLE trifle_stats (key varchar(255) PRIMARY KEY, data BLOB);'),
+      /column data .* type BLOB/,
+    );
   });
 
   test('CHECK(0)', async () => {
-    await refused((file) => buildDb(file, 'CREATE TABLE trifle_stats (key varchar(255) PRIMARY KEY, data json, CHECK(0));'), /clause .*: CHECK/);
+    await refused(
+      (file) =>
+        buildDb(file, 'CREATE TABLE trifle_stats (key varchar(255) PRIMARY KEY, data json, CHECK(0));'),
+      /clause .*: CHECK/,
+    );
   });
 
   test('a generated column', async () => {
     await refused(
-      (file) => buildDb(file, 'CREATE TABLE trifle_stats (key varchar(255) PRIMARY KEY, data json, g text GENERATED ALWAYS AS (1));'),
+      (file) =>
+        buildDb(
+          file,
+          'CREATE TABLE trifle_stats (key varchar(255) PRIMARY KEY, data json, g text GENERATED ALWAYS AS (1));',
+        ),
       /generated/,
     );
   });
 
   test('a missing unique index', async () => {
-    await refused((file) => buildDb(file, 'CREATE TABLE trifle_stats (key varchar(255), data json);'), /no unique index on \(key\)/);
+    await refused(
+      (file) => buildDb(file, 'CREATE TABLE trifle_stats (key varchar(255), data json);'),
+      /no unique index on \(key\)/,
+    );
   });
 
   test('a corrupt schema', async () => {
@@ -147,7 +186,10 @@ describe('hostile sqlite source files', () => {
     ];
     for (const [label, data] of cases) {
       const name = `rows-${++n}.db`;
-      buildDb(path.join(folder, name), FULL, [[KEY_AT, data], ['orders::1h::1741086000', '{"count":7}']]);
+      buildDb(path.join(folder, name), FULL, [
+        [KEY_AT, data],
+        ['orders::1h::1741086000', '{"count":7}'],
+      ]);
       const src = await sqliteSource(server, agent, { file_path: name });
       const read = await request(
         server,
@@ -160,15 +202,34 @@ describe('hostile sqlite source files', () => {
       assert.deepEqual(read.body.data.values, [{}, { count: 7 }], label);
       const write = await track(server, src, { count: 1 });
       assert.equal(write.status, 422, label);
-      assert.match(write.body.errors.data[0], /is not a JSON object of at most 4194304 bytes; nothing was written/, label);
+      assert.match(
+        write.body.errors.data[0],
+        /is not a JSON object of at most 4194304 bytes; nothing was written/,
+        label,
+      );
       // The refused write is all or nothing: the good row's bucket is unchanged too.
       const db = new Database(path.join(folder, name), { readonly: true });
       const rows = db.prepare('SELECT key, data FROM trifle_stats ORDER BY key').raw(true).all();
       db.close();
-      assert.deepEqual(rows, [[KEY_AT, data], ['orders::1h::1741086000', '{"count":7}']], label);
+      assert.deepEqual(
+        rows,
+        [
+          [KEY_AT, data],
+          ['orders::1h::1741086000', '{"count":7}'],
+        ],
+        label,
+      );
       // Other buckets of the file still take writes.
-      assert.equal((await track(server, src, { count: 1 }, 'orders', '2025-03-04T11:00:00Z')).status, 201, label);
-      assert.deepEqual((await readHour(server, src, 'orders', '2025-03-04T11:00:00Z')).body.data.values, [{ count: 8 }], label);
+      assert.equal(
+        (await track(server, src, { count: 1 }, 'orders', '2025-03-04T11:00:00Z')).status,
+        201,
+        label,
+      );
+      assert.deepEqual(
+        (await readHour(server, src, 'orders', '2025-03-04T11:00:00Z')).body.data.values,
+        [{ count: 8 }],
+        label,
+      );
     }
     assert.ok(await healthy(server));
   });

@@ -7,7 +7,15 @@ import { linkSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, sym
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { request, signupWithOrganization, type Agent } from '../helpers/server';
-import { type Restartable, healthy, readHour, sqliteSource, startFresh, stopAndRemove, track } from '../helpers/sqlite-sources';
+import {
+  type Restartable,
+  healthy,
+  readHour,
+  sqliteSource,
+  startFresh,
+  stopAndRemove,
+  track,
+} from '../helpers/sqlite-sources';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -29,7 +37,10 @@ describe('sqlite source bounds', () => {
   let agent: Agent;
   let folder: string;
   before(async () => {
-    server = await startFresh({ SERVICE_SQLITE_SOURCE_TIMEOUT_MS: '1000', SERVICE_SQLITE_IDLE_CLOSE_MS: '400' });
+    server = await startFresh({
+      SERVICE_SQLITE_SOURCE_TIMEOUT_MS: '1000',
+      SERVICE_SQLITE_IDLE_CLOSE_MS: '400',
+    });
     agent = await signupWithOrganization(server);
     folder = path.join(server.root, agent.organizationId);
     mkdirSync(folder, { recursive: true });
@@ -42,8 +53,13 @@ describe('sqlite source bounds', () => {
     const file = path.join(folder, 'slow.db');
     const members = Array.from({ length: 290_000 }, (_, i) => `"k${i}":1`).join(',');
     const db = new Database(file);
-    db.exec('CREATE TABLE trifle_stats (key varchar(255), data json); CREATE UNIQUE INDEX idx_trifle_stats_key ON trifle_stats (key);');
-    db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run('orders::1h::1741082400', `{${members}}`);
+    db.exec(
+      'CREATE TABLE trifle_stats (key varchar(255), data json); CREATE UNIQUE INDEX idx_trifle_stats_key ON trifle_stats (key);',
+    );
+    db.prepare('INSERT INTO trifle_stats (key, data) VALUES (?, ?)').run(
+      'orders::1h::1741082400',
+      `{${members}}`,
+    );
     db.close();
     const slow = await sqliteSource(server, agent, { file_path: 'slow.db' });
     const other = await sqliteSource(server, agent, { file_path: 'other.db' });
@@ -61,7 +77,9 @@ describe('sqlite source bounds', () => {
     const res = await pending;
     assert.equal(res.status, 503, res.text);
     assert.equal(res.headers.get('retry-after'), '30'); // the slow file rests for 30 s
-    assert.deepEqual(res.body, { errors: { detail: 'The database source took too long to answer, retry later' } });
+    assert.deepEqual(res.body, {
+      errors: { detail: 'The database source took too long to answer, retry later' },
+    });
     // The slow file rests: asked again at once, it answers 503 without running (well within the limit).
     const started = Date.now();
     const again = await readHour(server, slow);
@@ -73,14 +91,18 @@ describe('sqlite source bounds', () => {
     assert.ok(await healthy(server));
     // The cut transaction left nothing behind: the row is as it was, and the file is not locked.
     const check = new Database(file, { timeout: 5000 });
-    const row = check.prepare('SELECT data FROM trifle_stats WHERE key = ?').pluck().get('orders::1h::1741082400') as string;
+    const row = check
+      .prepare('SELECT data FROM trifle_stats WHERE key = ?')
+      .pluck()
+      .get('orders::1h::1741082400') as string;
     check.close();
     assert.equal(row, `{${members}}`);
   });
 
   test('handles unused for the idle time are closed: descriptors drop back', async () => {
     const sources = [];
-    for (let i = 0; i < 5; i++) sources.push(await sqliteSource(server, agent, { file_path: `idle/${i}.db` }));
+    for (let i = 0; i < 5; i++)
+      sources.push(await sqliteSource(server, agent, { file_path: `idle/${i}.db` }));
     await sleep(600);
     const idleDir = path.join(folder, 'idle');
     const before = descriptorsUnder(idleDir);
@@ -118,7 +140,10 @@ describe('sqlite source bounds', () => {
     assert.equal(res.status, 409, res.text);
     assert.match(res.body.errors.detail, /symbolic link/);
     const db = new Database(path.join(folder, 'swap', 'moved.db'), { readonly: true });
-    assert.deepEqual(db.prepare('SELECT data FROM trifle_stats WHERE key = ?').pluck().get('orders::1h::1741082400'), '{"count":1}');
+    assert.deepEqual(
+      db.prepare('SELECT data FROM trifle_stats WHERE key = ?').pluck().get('orders::1h::1741082400'),
+      '{"count":1}',
+    );
     db.close();
     assert.ok(await healthy(server));
   });

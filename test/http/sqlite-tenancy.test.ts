@@ -8,7 +8,16 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { request, signupWithOrganization, type Agent } from '../helpers/server';
 import { DATABASES, configOf } from '../helpers/databases';
-import { type Restartable, healthy, readHour, restart, sqliteSource, startFresh, stopAndRemove, track } from '../helpers/sqlite-sources';
+import {
+  type Restartable,
+  healthy,
+  readHour,
+  restart,
+  sqliteSource,
+  startFresh,
+  stopAndRemove,
+  track,
+} from '../helpers/sqlite-sources';
 
 describe('sqlite sources per organization', () => {
   let server: Restartable;
@@ -21,7 +30,13 @@ describe('sqlite sources per organization', () => {
   });
   after(() => stopAndRemove(server));
   const create = (agent: Agent, filePath: string) =>
-    request(server, 'POST', DATABASES, { display_name: 'x', driver: 'sqlite', file_path: filePath }, { token: agent.userToken });
+    request(
+      server,
+      'POST',
+      DATABASES,
+      { display_name: 'x', driver: 'sqlite', file_path: filePath },
+      { token: agent.userToken },
+    );
 
   test("the reported attack: B cannot register A's app.db companions; after a restart A's acknowledged points are all there", async () => {
     const srcA = await sqliteSource(server, a, { file_path: 'app.db' });
@@ -46,7 +61,10 @@ describe('sqlite sources per organization', () => {
     }
     // B's own app.db is another file, in B's folder.
     const srcB = await sqliteSource(server, b, { file_path: 'app.db' });
-    assert.equal(configOf(server as never, srcB.id).file_path, path.join(server.root, b.organizationId, 'app.db'));
+    assert.equal(
+      configOf(server as never, srcB.id).file_path,
+      path.join(server.root, b.organizationId, 'app.db'),
+    );
     assert.equal((await track(server, srcB, { count: 100 })).status, 201);
     assert.deepEqual(readdirSync(folderA).sort(), ['app.db']);
 
@@ -68,7 +86,9 @@ describe('sqlite sources per organization', () => {
     linkSync(fileA, path.join(folderB, 'hard.db'));
     assert.match((await create(b, 'sym.db')).body.errors.file_path[0], /organization's folder/);
     assert.match((await create(b, 'dir-link/linked.db')).body.errors.file_path[0], /organization's folder/);
-    assert.deepEqual((await create(b, 'hard.db')).body, { errors: { file_path: ['must not have more than one hard link'] } });
+    assert.deepEqual((await create(b, 'hard.db')).body, {
+      errors: { file_path: ['must not have more than one hard link'] },
+    });
     // A's own file now has two links as well: its store refuses to open it (409), and its data stays.
     const res = await track(server, srcA, { n: 1 });
     assert.equal(res.status, 409);
@@ -87,7 +107,8 @@ describe('sources created before per-organization folders', () => {
     // Build both as the old code did: the absolute real path in the root itself.
     const srcPath = await sqliteSource(server, agent, { file_path: 'tmp-path.db' });
     const srcUpload = await sqliteSource(server, agent, { file_path: 'tmp-upload.db' });
-    for (const src of [srcPath, srcUpload]) assert.equal((await track(server, src, { count: 2 })).status, 201);
+    for (const src of [srcPath, srcUpload])
+      assert.equal((await track(server, src, { count: 2 })).status, 201);
     await server.close();
     const folder = path.join(server.root, agent.organizationId);
     const legacyPath = path.join(server.root, 'legacy.sqlite');
@@ -109,7 +130,9 @@ describe('sources created before per-organization folders', () => {
     assert.ok(!existsSync(legacyUpload));
     assert.ok(existsSync(path.join(folder, `${srcUpload.id}.sqlite3`)));
     assert.ok(existsSync(legacyPath));
-    const setup = await request(server, 'POST', `${DATABASES}/${srcPath.id}/setup`, undefined, { token: agent.userToken });
+    const setup = await request(server, 'POST', `${DATABASES}/${srcPath.id}/setup`, undefined, {
+      token: agent.userToken,
+    });
     assert.equal(setup.status, 200, setup.text);
   });
 });

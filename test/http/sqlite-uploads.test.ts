@@ -28,9 +28,16 @@ describe('sqlite uploads leave nothing behind', () => {
   after(() => stopAndRemove(server));
 
   test('a file name with a 300-character extension is 422 on sqlite_file', async () => {
-    const res = await upload(server, agent.userToken, { display_name: 'x', driver: 'sqlite' }, { name: `stats.${'x'.repeat(300)}`, bytes: sqliteBytes() });
+    const res = await upload(
+      server,
+      agent.userToken,
+      { display_name: 'x', driver: 'sqlite' },
+      { name: `stats.${'x'.repeat(300)}`, bytes: sqliteBytes() },
+    );
     assert.equal(res.status, 422, res.text);
-    assert.deepEqual(res.body, { errors: { sqlite_file: ['must be a file ending in .sqlite, .sqlite3, .db'] } });
+    assert.deepEqual(res.body, {
+      errors: { sqlite_file: ['must be a file ending in .sqlite, .sqlite3, .db'] },
+    });
     assert.deepEqual(await stagedSettles(), []);
     assert.ok(await healthy(server));
   });
@@ -42,7 +49,11 @@ describe('sqlite uploads leave nothing behind', () => {
     form.append('sqlite_file', new Blob([sqliteBytes()]), 'a.sqlite');
     form.append('sqlite_file', new Blob([sqliteBytes()]), 'b.sqlite');
     const before = readdirSync(server.root).sort();
-    const res = await fetch(`${server.url}${DATABASES}`, { method: 'POST', body: form, headers: { authorization: `Bearer ${agent.userToken}` } });
+    const res = await fetch(`${server.url}${DATABASES}`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${agent.userToken}` },
+    });
     assert.equal(res.status, 422);
     assert.deepEqual(await res.json(), { errors: { sqlite_file: ['only one file may be uploaded'] } });
     assert.deepEqual(await stagedSettles(), []);

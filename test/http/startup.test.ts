@@ -50,7 +50,10 @@ describe('start-up failures and commands', () => {
       ['[server]\nport = "http"\n', /server\.port .*expected a whole number, got a string \("http"\)/],
       ['[server]\nhost = 3\n', /server\.host .*expected a non-empty string, got a number \(3\)/],
       ['[features]\nprojects_enabled = "perhaps"\n', /features\.projects_enabled .*expected true\/false/],
-      ['server = 3\n', /invalid value for server .*expected a \[server\] table of settings, got a number \(3\)/],
+      [
+        'server = 3\n',
+        /invalid value for server .*expected a \[server\] table of settings, got a number \(3\)/,
+      ],
     ];
     for (const [toml, expected] of cases) {
       writeFileSync(path.join(cwd, 'config.toml'), toml);
@@ -72,7 +75,8 @@ describe('start-up failures and commands', () => {
     assert.equal(help.status, 0);
     assert.match(help.stdout, /service config/);
     assert.doesNotMatch(help.stdout, /config\.example\.toml/);
-    for (const word of ['backup --to FILE', 'restore --from FILE']) assert.ok(help.stdout.includes(word), word);
+    for (const word of ['backup --to FILE', 'restore --from FILE'])
+      assert.ok(help.stdout.includes(word), word);
   });
 
   test('backup and restore without their file are usage errors (exit 2)', () => {

@@ -3,7 +3,13 @@
 // (GET /metrics, the query, share links, a database source), never on the system key.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createProjectWithToken, request, startTestServer, type ProjectAgent, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  type ProjectAgent,
+  type TestServer,
+} from '../helpers/server';
 import { readHour, sqliteSource, track } from '../helpers/sqlite-sources';
 
 const AT = '2026-01-24T10:30:00Z';
@@ -14,15 +20,27 @@ describe('transponders', () => {
   let p: ProjectAgent;
   let other: ProjectAgent;
   const as = (agent: ProjectAgent, token = agent.sourceToken) => ({ token, sourceId: agent.sourceId });
-  const call = (method: string, path: string, body?: unknown, agent = p) => request(server, method, path, body, as(agent));
+  const call = (method: string, path: string, body?: unknown, agent = p) =>
+    request(server, method, path, body, as(agent));
   const create = (body: unknown, agent = p) => call('POST', '/api/v1/transponders', body, agent);
   const mint = async (agent: ProjectAgent, flags: Record<string, boolean>) => {
-    const t = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'project', source_id: agent.sourceId, ...flags }, { token: agent.userToken });
+    const t = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/source-tokens',
+      { source_type: 'project', source_id: agent.sourceId, ...flags },
+      { token: agent.userToken },
+    );
     assert.equal(t.status, 201, t.text);
     return t.body.data.token.value as string;
   };
   const series = async (key: string | null, agent = p) => {
-    const res = await call('GET', `/api/v1/metrics?${RANGE}${key === null ? '' : `&key=${encodeURIComponent(key)}`}`, undefined, agent);
+    const res = await call(
+      'GET',
+      `/api/v1/metrics?${RANGE}${key === null ? '' : `&key=${encodeURIComponent(key)}`}`,
+      undefined,
+      agent,
+    );
     assert.equal(res.status, 200, res.text);
     return res.body;
   };
@@ -37,7 +55,11 @@ describe('transponders', () => {
     p = await createProjectWithToken(server, { granularities: ['1h', '1d'], time_zone: 'Europe/Bratislava' });
     other = await createProjectWithToken(server);
     const points = [
-      { key: 'api', at: AT, values: { requests: { count: 8, errors: 2 }, duration: { sum: 12 }, bytes: 3_145_728 } },
+      {
+        key: 'api',
+        at: AT,
+        values: { requests: { count: 8, errors: 2 }, duration: { sum: 12 }, bytes: 3_145_728 },
+      },
       { key: 'api::eu', at: AT, values: { requests: { count: 4, errors: 1 } } },
       { key: 'empty', at: AT, values: { requests: { count: 0, errors: 0 } } },
     ];
@@ -50,7 +72,15 @@ describe('transponders', () => {
     const res = await call('GET', '/api/v1/source');
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(Object.keys(res.body.data).sort(), [
-      'api_version', 'available_granularities', 'default_granularity', 'default_timeframe', 'display_name', 'id', 'server_version', 'time_zone', 'type',
+      'api_version',
+      'available_granularities',
+      'default_granularity',
+      'default_timeframe',
+      'display_name',
+      'id',
+      'server_version',
+      'time_zone',
+      'type',
     ]);
     assert.equal(res.body.data.api_version, 'v1');
     assert.equal(res.body.data.id, p.sourceId);
@@ -67,46 +97,105 @@ describe('transponders', () => {
     const noHeader = await request(server, 'GET', '/api/v1/source', undefined, { token: p.sourceToken });
     assert.equal(noHeader.status, 400);
     assert.equal(noHeader.body.errors.detail, 'Missing X-Service-Source-Id header');
-    const bad = await request(server, 'GET', '/api/v1/source', undefined, { token: p.sourceToken, sourceId: 'nope' });
+    const bad = await request(server, 'GET', '/api/v1/source', undefined, {
+      token: p.sourceToken,
+      sourceId: 'nope',
+    });
     assert.equal(bad.body.errors.detail, 'Invalid X-Service-Source-Id header');
-    assert.equal((await request(server, 'GET', '/api/v1/source', undefined, { token: p.sourceToken, sourceId: other.sourceId })).status, 403);
-    assert.equal((await request(server, 'GET', '/api/v1/source', undefined, { token: p.userToken, sourceId: p.sourceId })).status, 403);
+    assert.equal(
+      (
+        await request(server, 'GET', '/api/v1/source', undefined, {
+          token: p.sourceToken,
+          sourceId: other.sourceId,
+        })
+      ).status,
+      403,
+    );
+    assert.equal(
+      (
+        await request(server, 'GET', '/api/v1/source', undefined, {
+          token: p.userToken,
+          sourceId: p.sourceId,
+        })
+      ).status,
+      403,
+    );
     assert.equal((await request(server, 'GET', '/api/v1/source')).status, 401);
   });
 
   test('create, list, show, update and delete; the body top level or under `transponder`', async () => {
-    const first = await create({ name: 'Error rate', key: 'api', paths: ['requests.errors', 'requests.count'], expression: 'a / b * 100', response: 'requests.error_rate' });
+    const first = await create({
+      name: 'Error rate',
+      key: 'api',
+      paths: ['requests.errors', 'requests.count'],
+      expression: 'a / b * 100',
+      response: 'requests.error_rate',
+    });
     assert.equal(first.status, 201, first.text);
     const t1 = first.body.data;
     assert.match(t1.id, /^[0-9a-f-]{36}$/);
     assert.deepEqual(
       { ...t1, id: undefined, inserted_at: undefined, updated_at: undefined },
       {
-        id: undefined, name: 'Error rate', key: 'api',
-        config: { paths: ['requests.errors', 'requests.count'], expression: 'a / b * 100', response: 'requests.error_rate' },
-        enabled: true, order: 1, source_type: 'project', source_id: p.sourceId, inserted_at: undefined, updated_at: undefined,
+        id: undefined,
+        name: 'Error rate',
+        key: 'api',
+        config: {
+          paths: ['requests.errors', 'requests.count'],
+          expression: 'a / b * 100',
+          response: 'requests.error_rate',
+        },
+        enabled: true,
+        order: 1,
+        source_type: 'project',
+        source_id: p.sourceId,
+        inserted_at: undefined,
+        updated_at: undefined,
       },
     );
-    const second = await create({ transponder: { name: 'MB', key: 'api', enabled: 'false', config: { paths: ['bytes'], expression: 'a / 1024 / 1024', response: 'megabytes' } } });
+    const second = await create({
+      transponder: {
+        name: 'MB',
+        key: 'api',
+        enabled: 'false',
+        config: { paths: ['bytes'], expression: 'a / 1024 / 1024', response: 'megabytes' },
+      },
+    });
     assert.equal(second.status, 201, second.text);
     assert.equal(second.body.data.order, 2, 'default order: last + 1');
     assert.equal(second.body.data.enabled, false);
-    const third = await create({ name: 'Z', key: 'api', order: '-5', paths: ['a'], expression: 'a', response: 'z' });
+    const third = await create({
+      name: 'Z',
+      key: 'api',
+      order: '-5',
+      paths: ['a'],
+      expression: 'a',
+      response: 'z',
+    });
     assert.equal(third.body.data.order, -5, 'an integer string');
 
     const list = await call('GET', '/api/v1/transponders');
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.data.map((t: { name: string }) => t.name), ['Z', 'Error rate', 'MB'], 'in order');
+    assert.deepEqual(
+      list.body.data.map((t: { name: string }) => t.name),
+      ['Z', 'Error rate', 'MB'],
+      'in order',
+    );
     const shown = await call('GET', `/api/v1/transponders/${t1.id.toUpperCase()}`);
     assert.equal(shown.status, 200);
     assert.deepEqual(shown.body.data, t1);
 
-    const updated = await call('PUT', `/api/v1/transponders/${second.body.data.id}`, { enabled: true, order: 7 });
+    const updated = await call('PUT', `/api/v1/transponders/${second.body.data.id}`, {
+      enabled: true,
+      order: 7,
+    });
     assert.equal(updated.status, 200, updated.text);
     assert.equal(updated.body.data.enabled, true);
     assert.equal(updated.body.data.order, 7);
     assert.equal(updated.body.data.config.expression, 'a / 1024 / 1024', 'fields left out keep their value');
-    const renamed = await call('PUT', `/api/v1/transponders/${second.body.data.id}`, { transponder: { config: { response: 'size.mb' } } });
+    const renamed = await call('PUT', `/api/v1/transponders/${second.body.data.id}`, {
+      transponder: { config: { response: 'size.mb' } },
+    });
     assert.equal(renamed.body.data.config.response, 'size.mb');
     assert.deepEqual(renamed.body.data.config.paths, ['bytes']);
 
@@ -120,8 +209,13 @@ describe('transponders', () => {
   });
 
   test('another source’s transponder is not found; reads need read, changes need write', async () => {
-    const mine = (await create({ name: 'x', key: 'api', paths: ['a'], expression: 'a', response: 'b' })).body.data;
-    for (const [method, body] of [['GET', undefined], ['PUT', { name: 'y' }], ['DELETE', undefined]] as const) {
+    const mine = (await create({ name: 'x', key: 'api', paths: ['a'], expression: 'a', response: 'b' })).body
+      .data;
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PUT', { name: 'y' }],
+      ['DELETE', undefined],
+    ] as const) {
       const res = await call(method, `/api/v1/transponders/${mine.id}`, body, other);
       assert.equal(res.status, 404, `${method} from another source`);
     }
@@ -130,14 +224,39 @@ describe('transponders', () => {
     const writeOnly = await mint(p, { read: false, write: true });
     const body = { name: 'y', key: 'api', paths: ['a'], expression: 'a', response: 'c' };
     assert.equal((await request(server, 'POST', '/api/v1/transponders', body, as(p, readOnly))).status, 403);
-    assert.equal((await request(server, 'PUT', `/api/v1/transponders/${mine.id}`, body, as(p, readOnly))).status, 403);
-    assert.equal((await request(server, 'DELETE', `/api/v1/transponders/${mine.id}`, undefined, as(p, readOnly))).status, 403);
-    assert.equal((await request(server, 'GET', '/api/v1/transponders', undefined, as(p, readOnly))).status, 200);
-    assert.equal((await request(server, 'GET', '/api/v1/transponders', undefined, as(p, writeOnly))).status, 403);
-    assert.equal((await request(server, 'GET', `/api/v1/transponders/${mine.id}`, undefined, as(p, writeOnly))).status, 403);
-    const noHeader = await request(server, 'GET', '/api/v1/transponders', undefined, { token: p.sourceToken });
+    assert.equal(
+      (await request(server, 'PUT', `/api/v1/transponders/${mine.id}`, body, as(p, readOnly))).status,
+      403,
+    );
+    assert.equal(
+      (await request(server, 'DELETE', `/api/v1/transponders/${mine.id}`, undefined, as(p, readOnly))).status,
+      403,
+    );
+    assert.equal(
+      (await request(server, 'GET', '/api/v1/transponders', undefined, as(p, readOnly))).status,
+      200,
+    );
+    assert.equal(
+      (await request(server, 'GET', '/api/v1/transponders', undefined, as(p, writeOnly))).status,
+      403,
+    );
+    assert.equal(
+      (await request(server, 'GET', `/api/v1/transponders/${mine.id}`, undefined, as(p, writeOnly))).status,
+      403,
+    );
+    const noHeader = await request(server, 'GET', '/api/v1/transponders', undefined, {
+      token: p.sourceToken,
+    });
     assert.equal(noHeader.status, 400);
-    assert.equal((await request(server, 'GET', '/api/v1/transponders', undefined, { token: p.userToken, sourceId: p.sourceId })).status, 403);
+    assert.equal(
+      (
+        await request(server, 'GET', '/api/v1/transponders', undefined, {
+          token: p.userToken,
+          sourceId: p.sourceId,
+        })
+      ).status,
+      403,
+    );
     await removeAll();
   });
 
@@ -150,24 +269,45 @@ describe('transponders', () => {
     };
     assert.deepEqual(await errorsOf({ name: ' ' }), { name: ["can't be blank"] });
     assert.deepEqual(await errorsOf({ key: undefined }), { key: ["can't be blank"] });
-    assert.deepEqual(await errorsOf({ name: 5, key: ['api'] }), { name: ['must be a string'], key: ['must be a string'] });
+    assert.deepEqual(await errorsOf({ name: 5, key: ['api'] }), {
+      name: ['must be a string'],
+      key: ['must be a string'],
+    });
     assert.deepEqual(await errorsOf({ paths: ['a', 3], expression: 7, response: {} }), {
       config: ['paths[1] must be a string', 'expression must be a string', 'response must be a string'],
     });
     assert.deepEqual(await errorsOf({ paths: [] }), { config: ['paths must be a list of 1 to 26 paths'] });
     assert.deepEqual(await errorsOf({ paths: 'a' }), { config: ['paths must be a list of 1 to 26 paths'] });
     const many = Array.from({ length: 27 }, (_, i) => `p${i}`);
-    assert.deepEqual(await errorsOf({ paths: many }), { config: ['paths must hold at most 26 paths (one per variable a..z)'] });
-    assert.equal((await create({ ...ok, paths: many.slice(0, 26), expression: 'sum(a, z)' })).status, 201, '26 paths: a..z');
-    assert.deepEqual(await errorsOf({ paths: ['a.*'] }), { config: ['paths[0] must not contain wildcards (*)'] });
+    assert.deepEqual(await errorsOf({ paths: many }), {
+      config: ['paths must hold at most 26 paths (one per variable a..z)'],
+    });
+    assert.equal(
+      (await create({ ...ok, paths: many.slice(0, 26), expression: 'sum(a, z)' })).status,
+      201,
+      '26 paths: a..z',
+    );
+    assert.deepEqual(await errorsOf({ paths: ['a.*'] }), {
+      config: ['paths[0] must not contain wildcards (*)'],
+    });
     assert.deepEqual(await errorsOf({ paths: ['a', ' '] }), { config: ["paths[1] can't be blank"] });
     assert.deepEqual(await errorsOf({ response: '' }), { config: ["response can't be blank"] });
-    assert.deepEqual(await errorsOf({ response: 'x.*' }), { config: ['response must not contain wildcards (*)'] });
-    assert.deepEqual(await errorsOf({ expression: 'a + b' }), { config: ["expression: Unknown variable b: only the paths' variables (a) can be used"] });
-    assert.deepEqual(await errorsOf({ expression: 'pow(a)' }), { config: ['expression: Unknown function pow (use sum, mean, avg, min, max, sqrt)'] });
-    assert.deepEqual(await errorsOf({ expression: '(a' }), { config: ['expression: Missing closing parenthesis'] });
+    assert.deepEqual(await errorsOf({ response: 'x.*' }), {
+      config: ['response must not contain wildcards (*)'],
+    });
+    assert.deepEqual(await errorsOf({ expression: 'a + b' }), {
+      config: ["expression: Unknown variable b: only the paths' variables (a) can be used"],
+    });
+    assert.deepEqual(await errorsOf({ expression: 'pow(a)' }), {
+      config: ['expression: Unknown function pow (use sum, mean, avg, min, max, sqrt)'],
+    });
+    assert.deepEqual(await errorsOf({ expression: '(a' }), {
+      config: ['expression: Missing closing parenthesis'],
+    });
     assert.deepEqual(await errorsOf({ expression: '' }), { config: ["expression can't be blank"] });
-    assert.deepEqual(await errorsOf({ config: 'x' }), { config: ['must be an object with paths, expression and response'] });
+    assert.deepEqual(await errorsOf({ config: 'x' }), {
+      config: ['must be an object with paths, expression and response'],
+    });
     assert.deepEqual(await errorsOf({ enabled: 'yes' }), { enabled: ['must be true or false'] });
     assert.deepEqual(await errorsOf({ order: 1.5 }), { order: ['must be an integer'] });
     assert.deepEqual(await errorsOf({ order: 'first' }), { order: ['must be an integer'] });
@@ -177,10 +317,18 @@ describe('transponders', () => {
     assert.match((await errorsOf({ key: '^(a)\\1$' })).key![0]!, /back-references/);
     assert.match((await errorsOf({ key: '^[a$' })).key![0]!, /not a valid regular expression/);
     assert.match((await errorsOf({ key: `^${'a'.repeat(300)}$` })).key![0]!, /at most 255/);
-    assert.equal((await create({ ...ok, key: '^api(::[a-z]+)?$' })).status, 201, 'a bounded pattern is accepted');
+    assert.equal(
+      (await create({ ...ok, key: '^api(::[a-z]+)?$' })).status,
+      201,
+      'a bounded pattern is accepted',
+    );
     const both = await errorsOf({ name: '', paths: [] });
     assert.deepEqual(Object.keys(both).sort(), ['config', 'name']);
-    const notObject = await request(server, 'POST', '/api/v1/transponders', undefined, { ...as(p), raw: '[1]', headers: { 'content-type': 'application/json' } });
+    const notObject = await request(server, 'POST', '/api/v1/transponders', undefined, {
+      ...as(p),
+      raw: '[1]',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(notObject.status, 400);
     const existing = (await call('GET', '/api/v1/transponders')).body.data[0];
     const badUpdate = await call('PUT', `/api/v1/transponders/${existing.id}`, { expression: 'aa' });
@@ -189,11 +337,46 @@ describe('transponders', () => {
   });
 
   test('applied on reads of a metric key in order, never on the system key nor at write time', async () => {
-    await create({ name: 'Mean', key: 'api', paths: ['duration.sum', 'requests.count'], expression: 'a / b', response: 'duration.mean', order: 1 });
-    await create({ name: 'Rate', key: 'api', paths: ['requests.errors', 'requests.count'], expression: 'a / b * 100', response: 'requests.error_rate', order: 2 });
-    await create({ name: 'Rate x2', key: 'api', paths: ['requests.error_rate'], expression: 'a * 2', response: 'derived.twice.rate', order: 3 });
-    await create({ name: 'MB', key: 'api', paths: ['bytes'], expression: 'a / 1024 / 1024', response: 'megabytes', order: 4 });
-    await create({ name: 'Off', key: 'api', paths: ['bytes'], expression: 'a', response: 'off', enabled: false });
+    await create({
+      name: 'Mean',
+      key: 'api',
+      paths: ['duration.sum', 'requests.count'],
+      expression: 'a / b',
+      response: 'duration.mean',
+      order: 1,
+    });
+    await create({
+      name: 'Rate',
+      key: 'api',
+      paths: ['requests.errors', 'requests.count'],
+      expression: 'a / b * 100',
+      response: 'requests.error_rate',
+      order: 2,
+    });
+    await create({
+      name: 'Rate x2',
+      key: 'api',
+      paths: ['requests.error_rate'],
+      expression: 'a * 2',
+      response: 'derived.twice.rate',
+      order: 3,
+    });
+    await create({
+      name: 'MB',
+      key: 'api',
+      paths: ['bytes'],
+      expression: 'a / 1024 / 1024',
+      response: 'megabytes',
+      order: 4,
+    });
+    await create({
+      name: 'Off',
+      key: 'api',
+      paths: ['bytes'],
+      expression: 'a',
+      response: 'off',
+      enabled: false,
+    });
 
     const read = await series('api');
     assert.deepEqual(read.data.values[0], {
@@ -212,10 +395,20 @@ describe('transponders', () => {
     assert.ok(!JSON.stringify(await series('api::eu')).includes('error_rate'), 'exact key only');
 
     const zero = await series('empty');
-    assert.deepEqual(zero.data.values[0], { requests: { count: 0, errors: 0 } }, 'a division by zero is no value');
+    assert.deepEqual(
+      zero.data.values[0],
+      { requests: { count: 0, errors: 0 } },
+      'a division by zero is no value',
+    );
 
     const query = await call('POST', '/api/v1/metrics/query', {
-      key: 'api', from: '2026-01-24T10:00:00Z', to: '2026-01-24T11:00:00Z', granularity: '1h', mode: 'aggregate', aggregator: 'max', value_path: 'requests.error_rate',
+      key: 'api',
+      from: '2026-01-24T10:00:00Z',
+      to: '2026-01-24T11:00:00Z',
+      granularity: '1h',
+      mode: 'aggregate',
+      aggregator: 'max',
+      value_path: 'requests.error_rate',
     });
     assert.equal(query.status, 200, query.text);
     assert.equal(query.body.data.value, 25);
@@ -224,11 +417,21 @@ describe('transponders', () => {
 
     await removeAll();
     const after = await series('api');
-    assert.deepEqual(after.data.values[0], { requests: { count: 8, errors: 2 }, duration: { sum: 12 }, bytes: 3_145_728 }, 'nothing was stored');
+    assert.deepEqual(
+      after.data.values[0],
+      { requests: { count: 8, errors: 2 }, duration: { sum: 12 }, bytes: 3_145_728 },
+      'nothing was stored',
+    );
   });
 
   test('a key pattern applies to every key it matches', async () => {
-    await create({ name: 'Rate', key: '^api(::[a-z]+)?$', paths: ['requests.errors', 'requests.count'], expression: 'a / b', response: 'rate' });
+    await create({
+      name: 'Rate',
+      key: '^api(::[a-z]+)?$',
+      paths: ['requests.errors', 'requests.count'],
+      expression: 'a / b',
+      response: 'rate',
+    });
     assert.equal((await series('api')).data.values[0].rate, 0.25);
     assert.equal((await series('api::eu')).data.values[0].rate, 0.25);
     assert.equal((await series('empty')).data.values[0].rate, undefined);
@@ -236,18 +439,52 @@ describe('transponders', () => {
   });
 
   test('a failing transponder is skipped and reported in meta.transponder_errors; the read succeeds', async () => {
-    const bad = (await create({ name: 'Into a number', key: 'api', paths: ['bytes'], expression: 'a', response: 'bytes.kb', order: 1 })).body.data;
-    const map = (await create({ name: 'Onto a map', key: 'api', paths: ['bytes'], expression: 'a', response: 'requests', order: 2 })).body.data;
-    await create({ name: 'Good', key: 'api', paths: ['bytes'], expression: 'a / 1024', response: 'kb', order: 3 });
+    const bad = (
+      await create({
+        name: 'Into a number',
+        key: 'api',
+        paths: ['bytes'],
+        expression: 'a',
+        response: 'bytes.kb',
+        order: 1,
+      })
+    ).body.data;
+    const map = (
+      await create({
+        name: 'Onto a map',
+        key: 'api',
+        paths: ['bytes'],
+        expression: 'a',
+        response: 'requests',
+        order: 2,
+      })
+    ).body.data;
+    await create({
+      name: 'Good',
+      key: 'api',
+      paths: ['bytes'],
+      expression: 'a / 1024',
+      response: 'kb',
+      order: 3,
+    });
     const read = await series('api');
     assert.equal(read.data.values[0].kb, 3072, 'the others still apply');
-    assert.deepEqual(read.data.values[0].requests, { count: 8, errors: 2 }, 'the failing one changed nothing');
+    assert.deepEqual(
+      read.data.values[0].requests,
+      { count: 8, errors: 2 },
+      'the failing one changed nothing',
+    );
     assert.deepEqual(read.meta.transponder_errors, [
       { id: bad.id, name: 'Into a number', error: 'response path bytes.kb runs into the value at bytes' },
       { id: map.id, name: 'Onto a map', error: 'response path requests names a map of values' },
     ]);
     const query = await call('POST', '/api/v1/metrics/query', {
-      key: 'api', from: '2026-01-24T10:00:00Z', to: '2026-01-24T11:00:00Z', granularity: '1h', mode: 'timeline', value_path: 'kb',
+      key: 'api',
+      from: '2026-01-24T10:00:00Z',
+      to: '2026-01-24T11:00:00Z',
+      granularity: '1h',
+      mode: 'timeline',
+      value_path: 'kb',
     });
     assert.equal(query.status, 200, query.text);
     assert.equal(query.body.data.result.kb[0].value, 3072);
@@ -257,17 +494,40 @@ describe('transponders', () => {
   });
 
   test('share links read the derived values', async () => {
-    await create({ name: 'Rate', key: 'api', paths: ['requests.errors', 'requests.count'], expression: 'a / b', response: 'rate' });
-    const made = await request(server, 'POST', '/api/v1/dashboards', {
-      name: 'API', key: 'api', source: { type: 'project', id: p.sourceId }, payload: { grid: [] },
-    }, { token: p.userToken });
+    await create({
+      name: 'Rate',
+      key: 'api',
+      paths: ['requests.errors', 'requests.count'],
+      expression: 'a / b',
+      response: 'rate',
+    });
+    const made = await request(
+      server,
+      'POST',
+      '/api/v1/dashboards',
+      {
+        name: 'API',
+        key: 'api',
+        source: { type: 'project', id: p.sourceId },
+        payload: { grid: [] },
+      },
+      { token: p.userToken },
+    );
     assert.equal(made.status, 201, made.text);
-    const link = await request(server, 'POST', `/api/v1/dashboards/${made.body.data.id}/shares`, undefined, { token: p.userToken });
+    const link = await request(server, 'POST', `/api/v1/dashboards/${made.body.data.id}/shares`, undefined, {
+      token: p.userToken,
+    });
     assert.equal(link.status, 201, link.text);
     const shared = await request(server, 'GET', `/api/v1/shared/${link.body.data.token}/metrics?${RANGE}`);
     assert.equal(shared.status, 200, shared.text);
     assert.equal(shared.body.data.values[0].rate, 0.25);
-    const inInterface = await request(server, 'GET', `/api/v1/sources/${p.sourceId}/metrics?${RANGE}&key=api`, undefined, { token: p.userToken });
+    const inInterface = await request(
+      server,
+      'GET',
+      `/api/v1/sources/${p.sourceId}/metrics?${RANGE}&key=api`,
+      undefined,
+      { token: p.userToken },
+    );
     assert.equal(inInterface.body.data.values[0].rate, 0.25, 'the interface’s reads (Explore, dashboards)');
     await removeAll();
   });
@@ -276,7 +536,10 @@ describe('transponders', () => {
     const src = await sqliteSource(server, p, { file_path: `tr-${Date.now()}.db` });
     const db = { ...p, sourceId: src.id, sourceToken: src.token };
     assert.equal((await track(server, src, { sum: 30, count: 4 })).status, 201);
-    const made = await create({ name: 'Mean', key: 'orders', paths: ['sum', 'count'], expression: 'a / b', response: 'mean' }, db);
+    const made = await create(
+      { name: 'Mean', key: 'orders', paths: ['sum', 'count'], expression: 'a / b', response: 'mean' },
+      db,
+    );
     assert.equal(made.status, 201, made.text);
     assert.equal(made.body.data.source_type, 'database');
     assert.equal(made.body.data.source_id, src.id);
@@ -301,14 +564,34 @@ describe('GET /source of a database that cannot be reached', () => {
   test('503 with Retry-After, never 500', async () => {
     const agent = await createProjectWithToken(server);
     // Nothing listens on port 1 of the loopback address: the connection is refused at once.
-    const made = await request(server, 'POST', '/api/v1/bootstrap/databases', {
-      display_name: 'Down', driver: 'postgres', host: '127.0.0.1', port: 1, database_name: 'metrics', username: 'postgres',
-    }, { token: agent.userToken });
+    const made = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/databases',
+      {
+        display_name: 'Down',
+        driver: 'postgres',
+        host: '127.0.0.1',
+        port: 1,
+        database_name: 'metrics',
+        username: 'postgres',
+      },
+      { token: agent.userToken },
+    );
     assert.equal(made.status, 201, made.text);
     const id = made.body.data.source.id as string;
-    const t = await request(server, 'POST', '/api/v1/bootstrap/source-tokens', { source_type: 'database', source_id: id }, { token: agent.userToken });
+    const t = await request(
+      server,
+      'POST',
+      '/api/v1/bootstrap/source-tokens',
+      { source_type: 'database', source_id: id },
+      { token: agent.userToken },
+    );
     assert.equal(t.status, 201, t.text);
-    const res = await request(server, 'GET', '/api/v1/source', undefined, { token: t.body.data.token.value, sourceId: id });
+    const res = await request(server, 'GET', '/api/v1/source', undefined, {
+      token: t.body.data.token.value,
+      sourceId: id,
+    });
     assert.equal(res.status, 503, res.text);
     assert.ok(res.headers.get('retry-after'));
     assert.equal(typeof res.body.errors.detail, 'string');

@@ -23,7 +23,11 @@ async function check(name, fn) {
     console.log(`ok - ${name}`);
   } catch (err) {
     results.failed++;
-    console.log(`not ok - ${name}\n  ${String(err?.stack ?? err).split('\n').join('\n  ')}`);
+    console.log(
+      `not ok - ${name}\n  ${String(err?.stack ?? err)
+        .split('\n')
+        .join('\n  ')}`,
+    );
     throw err;
   }
 }
@@ -41,7 +45,10 @@ function startServer() {
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   const listening = new Promise((resolve, reject) => {
     let stdout = '';
-    const timer = setTimeout(() => reject(new Error(`no listening line in 10 s; stderr:\n${stderr}`)), 10_000);
+    const timer = setTimeout(
+      () => reject(new Error(`no listening line in 10 s; stderr:\n${stderr}`)),
+      10_000,
+    );
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
       const match = /listening on (http:\/\/\S+:\d+)/.exec(stdout);
@@ -94,14 +101,22 @@ async function call(base, method, url, { token, sourceId, body } = {}) {
   return { status: res.status, json };
 }
 
-const POINT = { key: 'smoke.requests', at: '2026-01-24T10:15:00Z', values: { count: 3, latency: { p50: 1.5 } } };
+const POINT = {
+  key: 'smoke.requests',
+  at: '2026-01-24T10:15:00Z',
+  values: { count: 3, latency: { p50: 1.5 } },
+};
 const SERIES_URL =
   '/api/v1/metrics?key=smoke.requests&from=2026-01-24T10:00:00Z&to=2026-01-24T11:00:00Z&granularity=1h';
 const EXPECTED_SERIES = {
   at: ['2026-01-24T10:00:00Z', '2026-01-24T11:00:00Z'],
   values: [{ count: 3, latency: { p50: 1.5 } }, {}],
 };
-const account = { email: 'smoke@example.com', password: 'correct horse battery', organization_name: 'Smoke Test' };
+const account = {
+  email: 'smoke@example.com',
+  password: 'correct horse battery',
+  organization_name: 'Smoke Test',
+};
 
 /** Whether this machine's C library is glibc (the executable's allocator settings act only there). */
 const glibc = typeof process.report.getReport().header.glibcVersionRuntime === 'string';
@@ -109,7 +124,9 @@ const glibc = typeof process.report.getReport().header.glibcVersionRuntime === '
 async function firstRun(state) {
   await withServer('SIGTERM exits 0', async (base, pid, stderr) => {
     await check('the start-up line names the allocator settings the addon applied (glibc only)', () => {
-      const started = stderr().split('\n').find((line) => line.includes('"service started"'));
+      const started = stderr()
+        .split('\n')
+        .find((line) => line.includes('"service started"'));
       assert.ok(started, `no start-up line in:\n${stderr()}`);
       const allocator = JSON.parse(started).allocator;
       if (glibc) assert.equal(allocator, 'glibc arena_max=2 mmap_threshold=131072');
@@ -134,12 +151,19 @@ async function firstRun(state) {
     });
     await check('mint a source token', async () => {
       const body = { source_type: 'project', source_id: state.sourceId };
-      const res = await call(base, 'POST', '/api/v1/bootstrap/source-tokens', { token: state.userToken, body });
+      const res = await call(base, 'POST', '/api/v1/bootstrap/source-tokens', {
+        token: state.userToken,
+        body,
+      });
       assert.equal(res.status, 201, JSON.stringify(res.json));
       state.sourceToken = res.json.data.token.value;
     });
     await check('track one point', async () => {
-      const res = await call(base, 'POST', '/api/v1/metrics', { token: state.sourceToken, sourceId: state.sourceId, body: POINT });
+      const res = await call(base, 'POST', '/api/v1/metrics', {
+        token: state.sourceToken,
+        sourceId: state.sourceId,
+        body: POINT,
+      });
       assert.equal(res.status, 201, JSON.stringify(res.json));
       assert.deepEqual(res.json, { data: { created: 'ok' } });
     });
@@ -153,29 +177,47 @@ async function firstRun(state) {
       const auth = { token: state.sourceToken, sourceId: state.sourceId };
       const res = await call(base, 'POST', '/api/v1/metrics/batch', { ...auth, body: { points } });
       assert.deepEqual([res.status, res.json], [201, { data: { created: 3_000 } }]);
-      const url = '/api/v1/metrics?key=smoke.batch&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h';
+      const url =
+        '/api/v1/metrics?key=smoke.batch&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h';
       const read = await call(base, 'GET', url, auth);
       assert.deepEqual(read.json.data.values, [{ n: 3_000, size: { bytes: 4_498_500 } }]);
-      const threads = fs.readdirSync(`/proc/${pid}/task`).map((t) => fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
+      const threads = fs
+        .readdirSync(`/proc/${pid}/task`)
+        .map((t) => fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
       assert.ok(threads.includes('batch-parser'), `threads: ${threads.join(', ')}`);
     });
-    await check('a sqlite database source is set up, written and read in the sqlite-sources thread', async () => {
-      const body = { display_name: 'smoke sqlite', driver: 'sqlite', file_path: 'smoke.db', granularities: ['1h'] };
-      const db = await call(base, 'POST', '/api/v1/bootstrap/databases', { token: state.userToken, body });
-      assert.equal(db.status, 201, JSON.stringify(db.json));
-      const id = db.json.data.source.id;
-      const setup = await call(base, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, { token: state.userToken });
-      assert.equal(setup.status, 200, JSON.stringify(setup.json));
-      const minted = await call(base, 'POST', '/api/v1/bootstrap/source-tokens', { token: state.userToken, body: { source_type: 'database', source_id: id } });
-      const auth = { token: minted.json.data.token.value, sourceId: id };
-      const tracked = await call(base, 'POST', '/api/v1/metrics', { ...auth, body: POINT });
-      assert.equal(tracked.status, 201, JSON.stringify(tracked.json));
-      const read = await call(base, 'GET', SERIES_URL, auth);
-      assert.equal(read.status, 200, JSON.stringify(read.json));
-      assert.deepEqual(read.json.data, EXPECTED_SERIES);
-      const threads = fs.readdirSync(`/proc/${pid}/task`).map((t) => fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
-      assert.ok(threads.includes('sqlite-sources'), `threads: ${threads.join(', ')}`);
-    });
+    await check(
+      'a sqlite database source is set up, written and read in the sqlite-sources thread',
+      async () => {
+        const body = {
+          display_name: 'smoke sqlite',
+          driver: 'sqlite',
+          file_path: 'smoke.db',
+          granularities: ['1h'],
+        };
+        const db = await call(base, 'POST', '/api/v1/bootstrap/databases', { token: state.userToken, body });
+        assert.equal(db.status, 201, JSON.stringify(db.json));
+        const id = db.json.data.source.id;
+        const setup = await call(base, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, {
+          token: state.userToken,
+        });
+        assert.equal(setup.status, 200, JSON.stringify(setup.json));
+        const minted = await call(base, 'POST', '/api/v1/bootstrap/source-tokens', {
+          token: state.userToken,
+          body: { source_type: 'database', source_id: id },
+        });
+        const auth = { token: minted.json.data.token.value, sourceId: id };
+        const tracked = await call(base, 'POST', '/api/v1/metrics', { ...auth, body: POINT });
+        assert.equal(tracked.status, 201, JSON.stringify(tracked.json));
+        const read = await call(base, 'GET', SERIES_URL, auth);
+        assert.equal(read.status, 200, JSON.stringify(read.json));
+        assert.deepEqual(read.json.data, EXPECTED_SERIES);
+        const threads = fs
+          .readdirSync(`/proc/${pid}/task`)
+          .map((t) => fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
+        assert.ok(threads.includes('sqlite-sources'), `threads: ${threads.join(', ')}`);
+      },
+    );
   });
 }
 
@@ -191,7 +233,9 @@ async function secondRun(state) {
   await withServer('SIGTERM exits 0 again', async (base) => {
     await readSeries(base, state, 'after a restart the point is still there');
     await check('login verifies the stored password hash', async () => {
-      const res = await call(base, 'POST', '/api/v1/bootstrap/login', { body: { email: account.email, password: account.password } });
+      const res = await call(base, 'POST', '/api/v1/bootstrap/login', {
+        body: { email: account.email, password: account.password },
+      });
       assert.equal(res.status, 201, JSON.stringify(res.json));
     });
     await check('native addons were extracted once (one folder each)', () => {
@@ -209,7 +253,13 @@ async function secondRun(state) {
     });
   });
   await check('`service restore` puts the backup into a new data directory', () => {
-    const res = runOnce(['restore', '--from', path.join(root, 'backup.db'), '--data', path.join(root, 'restored')]);
+    const res = runOnce([
+      'restore',
+      '--from',
+      path.join(root, 'backup.db'),
+      '--data',
+      path.join(root, 'restored'),
+    ]);
     assert.equal(res.status, 0, res.stderr);
     assert.ok(fs.existsSync(path.join(root, 'restored', 'service.db')));
   });
@@ -226,12 +276,17 @@ async function demoRun() {
     const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
     try {
       for (let waited = 0; !out.includes('Press Ctrl+C to stop.'); waited += 100) {
-        assert.ok(waited < 120_000 && child.exitCode === null, `no demo banner; stdout:\n${out}\nstderr:\n${err}`);
+        assert.ok(
+          waited < 120_000 && child.exitCode === null,
+          `no demo banner; stdout:\n${out}\nstderr:\n${err}`,
+        );
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       const base = /Open\s+(http:\/\/\S+?)\/?\n/.exec(out)?.[1];
       const password = /Password\s+(\S+)/.exec(out)?.[1];
-      const res = await call(base, 'POST', '/api/v1/bootstrap/login', { body: { email: 'demo@example.com', password } });
+      const res = await call(base, 'POST', '/api/v1/bootstrap/login', {
+        body: { email: 'demo@example.com', password },
+      });
       assert.equal(res.status, 201, JSON.stringify(res.json));
       const dashboards = await call(base, 'GET', '/api/v1/dashboards', { token: res.json.data.token.value });
       assert.equal(dashboards.json.data.length, 2);

@@ -11,7 +11,8 @@ import { parseJsonText } from '../../src/lib/json';
 const point = (i: number) => ({
   key: i % 3 === 0 ? 'orders' : 'visits',
   at: new Date(Date.UTC(2026, 0, 5) + i * 7_000).toISOString(),
-  values: i % 5 === 0 ? { count: 1, amount: { net: i + 0.25, tax: i % 7 } } : { count: 1, 'a.b': i, a: { c: -i } },
+  values:
+    i % 5 === 0 ? { count: 1, amount: { net: i + 0.25, tax: i % 7 } } : { count: 1, 'a.b': i, a: { c: -i } },
   ...(i % 11 === 0 ? { operation: 'assert' } : {}),
   ...(i % 13 === 0 ? { untracked: true } : {}),
 });
@@ -74,7 +75,12 @@ describe('batch parser', () => {
     ['points not an array', Buffer.from(JSON.stringify({ points: { a: many(30) } }))],
     ['a bad point deep in the batch', body([...many(500), { ...point(1), values: { n: 'x' } }, ...many(10)])],
     ['an unreadable point', body([...many(300), { key: 'k', at: 'yesterday', values: { n: 1 } }])],
-    ['too many points', body(Array.from({ length: 10_001 }, () => ({ key: 'k', at: '2026-01-05T00:00:00Z', values: { n: 1 } })))],
+    [
+      'too many points',
+      body(
+        Array.from({ length: 10_001 }, () => ({ key: 'k', at: '2026-01-05T00:00:00Z', values: { n: 1 } })),
+      ),
+    ],
   ];
   for (const [name, raw] of bad) {
     test(`${name}: the same error as inline`, async () => {

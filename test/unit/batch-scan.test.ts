@@ -11,7 +11,17 @@ import { decodePoints } from '../../src/model/point-wire';
 import { parseJsonText } from '../../src/lib/json';
 import { WORKLOADS } from '../../bench/workloads';
 import { seeded } from '../../bench/helpers';
-import { type Json, MUTATIONS, body, gaps, leaves, nested, plainPoints, serialize, wildTimestamp } from './batch-scan.helpers';
+import {
+  type Json,
+  MUTATIONS,
+  body,
+  gaps,
+  leaves,
+  nested,
+  plainPoints,
+  serialize,
+  wildTimestamp,
+} from './batch-scan.helpers';
 
 type Outcome = 'fast' | 'declined' | 'refused';
 
@@ -31,7 +41,11 @@ function check(bytes: Uint8Array): Outcome {
   if (wire === null) return 'declined';
   assert.deepStrictEqual(decodePoints(wire), expected);
   assert.equal(new Set(wire.keys).size, wire.keys.length, 'keys once each');
-  assert.equal(new Set(wire.pathLists.map((l) => JSON.stringify(l))).size, wire.pathLists.length, 'path lists once each');
+  assert.equal(
+    new Set(wire.pathLists.map((l) => JSON.stringify(l))).size,
+    wire.pathLists.length,
+    'path lists once each',
+  );
   return 'fast';
 }
 
@@ -54,15 +68,27 @@ describe('batch scanner, property tests', () => {
   test('changed bodies: the same points, or declined; never points for a refused body', () => {
     const kinds = Object.keys(MUTATIONS);
     fc.assert(
-      fc.property(plainPoints, gaps, fc.constantFrom(...kinds), fc.nat(), fc.nat(), wildTimestamp, (points, ws, kind, a, b, time) => {
-        tally(check(bytesOf(serialize(MUTATIONS[kind]!(structuredClone(points), a, b, time), ws))));
-      }),
+      fc.property(
+        plainPoints,
+        gaps,
+        fc.constantFrom(...kinds),
+        fc.nat(),
+        fc.nat(),
+        wildTimestamp,
+        (points, ws, kind, a, b, time) => {
+          tally(check(bytesOf(serialize(MUTATIONS[kind]!(structuredClone(points), a, b, time), ws))));
+        },
+      ),
       { numRuns: 3000 },
     );
   });
 
   test('changed bytes (cut, replaced, dropped, inserted, wrapped) never throw nor pass a refused body', () => {
-    const edit = fc.tuple(fc.constantFrom('cut', 'set', 'drop', 'insert', 'bom', 'trail', 'lead'), fc.nat(), fc.integer({ min: 0, max: 255 }));
+    const edit = fc.tuple(
+      fc.constantFrom('cut', 'set', 'drop', 'insert', 'bom', 'trail', 'lead'),
+      fc.nat(),
+      fc.integer({ min: 0, max: 255 }),
+    );
     fc.assert(
       fc.property(plainPoints, gaps, edit, (points, ws, [how, at, byte]) => {
         const text = serialize(body(points), ws);
@@ -100,9 +126,16 @@ describe('batch scanner, property tests', () => {
 
   test('random bytes and random JSON are declined without a throw', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.uint8Array({ maxLength: 300 }), fc.json().map(bytesOf), fc.jsonValue().map((v) => bytesOf(JSON.stringify({ points: [v] })))), (bytes) => {
-        tally(check(bytes));
-      }),
+      fc.property(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 300 }),
+          fc.json().map(bytesOf),
+          fc.jsonValue().map((v) => bytesOf(JSON.stringify({ points: [v] }))),
+        ),
+        (bytes) => {
+          tally(check(bytes));
+        },
+      ),
       { numRuns: 1500 },
     );
   });
@@ -120,12 +153,14 @@ function pick<T>(items: readonly T[], n: number): T {
 const point = (values: Json, extra: Array<[string, Json]> = []): Json => ({
   obj: [['key', { str: 'orders' }], ['at', { str: '2026-01-05T10:00:00Z' }], ['values', values], ...extra],
 });
-const one = (values: Json, extra: Array<[string, Json]> = []) => bytesOf(serialize(body([point(values, extra)])));
+const one = (values: Json, extra: Array<[string, Json]> = []) =>
+  bytesOf(serialize(body([point(values, extra)])));
 
 describe('batch scanner, examples', () => {
   test('the benchmark bodies take the fast path', () => {
     for (const workload of WORKLOADS) {
-      for (const text of workload.bodies(seeded(42)).slice(0, 4)) assert.equal(check(bytesOf(text)), 'fast', workload.name);
+      for (const text of workload.bodies(seeded(42)).slice(0, 4))
+        assert.equal(check(bytesOf(text)), 'fast', workload.name);
     }
   });
 
@@ -134,39 +169,134 @@ describe('batch scanner, examples', () => {
     assert.equal(check(one(nested(33))), 'refused');
     assert.equal(check(one(leaves(1000))), 'fast');
     assert.equal(check(one(leaves(1001))), 'refused');
-    const many = (n: number) => bytesOf(serialize(body(Array.from({ length: n }, () => point({ obj: [['n', { num: '1' }]] })))));
+    const many = (n: number) =>
+      bytesOf(serialize(body(Array.from({ length: n }, () => point({ obj: [['n', { num: '1' }]] })))));
     assert.equal(check(many(10_000)), 'fast');
     assert.equal(check(many(10_001)), 'refused');
     // 10,000 distinct keys fill the key table to its highest load; then each again, out of order
     const keys = Array.from({ length: 10_000 }, (_, i) => `key.${(i * 7919) % 10_000}`);
-    const distinct = (order: string[]) => bytesOf(serialize(body(order.map((key) => ({ obj: [['key', { str: key }], ['at', { str: '2026-01-05T10:00:00Z' }], ['values', leaves(1)]] })))));
+    const distinct = (order: string[]) =>
+      bytesOf(
+        serialize(
+          body(
+            order.map((key) => ({
+              obj: [
+                ['key', { str: key }],
+                ['at', { str: '2026-01-05T10:00:00Z' }],
+                ['values', leaves(1)],
+              ],
+            })),
+          ),
+        ),
+      );
     assert.equal(check(distinct(keys)), 'fast');
     assert.equal(check(distinct([...keys.slice(0, 5000).reverse(), ...keys.slice(0, 5000)])), 'fast');
-    const keyed = (key: string) => bytesOf(serialize(body([{ obj: [['key', { str: key }], ['at', { str: '2026-01-05T10:00:00Z' }], ['values', leaves(1)]] }])));
+    const keyed = (key: string) =>
+      bytesOf(
+        serialize(
+          body([
+            {
+              obj: [
+                ['key', { str: key }],
+                ['at', { str: '2026-01-05T10:00:00Z' }],
+                ['values', leaves(1)],
+              ],
+            },
+          ]),
+        ),
+      );
     assert.equal(check(keyed('k'.repeat(255))), 'fast');
     assert.equal(check(keyed('k'.repeat(256))), 'refused');
   });
 
   test('empty objects among the values and the five members in any order are taken', () => {
-    assert.equal(check(one({ obj: [['a', { obj: [] }], ['b', { num: '-0' }], ['c', { obj: [['d', { obj: [] }]] }]] })), 'fast');
-    const text = '{"points":[{"untracked":true,"values":{"x":{"y":1.5e-7}},"operation":"assert","at":"2024-02-29t23:59:59.999999999-00:30","key":" k.e.y "}]}';
+    assert.equal(
+      check(
+        one({
+          obj: [
+            ['a', { obj: [] }],
+            ['b', { num: '-0' }],
+            ['c', { obj: [['d', { obj: [] }]] }],
+          ],
+        }),
+      ),
+      'fast',
+    );
+    const text =
+      '{"points":[{"untracked":true,"values":{"x":{"y":1.5e-7}},"operation":"assert","at":"2024-02-29t23:59:59.999999999-00:30","key":" k.e.y "}]}';
     assert.equal(check(bytesOf(text)), 'fast');
   });
 
   test('what the generic path takes but spells differently is declined: dotted, digit-led and non-ASCII names, non-ASCII keys, escapes', () => {
     assert.equal(check(one({ obj: [['a.b', { num: '1' }]] })), 'declined');
-    assert.equal(check(one({ obj: [['a.b', { num: '1' }], ['a', { obj: [['b', { num: '2' }]] }]] })), 'declined');
-    assert.equal(check(one({ obj: [['b', { num: '1' }], ['1', { num: '2' }]] })), 'declined');
+    assert.equal(
+      check(
+        one({
+          obj: [
+            ['a.b', { num: '1' }],
+            ['a', { obj: [['b', { num: '2' }]] }],
+          ],
+        }),
+      ),
+      'declined',
+    );
+    assert.equal(
+      check(
+        one({
+          obj: [
+            ['b', { num: '1' }],
+            ['1', { num: '2' }],
+          ],
+        }),
+      ),
+      'declined',
+    );
     assert.equal(check(one({ obj: [['é', { num: '1' }]] })), 'declined');
     assert.equal(check(one({ obj: [['n', { num: '1' }]] }, [['tags', { arr: [] }]])), 'declined');
-    assert.equal(check(bytesOf(serialize(body([{ obj: [['key', { str: 'größe' }], ['at', { str: '2026-01-05T10:00:00Z' }], ['values', leaves(1)]] }])))), 'declined');
-    assert.equal(check(bytesOf(serialize(body([{ obj: [['key', { str: 'a\\u0062' }], ['at', { str: '2026-01-05T10:00:00Z' }], ['values', leaves(1)]] }])))), 'declined');
+    assert.equal(
+      check(
+        bytesOf(
+          serialize(
+            body([
+              {
+                obj: [
+                  ['key', { str: 'größe' }],
+                  ['at', { str: '2026-01-05T10:00:00Z' }],
+                  ['values', leaves(1)],
+                ],
+              },
+            ]),
+          ),
+        ),
+      ),
+      'declined',
+    );
+    assert.equal(
+      check(
+        bytesOf(
+          serialize(
+            body([
+              {
+                obj: [
+                  ['key', { str: 'a\\u0062' }],
+                  ['at', { str: '2026-01-05T10:00:00Z' }],
+                  ['values', leaves(1)],
+                ],
+              },
+            ]),
+          ),
+        ),
+      ),
+      'declined',
+    );
   });
 
   test('random bytes are declined without a throw', () => {
     const random = seeded(7);
     for (let i = 0; i < 200; i++) {
-      const bytes = Uint8Array.from({ length: Math.floor(random() * 2000) }, () => Math.floor(random() * 256));
+      const bytes = Uint8Array.from({ length: Math.floor(random() * 2000) }, () =>
+        Math.floor(random() * 256),
+      );
       assert.equal(scanBatch(bytes), null);
     }
     assert.equal(scanBatch(new Uint8Array(0)), null);

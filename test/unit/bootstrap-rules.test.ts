@@ -44,17 +44,22 @@ describe('source settings', () => {
     assert.deepEqual(parseTimeZone(undefined), { ok: true, value: 'UTC' });
     assert.deepEqual(parseTimeZone('europe/berlin'), { ok: true, value: 'Europe/Berlin' });
     assert.deepEqual(parseTimeZone(' America/New_York '), { ok: true, value: 'America/New_York' });
-    for (const bad of ['Mars/Olympus', '+01:00', '', 'UTC; DROP', 5]) assert.equal(parseTimeZone(bad).ok, false, String(bad));
+    for (const bad of ['Mars/Olympus', '+01:00', '', 'UTC; DROP', 5])
+      assert.equal(parseTimeZone(bad).ok, false, String(bad));
   });
 
   test('beginning_of_week 1..7 as an integer or digits', () => {
     assert.deepEqual(parseBeginningOfWeek(null), { ok: true, value: 1 });
     assert.deepEqual(parseBeginningOfWeek('7'), { ok: true, value: 7 });
-    for (const bad of [0, 8, 2.5, '', 'x', true, [1]]) assert.equal(parseBeginningOfWeek(bad).ok, false, String(bad));
+    for (const bad of [0, 8, 2.5, '', 'x', true, [1]])
+      assert.equal(parseBeginningOfWeek(bad).ok, false, String(bad));
   });
 
   test('granularities: list or comma string, trimmed, each parsed, no duplicates, at most 50', () => {
-    assert.deepEqual(parseGranularities(undefined), { ok: true, value: ['1m', '1h', '1d', '1w', '1mo', '1q', '1y'] });
+    assert.deepEqual(parseGranularities(undefined), {
+      ok: true,
+      value: ['1m', '1h', '1d', '1w', '1mo', '1q', '1y'],
+    });
     assert.deepEqual(parseGranularities('5s, 60m,1h'), { ok: true, value: ['5s', '60m', '1h'] });
     assert.deepEqual(parseGranularities(['2w', '3mo']), { ok: true, value: ['2w', '3mo'] });
     for (const bad of ['', '1h,', '1h,,1d', '0s', '1H', '1 h', 'h', ['1h', '1h'], [null], {}, 7]) {
@@ -76,7 +81,8 @@ describe('source settings', () => {
     assert.equal(parseTimeframe('7 days').ok, false);
     assert.deepEqual(parseExpireAfter(null), { ok: true, value: null });
     assert.deepEqual(parseExpireAfter(3600), { ok: true, value: 3600 });
-    for (const bad of [0, -1, 1.5, Infinity, 'x', 2 ** 60]) assert.equal(parseExpireAfter(bad).ok, false, String(bad));
+    for (const bad of [0, -1, 1.5, Infinity, 'x', 2 ** 60])
+      assert.equal(parseExpireAfter(bad).ok, false, String(bad));
   });
 });
 
@@ -108,7 +114,20 @@ describe('sqlite path confinement', () => {
   });
 
   test('escapes are refused: .., absolute elsewhere, symlinks out, the root itself, staging, own database', () => {
-    for (const p of ['..', '../a', 'x/../a', 'x\\..\\a', path.join(outside, 'a.sqlite'), 'out/a.sqlite', 'out', '.', '', '.uploads/a', 'service.db', 'service.db-wal']) {
+    for (const p of [
+      '..',
+      '../a',
+      'x/../a',
+      'x\\..\\a',
+      path.join(outside, 'a.sqlite'),
+      'out/a.sqlite',
+      'out',
+      '.',
+      '',
+      '.uploads/a',
+      'service.db',
+      'service.db-wal',
+    ]) {
       assert.equal(resolve(p).ok, false, p);
     }
   });
@@ -130,7 +149,10 @@ describe('sqlite upload check', () => {
   test('extension (any case) and the 16-byte SQLite header', async () => {
     assert.deepEqual(await checkSqliteUpload(file('a.SQLite', sqliteHeader)), { ok: true, value: '.sqlite' });
     assert.deepEqual(await checkSqliteUpload(file('a.b.db', sqliteHeader)), { ok: true, value: '.db' });
-    assert.deepEqual(await checkSqliteUpload(file('x.sqlite3', sqliteHeader)), { ok: true, value: '.sqlite3' });
+    assert.deepEqual(await checkSqliteUpload(file('x.sqlite3', sqliteHeader)), {
+      ok: true,
+      value: '.sqlite3',
+    });
     assert.equal((await checkSqliteUpload(file('a.sqlite.txt', sqliteHeader))).ok, false);
     assert.equal((await checkSqliteUpload({ ...file('x', sqliteHeader), originalFilename: null })).ok, false);
     assert.equal((await checkSqliteUpload(file('a.db', Buffer.alloc(0)))).ok, false);

@@ -22,11 +22,22 @@ describe('parseArgs', () => {
   });
 
   test('flags map to config keys, as `--flag value` or `--flag=value`', () => {
-    assert.deepEqual(parseArgs(['serve', '--host', '0.0.0.0', '--port=8080', '--data', '/var/lib/svc', '--config=conf.toml']), {
-      command: 'serve',
-      configFile: 'conf.toml',
-      flags: { 'server.host': '0.0.0.0', 'server.port': '8080', 'storage.data_dir': '/var/lib/svc' },
-    });
+    assert.deepEqual(
+      parseArgs([
+        'serve',
+        '--host',
+        '0.0.0.0',
+        '--port=8080',
+        '--data',
+        '/var/lib/svc',
+        '--config=conf.toml',
+      ]),
+      {
+        command: 'serve',
+        configFile: 'conf.toml',
+        flags: { 'server.host': '0.0.0.0', 'server.port': '8080', 'storage.data_dir': '/var/lib/svc' },
+      },
+    );
     assert.deepEqual(parseArgs(['--port', '0']), { command: 'serve', flags: { 'server.port': '0' } });
   });
 
@@ -36,7 +47,11 @@ describe('parseArgs', () => {
   });
 
   test('backup --to, restore --from and config', () => {
-    assert.deepEqual(parseArgs(['backup', '--to', 'b.db', '--data', 'd']), { command: 'backup', to: 'b.db', flags: { 'storage.data_dir': 'd' } });
+    assert.deepEqual(parseArgs(['backup', '--to', 'b.db', '--data', 'd']), {
+      command: 'backup',
+      to: 'b.db',
+      flags: { 'storage.data_dir': 'd' },
+    });
     assert.deepEqual(parseArgs(['restore', '--from=b.db']), { command: 'restore', from: 'b.db', flags: {} });
     assert.equal(parseArgs(['config']).command, 'config');
     assert.throws(() => parseArgs(['backup']), /backup needs --to FILE/);
@@ -64,12 +79,17 @@ describe('parseArgs', () => {
       [['-p', '1'], /unknown option: -p/],
     ];
     for (const [argv, message] of cases) {
-      assert.throws(() => parseArgs(argv), (err: unknown) => err instanceof UsageError && message.test(err.message), argv.join(' '));
+      assert.throws(
+        () => parseArgs(argv),
+        (err: unknown) => err instanceof UsageError && message.test(err.message),
+        argv.join(' '),
+      );
     }
   });
 
   test('the usage text lists every command and flag', () => {
-    for (const word of ['serve', 'version', 'help', '--config', '--host', '--port', '--data']) assert.ok(USAGE.includes(word), word);
+    for (const word of ['serve', 'version', 'help', '--config', '--host', '--port', '--data'])
+      assert.ok(USAGE.includes(word), word);
   });
 });
 

@@ -9,7 +9,11 @@ import { MAX_SHAPE_MISSES, TextShapes } from '../../src/domain/metrics/query/tex
 
 const plain = (scan: Scan) => ({
   availablePaths: scan.availablePaths,
-  columns: scan.columns.map((c) => ({ path: c.path, index: [...c.index.subarray(0, c.size)], value: [...c.value.subarray(0, c.size)] })),
+  columns: scan.columns.map((c) => ({
+    path: c.path,
+    index: [...c.index.subarray(0, c.size)],
+    value: [...c.value.subarray(0, c.size)],
+  })),
 });
 
 function assertSame(texts: string[], selects: (path: string) => boolean = () => true): void {
@@ -18,7 +22,21 @@ function assertSame(texts: string[], selects: (path: string) => boolean = () => 
 }
 
 const key = fc.oneof(
-  fc.constantFrom('count', 'n', 'amount', 'net', 'US', '200', '2xx', '__proto__', 'a.b', 'x"y', 'back\\slash', 'é', ''),
+  fc.constantFrom(
+    'count',
+    'n',
+    'amount',
+    'net',
+    'US',
+    '200',
+    '2xx',
+    '__proto__',
+    'a.b',
+    'x"y',
+    'back\\slash',
+    'é',
+    '',
+  ),
   fc.string({ maxLength: 4 }),
 );
 const number = fc.oneof(
@@ -28,14 +46,31 @@ const number = fc.oneof(
   fc.constantFrom(0, -0, 1e21, 9007199254740993, 123456789012345, 1234567890123456, 1.5e-7),
 );
 const { tree } = fc.letrec((tie) => ({
-  tree: fc.dictionary(key, fc.oneof({ depthSize: 'small' }, number, number, tie('tree'), fc.constantFrom<unknown>(null, true, 'text', [1, 2])), { maxKeys: 5 }),
+  tree: fc.dictionary(
+    key,
+    fc.oneof(
+      { depthSize: 'small' },
+      number,
+      number,
+      tie('tree'),
+      fc.constantFrom<unknown>(null, true, 'text', [1, 2]),
+    ),
+    { maxKeys: 5 },
+  ),
 }));
 
 test('scanning texts reads what parsing them reads, for any stored value', () => {
   fc.assert(
-    fc.property(fc.array(tree, { maxLength: 8 }), fc.constantFrom('', 'amount', 'count', 'a'), (values, prefix) => {
-      assertSame(values.map((v) => JSON.stringify(v)), (path) => prefix === '' || path === prefix || path.startsWith(`${prefix}.`));
-    }),
+    fc.property(
+      fc.array(tree, { maxLength: 8 }),
+      fc.constantFrom('', 'amount', 'count', 'a'),
+      (values, prefix) => {
+        assertSame(
+          values.map((v) => JSON.stringify(v)),
+          (path) => prefix === '' || path === prefix || path.startsWith(`${prefix}.`),
+        );
+      },
+    ),
     { numRuns: 400 },
   );
 });
@@ -90,10 +125,15 @@ test('buckets that share a shape read as parsing reads them', () => {
   fc.assert(
     fc.property(
       fc.array(tree, { minLength: 1, maxLength: 3 }),
-      fc.array(fc.tuple(fc.nat(), fc.array(number, { minLength: 1, maxLength: 6 })), { minLength: 1, maxLength: 24 }),
+      fc.array(fc.tuple(fc.nat(), fc.array(number, { minLength: 1, maxLength: 6 })), {
+        minLength: 1,
+        maxLength: 24,
+      }),
       fc.constantFrom('', 'amount', 'count', 'a'),
       (shapes, buckets, prefix) => {
-        const texts = buckets.map(([s, numbers]) => JSON.stringify(withNumbers(shapes[s % shapes.length], numbers)));
+        const texts = buckets.map(([s, numbers]) =>
+          JSON.stringify(withNumbers(shapes[s % shapes.length], numbers)),
+        );
         assertSame(texts, (path) => prefix === '' || path === prefix || path.startsWith(`${prefix}.`));
       },
     ),
@@ -126,15 +166,24 @@ test('a bucket that differs from a learned shape in any way is read as parsing r
   }
   const onlyInfinite = [shape('1', '2'), shape('1e400', '2')];
   assert.deepEqual(scanSeries(onlyInfinite, () => true).availablePaths, ['m.a', 'm.b', 'n']);
-  assert.deepEqual(scanSeries([shape('1e400', '2'), shape('1e400', '3')], () => true).availablePaths, ['m.b', 'n']);
+  assert.deepEqual(scanSeries([shape('1e400', '2'), shape('1e400', '3')], () => true).availablePaths, [
+    'm.b',
+    'n',
+  ]);
   // a shape learned from a text with a non-finite number would leave that path out of later buckets
-  assert.deepEqual(scanSeries([shape('1e400', '2'), shape('5', '3')], (p) => p === 'n').availablePaths, ['m.a', 'm.b', 'n']);
+  assert.deepEqual(scanSeries([shape('1e400', '2'), shape('5', '3')], (p) => p === 'n').availablePaths, [
+    'm.a',
+    'm.b',
+    'n',
+  ]);
   assert.throws(() => scanSeries([shape('1', '2'), shape('1.2.3', '2')], () => true), SyntaxError);
 });
 
 test('a series of ever-changing shapes reads as parsing reads it', () => {
   // 37 shapes cycling: more than a scan learns, and more misses than it tries shapes for
-  const texts = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ [`k${i % 37}`]: { v: i, [`w${i % 5}`]: i / 7 } }));
+  const texts = Array.from({ length: 2000 }, (_, i) =>
+    JSON.stringify({ [`k${i % 37}`]: { v: i, [`w${i % 5}`]: i / 7 } }),
+  );
   assertSame(texts, (path) => path.endsWith('.v'));
   assertSame(texts, () => true);
 });
@@ -157,7 +206,14 @@ test('empty buckets do not count against the shapes of a sparse series', () => {
   const shapes = new TextShapes<string>();
   shapes.learn('{"a":1}', (path) => path);
   const read: number[] = [];
-  for (let i = 0; i < 3 * MAX_SHAPE_MISSES; i++) assert.equal(shapes.read('{}', () => undefined), false);
-  assert.equal(shapes.read('{"a":2}', (_path, value) => read.push(value)), true);
+  for (let i = 0; i < 3 * MAX_SHAPE_MISSES; i++)
+    assert.equal(
+      shapes.read('{}', () => undefined),
+      false,
+    );
+  assert.equal(
+    shapes.read('{"a":2}', (_path, value) => read.push(value)),
+    true,
+  );
   assert.deepEqual(read, [2]);
 });

@@ -59,7 +59,13 @@ describe('config', () => {
       retention: { sweepIntervalSeconds: 60 },
       session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000 },
       intake: { listeners: [] },
-      network: { outbound: 'any', allowedHosts: [], timeoutMs: 5000, maxDatabaseSources: 50, setupsPerMinute: 10 },
+      network: {
+        outbound: 'any',
+        allowedHosts: [],
+        timeoutMs: 5000,
+        maxDatabaseSources: 50,
+        setupsPerMinute: 10,
+      },
     });
   });
 
@@ -127,7 +133,11 @@ level = "warn"
     assert.equal(loadConfig({ env: { SERVICE_PORT: '' }, cwd }).server.port, 5000);
     assert.equal(loadConfig({ env, cwd }).server.host, '10.0.0.1');
     assert.equal(loadConfig({ env: { SERVICE_HOST: '::1' }, cwd }).server.host, '::1');
-    const data = loadConfig({ env: { SERVICE_DATA_DIR: 'env-data' }, cwd, flags: { 'storage.data_dir': 'flag-data' } });
+    const data = loadConfig({
+      env: { SERVICE_DATA_DIR: 'env-data' },
+      cwd,
+      flags: { 'storage.data_dir': 'flag-data' },
+    });
     assert.equal(data.storage.dataDir, path.join(cwd, 'flag-data'));
     assert.equal(data.sources.sqliteRoot, path.join(cwd, 'flag-data', 'sources'));
   });
@@ -139,10 +149,18 @@ level = "warn"
   test('SERVICE_* booleans: 1,true,yes,on / 0,false,no,off in any case', () => {
     const cwd = tempDir();
     for (const raw of ['1', 'true', 'yes', 'on', 'TRUE', ' On ', 'Yes']) {
-      assert.equal(loadConfig({ env: { SERVICE_PROJECTS_ENABLED: raw }, cwd }).features.projectsEnabled, true, raw);
+      assert.equal(
+        loadConfig({ env: { SERVICE_PROJECTS_ENABLED: raw }, cwd }).features.projectsEnabled,
+        true,
+        raw,
+      );
     }
     for (const raw of ['0', 'false', 'no', 'off', 'FALSE', 'No', ' OFF']) {
-      assert.equal(loadConfig({ env: { SERVICE_REGISTRATION_ENABLED: raw }, cwd }).features.registrationEnabled, false, raw);
+      assert.equal(
+        loadConfig({ env: { SERVICE_REGISTRATION_ENABLED: raw }, cwd }).features.registrationEnabled,
+        false,
+        raw,
+      );
     }
   });
 
@@ -173,7 +191,11 @@ level = "warn"
       'retention.sweep_interval_seconds': ['0', 'hourly'],
       'session.idle_timeout_seconds': ['59', 'a week'],
       'session.max_lifetime_seconds': ['0', '-1'],
-      'intake.listeners': ['{', '{}', '[{"protocol":"graphite","transport":"udp","listen":"127.0.0.1:2003","source":"nope"}]'],
+      'intake.listeners': [
+        '{',
+        '{}',
+        '[{"protocol":"graphite","transport":"udp","listen":"127.0.0.1:2003","source":"nope"}]',
+      ],
       'network.outbound': ['private'],
       'network.allowed_hosts': ['10.0.0.0/99', 'a host', 'db.example/8'],
       'network.timeout_ms': ['10'],
@@ -194,32 +216,68 @@ level = "warn"
 
   test('server.body_bytes_in_flight below limits.max_body_bytes stops with a message naming both', () => {
     const message = configError(() =>
-      loadConfig({ env: { SERVICE_BODY_BYTES_IN_FLIGHT: '1000000', SERVICE_MAX_BODY_BYTES: '2000000' }, cwd: tempDir() }),
+      loadConfig({
+        env: { SERVICE_BODY_BYTES_IN_FLIGHT: '1000000', SERVICE_MAX_BODY_BYTES: '2000000' },
+        cwd: tempDir(),
+      }),
     );
     assert.match(message, /server\.body_bytes_in_flight.*limits\.max_body_bytes/);
   });
 
   test('bad values in TOML and flags name the key too', () => {
     const cwd = tempDir('[server]\nport = "http"\n');
-    assert.match(configError(() => loadConfig({ env: {}, cwd })), /server\.port \(config file\): expected a whole number, got a string \("http"\)/);
+    assert.match(
+      configError(() => loadConfig({ env: {}, cwd })),
+      /server\.port \(config file\): expected a whole number, got a string \("http"\)/,
+    );
     const bool = tempDir('[features]\nprojects_enabled = "perhaps"\n');
-    assert.match(configError(() => loadConfig({ env: {}, cwd: bool })), /features\.projects_enabled/);
+    assert.match(
+      configError(() => loadConfig({ env: {}, cwd: bool })),
+      /features\.projects_enabled/,
+    );
     const host = tempDir('[server]\nhost = ""\n');
-    assert.match(configError(() => loadConfig({ env: {}, cwd: host })), /server\.host/);
+    assert.match(
+      configError(() => loadConfig({ env: {}, cwd: host })),
+      /server\.host/,
+    );
     const list = tempDir('[limits]\nmax_body_bytes = [1, 2]\n');
-    assert.match(configError(() => loadConfig({ env: {}, cwd: list })), /limits\.max_body_bytes/);
-    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir(), flags: { 'server.port': 'x' } })), /server\.port \(flag\)/);
+    assert.match(
+      configError(() => loadConfig({ env: {}, cwd: list })),
+      /limits\.max_body_bytes/,
+    );
+    assert.match(
+      configError(() => loadConfig({ env: {}, cwd: tempDir(), flags: { 'server.port': 'x' } })),
+      /server\.port \(flag\)/,
+    );
   });
 
   test('unknown TOML keys, invalid TOML and a missing file are refused by name', () => {
-    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[server]\nhots = "x"\n') })), /unknown config key server\.hots/);
-    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[cache]\nsize = 1\n') })), /unknown config key cache\.size/);
-    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('port = 4000\n') })), /unknown config key port/);
+    assert.match(
+      configError(() => loadConfig({ env: {}, cwd: tempDir('[server]\nhots = "x"\n') })),
+      /unknown config key server\.hots/,
+    );
+    assert.match(
+      configError(() => loadConfig({ env: {}, cwd: tempDir('[cache]\nsize = 1\n') })),
+      /unknown config key cache\.size/,
+    );
+    assert.match(
+      configError(() => loadConfig({ env: {}, cwd: tempDir('port = 4000\n') })),
+      /unknown config key port/,
+    );
     // A known section given as a value says what it should be, not "unknown key".
     const section = configError(() => loadConfig({ env: {}, cwd: tempDir('server = 3\n') }));
-    assert.match(section, /invalid value for server .*expected a \[server\] table of settings, got a number \(3\)/);
-    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir('[server\nport = 1') })), /not valid TOML/);
-    assert.match(configError(() => loadConfig({ env: {}, cwd: tempDir(), configFile: 'missing.toml' })), /cannot read config file .*missing\.toml/);
+    assert.match(
+      section,
+      /invalid value for server .*expected a \[server\] table of settings, got a number \(3\)/,
+    );
+    assert.match(
+      configError(() => loadConfig({ env: {}, cwd: tempDir('[server\nport = 1') })),
+      /not valid TOML/,
+    );
+    assert.match(
+      configError(() => loadConfig({ env: {}, cwd: tempDir(), configFile: 'missing.toml' })),
+      /cannot read config file .*missing\.toml/,
+    );
   });
 
   test('config.example.toml loads and documents every key with its variable', () => {
@@ -239,10 +297,26 @@ describe('network settings', () => {
     const cwd = mkdtempSync(path.join(os.tmpdir(), 'svc-config-'));
     assert.equal(loadConfig({ env: {}, cwd }).network.outbound, 'any');
     assert.equal(loadConfig({ env: { SERVICE_DEPLOYMENT_MODE: 'saas' }, cwd }).network.outbound, 'public');
-    assert.equal(loadConfig({ env: { SERVICE_DEPLOYMENT_MODE: 'saas', SERVICE_NETWORK_OUTBOUND: 'any' }, cwd }).network.outbound, 'any');
-    const listed = loadConfig({ env: { SERVICE_NETWORK_ALLOWED_HOSTS: 'db.internal, 10.1.2.0/24,::1' }, cwd });
+    assert.equal(
+      loadConfig({ env: { SERVICE_DEPLOYMENT_MODE: 'saas', SERVICE_NETWORK_OUTBOUND: 'any' }, cwd }).network
+        .outbound,
+      'any',
+    );
+    const listed = loadConfig({
+      env: { SERVICE_NETWORK_ALLOWED_HOSTS: 'db.internal, 10.1.2.0/24,::1' },
+      cwd,
+    });
     assert.deepEqual(listed.network.allowedHosts, ['db.internal', '10.1.2.0/24', '::1']);
-    writeFileSync(path.join(cwd, 'config.toml'), '[network]\noutbound = "public"\nallowed_hosts = ["127.0.0.1/32"]\n');
-    assert.deepEqual(loadConfig({ env: {}, cwd }).network, { outbound: 'public', allowedHosts: ['127.0.0.1/32'], timeoutMs: 5000, maxDatabaseSources: 50, setupsPerMinute: 10 });
+    writeFileSync(
+      path.join(cwd, 'config.toml'),
+      '[network]\noutbound = "public"\nallowed_hosts = ["127.0.0.1/32"]\n',
+    );
+    assert.deepEqual(loadConfig({ env: {}, cwd }).network, {
+      outbound: 'public',
+      allowedHosts: ['127.0.0.1/32'],
+      timeoutMs: 5000,
+      maxDatabaseSources: 50,
+      setupsPerMinute: 10,
+    });
   });
 });

@@ -42,7 +42,12 @@ describe('segments normalisation', () => {
 
   test('given ids and labels are kept; a sent default flag is recomputed', () => {
     const { output } = check([
-      { id: 's1', name: 'env', label: 'Environment', groups: [{ id: 'g1', items: [{ id: 'i1', value: 'prod', default: true }] }] },
+      {
+        id: 's1',
+        name: 'env',
+        label: 'Environment',
+        groups: [{ id: 'g1', items: [{ id: 'i1', value: 'prod', default: true }] }],
+      },
     ]);
     const [segment] = output;
     assert.equal(segment!.id, 's1');
@@ -53,7 +58,9 @@ describe('segments normalisation', () => {
   });
 
   test('a text segment keeps its placeholder and default value', () => {
-    const { output, errors } = check([{ name: 'q', type: 'text', placeholder: 'Search', default_value: 'abc', ui: { width: 2 } }]);
+    const { output, errors } = check([
+      { name: 'q', type: 'text', placeholder: 'Search', default_value: 'abc', ui: { width: 2 } },
+    ]);
     assert.deepEqual(errors, {});
     const [segment] = output;
     assert.equal(segment!.type, 'text');
@@ -101,7 +108,9 @@ describe('segments normalisation', () => {
 
 describe('periods', () => {
   test('count and unit', () => {
-    for (const ok of ['1m', '24h', '7d', '1w', '6mo', '1q', '1y', '30s']) assert.equal(isPeriod(ok), true, ok);
-    for (const bad of ['0h', 'h', '1', '1hour', '1H', ' 1h', '-1d', '1.5h', '']) assert.equal(isPeriod(bad), false, bad);
+    for (const ok of ['1m', '24h', '7d', '1w', '6mo', '1q', '1y', '30s'])
+      assert.equal(isPeriod(ok), true, ok);
+    for (const bad of ['0h', 'h', '1', '1hour', '1H', ' 1h', '-1d', '1.5h', ''])
+      assert.equal(isPeriod(bad), false, bad);
   });
 });

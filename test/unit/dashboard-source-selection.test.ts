@@ -21,7 +21,10 @@ const lookup = {
   inOrganization: (id: string, org: string) => all.find((s) => s.id === id && s.organizationId === org),
 };
 
-function select(fields: SourceFields, options = { projectsEnabled: true, keptProjectId: null as string | null }) {
+function select(
+  fields: SourceFields,
+  options = { projectsEnabled: true, keptProjectId: null as string | null },
+) {
   const bag = new ErrorBag();
   const chosen = selectSource(fields, ORG, lookup, options, bag);
   return { id: chosen ? chosen.id : chosen, errors: bag.fields };
@@ -32,7 +35,10 @@ describe('source selection', () => {
     assert.deepEqual(select({ source: { type: 'database', id: DB } }), { id: DB, errors: {} });
     assert.deepEqual(select({ source_type: 'project', source_id: PROJECT }), { id: PROJECT, errors: {} });
     assert.deepEqual(select({ database_id: DB }), { id: DB, errors: {} });
-    assert.deepEqual(select({ source_type: 'database', source_id: DB.toUpperCase() }), { id: DB, errors: {} });
+    assert.deepEqual(select({ source_type: 'database', source_id: DB.toUpperCase() }), {
+      id: DB,
+      errors: {},
+    });
   });
 
   test('nothing sent (or database_id null) names no source', () => {
@@ -41,7 +47,10 @@ describe('source selection', () => {
   });
 
   test('forms that agree are fine; forms that disagree are refused', () => {
-    assert.deepEqual(select({ source_type: 'database', source_id: DB, database_id: DB }), { id: DB, errors: {} });
+    assert.deepEqual(select({ source_type: 'database', source_id: DB, database_id: DB }), {
+      id: DB,
+      errors: {},
+    });
     assert.deepEqual(select({ source: { type: 'project', id: PROJECT }, database_id: DB }), {
       id: null,
       errors: { database_id: ['must name the same source as source'] },
@@ -49,16 +58,24 @@ describe('source selection', () => {
   });
 
   test('half of source_type + source_id is refused', () => {
-    assert.deepEqual(select({ source_type: 'database' }).errors, { source_id: ['is required with source_type'] });
+    assert.deepEqual(select({ source_type: 'database' }).errors, {
+      source_id: ['is required with source_type'],
+    });
     assert.deepEqual(select({ source_id: DB }).errors, { source_type: ['is required with source_id'] });
   });
 
   test('the source must be of the organization and of the named type', () => {
     const message = (type: string) => [`must be the id of a ${type} source of this organization`];
-    assert.deepEqual(select({ source_type: 'database', source_id: FOREIGN_DB }).errors, { source_id: message('database') });
-    assert.deepEqual(select({ source_type: 'database', source_id: PROJECT }).errors, { source_id: message('database') });
+    assert.deepEqual(select({ source_type: 'database', source_id: FOREIGN_DB }).errors, {
+      source_id: message('database'),
+    });
+    assert.deepEqual(select({ source_type: 'database', source_id: PROJECT }).errors, {
+      source_id: message('database'),
+    });
     assert.deepEqual(select({ database_id: PROJECT }).errors, { database_id: message('database') });
-    assert.deepEqual(select({ source: { type: 'project', id: 'nope' } }).errors, { 'source.id': message('project') });
+    assert.deepEqual(select({ source: { type: 'project', id: 'nope' } }).errors, {
+      'source.id': message('project'),
+    });
   });
 
   test('projects disabled: a project source is refused, except the one a dashboard already has', () => {
@@ -69,7 +86,10 @@ describe('source selection', () => {
     assert.deepEqual(select({ source: { type: 'project', id: PROJECT } }, disabled).errors, {
       source_type: ['projects are disabled for this deployment'],
     });
-    const kept = select({ source_type: 'project', source_id: PROJECT }, { projectsEnabled: false, keptProjectId: PROJECT });
+    const kept = select(
+      { source_type: 'project', source_id: PROJECT },
+      { projectsEnabled: false, keptProjectId: PROJECT },
+    );
     assert.deepEqual(kept, { id: PROJECT, errors: {} });
     assert.deepEqual(select({ database_id: DB }, disabled), { id: DB, errors: {} });
   });

@@ -40,29 +40,71 @@ describe('payload and grid', () => {
   });
 
   test('defaults are written in and unknown widget fields are kept', () => {
-    const { output, errors } = check({ grid: [{ id: 'k', type: 'kpi', path: 'count', function: 'mean', size: 'l' }] });
+    const { output, errors } = check({
+      grid: [{ id: 'k', type: 'kpi', path: 'count', function: 'mean', size: 'l' }],
+    });
     assert.deepEqual(errors, {});
     assert.deepEqual(output.grid, [
-      { id: 'k', type: 'kpi', title: '', x: 0, y: 0, w: 3, h: 2, path: 'count', function: 'mean', subtype: 'number', size: 'l' },
+      {
+        id: 'k',
+        type: 'kpi',
+        title: '',
+        x: 0,
+        y: 0,
+        w: 3,
+        h: 2,
+        path: 'count',
+        function: 'mean',
+        subtype: 'number',
+        size: 'l',
+      },
     ]);
   });
 
   test('object keys that could reach a prototype are dropped from widgets', () => {
-    const payload = JSON.parse('{"grid":[{"id":"a","type":"text","__proto__":{"p":1},"constructor":2,"prototype":3,"ui":4}]}');
+    const payload = JSON.parse(
+      '{"grid":[{"id":"a","type":"text","__proto__":{"p":1},"constructor":2,"prototype":3,"ui":4}]}',
+    );
     const [widget] = check(payload).output.grid as Record<string, unknown>[];
-    assert.deepEqual(Object.keys(widget!), ['id', 'type', 'title', 'x', 'y', 'w', 'h', 'subtitle', 'alignment', 'ui']);
+    assert.deepEqual(Object.keys(widget!), [
+      'id',
+      'type',
+      'title',
+      'x',
+      'y',
+      'w',
+      'h',
+      'subtitle',
+      'alignment',
+      'ui',
+    ]);
     assert.equal(Object.getPrototypeOf(widget), Object.prototype);
   });
 
   test('every type accepts its documented fields', () => {
     const grid = [
       kpi({ subtype: 'goal', goal_target: 100 }),
-      { id: 'ts', type: 'timeseries', paths: ['a', 'b.*'], chart_type: 'area', stacked: true, legend: false, x: 3, w: 9 },
+      {
+        id: 'ts',
+        type: 'timeseries',
+        paths: ['a', 'b.*'],
+        chart_type: 'area',
+        stacked: true,
+        legend: false,
+        x: 3,
+        w: 9,
+      },
       { id: 'cat', type: 'category', path: 'country.*', chart_type: 'donut' },
       { id: 'tbl', type: 'table', paths: ['count', 'failed'] },
       { id: 'txt', type: 'text', title: 'Hi', subtitle: 'there', alignment: 'center' },
       { id: 'lst', type: 'list', path: 'channel.*', limit: 6, sort: 'asc' },
-      { id: 'dst', type: 'distribution', paths: ['duration'], mode: '2d', designators: { horizontal: { min: 0 } } },
+      {
+        id: 'dst',
+        type: 'distribution',
+        paths: ['duration'],
+        mode: '2d',
+        designators: { horizontal: { min: 0 } },
+      },
       { id: 'hm', type: 'heatmap', paths: ['duration'] },
       { id: 'grp', type: 'group', title: 'Group', children: [{ id: 'child', type: 'text', x: 6, w: 6 }] },
     ];
@@ -74,7 +116,17 @@ describe('payload and grid', () => {
     assert.equal(widgets[2]!.chart_type, 'donut');
     assert.equal(widgets[5]!.sort, 'asc');
     const children = widgets[8]!.children as Record<string, unknown>[];
-    assert.deepEqual(children[0], { id: 'child', type: 'text', title: '', x: 6, y: 0, w: 6, h: 2, subtitle: '', alignment: 'center' });
+    assert.deepEqual(children[0], {
+      id: 'child',
+      type: 'text',
+      title: '',
+      x: 6,
+      y: 0,
+      w: 6,
+      h: 2,
+      subtitle: '',
+      alignment: 'center',
+    });
   });
 
   test('SPEC 6: dots charts and alphabetical list sorting', () => {
@@ -85,7 +137,10 @@ describe('payload and grid', () => {
     ];
     const { output, errors } = check({ grid });
     assert.deepEqual(errors, {});
-    assert.deepEqual((output.grid as Record<string, unknown>[]).map((w) => w.chart_type ?? w.sort), ['dots', 'alpha', 'alpha_desc']);
+    assert.deepEqual(
+      (output.grid as Record<string, unknown>[]).map((w) => w.chart_type ?? w.sort),
+      ['dots', 'alpha', 'alpha_desc'],
+    );
   });
 
   test('type defaults: timeseries line/unstacked/legend, category bar, list desc', () => {
@@ -106,17 +161,41 @@ describe('payload and grid', () => {
 
 describe('widget errors name the widget id and field', () => {
   const cases: Array<[string, unknown, Record<string, string[]>]> = [
-    ['unknown function', kpi({ function: 'avg' }), { 'payload.grid[kpi-1].function': ['must be one of sum, mean, min, max'] }],
+    [
+      'unknown function',
+      kpi({ function: 'avg' }),
+      { 'payload.grid[kpi-1].function': ['must be one of sum, mean, min, max'] },
+    ],
     ['missing path', withoutPath(), { 'payload.grid[kpi-1].path': ['is required (or series rows)'] }],
-    ['wildcard in a kpi path', kpi({ path: 'a.*' }), { 'payload.grid[kpi-1].path': ['must be a dot path such as count or country.US, without wildcards'] }],
-    ['subtype', kpi({ subtype: 'gauge' }), { 'payload.grid[kpi-1].subtype': ['must be one of number, split, goal'] }],
-    ['x + w over 12', kpi({ x: 10, w: 3 }), { 'payload.grid[kpi-1].w': ['x + w must be at most 12 (the grid has 12 columns)'] }],
+    [
+      'wildcard in a kpi path',
+      kpi({ path: 'a.*' }),
+      { 'payload.grid[kpi-1].path': ['must be a dot path such as count or country.US, without wildcards'] },
+    ],
+    [
+      'subtype',
+      kpi({ subtype: 'gauge' }),
+      { 'payload.grid[kpi-1].subtype': ['must be one of number, split, goal'] },
+    ],
+    [
+      'x + w over 12',
+      kpi({ x: 10, w: 3 }),
+      { 'payload.grid[kpi-1].w': ['x + w must be at most 12 (the grid has 12 columns)'] },
+    ],
     ['negative x', kpi({ x: -1 }), { 'payload.grid[kpi-1].x': ['must be 0 or more'] }],
     ['zero height', kpi({ h: 0 }), { 'payload.grid[kpi-1].h': ['must be at least 1'] }],
     ['fractional y', kpi({ y: 1.5 }), { 'payload.grid[kpi-1].y': ['must be an integer'] }],
     ['string w', kpi({ w: '3' }), { 'payload.grid[kpi-1].w': ['must be an integer'] }],
     ['title not a string', kpi({ title: 5 }), { 'payload.grid[kpi-1].title': ['must be a string'] }],
-    ['unknown type', kpi({ type: 'gauge' }), { 'payload.grid[kpi-1].type': ['must be one of kpi, timeseries, category, table, text, list, distribution, heatmap, group'] }],
+    [
+      'unknown type',
+      kpi({ type: 'gauge' }),
+      {
+        'payload.grid[kpi-1].type': [
+          'must be one of kpi, timeseries, category, table, text, list, distribution, heatmap, group',
+        ],
+      },
+    ],
   ];
   for (const [name, widget, expected] of cases) {
     test(name, () => assert.deepEqual(check({ grid: [widget] }).errors, expected));
@@ -132,7 +211,9 @@ describe('widget errors name the widget id and field', () => {
 
   test('ids are unique across the grid, group children included', () => {
     const grid = [kpi(), { id: 'g', type: 'group', children: [kpi()] }];
-    assert.deepEqual(check({ grid }).errors, { 'payload.grid[g].children[kpi-1].id': ['must be unique in the grid'] });
+    assert.deepEqual(check({ grid }).errors, {
+      'payload.grid[g].children[kpi-1].id': ['must be unique in the grid'],
+    });
   });
 
   test('groups do not nest', () => {
@@ -154,7 +235,9 @@ describe('widget errors name the widget id and field', () => {
       'payload.grid[ts].paths': ['must list at least one path'],
       'payload.grid[ts].chart_type': ['must be one of line, area, bar, dots'],
       'payload.grid[ts].stacked': ['must be true or false'],
-      'payload.grid[cat].path': ['must be a dot path such as count or country.US; only a final .* wildcard is allowed'],
+      'payload.grid[cat].path': [
+        'must be a dot path such as count or country.US; only a final .* wildcard is allowed',
+      ],
       'payload.grid[cat].chart_type': ['must be one of bar, pie, donut'],
       'payload.grid[tbl].paths': ['must be a list of paths'],
       'payload.grid[txt].alignment': ['must be one of left, center, right'],

@@ -7,7 +7,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { historyBatches } from '../../src/demo/history';
 import { ZoneClock, incidentsBefore, ordersShape, trafficShape } from '../../src/demo/rhythm';
-import { ALL_ORDERS_KEY, COUNTRIES, WEB_KEY, ordersKey, slotPoints, type Point, type ShopModel } from '../../src/demo/shop';
+import {
+  ALL_ORDERS_KEY,
+  COUNTRIES,
+  WEB_KEY,
+  ordersKey,
+  slotPoints,
+  type Point,
+  type ShopModel,
+} from '../../src/demo/shop';
 import { demoDataDir, localUrl, prepareDemo } from '../../src/demo/run';
 import { loadConfig } from '../../src/config';
 import { DemoError } from '../../src/demo/setup';
@@ -36,8 +44,16 @@ describe('demo shop data', () => {
     assert.deepEqual(local, { hour: 20.5, weekday: 4 });
     assert.ok(trafficShape(20.5, 2) > 5 * trafficShape(4, 2));
     assert.ok(ordersShape(21, 6) > ordersShape(21, 5), 'Sunday evenings sell more than Saturdays');
-    const night = sum(pointsOf(Date.parse('2026-11-19T02:00:00Z'), Date.parse('2026-11-19T03:00:00Z')), WEB_KEY, (v) => v.requests?.count);
-    const evening = sum(pointsOf(Date.parse('2026-11-19T19:00:00Z'), Date.parse('2026-11-19T20:00:00Z')), WEB_KEY, (v) => v.requests?.count);
+    const night = sum(
+      pointsOf(Date.parse('2026-11-19T02:00:00Z'), Date.parse('2026-11-19T03:00:00Z')),
+      WEB_KEY,
+      (v) => v.requests?.count,
+    );
+    const evening = sum(
+      pointsOf(Date.parse('2026-11-19T19:00:00Z'), Date.parse('2026-11-19T20:00:00Z')),
+      WEB_KEY,
+      (v) => v.requests?.count,
+    );
     assert.ok(evening > 4 * night, `evening ${evening} vs night ${night}`);
   });
 
@@ -51,7 +67,12 @@ describe('demo shop data', () => {
     const countries = COUNTRIES.reduce((s, c) => s + count(ordersKey(c.code)), 0);
     assert.ok(countries > 100);
     assert.equal(count(ALL_ORDERS_KEY), countries);
-    assert.equal(sum(points, ALL_ORDERS_KEY, (v) => Object.values(v.country ?? {}).reduce((a: number, b: any) => a + b, 0)), countries);
+    assert.equal(
+      sum(points, ALL_ORDERS_KEY, (v) =>
+        Object.values(v.country ?? {}).reduce((a: number, b: any) => a + b, 0),
+      ),
+      countries,
+    );
   });
 
   test('the failover nine days ago answers 503s and slows the site down', () => {
@@ -59,7 +80,8 @@ describe('demo shop data', () => {
     const during = pointsOf(failover.from, failover.to);
     const before = pointsOf(failover.from - 7 * 86_400_000, failover.to - 7 * 86_400_000);
     const unavailable = (points: Point[]) => sum(points, WEB_KEY, (v) => v.requests?.status?.['503']);
-    const latency = (points: Point[]) => sum(points, WEB_KEY, (v) => v.latency?.sum) / sum(points, WEB_KEY, (v) => v.latency?.count);
+    const latency = (points: Point[]) =>
+      sum(points, WEB_KEY, (v) => v.latency?.sum) / sum(points, WEB_KEY, (v) => v.latency?.count);
     assert.ok(unavailable(during) > 50 * Math.max(1, unavailable(before)));
     assert.ok(latency(during) > 2 * latency(before));
   });
@@ -93,7 +115,11 @@ describe('demo command', () => {
     const flags: Record<string, string> = { 'server.port': '0' };
     const data = prepareDemo(flags, false);
     try {
-      const env = { SERVICE_PROJECTS_ENABLED: 'false', SERVICE_REGISTRATION_ENABLED: 'no', SERVICE_DATA_DIR: '/var/lib/real' };
+      const env = {
+        SERVICE_PROJECTS_ENABLED: 'false',
+        SERVICE_REGISTRATION_ENABLED: 'no',
+        SERVICE_DATA_DIR: '/var/lib/real',
+      };
       const config = loadConfig({ flags, env, cwd: data.dir });
       assert.equal(config.storage.dataDir, data.dir);
       assert.deepEqual(config.features, { projectsEnabled: true, registrationEnabled: true });
@@ -114,7 +140,10 @@ describe('demo command', () => {
     try {
       assert.deepEqual(demoDataDir(dir), { dir, temporary: false });
       writeFileSync(path.join(dir, 'service.db'), '');
-      assert.throws(() => demoDataDir(dir), (err: Error) => err instanceof DemoError && /already holds a service database/.test(err.message));
+      assert.throws(
+        () => demoDataDir(dir),
+        (err: Error) => err instanceof DemoError && /already holds a service database/.test(err.message),
+      );
       rmSync(path.join(dir, 'service.db'));
       writeFileSync(path.join(dir, 'notes.txt'), 'mine');
       assert.throws(() => demoDataDir(dir), /is not empty/);

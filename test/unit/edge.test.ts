@@ -15,7 +15,10 @@ import type { Logger } from '../../src/lib/log';
 type Line = [level: string, msg: string, fields: Record<string, unknown>];
 
 function recordingLog(lines: Line[]): Logger {
-  const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void lines.push([level, msg, fields]);
+  const at =
+    (level: string) =>
+    (msg: string, fields: Record<string, unknown> = {}) =>
+      void lines.push([level, msg, fields]);
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } as unknown as Logger;
 }
 
@@ -41,7 +44,9 @@ const asContext = (ctx: ReturnType<typeof fakeContext>) => ctx as unknown as Con
 
 describe('AppError: cause and expose', () => {
   test('the cause rides on the error for the log; the answer never holds it', () => {
-    const driver = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432 password=hunter2'), { code: 'ECONNREFUSED' });
+    const driver = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432 password=hunter2'), {
+      code: 'ECONNREFUSED',
+    });
     const err = unavailable('The postgres database source is unavailable, retry later', 5);
     const withCause = new AppError(err.kind, err.message, { ...err.options, cause: driver });
     assert.equal(withCause.cause, driver);
@@ -63,12 +68,17 @@ describe('AppError: cause and expose', () => {
     assert.deepEqual(toHttp(new AppError('bad_request', 'parser state 0x1f', { expose: false })).body, {
       errors: { detail: 'Bad Request' },
     });
-    assert.deepEqual(toHttp(new AppError('unavailable', 'pool of host db7 exhausted', { expose: false, retryAfter: 1 })), {
-      status: 503,
-      body: { errors: { detail: 'Service unavailable, retry later' } },
-      headers: { 'Retry-After': '1' },
+    assert.deepEqual(
+      toHttp(new AppError('unavailable', 'pool of host db7 exhausted', { expose: false, retryAfter: 1 })),
+      {
+        status: 503,
+        body: { errors: { detail: 'Service unavailable, retry later' } },
+        headers: { 'Retry-After': '1' },
+      },
+    );
+    assert.deepEqual(toHttp(new Error('secret internals')).body, {
+      errors: { detail: 'Internal server error' },
     });
-    assert.deepEqual(toHttp(new Error('secret internals')).body, { errors: { detail: 'Internal server error' } });
   });
 
   test('the error middleware logs the cause with the request id and answers without it', async () => {
@@ -76,18 +86,37 @@ describe('AppError: cause and expose', () => {
     const handle = errorHandler(recordingLog(lines));
     const ctx = fakeContext();
     const cause = Object.assign(new Error('getaddrinfo ENOTFOUND db.internal'), { code: 'ENOTFOUND' });
-    await handle(asContext(ctx), () => Promise.reject(new AppError('unavailable', 'The mysql database source is unavailable, retry later', { cause, retryAfter: 5 })));
+    await handle(asContext(ctx), () =>
+      Promise.reject(
+        new AppError('unavailable', 'The mysql database source is unavailable, retry later', {
+          cause,
+          retryAfter: 5,
+        }),
+      ),
+    );
     assert.equal(ctx.status, 503);
     assert.doesNotMatch(JSON.stringify(ctx.body), /ENOTFOUND|db\.internal/);
-    assert.deepEqual(lines.map(([level, msg]) => [level, msg]), [['warn', 'database source unavailable']]);
+    assert.deepEqual(
+      lines.map(([level, msg]) => [level, msg]),
+      [['warn', 'database source unavailable']],
+    );
     assert.equal(lines[0]![2].request_id, 'req-1');
     assert.equal(lines[0]![2].error, 'ENOTFOUND: getaddrinfo ENOTFOUND db.internal');
 
     lines.length = 0;
     const refused = fakeContext();
-    await handle(asContext(refused), () => Promise.reject(new AppError('conflict', 'Schema is not the Trifle layout', { cause: new Error('no such table: trifle_stats') })));
+    await handle(asContext(refused), () =>
+      Promise.reject(
+        new AppError('conflict', 'Schema is not the Trifle layout', {
+          cause: new Error('no such table: trifle_stats'),
+        }),
+      ),
+    );
     assert.deepEqual(refused.body, { errors: { detail: 'Schema is not the Trifle layout' } });
-    assert.deepEqual(lines.map(([level, msg, f]) => [level, msg, f.error]), [['warn', 'request refused', 'Error: no such table: trifle_stats']]);
+    assert.deepEqual(
+      lines.map(([level, msg, f]) => [level, msg, f.error]),
+      [['warn', 'request refused', 'Error: no such table: trifle_stats']],
+    );
 
     lines.length = 0;
     const fault = fakeContext();
@@ -121,17 +150,29 @@ describe('validate(schema)', () => {
 
     let ran = false;
     const bad = fakeContext({ body: 'text' });
-    await assert.rejects(input(asContext(bad), async () => void (ran = true)), (err: AppError) => err.status === 400);
+    await assert.rejects(
+      input(asContext(bad), async () => void (ran = true)),
+      (err: AppError) => err.status === 400,
+    );
     assert.equal(ran, false, 'the handler does not run on a refused body');
   });
 
   test('a valibot schema: a body becomes a 422 by field, a query a 400 with the first message', async () => {
-    const entity = validate({ body: v.object({ name: v.string('must be text'), size: v.number('must be a number') }) });
-    await assert.rejects(entity(asContext(fakeContext({ body: { name: 1, size: 'x' } })), next), (err: AppError) => {
-      assert.deepEqual(toHttp(err).body, { errors: { name: ['must be text'], size: ['must be a number'] } });
-      return err.status === 422;
+    const entity = validate({
+      body: v.object({ name: v.string('must be text'), size: v.number('must be a number') }),
     });
-    const page = validate({ query: v.object({ limit: v.pipe(v.string(), v.regex(/^\d+$/, 'limit must be an integer')) }) });
+    await assert.rejects(
+      entity(asContext(fakeContext({ body: { name: 1, size: 'x' } })), next),
+      (err: AppError) => {
+        assert.deepEqual(toHttp(err).body, {
+          errors: { name: ['must be text'], size: ['must be a number'] },
+        });
+        return err.status === 422;
+      },
+    );
+    const page = validate({
+      query: v.object({ limit: v.pipe(v.string(), v.regex(/^\d+$/, 'limit must be an integer')) }),
+    });
     await assert.rejects(page(asContext(fakeContext({ query: { limit: 'ten' } })), next), (err: AppError) => {
       assert.deepEqual(toHttp(err).body, { errors: { detail: 'limit must be an integer' } });
       return err.status === 400;
@@ -164,7 +205,12 @@ function edgeFiles(): string[] {
 }
 
 /** Code (comments dropped) that reads a request's query, body or state past validate() and state.ts. */
-const PAST_THE_EDGE = [/\bctx\.query\b/, /\bctx\.request\.body\b/, /\bctx\.state\b/, /\bas (UserAuth|SourceAuth|Auth|Source)\b/];
+const PAST_THE_EDGE = [
+  /\bctx\.query\b/,
+  /\bctx\.request\.body\b/,
+  /\bctx\.state\b/,
+  /\bas (UserAuth|SourceAuth|Auth|Source)\b/,
+];
 function readsPastTheEdge(text: string): string[] {
   return text
     .split('\n')
@@ -187,10 +233,19 @@ describe('the edge reads requests only through validate() and state.ts', () => {
 
   test('no file of src/http or src/intake but validate.ts and state.ts does', () => {
     const files = edgeFiles();
-    assert.ok(files.some((file) => file.endsWith(path.join('routes', 'session.ts'))), 'the walk found the routes');
+    assert.ok(
+      files.some((file) => file.endsWith(path.join('routes', 'session.ts'))),
+      'the walk found the routes',
+    );
     const found = files
-      .filter((file) => !file.endsWith(path.join('middleware', 'validate.ts')) && !file.endsWith(path.join('http', 'state.ts')))
-      .flatMap((file) => readsPastTheEdge(readFileSync(file, 'utf8')).map((line) => `${path.basename(file)}: ${line.trim()}`));
+      .filter(
+        (file) =>
+          !file.endsWith(path.join('middleware', 'validate.ts')) &&
+          !file.endsWith(path.join('http', 'state.ts')),
+      )
+      .flatMap((file) =>
+        readsPastTheEdge(readFileSync(file, 'utf8')).map((line) => `${path.basename(file)}: ${line.trim()}`),
+      );
     assert.deepEqual(found, []);
   });
 });

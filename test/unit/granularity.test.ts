@@ -30,8 +30,33 @@ describe('parseGranularity', () => {
 
   test('rejects malformed text, zero, absurd sizes and non-strings', () => {
     const bad: unknown[] = [
-      '0m', '00h', '1x', 'm', 'mo', '1.5h', '', ' 1h', '1h ', '1H', '1MO', '-1h', '+1h', '1min', '1mo2',
-      '1 h', 'h1', '100001s', '9999999d', '1e3s', '１h', 1, 60, null, undefined, {}, ['1h'],
+      '0m',
+      '00h',
+      '1x',
+      'm',
+      'mo',
+      '1.5h',
+      '',
+      ' 1h',
+      '1h ',
+      '1H',
+      '1MO',
+      '-1h',
+      '+1h',
+      '1min',
+      '1mo2',
+      '1 h',
+      'h1',
+      '100001s',
+      '9999999d',
+      '1e3s',
+      '１h',
+      1,
+      60,
+      null,
+      undefined,
+      {},
+      ['1h'],
     ];
     for (const input of bad) assert.equal(parseGranularity(input), null, JSON.stringify(input));
   });
@@ -46,8 +71,24 @@ describe('isValidTimeZone', () => {
 
   test('rejects unknown names, offsets, padding and non-strings', () => {
     const bad: unknown[] = [
-      '', 'Mars/Olympus', '+01:00', '-05:00', 'UTC+1', 'GMT-5', 'Z', 'local', 'system', 'default', ' UTC', 'Europe/Bratislava ', 'Europe//Bratislava',
-      `Europe/${'x'.repeat(80)}`, 0, null, undefined, {},
+      '',
+      'Mars/Olympus',
+      '+01:00',
+      '-05:00',
+      'UTC+1',
+      'GMT-5',
+      'Z',
+      'local',
+      'system',
+      'default',
+      ' UTC',
+      'Europe/Bratislava ',
+      'Europe//Bratislava',
+      `Europe/${'x'.repeat(80)}`,
+      0,
+      null,
+      undefined,
+      {},
     ];
     for (const zone of bad) assert.equal(isValidTimeZone(zone), false, JSON.stringify(zone));
   });
@@ -77,7 +118,10 @@ describe('seconds, minutes and hours restart at their parent unit', () => {
     assert.equal(nextOf('2025-06-12T09:41:56Z', '7s'), '2025-06-12T09:42:00Z');
     assert.equal(floorOf('2025-06-12T09:41:59Z', '100000s'), '2025-06-12T09:41:00Z');
     assert.deepEqual(rangeOf('2025-06-12T09:41:50Z', '2025-06-12T09:42:10Z', '7s'), [
-      '2025-06-12T09:41:49Z', '2025-06-12T09:41:56Z', '2025-06-12T09:42:00Z', '2025-06-12T09:42:07Z',
+      '2025-06-12T09:41:49Z',
+      '2025-06-12T09:41:56Z',
+      '2025-06-12T09:42:00Z',
+      '2025-06-12T09:42:07Z',
     ]);
   });
 
@@ -87,7 +131,10 @@ describe('seconds, minutes and hours restart at their parent unit', () => {
     assert.equal(floorOf('2025-06-12T09:32:59Z', '33m'), '2025-06-12T09:00:00Z');
     assert.equal(nextOf('2025-06-12T09:56:00Z', '7m'), '2025-06-12T10:00:00Z');
     assert.deepEqual(rangeOf('2025-06-12T10:00:00Z', '2025-06-12T12:00:00Z', '33m'), [
-      '2025-06-12T10:00:00Z', '2025-06-12T10:33:00Z', '2025-06-12T11:00:00Z', '2025-06-12T11:33:00Z',
+      '2025-06-12T10:00:00Z',
+      '2025-06-12T10:33:00Z',
+      '2025-06-12T11:00:00Z',
+      '2025-06-12T11:33:00Z',
       '2025-06-12T12:00:00Z',
     ]);
   });
@@ -98,7 +145,10 @@ describe('seconds, minutes and hours restart at their parent unit', () => {
     assert.equal(floorOf('2025-06-12T23:59:59Z', '5h'), '2025-06-12T20:00:00Z');
     assert.equal(nextOf('2025-06-12T20:00:00Z', '5h'), '2025-06-13T00:00:00Z');
     assert.deepEqual(rangeOf('2025-06-12T18:00:00Z', '2025-06-13T06:00:00Z', '5h'), [
-      '2025-06-12T15:00:00Z', '2025-06-12T20:00:00Z', '2025-06-13T00:00:00Z', '2025-06-13T05:00:00Z',
+      '2025-06-12T15:00:00Z',
+      '2025-06-12T20:00:00Z',
+      '2025-06-13T00:00:00Z',
+      '2025-06-13T05:00:00Z',
     ]);
   });
 });
@@ -116,7 +166,10 @@ describe('days by day of year', () => {
     assert.equal(floorOf('2025-12-31T12:00:00Z', '10d'), '2025-12-27T00:00:00Z'); // index 364 -> 360
     assert.equal(nextOf('2024-12-26T00:00:00Z', '10d'), '2025-01-01T00:00:00Z');
     assert.deepEqual(rangeOf('2024-12-20T00:00:00Z', '2025-01-12T00:00:00Z', '10d'), [
-      '2024-12-16T00:00:00Z', '2024-12-26T00:00:00Z', '2025-01-01T00:00:00Z', '2025-01-11T00:00:00Z',
+      '2024-12-16T00:00:00Z',
+      '2024-12-26T00:00:00Z',
+      '2025-01-01T00:00:00Z',
+      '2025-01-11T00:00:00Z',
     ]);
   });
 
@@ -131,10 +184,14 @@ describe('days by day of year', () => {
     assert.equal(floorOf('2025-03-02T00:00:00Z', '30d'), '2025-03-02T00:00:00Z');
     // 2024 has 366 days: 7d segments end with index 364 (30 December) holding two days.
     assert.deepEqual(rangeOf('2024-12-29T00:00:00Z', '2025-01-02T00:00:00Z', '7d'), [
-      '2024-12-23T00:00:00Z', '2024-12-30T00:00:00Z', '2025-01-01T00:00:00Z',
+      '2024-12-23T00:00:00Z',
+      '2024-12-30T00:00:00Z',
+      '2025-01-01T00:00:00Z',
     ]);
     assert.deepEqual(rangeOf('2025-12-29T00:00:00Z', '2026-01-02T00:00:00Z', '7d'), [
-      '2025-12-24T00:00:00Z', '2025-12-31T00:00:00Z', '2026-01-01T00:00:00Z',
+      '2025-12-24T00:00:00Z',
+      '2025-12-31T00:00:00Z',
+      '2026-01-01T00:00:00Z',
     ]);
   });
 });
@@ -161,7 +218,10 @@ describe('weeks', () => {
     ['2023', '2023-01-01'],
   ];
 
-  for (const [name, bow, table] of [['Monday', 1, mondayWeeks], ['Sunday', 7, sundayWeeks]] as const) {
+  for (const [name, bow, table] of [
+    ['Monday', 1, mondayWeeks],
+    ['Sunday', 7, sundayWeeks],
+  ] as const) {
     test(`${name} weeks: days before the first week start form a bucket from 1 January`, () => {
       const c = cal('UTC', bow);
       for (const [year, first] of table) {
@@ -184,7 +244,9 @@ describe('weeks', () => {
 
   test('weeks across the end of a year (SPEC example)', () => {
     assert.deepEqual(rangeOf('2024-12-30T00:00:00Z', '2025-01-07T00:00:00Z', '1w'), [
-      '2024-12-30T00:00:00Z', '2025-01-01T00:00:00Z', '2025-01-06T00:00:00Z',
+      '2024-12-30T00:00:00Z',
+      '2025-01-01T00:00:00Z',
+      '2025-01-06T00:00:00Z',
     ]);
     assert.equal(floorOf('2024-12-31T12:00:00Z', '1w'), '2024-12-30T00:00:00Z');
   });
@@ -194,11 +256,17 @@ describe('weeks', () => {
     assert.equal(floorOf('2025-01-19T23:59:59Z', '2w'), '2025-01-06T00:00:00Z');
     assert.equal(floorOf('2025-01-20T00:00:00Z', '2w'), '2025-01-20T00:00:00Z');
     assert.deepEqual(rangeOf('2025-01-01T00:00:00Z', '2025-02-03T00:00:00Z', '2w'), [
-      '2025-01-01T00:00:00Z', '2025-01-06T00:00:00Z', '2025-01-20T00:00:00Z', '2025-02-03T00:00:00Z',
+      '2025-01-01T00:00:00Z',
+      '2025-01-06T00:00:00Z',
+      '2025-01-20T00:00:00Z',
+      '2025-02-03T00:00:00Z',
     ]);
     // 22 December 2025 starts week pair 25 (50 weeks after 6 January); 2026 starts on a Thursday.
     assert.deepEqual(rangeOf('2025-12-20T00:00:00Z', '2026-01-20T00:00:00Z', '2w'), [
-      '2025-12-08T00:00:00Z', '2025-12-22T00:00:00Z', '2026-01-01T00:00:00Z', '2026-01-05T00:00:00Z',
+      '2025-12-08T00:00:00Z',
+      '2025-12-22T00:00:00Z',
+      '2026-01-01T00:00:00Z',
+      '2026-01-05T00:00:00Z',
       '2026-01-19T00:00:00Z',
     ]);
   });
@@ -212,7 +280,10 @@ describe('months, quarters and years', () => {
     assert.equal(nextOf('2024-02-01T00:00:00Z', '1mo'), '2024-03-01T00:00:00Z');
     assert.equal(nextOf('2025-01-31T00:00:00Z', '1mo'), '2025-02-01T00:00:00Z');
     assert.deepEqual(rangeOf('2024-01-31T00:00:00Z', '2024-05-01T00:00:00Z', '1mo'), [
-      '2024-01-01T00:00:00Z', '2024-02-01T00:00:00Z', '2024-03-01T00:00:00Z', '2024-04-01T00:00:00Z',
+      '2024-01-01T00:00:00Z',
+      '2024-02-01T00:00:00Z',
+      '2024-03-01T00:00:00Z',
+      '2024-04-01T00:00:00Z',
       '2024-05-01T00:00:00Z',
     ]);
   });
@@ -240,7 +311,9 @@ describe('months, quarters and years', () => {
     assert.equal(floorOf('2029-12-31T23:59:59Z', '10y'), '2020-01-01T00:00:00Z');
     assert.equal(nextOf('2020-01-01T00:00:00Z', '10y'), '2030-01-01T00:00:00Z');
     assert.deepEqual(rangeOf('2019-05-01T00:00:00Z', '2031-01-01T00:00:00Z', '10y'), [
-      '2010-01-01T00:00:00Z', '2020-01-01T00:00:00Z', '2030-01-01T00:00:00Z',
+      '2010-01-01T00:00:00Z',
+      '2020-01-01T00:00:00Z',
+      '2030-01-01T00:00:00Z',
     ]);
   });
 });
@@ -251,7 +324,9 @@ describe('bucketRange and countBuckets', () => {
   test('both ends included; a range inside one bucket has one bucket', () => {
     assert.deepEqual(rangeOf('2025-06-12T10:15:00Z', '2025-06-12T10:45:00Z', '1h'), ['2025-06-12T10:00:00Z']);
     assert.deepEqual(rangeOf('2025-06-12T10:00:00Z', '2025-06-12T12:00:00Z', '1h'), [
-      '2025-06-12T10:00:00Z', '2025-06-12T11:00:00Z', '2025-06-12T12:00:00Z',
+      '2025-06-12T10:00:00Z',
+      '2025-06-12T11:00:00Z',
+      '2025-06-12T12:00:00Z',
     ]);
   });
 

@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LineProtocolError, parseLineProtocol, parsePrecision, type LineSample } from '../../src/intake/line-protocol';
+import {
+  LineProtocolError,
+  parseLineProtocol,
+  parsePrecision,
+  type LineSample,
+} from '../../src/intake/line-protocol';
 
 const NS = 1_700_000_000_123_456_789n; // 2023-11-14T22:13:20.123456789Z
 const MS = 1_700_000_000_123;
@@ -24,8 +29,14 @@ test('a Telegraf cpu line: measurement, sorted tags as written, float fields, ns
     `cpu,cpu=cpu-total,host=pve1 usage_guest=0,usage_idle=97.43589743589743,usage_iowait=0.1282051282051282,usage_system=1.153846153846154,usage_user=1.282051282051282 ${NS}\n`,
   );
   assert.equal(s.measurement, 'cpu');
-  assert.deepEqual(s.tags, [['cpu', 'cpu-total'], ['host', 'pve1']]);
-  assert.deepEqual(s.fields.map(([k]) => k), ['usage_guest', 'usage_idle', 'usage_iowait', 'usage_system', 'usage_user']);
+  assert.deepEqual(s.tags, [
+    ['cpu', 'cpu-total'],
+    ['host', 'pve1'],
+  ]);
+  assert.deepEqual(
+    s.fields.map(([k]) => k),
+    ['usage_guest', 'usage_idle', 'usage_iowait', 'usage_system', 'usage_user'],
+  );
   assert.deepEqual(s.fields[1]![1], { type: 'float', value: 97.43589743589743 });
   assert.equal(s.timeMs, MS);
   assert.equal(s.line, 1);
@@ -50,7 +61,12 @@ test('Proxmox VE lines: string fields with escaped quotes, the object/host/vmid 
     `cpustat,object=nodes,host=pve1 user=0.12,system=0.03,iowait=0.001,cpus=8 ${NS}\n` +
     `nics,object=nodes,host=pve1,instance=eno1 receive=123456789,transmit=987654321 ${NS}\n`;
   const [sys, cpu, nic] = parseLineProtocol(body);
-  assert.deepEqual(sys!.tags, [['object', 'qemu'], ['vmid', '100'], ['nodename', 'pve1'], ['host', 'web']]);
+  assert.deepEqual(sys!.tags, [
+    ['object', 'qemu'],
+    ['vmid', '100'],
+    ['nodename', 'pve1'],
+    ['host', 'web'],
+  ]);
   assert.deepEqual(Object.fromEntries(sys!.fields)['tags'], { type: 'string', value: 'prod;"db"' });
   assert.deepEqual(Object.fromEntries(sys!.fields)['name'], { type: 'string', value: 'web' });
   assert.equal(cpu!.measurement, 'cpustat');
@@ -62,16 +78,24 @@ test('Home Assistant lines: a unit as the measurement, value plus _str attribute
     `°C,domain=sensor,entity_id=living_room_temperature value=21.5,friendly_name_str="Living room temperature",device_class_str="temperature" ${NS}`,
   );
   assert.equal(s.measurement, '°C');
-  assert.deepEqual(s.tags, [['domain', 'sensor'], ['entity_id', 'living_room_temperature']]);
+  assert.deepEqual(s.tags, [
+    ['domain', 'sensor'],
+    ['entity_id', 'living_room_temperature'],
+  ]);
   assert.deepEqual(s.fields[0], ['value', { type: 'float', value: 21.5 }]);
   const sw = one(`switch.kitchen,domain=switch,entity_id=kitchen state="on",value=1 ${NS}`);
   assert.equal(sw.measurement, 'switch.kitchen');
 });
 
 test('escapes: comma and space in the measurement; comma, equals, space, backslash in tags and field keys', () => {
-  const s = one(String.raw`my\ meas\,ure=x,tag\ key=a\,b\=c\ d,path=C:\\Temp\x field\=key=1,f\,2="q\"uote\\d" 1`);
+  const s = one(
+    String.raw`my\ meas\,ure=x,tag\ key=a\,b\=c\ d,path=C:\\Temp\x field\=key=1,f\,2="q\"uote\\d" 1`,
+  );
   assert.equal(s.measurement, 'my meas,ure=x');
-  assert.deepEqual(s.tags, [['tag key', 'a,b=c d'], ['path', String.raw`C:\Temp\x`]]);
+  assert.deepEqual(s.tags, [
+    ['tag key', 'a,b=c d'],
+    ['path', String.raw`C:\Temp\x`],
+  ]);
   assert.deepEqual(s.fields, [
     ['field=key', { type: 'float', value: 1 }],
     ['f,2', { type: 'string', value: String.raw`q"uote\d` }],
@@ -81,15 +105,20 @@ test('escapes: comma and space in the measurement; comma, equals, space, backsla
 test('booleans in every spelling InfluxDB takes', () => {
   const trues = ['t', 'T', 'true', 'True', 'TRUE'];
   const falses = ['f', 'F', 'false', 'False', 'FALSE'];
-  for (const word of trues) assert.deepEqual(one(`m b=${word}`).fields[0]![1], { type: 'boolean', value: true });
-  for (const word of falses) assert.deepEqual(one(`m b=${word}`).fields[0]![1], { type: 'boolean', value: false });
+  for (const word of trues)
+    assert.deepEqual(one(`m b=${word}`).fields[0]![1], { type: 'boolean', value: true });
+  for (const word of falses)
+    assert.deepEqual(one(`m b=${word}`).fields[0]![1], { type: 'boolean', value: false });
   fails('m b=tRUE', /invalid value of field "b": tRUE/);
   fails('m b=yes', /invalid value of field "b"/);
 });
 
 test('numbers: float forms, integer and unsigned ranges, non-finite values kept as such', () => {
   const values = (text: string) => one(`m ${text}`).fields.map(([, v]) => v);
-  assert.deepEqual(values('a=1,b=-1.5,c=1e3,d=.5,e=1.,f=+2,g=-1.5E-3'), [1, -1.5, 1000, 0.5, 1, 2, -0.0015].map((value) => ({ type: 'float', value })));
+  assert.deepEqual(
+    values('a=1,b=-1.5,c=1e3,d=.5,e=1.,f=+2,g=-1.5E-3'),
+    [1, -1.5, 1000, 0.5, 1, 2, -0.0015].map((value) => ({ type: 'float', value })),
+  );
   assert.deepEqual(values('a=-9223372036854775808i,b=9223372036854775807i'), [
     { type: 'integer', value: -9223372036854775808 },
     { type: 'integer', value: 9223372036854775807 },
@@ -131,17 +160,29 @@ test('timestamps: precision from ns to h, negative values floored, range of int6
 test('parsePrecision: the 2.x names, and the 1.x names with n, u, m, h', () => {
   assert.equal(parsePrecision(undefined, 2), 'ns');
   assert.equal(parsePrecision('', 1), 'ns');
-  assert.deepEqual(['ns', 'us', 'ms', 's'].map((p) => parsePrecision(p, 2)), ['ns', 'us', 'ms', 's']);
+  assert.deepEqual(
+    ['ns', 'us', 'ms', 's'].map((p) => parsePrecision(p, 2)),
+    ['ns', 'us', 'ms', 's'],
+  );
   assert.equal(parsePrecision('h', 2), null);
   assert.equal(parsePrecision('n', 2), null);
-  assert.deepEqual(['n', 'u', 'ms', 's', 'm', 'h'].map((p) => parsePrecision(p, 1)), ['ns', 'us', 'ms', 's', 'm', 'h']);
+  assert.deepEqual(
+    ['n', 'u', 'ms', 's', 'm', 'h'].map((p) => parsePrecision(p, 1)),
+    ['ns', 'us', 'ms', 's', 'm', 'h'],
+  );
   assert.equal(parsePrecision('x', 1), null);
 });
 
 test('comments, blank lines, leading spaces and \\r\\n line ends; line numbers count every physical line', () => {
   const body = '# a comment\r\n\r\n   \r\n  m,t=a x=1 1000000\r\n# another\r\nm x=2i\r\n\n';
   const samples = parseLineProtocol(body);
-  assert.deepEqual(samples.map((s) => [s.line, s.measurement, s.timeMs]), [[4, 'm', 1], [6, 'm', null]]);
+  assert.deepEqual(
+    samples.map((s) => [s.line, s.measurement, s.timeMs]),
+    [
+      [4, 'm', 1],
+      [6, 'm', null],
+    ],
+  );
   assert.deepEqual(samples[0]!.tags, [['t', 'a']]);
   assert.deepEqual(parseLineProtocol(''), []);
   assert.deepEqual(parseLineProtocol('\n\n# only a comment'), []);
@@ -150,7 +191,10 @@ test('comments, blank lines, leading spaces and \\r\\n line ends; line numbers c
 test('a string value may span lines; the next line keeps its number', () => {
   const samples = parseLineProtocol('m s="a\nb\nc",x=1\nm x=2');
   assert.deepEqual(samples[0]!.fields[0], ['s', { type: 'string', value: 'a\nb\nc' }]);
-  assert.deepEqual(samples.map((s) => s.line), [1, 4]);
+  assert.deepEqual(
+    samples.map((s) => s.line),
+    [1, 4],
+  );
   fails('m s="a\nb\nc",x=1\nm x=2\nbad', /has no "=" and value|missing fields/, 5);
 });
 
@@ -178,10 +222,21 @@ test('malformed lines name the line and the problem', () => {
 
 test('a line longer than the limit is refused, with its number', () => {
   const long = `m x="${'a'.repeat(2000)}"`;
-  assert.throws(() => parseLineProtocol(`m x=1\n${long}`, { maxLineLength: 1000 }), (err: unknown) => {
-    return err instanceof LineProtocolError && err.line === 2 && /longer than 1000 characters/.test(err.message);
-  });
+  assert.throws(
+    () => parseLineProtocol(`m x=1\n${long}`, { maxLineLength: 1000 }),
+    (err: unknown) => {
+      return (
+        err instanceof LineProtocolError && err.line === 2 && /longer than 1000 characters/.test(err.message)
+      );
+    },
+  );
   assert.equal(parseLineProtocol(long, { maxLineLength: 3000 }).length, 1);
-  assert.throws(() => parseLineProtocol(`m,t=${'v'.repeat(5000)} x=1`, { maxLineLength: 1000 }), /longer than 1000/);
-  assert.throws(() => parseLineProtocol(`#${'c'.repeat(5000)}\nm x=1`, { maxLineLength: 1000 }), /line 1: line longer/);
+  assert.throws(
+    () => parseLineProtocol(`m,t=${'v'.repeat(5000)} x=1`, { maxLineLength: 1000 }),
+    /longer than 1000/,
+  );
+  assert.throws(
+    () => parseLineProtocol(`#${'c'.repeat(5000)}\nm x=1`, { maxLineLength: 1000 }),
+    /line 1: line longer/,
+  );
 });

@@ -31,8 +31,7 @@ import assert from 'node:assert/strict';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** Arrows that break a rule today, `from -> to` (paths from the repository root, with extensions). */
-const KNOWN: ReadonlyMap<string, string> = new Map([
-]);
+const KNOWN: ReadonlyMap<string, string> = new Map([]);
 
 type Floor = { floor: number; name: string };
 
@@ -80,7 +79,8 @@ function listFiles(dir: string): string[] {
 
 // Static imports and re-exports (type-only ones included: a type is a dependency too), side-effect
 // imports and dynamic import() with a literal.
-const IMPORT = /^\s*(?:import|export)\s+(?:type\s+)?[^'";]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+const IMPORT =
+  /^\s*(?:import|export)\s+(?:type\s+)?[^'";]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
 
 export function importsOf(text: string): string[] {
   return [...text.matchAll(IMPORT)].map((m) => (m[1] ?? m[2] ?? m[3])!);
@@ -143,17 +143,23 @@ export function breach(arrow: Arrow, pureLib: ReadonlySet<string>): string | nul
   if (fromWeb) {
     if (toWeb || to.startsWith('src/shared/')) return null;
     if (to.startsWith('src/lib/') && pureLib.has(to)) return null;
-    return to.startsWith('src/lib/') ? 'the browser imports a src/lib file that is not pure' : 'the browser imports server code';
+    return to.startsWith('src/lib/')
+      ? 'the browser imports a src/lib file that is not pure'
+      : 'the browser imports server code';
   }
   if (toWeb) return 'the server imports browser code';
   const a = floorOf(from);
   const b = floorOf(to);
   if (!a) return `${from} is on no floor (place its folder in FLOORS)`;
   if (!b) return `${to} is on no floor (place its folder in FLOORS)`;
-  if (a.name === 'src/model/' && !['src/lib/', 'src/shared/', 'src/model/', 'src/errors.ts'].includes(b.name)) {
+  if (
+    a.name === 'src/model/' &&
+    !['src/lib/', 'src/shared/', 'src/model/', 'src/errors.ts'].includes(b.name)
+  ) {
     return 'src/model imports something other than src/lib, src/shared and src/errors.ts';
   }
-  if (to === 'src/deps.ts') return a.floor >= 4 ? null : `floor ${a.floor} (${a.name}) imports the wiring type src/deps.ts`;
+  if (to === 'src/deps.ts')
+    return a.floor >= 4 ? null : `floor ${a.floor} (${a.name}) imports the wiring type src/deps.ts`;
   if (b.floor > a.floor) return `up a floor: ${a.name} (${a.floor}) imports ${b.name} (${b.floor})`;
   return null;
 }
@@ -174,10 +180,13 @@ describe('the layout of src/ and web/', () => {
       '  f,',
       "} from './f';",
       "const g = await import('./g');",
-      "// a comment that says import from nowhere",
+      '// a comment that says import from nowhere',
     ].join('\n');
     assert.deepEqual(importsOf(text), ['./a', '../b', './c', './d', './e.css', './f', './g']);
-    assert.ok(arrows.get('src/app.ts')!.some((a) => a.to === 'src/http/router.ts'), 'src/app.ts imports the router');
+    assert.ok(
+      arrows.get('src/app.ts')!.some((a) => a.to === 'src/http/router.ts'),
+      'src/app.ts imports the router',
+    );
   });
 
   test('the rules catch an arrow up a floor and across the server/browser line', () => {

@@ -75,7 +75,19 @@ describe('library rows', () => {
 
   test('folded rows add up', () => {
     const into = new Map([['a', 1]]);
-    addLeaves(into, new Map([['a', 2], ['b', 3]]));
-    assert.deepEqual([...into], [['a', 3], ['b', 3]]);
+    addLeaves(
+      into,
+      new Map([
+        ['a', 2],
+        ['b', 3],
+      ]),
+    );
+    assert.deepEqual(
+      [...into],
+      [
+        ['a', 3],
+        ['b', 3],
+      ],
+    );
   });
 });

@@ -2,7 +2,14 @@
 // success that resets the e-mail, and bounded maps that never evict an active block.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ADDRESS_RULE, EMAIL_RULE, FailureCounters, addressGroup, createLoginThrottle, type LoginThrottle } from '../../src/domain/login-throttle';
+import {
+  ADDRESS_RULE,
+  EMAIL_RULE,
+  FailureCounters,
+  addressGroup,
+  createLoginThrottle,
+  type LoginThrottle,
+} from '../../src/domain/login-throttle';
 
 const T0 = 1_800_000_000_000;
 const IP = '203.0.113.7';
@@ -79,7 +86,10 @@ describe('login throttle per e-mail', () => {
     counters.fail('mid', T0); // 2 s
     counters.fail('new', T0);
     assert.equal(counters.size, 3);
-    assert.deepEqual(['long', 'short', 'mid', 'new'].map((k) => counters.blockedFor(k, T0)), [8_000, 0, 2_000, 1_000]);
+    assert.deepEqual(
+      ['long', 'short', 'mid', 'new'].map((k) => counters.blockedFor(k, T0)),
+      [8_000, 0, 2_000, 1_000],
+    );
   });
 
   test('a stale entry (an hour without failures) counts from zero again', () => {
@@ -122,7 +132,8 @@ describe('login throttle per client address', () => {
     assert.equal(addressGroup('::ffff:127.0.0.1'), '127.0.0.1');
     assert.equal(addressGroup('fe80::1%eth0'), 'fe80:0:0:0::/64');
     const t = createLoginThrottle();
-    for (let i = 0; i < ADDRESS_RULE.free; i++) t.begin(`v6-${i}@x.io`, `2001:db8:1:2::${i.toString(16)}`, T0);
+    for (let i = 0; i < ADDRESS_RULE.free; i++)
+      t.begin(`v6-${i}@x.io`, `2001:db8:1:2::${i.toString(16)}`, T0);
     assert.equal(t.begin('v6-new@x.io', '2001:db8:1:2:ffff::9', T0), 1);
   });
 });

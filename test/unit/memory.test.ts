@@ -26,7 +26,7 @@ test('the settings are applied through the addon when the environment names none
   assert.equal(allocatorSettings(), 'glibc arena_max=2 mmap_threshold=131072');
 });
 
-test('GLIBC_TUNABLES in the environment, even empty, keeps the operator\'s allocator settings', () => {
+test("GLIBC_TUNABLES in the environment, even empty, keeps the operator's allocator settings", () => {
   for (const value of ['', 'glibc.malloc.arena_max=8']) {
     const addon = recordingAddon();
     assert.equal(tuneAllocator(addon, { GLIBC_TUNABLES: value }), false);

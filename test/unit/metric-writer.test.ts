@@ -24,7 +24,11 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 /** `n` tracks of 1 on `keys` distinct keys, a minute apart. */
 function wire(n: number, keys: number, atMs = T0) {
   const points = Array.from({ length: n }, (_, i) =>
-    parsePoint({ key: `k${i % keys}`, at: new Date(atMs + (i % 60) * 60_000).toISOString(), values: { n: 1 } }),
+    parsePoint({
+      key: `k${i % keys}`,
+      at: new Date(atMs + (i % 60) * 60_000).toISOString(),
+      values: { n: 1 },
+    }),
   );
   return encodePoints(points);
 }
@@ -52,7 +56,8 @@ describe('metric writer', () => {
       close: async () => undefined,
     });
     const day = Date.UTC(2026, 2, 1);
-    const read = async (key: string) => JSON.parse((await store.read({ sourceId: 'p1', key, granularity: '1d' }, [day]))[0]!);
+    const read = async (key: string) =>
+      JSON.parse((await store.read({ sourceId: 'p1', key, granularity: '1d' }, [day]))[0]!);
     const out: number[] = [];
     for (let k = 0; k < keys; k++) out.push((await read(`k${k}`)).n ?? 0);
     out.push((await read('__system__key__')).count ?? 0);
@@ -64,7 +69,10 @@ describe('metric writer', () => {
     await first.append([{ settings, wire: wire(600, 40) }]);
     void first.settle(); // the fold begins: a transaction of a few rows per event-loop turn
     for (let i = 0; i < 12; i++) await turn();
-    const state = db.prepare('SELECT folded_up_to, folding_up_to FROM metric_fold_state').get() as Record<string, number | null>;
+    const state = db.prepare('SELECT folded_up_to, folding_up_to FROM metric_fold_state').get() as Record<
+      string,
+      number | null
+    >;
     assert.equal(state.folded_up_to, 0, 'the fold has not finished');
     assert.equal(state.folding_up_to, 1, 'but some of its transactions committed');
     const written = db.prepare('SELECT count(*) FROM metric_buckets').pluck().get() as number;
@@ -100,9 +108,13 @@ describe('metric writer', () => {
     await writer.append([{ settings: { ...settings, timeZone: 'America/New_York' }, wire: wire(3, 1) }]);
     await writer.settle();
     // 10:00Z is 05:00 in New York: the same UTC day, but the day starts at 05:00Z there
-    const day = (ms: number) => db.prepare(
-      "SELECT b.data FROM metric_buckets b JOIN metric_series s ON s.id = b.series_id WHERE s.key = 'k0' AND s.granularity = '1d' AND b.bucket = ?",
-    ).pluck().get(ms / 1000);
+    const day = (ms: number) =>
+      db
+        .prepare(
+          "SELECT b.data FROM metric_buckets b JOIN metric_series s ON s.id = b.series_id WHERE s.key = 'k0' AND s.granularity = '1d' AND b.bucket = ?",
+        )
+        .pluck()
+        .get(ms / 1000);
     assert.equal(day(Date.UTC(2026, 2, 1)), '{"n":5}');
     assert.equal(day(Date.UTC(2026, 2, 1, 5)), '{"n":3}');
     await writer.close();
@@ -118,7 +130,7 @@ describe('metric writer', () => {
     await writer.close();
   });
 
-  test('windows whose rows outgrow a fresh window\'s columns let them go between folds and sum the same', async () => {
+  test("windows whose rows outgrow a fresh window's columns let them go between folds and sum the same", async () => {
     const writer = new MetricWriter({ db, foldAfterMs: 600_000 });
     for (let round = 1; round <= 3; round++) {
       await writer.append([{ settings, wire: wire(6000, 500) }]); // 1,500 1m rows, 500 1h and 500 1d ones
@@ -136,7 +148,11 @@ describe('ingest window row columns', () => {
   const distinct = () =>
     encodePoints(
       Array.from({ length: 3000 }, (_, i) =>
-        parsePoint({ key: `k${i % 300}`, at: new Date(T0 + Math.floor(i / 300) * 60_000).toISOString(), values: { n: 1 } }),
+        parsePoint({
+          key: `k${i % 300}`,
+          at: new Date(T0 + Math.floor(i / 300) * 60_000).toISOString(),
+          values: { n: 1 },
+        }),
       ),
     );
 
@@ -155,7 +171,11 @@ describe('ingest window row columns', () => {
     assert.equal(window.rows.capacity, columnSize(5000));
     window.add(plan, distinct());
     window.spreadAll();
-    assert.equal(window.rows.capacity, columnSize(5000), 'the reserved columns took the rows without growing');
+    assert.equal(
+      window.rows.capacity,
+      columnSize(5000),
+      'the reserved columns took the rows without growing',
+    );
     window.reserveRows(50_000); // rows held: the columns stay as they are
     assert.equal(window.rows.capacity, columnSize(5000));
   });

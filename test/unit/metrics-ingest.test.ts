@@ -89,7 +89,11 @@ describe('parsePoint: 422 naming the field', () => {
 
 describe('parsePoint: accepted points', () => {
   test('defaults: track, tracked; leaves flattened to dot paths', () => {
-    const p = parsePoint({ key: 'shop', at: '2025-03-04T11:20:30.5+01:00', values: { count: 2, amount: { net: 1.5, tax: 0 } } });
+    const p = parsePoint({
+      key: 'shop',
+      at: '2025-03-04T11:20:30.5+01:00',
+      values: { count: 2, amount: { net: 1.5, tax: 0 } },
+    });
     assert.equal(p.key, 'shop');
     assert.equal(p.atMs, Date.UTC(2025, 2, 4, 10, 20, 30, 500));
     assert.equal(p.assert, false);
@@ -152,6 +156,12 @@ describe('parseBatch', () => {
 
   test('valid points come back in order', () => {
     const points = parseBatch({ points: [ok, { ...ok, key: 'second', operation: 'assert' }] });
-    assert.deepEqual(points.map((p) => [p.key, p.assert]), [['orders', false], ['second', true]]);
+    assert.deepEqual(
+      points.map((p) => [p.key, p.assert]),
+      [
+        ['orders', false],
+        ['second', true],
+      ],
+    );
   });
 });

@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { presentQueryJson, presentSeriesJson } from '../../src/http/present/metrics';
 import { type QueryMode, answerQuery, runQuery } from '../../src/domain/metrics/query/query';
 
-const parse = (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as { data: { at: string[]; values: unknown[] } };
+const parse = (bytes: Buffer) =>
+  JSON.parse(bytes.toString('utf8')) as { data: { at: string[]; values: unknown[] } };
 
 test('the answer is the labels and the texts as JSON, also when one labels array is read again', () => {
   const at = ['2025-03-04T10:00:00+01:00', '2025-03-04T11:00:00+01:00', '2025-03-04T12:00:00+01:00'];
@@ -16,7 +17,10 @@ test('the answer is the labels and the texts as JSON, also when one labels array
   const again = parse(presentSeriesJson({ at, values: ['{"n":3}', '{}', '{"ü":4}'] }));
   assert.deepEqual(again.data, { at, values: [{ n: 3 }, {}, { ü: 4 }] });
   const other = ['2025-03-04T10:00:00Z'];
-  assert.deepEqual(parse(presentSeriesJson({ at: other, values: ['{"n":5}'] })).data, { at: other, values: [{ n: 5 }] });
+  assert.deepEqual(parse(presentSeriesJson({ at: other, values: ['{"n":5}'] })).data, {
+    at: other,
+    values: [{ n: 5 }],
+  });
 });
 
 test('an empty range is two empty arrays', () => {
@@ -24,8 +28,15 @@ test('an empty range is two empty arrays', () => {
 });
 
 test('a query answer is written as JSON.stringify writes the answer object, table included', () => {
-  const leaf = fc.oneof(fc.integer({ min: -1e6, max: 1e6 }), fc.double({ noNaN: true }), fc.constantFrom(-0, 0.1, 1e21, 5e-324));
-  const bucket = fc.dictionary(fc.constantFrom('a', 'b', 'c'), fc.oneof(leaf, fc.dictionary(fc.constantFrom('x', 'y', 'é"'), leaf)));
+  const leaf = fc.oneof(
+    fc.integer({ min: -1e6, max: 1e6 }),
+    fc.double({ noNaN: true }),
+    fc.constantFrom(-0, 0.1, 1e21, 5e-324),
+  );
+  const bucket = fc.dictionary(
+    fc.constantFrom('a', 'b', 'c'),
+    fc.oneof(leaf, fc.dictionary(fc.constantFrom('x', 'y', 'é"'), leaf)),
+  );
   fc.assert(
     fc.property(
       fc.array(bucket, { minLength: 1, maxLength: 30 }),
@@ -37,7 +48,16 @@ test('a query answer is written as JSON.stringify writes the answer object, tabl
         const start = Date.UTC(2026, 0, 1);
         const at = buckets.map((_, i) => new Date(start + i * 3_600_000).toISOString().replace('.000Z', 'Z'));
         const series = { at, values: asText ? buckets.map((b) => JSON.stringify(b)) : buckets };
-        const req = { key: 'k', fromMs: start, toMs: start + (buckets.length - 1) * 3_600_000, granularity: '1h', mode, valuePath, aggregator: 'sum', slices };
+        const req = {
+          key: 'k',
+          fromMs: start,
+          toMs: start + (buckets.length - 1) * 3_600_000,
+          granularity: '1h',
+          mode,
+          valuePath,
+          aggregator: 'sum',
+          slices,
+        };
         let expected: string;
         try {
           expected = JSON.stringify({ data: runQuery(req, series) });

@@ -34,7 +34,13 @@ const TIMEFRAME = {
   label: '4h',
   granularity: '1h',
 };
-const COUNT_ROWS = [[AT[0], 1], [AT[1], null], [AT[2], 4], [AT[3], 2], [AT[4], 6]];
+const COUNT_ROWS = [
+  [AT[0], 1],
+  [AT[1], null],
+  [AT[2], 4],
+  [AT[3], 2],
+  [AT[4], 6],
+];
 
 function request(over: Partial<QueryRequest>): QueryRequest {
   return {
@@ -50,8 +56,7 @@ function request(over: Partial<QueryRequest>): QueryRequest {
   };
 }
 
-const query = (over: Partial<QueryRequest>, series: SeriesData = SERIES) =>
-  runQuery(request(over), series);
+const query = (over: Partial<QueryRequest>, series: SeriesData = SERIES) => runQuery(request(over), series);
 const values = (over: Partial<QueryRequest>, series?: SeriesData) => query(over, series).values;
 
 /** Asserts a 422 query error with exactly this message and these extra body members. */
@@ -110,8 +115,18 @@ describe('aggregate', () => {
       },
     });
     assert.deepEqual(Object.keys(body), [
-      'status', 'aggregator', 'metric_key', 'value_path', 'slices', 'value', 'values', 'count',
-      'timeframe', 'available_paths', 'matched_paths', 'table',
+      'status',
+      'aggregator',
+      'metric_key',
+      'value_path',
+      'slices',
+      'value',
+      'values',
+      'count',
+      'timeframe',
+      'available_paths',
+      'matched_paths',
+      'table',
     ]);
   });
 
@@ -249,8 +264,14 @@ describe('timeline', () => {
     const body = query({ mode: 'timeline', slices: 2 });
     assert.deepEqual(body.result, {
       count: [
-        [{ at: AT[1], value: 0 }, { at: AT[2], value: 4 }],
-        [{ at: AT[3], value: 2 }, { at: AT[4], value: 6 }],
+        [
+          { at: AT[1], value: 0 },
+          { at: AT[2], value: 4 },
+        ],
+        [
+          { at: AT[3], value: 2 },
+          { at: AT[4], value: 6 },
+        ],
       ],
     });
   });
@@ -259,9 +280,18 @@ describe('timeline', () => {
     const seven = countingSeries(7);
     const result = query({ mode: 'timeline', slices: 3 }, seven).result as Record<string, unknown>;
     assert.deepEqual(result.count, [
-      [{ at: hourAt(1), value: 2 }, { at: hourAt(2), value: 3 }],
-      [{ at: hourAt(3), value: 4 }, { at: hourAt(4), value: 5 }],
-      [{ at: hourAt(5), value: 6 }, { at: hourAt(6), value: 7 }],
+      [
+        { at: hourAt(1), value: 2 },
+        { at: hourAt(2), value: 3 },
+      ],
+      [
+        { at: hourAt(3), value: 4 },
+        { at: hourAt(4), value: 5 },
+      ],
+      [
+        { at: hourAt(5), value: 6 },
+        { at: hourAt(6), value: 7 },
+      ],
     ]);
   });
 
@@ -270,9 +300,18 @@ describe('timeline', () => {
     assert.deepEqual(body.matched_paths, ['country.EU.FR', 'country.UK', 'country.US']);
     const result = body.result as Record<string, Array<{ at: string; value: number }>>;
     assert.deepEqual(Object.keys(result), ['country.EU.FR', 'country.UK', 'country.US']);
-    assert.deepEqual(result['country.US']!.map((p) => p.value), [2, 0, 1, 0, 5]);
-    assert.deepEqual(result['country.UK']!.map((p) => p.value), [1, 0, 0, 3, 0]);
-    assert.deepEqual(result['country.EU.FR']!.map((p) => p.value), [0, 0, 0, 1, 0]);
+    assert.deepEqual(
+      result['country.US']!.map((p) => p.value),
+      [2, 0, 1, 0, 5],
+    );
+    assert.deepEqual(
+      result['country.UK']!.map((p) => p.value),
+      [1, 0, 0, 3, 0],
+    );
+    assert.deepEqual(
+      result['country.EU.FR']!.map((p) => p.value),
+      [0, 0, 0, 1, 0],
+    );
   });
 });
 
@@ -332,10 +371,7 @@ describe('errors', () => {
   });
 
   test('more slices than buckets', () => {
-    assertQueryError(
-      () => query({ slices: 6 }),
-      'slices (6) cannot exceed the number of buckets (5).',
-    );
+    assertQueryError(() => query({ slices: 6 }), 'slices (6) cannot exceed the number of buckets (5).');
     assertQueryError(
       () => query({}, { at: [], values: [] }),
       'slices (1) cannot exceed the number of buckets (0).',
@@ -467,11 +503,21 @@ describe('flattenLeaves', () => {
   test('dot paths of finite numeric leaves, with prefix and target map', () => {
     assert.deepEqual(
       [...flattenLeaves({ a: 1, b: { c: 2, d: { e: 3.5 } }, s: 'x', n: null, l: [4] })],
-      [['a', 1], ['b.c', 2], ['b.d.e', 3.5]],
+      [
+        ['a', 1],
+        ['b.c', 2],
+        ['b.d.e', 3.5],
+      ],
     );
     const out = new Map([['keep', 9]]);
     assert.equal(flattenLeaves({ x: 1 }, 'p', out), out);
-    assert.deepEqual([...out], [['keep', 9], ['p.x', 1]]);
+    assert.deepEqual(
+      [...out],
+      [
+        ['keep', 9],
+        ['p.x', 1],
+      ],
+    );
   });
 
   test('a dotted key and the nesting it mimics are one path; the later wins', () => {

@@ -12,11 +12,18 @@ describe('retention rules', () => {
     assert.equal(expiryCutoffMs(rules, '1m', NOW), NOW - 2 * 86_400_000);
     assert.equal(expiryCutoffMs(rules, '1d', NOW), Date.parse('2021-03-31T12:00:00Z'));
     assert.equal(expiryCutoffMs({ timeZone: 'UTC', expireAfter: null, retention: null }, '1m', NOW), null);
-    assert.equal(expiryCutoffMs({ timeZone: 'UTC', expireAfter: null, retention: { '1m': '1h' } }, '1h', NOW), null);
+    assert.equal(
+      expiryCutoffMs({ timeZone: 'UTC', expireAfter: null, retention: { '1m': '1h' } }, '1h', NOW),
+      null,
+    );
   });
 
   test('calendar units count back by calendar in the zone', () => {
-    const rules = { timeZone: 'Europe/Bratislava', expireAfter: null, retention: { '1d': '1mo', '1w': '1q' } };
+    const rules = {
+      timeZone: 'Europe/Bratislava',
+      expireAfter: null,
+      retention: { '1d': '1mo', '1w': '1q' },
+    };
     // 31 March 14:00 local minus one month is the end of February (clamped), same wall time.
     assert.equal(expiryCutoffMs(rules, '1d', NOW), Date.parse('2026-02-28T13:00:00Z'));
     assert.equal(expiryCutoffMs(rules, '1w', NOW), Date.parse('2025-12-31T13:00:00Z'));

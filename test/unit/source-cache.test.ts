@@ -72,8 +72,16 @@ function source(id: string): Source {
 function tokenRow(id: string, sourceId: string): { row: SourceTokenRow; value: string } {
   const minted = mintToken(SOURCE_TOKEN_PREFIX);
   const row: SourceTokenRow = {
-    id, source_id: sourceId, organization_id: ORG, user_id: USER, name: id,
-    token_hash: minted.hash, last5: minted.last5, can_read: 1, can_write: 0, created_at: 2,
+    id,
+    source_id: sourceId,
+    organization_id: ORG,
+    user_id: USER,
+    name: id,
+    token_hash: minted.hash,
+    last5: minted.last5,
+    can_read: 1,
+    can_write: 0,
+    created_at: 2,
   };
   return { row, value: minted.value };
 }
@@ -85,7 +93,9 @@ describe('sources repo caches', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'source-cache-test-'));
     db = openDatabase(path.join(dir, 'service.db'));
     migrate(db);
-    db.prepare("INSERT INTO users (id, email, email_lower, name, password_hash, created_at) VALUES (?, 'a@b.c', 'a@b.c', 'A', 'x', 0)").run(USER);
+    db.prepare(
+      "INSERT INTO users (id, email, email_lower, name, password_hash, created_at) VALUES (?, 'a@b.c', 'a@b.c', 'A', 'x', 0)",
+    ).run(USER);
     db.prepare("INSERT INTO organizations (id, name, slug, created_at) VALUES (?, 'Org', 'org', 0)").run(ORG);
   });
   afterEach(() => {
@@ -124,7 +134,9 @@ describe('sources repo caches', () => {
     for (const id of ['s1', 's2', 's3']) repo.insert(source(id));
     for (const id of ['s1', 's2', 's3', 's1']) assert.deepEqual(repo.cachedById(id), repo.byId(id));
     const cached = repo.cachedById('s1')!;
-    assert.ok(Object.isFrozen(cached) && Object.isFrozen(cached.config) && Object.isFrozen(cached.granularities));
+    assert.ok(
+      Object.isFrozen(cached) && Object.isFrozen(cached.config) && Object.isFrozen(cached.granularities),
+    );
     repo.setSetupStatus('s1', 'ready');
     assert.equal(repo.cachedById('s1')?.setupStatus, 'ready');
     assert.deepEqual(repo.cachedById('s1'), repo.byId('s1'));

@@ -23,7 +23,8 @@ describe('sqlite paths in an organization folder', () => {
     symlinkSync(path.join(theirs, 'app.db'), path.join(mine, 'to-theirs.db'));
   });
   after(() => rmSync(root, { recursive: true, force: true }));
-  const resolve = (p: string) => resolveSqlitePath(p, { root, folder: mine, serviceDb: path.join(root, 'service.db') });
+  const resolve = (p: string) =>
+    resolveSqlitePath(p, { root, folder: mine, serviceDb: path.join(root, 'service.db') });
 
   test('relative paths start in the folder; absolute ones must be inside it', () => {
     assert.deepEqual(resolve('x/stats.db'), { ok: true, value: path.join(mine, 'x', 'stats.db') });

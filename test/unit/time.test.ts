@@ -62,7 +62,13 @@ test('parseTimestamp accepts t, z and a space as RFC 3339 allows, and nothing ar
   const expected = Date.UTC(2026, 0, 24, 10);
   assert.equal(parseTimestamp('2026-01-24t10:00:00z'), expected);
   assert.equal(parseTimestamp('2026-01-24 10:00:00Z'), expected);
-  for (const bad of ['2026-01-24T10:00:00Z ', '2026-01-24T10:00:00+01:00x', '2026-01-24T10:00:00+0100', '+2026-01-24T10:00:00Z', '2026-01-24T1a:00:00Z']) {
+  for (const bad of [
+    '2026-01-24T10:00:00Z ',
+    '2026-01-24T10:00:00+01:00x',
+    '2026-01-24T10:00:00+0100',
+    '+2026-01-24T10:00:00Z',
+    '2026-01-24T1a:00:00Z',
+  ]) {
     assert.equal(parseTimestamp(bad), null, bad);
   }
 });
@@ -81,7 +87,12 @@ test('parseTimestamp agrees with Date.UTC on the first and last days of months a
 
 test('formatTimestamp agrees with toISOString across the calendar, and applies offsets across days', () => {
   for (const year of [0, 1, 99, 100, 1582, 1899, 1969, 1970, 2000, 2024, 2100, 9999]) {
-    for (const [month, day] of [[0, 1], [1, 28], [1, 29], [11, 31]] as const) {
+    for (const [month, day] of [
+      [0, 1],
+      [1, 28],
+      [1, 29],
+      [11, 31],
+    ] as const) {
       const ms = new Date(0).setUTCFullYear(year, month, day) + 86_399_999;
       assert.equal(formatTimestamp(ms), `${new Date(ms).toISOString().slice(0, 19)}Z`, String(ms));
     }
@@ -93,23 +104,55 @@ test('formatTimestamp agrees with toISOString across the calendar, and applies o
 test('parseTimestampBytes gives what parseTimestamp gives (NaN for null) on any ASCII text, wherever it sits in the bytes', () => {
   const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
   const wildTimestamp = fc
-    .tuple(fc.integer({ min: 0, max: 9999 }), two(13), two(32), fc.constantFrom('T', 't', ' ', 'x'), two(24), two(60), two(60))
+    .tuple(
+      fc.integer({ min: 0, max: 9999 }),
+      two(13),
+      two(32),
+      fc.constantFrom('T', 't', ' ', 'x'),
+      two(24),
+      two(60),
+      two(60),
+    )
     .chain(([y, mo, d, sep, h, mi, s]) =>
       fc
-        .tuple(fc.option(fc.string({ unit: fc.constantFrom(...'0123456789'), maxLength: 11 })), fc.constantFrom('Z', 'z', '', '+', '-'), two(24), two(60))
-        .map(([frac, sign, oh, om]) => `${String(y).padStart(4, '0')}-${mo}-${d}${sep}${h}:${mi}:${s}${frac === null ? '' : `.${frac}`}${sign}${'+-'.includes(sign) && sign ? `${oh}:${om}` : ''}`),
+        .tuple(
+          fc.option(fc.string({ unit: fc.constantFrom(...'0123456789'), maxLength: 11 })),
+          fc.constantFrom('Z', 'z', '', '+', '-'),
+          two(24),
+          two(60),
+        )
+        .map(
+          ([frac, sign, oh, om]) =>
+            `${String(y).padStart(4, '0')}-${mo}-${d}${sep}${h}:${mi}:${s}${frac === null ? '' : `.${frac}`}${sign}${'+-'.includes(sign) && sign ? `${oh}:${om}` : ''}`,
+        ),
     );
-  const near = fc.tuple(wildTimestamp, fc.nat(40), fc.string({ unit: fc.constantFrom(...'0123456789-:.+TZtz "x'), maxLength: 3 }))
+  const near = fc
+    .tuple(
+      wildTimestamp,
+      fc.nat(40),
+      fc.string({ unit: fc.constantFrom(...'0123456789-:.+TZtz "x'), maxLength: 3 }),
+    )
     .map(([text, at, insert]) => text.slice(0, at) + insert + text.slice(at + insert.length));
-  const ascii = fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)), maxLength: 45 });
+  const ascii = fc.string({
+    unit: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)),
+    maxLength: 45,
+  });
   // first, before any valid day is remembered: no digits at all is no day either
   assert.ok(Number.isNaN(parseTimestampBytes(Buffer.from('yyyy-mm-ddT00:00:00Z'), 0, 20)));
   fc.assert(
-    fc.property(fc.oneof(wildTimestamp, near, ascii), fc.string({ maxLength: 3 }), fc.string({ maxLength: 3 }), (text, before, after) => {
-      const bytes = Buffer.from(before + text + after);
-      const start = Buffer.byteLength(before);
-      assert.ok(Object.is(parseTimestampBytes(bytes, start, start + text.length), parseTimestamp(text) ?? NaN), text);
-    }),
+    fc.property(
+      fc.oneof(wildTimestamp, near, ascii),
+      fc.string({ maxLength: 3 }),
+      fc.string({ maxLength: 3 }),
+      (text, before, after) => {
+        const bytes = Buffer.from(before + text + after);
+        const start = Buffer.byteLength(before);
+        assert.ok(
+          Object.is(parseTimestampBytes(bytes, start, start + text.length), parseTimestamp(text) ?? NaN),
+          text,
+        );
+      },
+    ),
     { numRuns: 20_000 },
   );
 });

@@ -2,7 +2,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { hashToken, mintToken, SOURCE_TOKEN_PREFIX, tokenKind, USER_TOKEN_PREFIX } from '../../src/lib/tokens';
+import {
+  hashToken,
+  mintToken,
+  SOURCE_TOKEN_PREFIX,
+  tokenKind,
+  USER_TOKEN_PREFIX,
+} from '../../src/lib/tokens';
 
 describe('tokens', () => {
   test('minted tokens: prefix + 43 base64url characters, SHA-256 hex hash, last 5 characters', () => {

@@ -2,12 +2,23 @@
 // error messages, the bounded key patterns, and the per-bucket application rules.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { evaluateWith, expressionProblem, parseTransponderExpression, ExpressionError } from '../../src/shared/expression';
+import {
+  evaluateWith,
+  expressionProblem,
+  parseTransponderExpression,
+  ExpressionError,
+} from '../../src/shared/expression';
 import { isPattern, keyMatches, patternProblem } from '../../src/domain/transponders/key-pattern';
-import { applyToBuckets, applyToTexts, textsOf, type TransponderError } from '../../src/domain/transponders/apply';
+import {
+  applyToBuckets,
+  applyToTexts,
+  textsOf,
+  type TransponderError,
+} from '../../src/domain/transponders/apply';
 import type { Transponder } from '../../src/storage/transponders';
 
-const value = (text: string, ...values: Array<number | null>) => evaluateWith(parseTransponderExpression(text, values.length), values);
+const value = (text: string, ...values: Array<number | null>) =>
+  evaluateWith(parseTransponderExpression(text, values.length), values);
 const problem = (text: string, paths: number) => expressionProblem(text, paths, "the paths' variables");
 
 describe('the expression language over paths', () => {
@@ -44,7 +55,10 @@ describe('the expression language over paths', () => {
     const values = Array.from({ length: 26 }, (_, i) => i + 1);
     assert.equal(evaluateWith(parseTransponderExpression('z - a', 26), values), 25);
     assert.equal(problem('z', 26), null);
-    assert.equal(problem('aa', 26), "Unknown variable aa: only the paths' variables (a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, u, v, w, x, y, z) can be used");
+    assert.equal(
+      problem('aa', 26),
+      "Unknown variable aa: only the paths' variables (a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, u, v, w, x, y, z) can be used",
+    );
     assert.throws(() => parseTransponderExpression('aa', 40), ExpressionError, 'never beyond z');
   });
 
@@ -61,7 +75,11 @@ describe('the expression language over paths', () => {
     assert.equal(problem('max(a, 1', 1), 'Missing closing parenthesis after the arguments of max');
     assert.equal(problem('('.repeat(100) + 'a' + ')'.repeat(100), 1), 'Expression is nested too deeply');
     assert.equal(problem('a'.padEnd(1001, ' '), 1), 'Expression is longer than 1000 characters');
-    assert.equal(expressionProblem('a + b', 1), 'Unknown variable b: only earlier rows (a) can be used', 'the widgets keep their wording');
+    assert.equal(
+      expressionProblem('a + b', 1),
+      'Unknown variable b: only earlier rows (a) can be used',
+      'the widgets keep their wording',
+    );
   });
 });
 
@@ -78,7 +96,15 @@ describe('key patterns', () => {
   });
 
   test('patterns that could backtrack catastrophically are refused', () => {
-    for (const bad of ['^(a+)+$', '^(a*)*$', '^(a|aa)*$', '^(\\w+\\s?)*$', '^((ab)*)+$', '^(a{1,5}){2,}$', '^(?:x+)+y$']) {
+    for (const bad of [
+      '^(a+)+$',
+      '^(a*)*$',
+      '^(a|aa)*$',
+      '^(\\w+\\s?)*$',
+      '^((ab)*)+$',
+      '^(a{1,5}){2,}$',
+      '^(?:x+)+y$',
+    ]) {
       assert.match(patternProblem(bad) ?? '', /catastrophic/, bad);
       assert.throws(() => keyMatches(bad, 'aaaa'), /refused/);
     }
@@ -86,7 +112,15 @@ describe('key patterns', () => {
     assert.match(patternProblem('^(?<x>a)\\k<x>$') ?? '', /back-references/);
     assert.match(patternProblem('^' + 'a'.repeat(255) + '$') ?? '', /at most 255/);
     assert.match(patternProblem('^(a$') ?? '', /not a valid regular expression/);
-    for (const good of ['^api$', '^api(::[a-z]+)?$', '^(eu|us)::orders$', '^[(+*]+x$', '^a+b*c?$', '^(ab){2}$', '^x\\(a+\\)+$']) {
+    for (const good of [
+      '^api$',
+      '^api(::[a-z]+)?$',
+      '^(eu|us)::orders$',
+      '^[(+*]+x$',
+      '^a+b*c?$',
+      '^(ab){2}$',
+      '^x\\(a+\\)+$',
+    ]) {
       assert.equal(patternProblem(good), null, good);
     }
   });
@@ -94,8 +128,20 @@ describe('key patterns', () => {
 
 describe('applying transponders to buckets', () => {
   const t = (over: Partial<Transponder>): Transponder => ({
-    id: over.name ?? 'id', organizationId: 'o', sourceType: 'project', sourceId: 's', name: 'n', key: 'k',
-    paths: ['a'], expression: 'a', response: 'r', enabled: true, order: 1, insertedAt: 0, updatedAt: 0, ...over,
+    id: over.name ?? 'id',
+    organizationId: 'o',
+    sourceType: 'project',
+    sourceId: 's',
+    name: 'n',
+    key: 'k',
+    paths: ['a'],
+    expression: 'a',
+    response: 'r',
+    enabled: true,
+    order: 1,
+    insertedAt: 0,
+    updatedAt: 0,
+    ...over,
   });
 
   test('writes at the response path, creating maps; no value leaves the bucket alone', () => {
@@ -109,20 +155,34 @@ describe('applying transponders to buckets', () => {
   test('a later transponder reads an earlier one’s response; a non-number at a path is null', () => {
     const buckets: Record<string, unknown>[] = [{ n: { v: 2 }, m: { deep: 1 } }];
     const errors: TransponderError[] = [];
-    applyToBuckets([
-      t({ name: '1', paths: ['n.v'], expression: 'a * 10', response: 'n.w' }),
-      t({ name: '2', paths: ['n.w'], expression: 'a + 1', response: 'n.z' }),
-      t({ name: '3', paths: ['m'], expression: 'a', response: 'q' }),
-    ], buckets, errors);
+    applyToBuckets(
+      [
+        t({ name: '1', paths: ['n.v'], expression: 'a * 10', response: 'n.w' }),
+        t({ name: '2', paths: ['n.w'], expression: 'a + 1', response: 'n.z' }),
+        t({ name: '3', paths: ['m'], expression: 'a', response: 'q' }),
+      ],
+      buckets,
+      errors,
+    );
     assert.deepEqual(buckets, [{ n: { v: 2, w: 20, z: 21 }, m: { deep: 1 } }]);
   });
 
   test('a failing transponder is skipped whole, even when only one bucket fails', () => {
     const buckets: Record<string, unknown>[] = [{ v: 1 }, { v: 2, r: 5 }, { v: 3, r: { x: 1 } }];
     const errors: TransponderError[] = [];
-    applyToBuckets([t({ name: 'bad', paths: ['v'], expression: 'a', response: 'r' }), t({ name: 'broken', expression: 'a +' })], buckets, errors);
+    applyToBuckets(
+      [
+        t({ name: 'bad', paths: ['v'], expression: 'a', response: 'r' }),
+        t({ name: 'broken', expression: 'a +' }),
+      ],
+      buckets,
+      errors,
+    );
     assert.deepEqual(buckets, [{ v: 1 }, { v: 2, r: 5 }, { v: 3, r: { x: 1 } }]);
-    assert.deepEqual(errors.map((e) => e.name), ['bad', 'broken']);
+    assert.deepEqual(
+      errors.map((e) => e.name),
+      ['bad', 'broken'],
+    );
     assert.equal(errors[1]!.error, 'expression: Unexpected end of expression');
   });
 
@@ -138,17 +198,31 @@ describe('applying transponders to buckets', () => {
   test('texts: new top-level members spliced onto the stored text, changed members written whole', () => {
     const texts = ['{"a":2,"m":{"x":1}}', '{}', '{"a":0}', '{"a": 4, "m": {"x": 2}}'];
     const errors: TransponderError[] = [];
-    const list = [t({ key: 'k', paths: ['a'], expression: '10 / a', response: 'd.v' }), t({ key: 'k', paths: ['a'], expression: 'a', response: 'm.y' })];
+    const list = [
+      t({ key: 'k', paths: ['a'], expression: '10 / a', response: 'd.v' }),
+      t({ key: 'k', paths: ['a'], expression: 'a', response: 'm.y' }),
+    ];
     const out = applyToTexts(list, 'k', texts, errors);
-    assert.deepEqual(out.map((x) => JSON.parse(x)), [
-      { a: 2, m: { x: 1, y: 2 }, d: { v: 5 } },
-      {},
-      { a: 0, m: { y: 0 } },
-      { a: 4, m: { x: 2, y: 4 }, d: { v: 2.5 } },
-    ]);
+    assert.deepEqual(
+      out.map((x) => JSON.parse(x)),
+      [
+        { a: 2, m: { x: 1, y: 2 }, d: { v: 5 } },
+        {},
+        { a: 0, m: { y: 0 } },
+        { a: 4, m: { x: 2, y: 4 }, d: { v: 2.5 } },
+      ],
+    );
     const onlyNew = [t({ key: 'k', paths: ['a'], expression: 'a * 2', response: 'd.v' })];
-    assert.deepEqual(applyToTexts(onlyNew, 'k', ['{"a":2}', '{}', '{"b":1}'], errors), ['{"a":2,"d":{"v":4}}', '{}', '{"b":1}']);
-    assert.deepEqual(textsOf(onlyNew, ['{"d":1}'], [{ d: 2 }]), ['{"d":2}'], 'an existing member is written whole');
+    assert.deepEqual(applyToTexts(onlyNew, 'k', ['{"a":2}', '{}', '{"b":1}'], errors), [
+      '{"a":2,"d":{"v":4}}',
+      '{}',
+      '{"b":1}',
+    ]);
+    assert.deepEqual(
+      textsOf(onlyNew, ['{"d":1}'], [{ d: 2 }]),
+      ['{"d":2}'],
+      'an existing member is written whole',
+    );
     assert.deepEqual(errors, []);
   });
 });

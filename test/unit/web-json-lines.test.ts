@@ -4,7 +4,12 @@ import assert from 'node:assert/strict';
 import { lineOfField, prettyWithLines } from '../../web/lib/json-lines';
 
 const doc = {
-  payload: { grid: [{ id: 'w1', type: 'kpi', path: 'count' }, { id: 'w2', type: 'table', paths: ['a', 'b'] }] },
+  payload: {
+    grid: [
+      { id: 'w1', type: 'kpi', path: 'count' },
+      { id: 'w2', type: 'table', paths: ['a', 'b'] },
+    ],
+  },
   segments: [{ name: 'country', groups: [{ label: 'All', items: [{ value: 'SK' }] }] }],
 };
 

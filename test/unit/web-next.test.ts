@@ -13,7 +13,21 @@ describe('sign-in next', () => {
   });
 
   test('another host, a scheme, a backslash or a control character goes to /', () => {
-    for (const next of [null, '', 'sources', '//evil.example', '/\\evil.example', '/\\/evil.example', '\\\\evil.example', 'https://evil.example/', 'javascript:alert(1)', '/\t/evil.example', '/\n/evil.example', '/a\\b', ' /sources']) {
+    for (const next of [
+      null,
+      '',
+      'sources',
+      '//evil.example',
+      '/\\evil.example',
+      '/\\/evil.example',
+      '\\\\evil.example',
+      'https://evil.example/',
+      'javascript:alert(1)',
+      '/\t/evil.example',
+      '/\n/evil.example',
+      '/a\\b',
+      ' /sources',
+    ]) {
       assert.equal(safeNext(next, ORIGIN), '/', JSON.stringify(next));
     }
   });

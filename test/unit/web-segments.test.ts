@@ -4,7 +4,10 @@ import assert from 'node:assert/strict';
 import { captureGroups, hasSegments, substituteKey } from '../../web/lib/segments';
 
 test('a named group takes the value of the segment with its name', () => {
-  assert.equal(substituteKey('shop::(?<country>[^:]+)::orders', ['country'], { country: 'SK' }), 'shop::SK::orders');
+  assert.equal(
+    substituteKey('shop::(?<country>[^:]+)::orders', ['country'], { country: 'SK' }),
+    'shop::SK::orders',
+  );
 });
 
 test('unnamed groups take the remaining segments in order', () => {
@@ -23,6 +26,12 @@ test('a group without a value stays as written; keys without groups pass unchang
 test('escapes, character classes, nested and non-capturing groups are not segments', () => {
   assert.deepEqual(captureGroups('a\\(b\\)[(]c(?:d|e)'), []);
   const groups = captureGroups('x::(?<outer>(a|b)c)::(?:z)::(q)');
-  assert.deepEqual(groups.map((g) => g.name), ['outer', null]);
-  assert.equal(substituteKey('x::(?<outer>(a|b)c)::(?:z)::(q)', ['outer', 'other'], { outer: 'ac', other: 'Q' }), 'x::ac::(?:z)::Q');
+  assert.deepEqual(
+    groups.map((g) => g.name),
+    ['outer', null],
+  );
+  assert.equal(
+    substituteKey('x::(?<outer>(a|b)c)::(?:z)::(q)', ['outer', 'other'], { outer: 'ac', other: 'Q' }),
+    'x::ac::(?:z)::Q',
+  );
 });

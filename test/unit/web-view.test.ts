@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { fitGranularity, parseView, resolveRange, shiftView, spanMs, viewParams } from '../../web/lib/view';
 
 test('a view survives its URL form', () => {
-  const query = new URLSearchParams('from=2026-01-24T10:00:00Z&to=2026-01-24T16:00:00Z&g=1h&refresh=30s&s.country=SK');
+  const query = new URLSearchParams(
+    'from=2026-01-24T10:00:00Z&to=2026-01-24T16:00:00Z&g=1h&refresh=30s&s.country=SK',
+  );
   const view = parseView(query);
   assert.deepEqual(view, {
     preset: null,
@@ -16,7 +18,10 @@ test('a view survives its URL form', () => {
   });
   const params = viewParams(view);
   assert.equal(params.from, '2026-01-24T10:00:00Z');
-  assert.deepEqual(parseView(new URLSearchParams(Object.entries(params).filter(([, v]) => v) as [string, string][])), view);
+  assert.deepEqual(
+    parseView(new URLSearchParams(Object.entries(params).filter(([, v]) => v) as [string, string][])),
+    view,
+  );
 });
 
 test('presets end now; back and forward move by the window span', () => {
@@ -37,5 +42,9 @@ test('the granularity gives way to a coarser allowed one when the range holds to
   assert.equal(fitGranularity(allowed, '1m', spanMs('24h')!), '1m');
   assert.equal(fitGranularity(allowed, '1m', spanMs('7d')!), '1h');
   assert.equal(fitGranularity(allowed, '1h', spanMs('1y')!), '1d');
-  assert.equal(fitGranularity(allowed, '5m', spanMs('1h')!), '1m', 'a granularity the source does not allow is replaced');
+  assert.equal(
+    fitGranularity(allowed, '5m', spanMs('1h')!),
+    '1m',
+    'a granularity the source does not allow is replaced',
+  );
 });

@@ -16,12 +16,26 @@ const series = (values: Record<string, unknown>[]): SeriesData => ({
 const SHOP = series([
   { count: 2, requests: { api: 10, web: 30 }, errors: { api: 1 }, country: { SK: 1, US: 2 } },
   {},
-  { count: 4, requests: { api: 20, web: 10 }, errors: { api: 4, web: 1 }, country: { US: 5, UK: { north: 1 } } },
+  {
+    count: 4,
+    requests: { api: 20, web: 10 },
+    errors: { api: 4, web: 1 },
+    country: { US: 5, UK: { north: 1 } },
+  },
 ]);
 
 describe('paths', () => {
   test('leaves, lookups and maps', () => {
-    assert.deepEqual(leafPaths(SHOP), ['count', 'country.SK', 'country.UK.north', 'country.US', 'errors.api', 'errors.web', 'requests.api', 'requests.web']);
+    assert.deepEqual(leafPaths(SHOP), [
+      'count',
+      'country.SK',
+      'country.UK.north',
+      'country.US',
+      'errors.api',
+      'errors.web',
+      'requests.api',
+      'requests.web',
+    ]);
     assert.equal(valueAt(SHOP.values[0], 'requests.api'), 10);
     assert.equal(valueAt(SHOP.values[0], 'requests'), null);
     assert.equal(valueAt(SHOP.values[1], 'count'), null);
@@ -45,8 +59,14 @@ describe('paths', () => {
 
 describe('widget rows', () => {
   test('legacy path and paths become path rows', () => {
-    assert.deepEqual(widgetRows({ type: 'kpi', path: 'count' }).map((r) => r.path), ['count']);
-    assert.deepEqual(widgetRows({ type: 'timeseries', paths: ['a', ' b ', ''] }).map((r) => r.path), ['a', 'b']);
+    assert.deepEqual(
+      widgetRows({ type: 'kpi', path: 'count' }).map((r) => r.path),
+      ['count'],
+    );
+    assert.deepEqual(
+      widgetRows({ type: 'timeseries', paths: ['a', ' b ', ''] }).map((r) => r.path),
+      ['a', 'b'],
+    );
   });
 
   test('series rows win over paths; empty rows are dropped; visibility and colours are read', () => {
@@ -59,10 +79,13 @@ describe('widget rows', () => {
         { kind: 'expression', path: '', expression: 'a * 2', visible: false, color: '#112233' },
       ],
     });
-    assert.deepEqual(rows.map((r) => [r.kind, r.path || r.expression, r.label, r.visible, r.color]), [
-      ['path', 'count', 'Count', true, 'palette:3'],
-      ['expression', 'a * 2', '', false, '#112233'],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.path || r.expression, r.label, r.visible, r.color]),
+      [
+        ['path', 'count', 'Count', true, 'palette:3'],
+        ['expression', 'a * 2', '', false, '#112233'],
+      ],
+    );
     assert.equal(rowColor({ color_selector: 'custom.#aabbcc' }), '#aabbcc');
     assert.equal(rowColor({ color_selector: 'default.*' }), null);
   });
@@ -72,25 +95,40 @@ describe('resolving rows', () => {
   test('timeline: one value per bucket, missing buckets are 0, wildcards give one entry per leaf', () => {
     const { resolved } = widgetTimeline({ type: 'timeseries', paths: ['count', 'requests.*'] }, SHOP);
     const entries = visibleEntries(resolved);
-    assert.deepEqual(entries.map((e) => [e.name, e.values]), [
-      ['count', [2, 0, 4]],
-      ['requests.api', [10, 0, 20]],
-      ['requests.web', [30, 0, 10]],
-    ]);
+    assert.deepEqual(
+      entries.map((e) => [e.name, e.values]),
+      [
+        ['count', [2, 0, 4]],
+        ['requests.api', [10, 0, 20]],
+        ['requests.web', [30, 0, 10]],
+      ],
+    );
   });
 
   test('a key holding a dot is one segment of its path', () => {
-    const { resolved } = widgetTimeline({ type: 'timeseries', paths: ['version.*'] }, series([{ version: { 'v1.2': 3 } }, { version: { 'v1.2': 1, v2: 5 } }]));
-    assert.deepEqual(visibleEntries(resolved).map((e) => [e.binding, e.values]), [['v1.2', [3, 1]], ['v2', [0, 5]]]);
+    const { resolved } = widgetTimeline(
+      { type: 'timeseries', paths: ['version.*'] },
+      series([{ version: { 'v1.2': 3 } }, { version: { 'v1.2': 1, v2: 5 } }]),
+    );
+    assert.deepEqual(
+      visibleEntries(resolved).map((e) => [e.binding, e.values]),
+      [
+        ['v1.2', [3, 1]],
+        ['v2', [0, 5]],
+      ],
+    );
   });
 
   test('totals: one value per leaf over the range', () => {
     const { resolved } = widgetTotals({ type: 'category', path: 'country.*' }, SHOP);
-    assert.deepEqual(visibleEntries(resolved).map((e) => [e.binding, e.values[0]]), [
-      ['SK', 1],
-      ['UK.north', 1],
-      ['US', 7],
-    ]);
+    assert.deepEqual(
+      visibleEntries(resolved).map((e) => [e.binding, e.values[0]]),
+      [
+        ['SK', 1],
+        ['UK.north', 1],
+        ['US', 7],
+      ],
+    );
   });
 
   test('an expression row divides per bucket; a zero denominator gives null', () => {
@@ -103,7 +141,10 @@ describe('resolving rows', () => {
       ],
     };
     const entries = visibleEntries(widgetTimeline(widget, SHOP).resolved);
-    assert.deepEqual(entries.map((e) => [e.name, e.values]), [['per count', [5, null, 5]]]);
+    assert.deepEqual(
+      entries.map((e) => [e.name, e.values]),
+      [['per count', [5, null, 5]]],
+    );
   });
 
   test('expressions combine wildcard rows binding by binding; a single row joins every binding', () => {
@@ -118,16 +159,25 @@ describe('resolving rows', () => {
       ],
     };
     const entries = visibleEntries(widgetTotals(widget, SHOP).resolved);
-    assert.deepEqual(entries.map((e) => [e.name, e.values[0]]), [
-      ['error %: api', (100 * 5) / 30],
-      ['error %: web', (100 * 1) / 40],
-      ['e: api', 30 / 6],
-      ['e: web', 40 / 6],
-    ]);
+    assert.deepEqual(
+      entries.map((e) => [e.name, e.values[0]]),
+      [
+        ['error %: api', (100 * 5) / 30],
+        ['error %: web', (100 * 1) / 40],
+        ['e: api', 30 / 6],
+        ['e: web', 40 / 6],
+      ],
+    );
   });
 
   test('a row with no data gives no entry; a broken expression is reported', () => {
-    const widget = { type: 'kpi', series: [{ kind: 'path', path: 'missing' }, { kind: 'expression', expression: 'a +' }] };
+    const widget = {
+      type: 'kpi',
+      series: [
+        { kind: 'path', path: 'missing' },
+        { kind: 'expression', expression: 'a +' },
+      ],
+    };
     const { resolved } = widgetTimeline(widget, SHOP);
     assert.deepEqual(visibleEntries(resolved), []);
     assert.match(rowsError(resolved)!, /^Row b \(a \+\): Unexpected end of expression/);
@@ -137,7 +187,10 @@ describe('resolving rows', () => {
 describe('aggregation', () => {
   test('sum, mean, min, max over present values; none → null', () => {
     const values = [4, null, 1, 7];
-    assert.deepEqual(['sum', 'mean', 'min', 'max'].map((fn) => aggregate(values, toFunction(fn))), [12, 4, 1, 7]);
+    assert.deepEqual(
+      ['sum', 'mean', 'min', 'max'].map((fn) => aggregate(values, toFunction(fn))),
+      [12, 4, 1, 7],
+    );
     assert.equal(aggregate([null], 'sum'), null);
     assert.equal(aggregate([], 'max'), null);
     assert.equal(toFunction(undefined), 'mean');

@@ -3,7 +3,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { evaluate, expressionProblem, parseExpression, rowLetter } from '../../src/shared/expression';
 
-const calc = (text: string, env: Record<string, number | null> = {}, rows = 3) => evaluate(parseExpression(text, rows), env);
+const calc = (text: string, env: Record<string, number | null> = {}, rows = 3) =>
+  evaluate(parseExpression(text, rows), env);
 
 describe('expression rows', () => {
   test('rows are named a, b, c ... z, aa', () => {

@@ -12,16 +12,65 @@ import type { SeriesData } from '../../web/widgets/types';
 
 const exprText = fc.oneof(
   fc.string({ maxLength: 60 }),
-  fc.array(fc.constantFrom('a', 'b', 'c', '1', '2.5', '+', '-', '*', '/', '(', ')', ',', 'sum(', 'max(', 'sqrt(', ' '), { maxLength: 30 }).map((p) => p.join('')),
+  fc
+    .array(
+      fc.constantFrom(
+        'a',
+        'b',
+        'c',
+        '1',
+        '2.5',
+        '+',
+        '-',
+        '*',
+        '/',
+        '(',
+        ')',
+        ',',
+        'sum(',
+        'max(',
+        'sqrt(',
+        ' ',
+      ),
+      { maxLength: 30 },
+    )
+    .map((p) => p.join('')),
 );
 
 const widgetLike = fc.record(
   {
     id: fc.oneof(fc.string(), fc.integer()),
-    type: fc.constantFrom('kpi', 'timeseries', 'category', 'table', 'list', 'distribution', 'heatmap', 'group', 'text', 'x'),
+    type: fc.constantFrom(
+      'kpi',
+      'timeseries',
+      'category',
+      'table',
+      'list',
+      'distribution',
+      'heatmap',
+      'group',
+      'text',
+      'x',
+    ),
     path: fc.oneof(fc.string(), fc.constant('count'), fc.constant('a.*'), fc.constant(null)),
     paths: fc.oneof(fc.array(fc.oneof(fc.string(), fc.constant('a.*'), fc.integer())), fc.string()),
-    series: fc.oneof(fc.array(fc.oneof(fc.constant(null), fc.record({ kind: fc.constantFrom('path', 'expression', 'x', 1), path: fc.oneof(fc.string(), fc.constant('a.*')), expression: exprText, visible: fc.anything() }, { requiredKeys: [] }))), fc.anything()),
+    series: fc.oneof(
+      fc.array(
+        fc.oneof(
+          fc.constant(null),
+          fc.record(
+            {
+              kind: fc.constantFrom('path', 'expression', 'x', 1),
+              path: fc.oneof(fc.string(), fc.constant('a.*')),
+              expression: exprText,
+              visible: fc.anything(),
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+      ),
+      fc.anything(),
+    ),
     function: fc.constantFrom('sum', 'mean', 'min', 'max', 'avg', 3),
     subtype: fc.constantFrom('number', 'split', 'goal', null),
     goal_target: fc.anything(),
@@ -32,19 +81,37 @@ const widgetLike = fc.record(
   { requiredKeys: [] },
 );
 
-const seriesLike = fc.array(fc.dictionary(fc.constantFrom('count', 'a', 'b.c', 'x'), fc.oneof(fc.double(), fc.dictionary(fc.string({ maxLength: 3 }), fc.oneof(fc.double(), fc.string())), fc.string())), { maxLength: 6 }).map(
-  (values): SeriesData => ({ at: values.map((_, i) => i * 3_600_000), atText: values.map((_, i) => `t${i}`), values: values as Record<string, unknown>[] }),
-);
+const seriesLike = fc
+  .array(
+    fc.dictionary(
+      fc.constantFrom('count', 'a', 'b.c', 'x'),
+      fc.oneof(
+        fc.double(),
+        fc.dictionary(fc.string({ maxLength: 3 }), fc.oneof(fc.double(), fc.string())),
+        fc.string(),
+      ),
+    ),
+    { maxLength: 6 },
+  )
+  .map((values): SeriesData => ({
+    at: values.map((_, i) => i * 3_600_000),
+    atText: values.map((_, i) => `t${i}`),
+    values: values as Record<string, unknown>[],
+  }));
 
 describe('never throws', () => {
   test('expressions: parse or refuse with a message; evaluate to a finite number or null', () => {
     fc.assert(
-      fc.property(exprText, fc.array(fc.oneof(fc.double(), fc.constant(null)), { minLength: 3, maxLength: 3 }), (text, [a, b, c]) => {
-        const problem = expressionProblem(text, 3);
-        if (problem !== null) return assert.equal(typeof problem, 'string');
-        const value = evaluate(parseExpression(text, 3), { a, b, c });
-        assert.ok(value === null || Number.isFinite(value));
-      }),
+      fc.property(
+        exprText,
+        fc.array(fc.oneof(fc.double(), fc.constant(null)), { minLength: 3, maxLength: 3 }),
+        (text, [a, b, c]) => {
+          const problem = expressionProblem(text, 3);
+          if (problem !== null) return assert.equal(typeof problem, 'string');
+          const value = evaluate(parseExpression(text, 3), { a, b, c });
+          assert.ok(value === null || Number.isFinite(value));
+        },
+      ),
       { numRuns: 500 },
     );
   });

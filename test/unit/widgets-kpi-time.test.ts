@@ -3,7 +3,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { kpiFigures, toTarget } from '../../web/widgets/data/kpi';
-import { currentBucketIndex, formatBucket, formatBucketShort, formatTick, granularityMs } from '../../web/widgets/data/time';
+import {
+  currentBucketIndex,
+  formatBucket,
+  formatBucketShort,
+  formatTick,
+  granularityMs,
+} from '../../web/widgets/data/time';
 import type { SeriesData } from '../../web/widgets/types';
 
 const H = 3_600_000;
@@ -35,14 +41,32 @@ describe('kpi figures', () => {
   });
 
   test('goal: progress to goal_target, given as a number or as form text', () => {
-    assert.equal(kpiFigures({ path: 'count', function: 'sum', subtype: 'goal', goal_target: 24 }, now, null).progress, 0.5);
-    assert.equal(kpiFigures({ path: 'count', function: 'sum', subtype: 'goal', goal_target: '1,200' }, now, null).target, 1200);
-    assert.equal(kpiFigures({ path: 'count', function: 'sum', subtype: 'goal', goal_target: '' }, now, null).progress, null);
-    assert.deepEqual([toTarget('12.5'), toTarget('x'), toTarget(true), toTarget(Infinity)], [12.5, null, null, null]);
+    assert.equal(
+      kpiFigures({ path: 'count', function: 'sum', subtype: 'goal', goal_target: 24 }, now, null).progress,
+      0.5,
+    );
+    assert.equal(
+      kpiFigures({ path: 'count', function: 'sum', subtype: 'goal', goal_target: '1,200' }, now, null).target,
+      1200,
+    );
+    assert.equal(
+      kpiFigures({ path: 'count', function: 'sum', subtype: 'goal', goal_target: '' }, now, null).progress,
+      null,
+    );
+    assert.deepEqual(
+      [toTarget('12.5'), toTarget('x'), toTarget(true), toTarget(Infinity)],
+      [12.5, null, null, null],
+    );
   });
 
   test('series rows: the first visible entry with data is the KPI (Trifle App)', () => {
-    const widget = { function: 'sum', series: [{ kind: 'path', path: 'count', visible: false }, { kind: 'expression', expression: 'a * 10' }] };
+    const widget = {
+      function: 'sum',
+      series: [
+        { kind: 'path', path: 'count', visible: false },
+        { kind: 'expression', expression: 'a * 10' },
+      ],
+    };
     assert.equal(kpiFigures(widget, now, null).value, 120);
   });
 });
@@ -50,7 +74,15 @@ describe('kpi figures', () => {
 describe('time helpers', () => {
   test('granularity lengths', () => {
     assert.deepEqual(['90s', '5m', '1h', '1d', '1w', '1mo', '1q', '1y', 'x'].map(granularityMs), [
-      90_000, 300_000, H, 24 * H, 7 * 24 * H, 31 * 24 * H, 92 * 24 * H, 366 * 24 * H, null,
+      90_000,
+      300_000,
+      H,
+      24 * H,
+      7 * 24 * H,
+      31 * 24 * H,
+      92 * 24 * H,
+      366 * 24 * H,
+      null,
     ]);
   });
 

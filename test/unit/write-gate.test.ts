@@ -34,7 +34,11 @@ test('writes of the event loop connection commit between back-to-back folds', as
     const at = Date.UTC(2025, 2, 4, 10);
     const writes: Array<Promise<number>> = [];
     for (let b = 0; b < 25; b++) {
-      const points = Array.from({ length: 2_000 }, (_, i) => ({ key: `k${b}.${i}`, at: new Date(at + i * 60_000).toISOString(), values: { n: 1 } }));
+      const points = Array.from({ length: 2_000 }, (_, i) => ({
+        key: `k${b}.${i}`,
+        at: new Date(at + i * 60_000).toISOString(),
+        values: { n: 1 },
+      }));
       writes.push(engine.ingestBatch(project, { points }));
     }
     await Promise.all(writes);
@@ -95,7 +99,11 @@ test('writes hold the gate while they run; reads and deferred transactions do no
     db.prepare('INSERT INTO t (n) SELECT gate_clear()').run();
     assert.equal(db.prepare('SELECT n FROM t').pluck().get(), 0);
     assert.equal(db.prepare('SELECT gate_clear()').pluck().get(), 1);
-    assert.equal(db.transaction(() => clear())(), true, 'a deferred transaction (reads) leaves the gate open');
+    assert.equal(
+      db.transaction(() => clear())(),
+      true,
+      'a deferred transaction (reads) leaves the gate open',
+    );
     assert.equal(db.transaction(() => clear()).immediate(), false, 'an immediate one holds it from BEGIN');
     assert.equal(db.transaction(() => clear()).exclusive(), false);
     assert.equal(clear(), true, 'and lets go at COMMIT');

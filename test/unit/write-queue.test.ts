@@ -26,19 +26,31 @@ function fakeStore(kind = 'fake', fail?: (tags: string[]) => boolean) {
 }
 
 /** A request tagged by its source (no points of its own: the queue counts what it is told). */
-const tag = (name: string): WriteRequest => ({ settings: { id: name, timeZone: 'UTC', beginningOfWeek: 1, granularities: ['1h'] }, points: [] });
+const tag = (name: string): WriteRequest => ({
+  settings: { id: name, timeZone: 'UTC', beginningOfWeek: 1, granularities: ['1h'] },
+  points: [],
+});
 
 /** A manual scheduler: deferred flushes run only when the test says so. */
 function manualDefer() {
   const queued: Array<() => void> = [];
-  return { defer: (fn: () => void) => void queued.push(fn), run: () => queued.splice(0).forEach((fn) => fn()) };
+  return {
+    defer: (fn: () => void) => void queued.push(fn),
+    run: () => queued.splice(0).forEach((fn) => fn()),
+  };
 }
 
 /** How a promise stands once pending callbacks have run: 'resolved', 'pending' or its rejection. */
 async function settled(promise: Promise<unknown>): Promise<unknown> {
   const marker = Symbol('pending');
   const turn = new Promise((resolve) => setImmediate(() => resolve(marker)));
-  const result = await Promise.race([promise.then(() => 'resolved', (err: unknown) => err), turn]);
+  const result = await Promise.race([
+    promise.then(
+      () => 'resolved',
+      (err: unknown) => err,
+    ),
+    turn,
+  ]);
   return result === marker ? 'pending' : result;
 }
 
@@ -103,7 +115,13 @@ describe('write queue', () => {
     const queue = createWriteQueue({ maxPendingPoints: 10, defer: clock.defer });
     const first = queue.enqueue(store, 8, tag('a'));
     let merged = false;
-    const refused: WriteRequest = { ...tag('x'), get points() { merged = true; return []; } };
+    const refused: WriteRequest = {
+      ...tag('x'),
+      get points() {
+        merged = true;
+        return [];
+      },
+    };
     assert.throws(
       () => queue.enqueue(store, 3, refused),
       (err: unknown) => err instanceof AppError && err.status === 503 && err.options.retryAfter === 1,
@@ -143,7 +161,11 @@ describe('write queue', () => {
   test('apply failures pass through translateError', async () => {
     const { store } = fakeStore('busy', () => true);
     const clock = manualDefer();
-    const queue = createWriteQueue({ maxPendingPoints: 100, defer: clock.defer, translateError: () => new Error('mapped') });
+    const queue = createWriteQueue({
+      maxPendingPoints: 100,
+      defer: clock.defer,
+      translateError: () => new Error('mapped'),
+    });
     const p = queue.enqueue(store, 1, tag('a'));
     clock.run();
     assert.match(String(await settled(p)), /mapped/);
@@ -160,7 +182,10 @@ describe('write queue', () => {
     await queue.close();
     assert.equal(await settled(b), 'resolved');
     assert.deepEqual(applied, [['a'], ['b']]);
-    assert.throws(() => queue.enqueue(store, 1, tag('c')), (err: unknown) => err instanceof AppError && err.status === 503);
+    assert.throws(
+      () => queue.enqueue(store, 1, tag('c')),
+      (err: unknown) => err instanceof AppError && err.status === 503,
+    );
   });
 
   test('a slow store has one commit in flight; writes arriving meanwhile commit next, in order', async () => {

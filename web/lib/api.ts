@@ -27,7 +27,9 @@ function describeError(status: number, body: unknown): string {
   if (errors && typeof errors.error === 'string') return errors.error;
   if (errors) {
     return Object.entries(errors)
-      .map(([field, messages]) => `${field} ${Array.isArray(messages) ? messages.join(', ') : String(messages)}`)
+      .map(
+        ([field, messages]) => `${field} ${Array.isArray(messages) ? messages.join(', ') : String(messages)}`,
+      )
       .join('; ');
   }
   return status === 0 ? 'The server cannot be reached' : `Request failed (${status})`;
@@ -41,7 +43,12 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-export async function api<T = unknown>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
+export async function api<T = unknown>(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: RequestOptions = {},
+): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') headers['x-service-csrf'] = '1';
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -67,7 +74,8 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
     parsed = null;
   }
   // A session revoked elsewhere (sign-out in another tab): the shell goes back to sign-in.
-  if (res.status === 401 && path !== '/session' && !options.token) (globalThis as unknown as EventTarget).dispatchEvent(new Event(SESSION_EXPIRED));
+  if (res.status === 401 && path !== '/session' && !options.token)
+    (globalThis as unknown as EventTarget).dispatchEvent(new Event(SESSION_EXPIRED));
   if (!res.ok) throw new ApiError(res.status, parsed);
   return (parsed as { data: T }).data;
 }
@@ -77,7 +85,8 @@ export const get = <T>(path: string, options?: RequestOptions) => api<T>('GET', 
 /** Query string from a record, skipping empty values. */
 export function qs(params: Record<string, string | number | null | undefined>): string {
   const search = new URLSearchParams();
-  for (const [k, value] of Object.entries(params)) if (value !== null && value !== undefined && value !== '') search.set(k, String(value));
+  for (const [k, value] of Object.entries(params))
+    if (value !== null && value !== undefined && value !== '') search.set(k, String(value));
   const text = search.toString();
   return text ? `?${text}` : '';
 }

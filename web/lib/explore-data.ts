@@ -25,7 +25,9 @@ export function keyCounts(system: SeriesData): KeyCounts {
     leaves(bucket.keys, '', counts);
     if (typeof bucket.count === 'number') total += bucket.count;
   }
-  const keys = [...counts].map(([key, count]) => ({ key, count })).sort((a, b) => b.count - a.count || a.key.localeCompare(b.key));
+  const keys = [...counts]
+    .map(([key, count]) => ({ key, count }))
+    .sort((a, b) => b.count - a.count || a.key.localeCompare(b.key));
   return { total, keys };
 }
 

@@ -14,14 +14,19 @@ export interface Loaded<T> {
 
 /** Runs `load` when `deps` change (aborting the previous run) and on reload(). */
 export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | null; error: string | null; loading: boolean }>({ data: null, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | null; error: string | null; loading: boolean }>({
+    data: null,
+    error: null,
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     const controller = new AbortController();
     setState((s) => ({ ...s, loading: true }));
     load(controller.signal).then(
       (data) => !controller.signal.aborted && setState({ data, error: null, loading: false }),
-      (err: Error) => !controller.signal.aborted && setState({ data: null, error: err.message, loading: false }),
+      (err: Error) =>
+        !controller.signal.aborted && setState({ data: null, error: err.message, loading: false }),
     );
     return () => controller.abort();
   }, [...deps, tick]);

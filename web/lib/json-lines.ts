@@ -20,11 +20,15 @@ export function prettyWithLines(value: unknown): PrettyJson {
     if (node && typeof node === 'object') {
       const entries: [string[], unknown][] = Array.isArray(node)
         ? node.map((item, i) => {
-            const id = item && typeof item === 'object' && typeof (item as { id?: unknown }).id === 'string' ? (item as { id: string }).id : null;
+            const id =
+              item && typeof item === 'object' && typeof (item as { id?: unknown }).id === 'string'
+                ? (item as { id: string }).id
+                : null;
             return [names.flatMap((n) => [`${n}[${i}]`, ...(id !== null ? [`${n}[${id}]`] : [])]), item];
           })
         : Object.entries(node).map(([k, v]) => [names.length ? names.map((n) => `${n}.${k}`) : [k], v]);
-      if (entries.length === 0) return void out.push(`${indent}${head}${Array.isArray(node) ? '[]' : '{}'}${tail}`);
+      if (entries.length === 0)
+        return void out.push(`${indent}${head}${Array.isArray(node) ? '[]' : '{}'}${tail}`);
       out.push(`${indent}${head}${Array.isArray(node) ? '[' : '{'}`);
       const keys = Array.isArray(node) ? null : Object.keys(node);
       entries.forEach(([childNames, child], i) => {

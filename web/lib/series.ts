@@ -12,8 +12,16 @@ export async function fetchSeries(
   range: { from: number; to: number; granularity: string },
   signal?: AbortSignal,
 ): Promise<SeriesData> {
-  const query = qs({ key, from: isoSeconds(range.from), to: isoSeconds(range.to), granularity: range.granularity });
-  const data = await get<{ at: string[]; values: Record<string, unknown>[] }>(`/sources/${sourceId}/metrics${query}`, { signal });
+  const query = qs({
+    key,
+    from: isoSeconds(range.from),
+    to: isoSeconds(range.to),
+    granularity: range.granularity,
+  });
+  const data = await get<{ at: string[]; values: Record<string, unknown>[] }>(
+    `/sources/${sourceId}/metrics${query}`,
+    { signal },
+  );
   return { at: data.at.map((text) => Date.parse(text)), atText: data.at, values: data.values };
 }
 
@@ -34,8 +42,15 @@ export async function fetchShared(
   range: { from: number; to: number; granularity: string },
   signal?: AbortSignal,
 ): Promise<SeriesData> {
-  const params: Record<string, string> = { from: isoSeconds(range.from), to: isoSeconds(range.to), granularity: range.granularity };
+  const params: Record<string, string> = {
+    from: isoSeconds(range.from),
+    to: isoSeconds(range.to),
+    granularity: range.granularity,
+  };
   for (const [name, value] of Object.entries(segments)) params[`s.${name}`] = value;
-  const data = await get<{ at: string[]; values: Record<string, unknown>[] }>(`/shared/${token}/metrics${qs(params)}`, { signal });
+  const data = await get<{ at: string[]; values: Record<string, unknown>[] }>(
+    `/shared/${token}/metrics${qs(params)}`,
+    { signal },
+  );
   return { at: data.at.map((text) => Date.parse(text)), atText: data.at, values: data.values };
 }

@@ -7,4 +7,5 @@ export async function loadSources(signal?: AbortSignal): Promise<Source[]> {
   return [...data.projects, ...data.databases];
 }
 
-export const sourceLabel = (s: Source): string => `${s.display_name} (${s.type === 'project' ? 'project' : s.driver ?? 'database'})`;
+export const sourceLabel = (s: Source): string =>
+  `${s.display_name} (${s.type === 'project' ? 'project' : (s.driver ?? 'database')})`;

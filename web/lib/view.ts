@@ -6,7 +6,13 @@ import { spanMs as sharedSpanMs, UNIT_SPANS } from '../../src/shared/spans';
 export const PRESETS = ['5m', '15m', '1h', '6h', '24h', '7d', '30d', '90d', '1y'] as const;
 export const REFRESH = ['off', '10s', '30s', '1m', '5m'] as const;
 /** Auto-refresh intervals in ms (off: none). */
-export const REFRESH_MS: Record<string, number | null> = { off: null, '10s': 10_000, '30s': 30_000, '1m': 60_000, '5m': 300_000 };
+export const REFRESH_MS: Record<string, number | null> = {
+  off: null,
+  '10s': 10_000,
+  '30s': 30_000,
+  '1m': 60_000,
+  '5m': 300_000,
+};
 /** More buckets than this in one read is too slow to draw; a finer granularity gives way to a coarser. */
 export const MAX_BUCKETS = 2000;
 
@@ -81,7 +87,12 @@ export function shiftView(view: ViewState, direction: -1 | 1, now: number, fallb
  * The granularity to read: the wanted one when the range has at most maxBuckets of it, else the
  * finest allowed one that does, else the coarsest allowed.
  */
-export function fitGranularity(allowed: string[], wanted: string | null, rangeMs: number, maxBuckets = MAX_BUCKETS): string {
+export function fitGranularity(
+  allowed: string[],
+  wanted: string | null,
+  rangeMs: number,
+  maxBuckets = MAX_BUCKETS,
+): string {
   const sorted = [...allowed].sort((a, b) => (spanMs(a) ?? 0) - (spanMs(b) ?? 0));
   const fits = (g: string) => rangeMs / (spanMs(g) ?? 1) <= maxBuckets;
   if (wanted && allowed.includes(wanted) && fits(wanted)) return wanted;

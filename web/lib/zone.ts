@@ -23,16 +23,25 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 
 /** The zone's wall clock at an instant, as `YYYY-MM-DDTHH:mm` (a datetime-local value). */
 export function toZoneInput(ms: number, timeZone: string): string {
-  const parts = Object.fromEntries(formatter(timeZone).formatToParts(ms).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    formatter(timeZone)
+      .formatToParts(ms)
+      .map((p) => [p.type, p.value]),
+  );
   return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}`;
 }
 
 /** `YYYY-MM-DD HH:mm` in the zone, for labels. */
-export const formatInZone = (ms: number, timeZone: string): string => toZoneInput(ms, timeZone).replace('T', ' ');
+export const formatInZone = (ms: number, timeZone: string): string =>
+  toZoneInput(ms, timeZone).replace('T', ' ');
 
 /** The zone's offset from UTC at an instant, in ms. */
 function offsetAt(ms: number, timeZone: string): number {
-  const parts = Object.fromEntries(formatter(timeZone).formatToParts(ms).map((p) => [p.type, Number(p.value)]));
+  const parts = Object.fromEntries(
+    formatter(timeZone)
+      .formatToParts(ms)
+      .map((p) => [p.type, Number(p.value)]),
+  );
   const wall = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
   return wall - Math.floor(ms / 1000) * 1000;
 }

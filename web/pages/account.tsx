@@ -18,7 +18,11 @@ export function ThemeSelect({ compact = false }: { compact?: boolean }) {
   return (
     <label class={compact ? '' : 'field'}>
       <span class={compact ? 'visually-hidden' : ''}>Theme</span>
-      <select name="theme" value={choice} onChange={(e) => setThemeChoice((e.target as HTMLSelectElement).value as ThemeChoice)}>
+      <select
+        name="theme"
+        value={choice}
+        onChange={(e) => setThemeChoice((e.target as HTMLSelectElement).value as ThemeChoice)}
+      >
         {THEMES.map(([value, label]) => (
           <option key={value} value={value}>
             {compact ? `${label} theme` : label}
@@ -51,7 +55,11 @@ function CreateOrganization() {
       <button class="primary" type="submit">
         Create organization
       </button>
-      {error && <span class="error-text" role="alert">{error}</span>}
+      {error && (
+        <span class="error-text" role="alert">
+          {error}
+        </span>
+      )}
     </form>
   );
 }
@@ -66,13 +74,32 @@ interface SessionInfo {
   expires_at: string;
 }
 
-const when = (iso: string) => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const when = (iso: string) =>
+  new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 /** A short name for a browser from its user agent ("Firefox on Linux"), or the raw text. */
 function browserName(agent: string | null): string {
   if (!agent) return 'Unknown browser';
-  const browser = /Edg\//.test(agent) ? 'Edge' : /Firefox\//.test(agent) ? 'Firefox' : /Chrom(e|ium)\//.test(agent) ? 'Chrome' : /Safari\//.test(agent) ? 'Safari' : null;
-  const system = /Android/.test(agent) ? 'Android' : /iPhone|iPad/.test(agent) ? 'iOS' : /Windows/.test(agent) ? 'Windows' : /Mac OS X/.test(agent) ? 'macOS' : /Linux/.test(agent) ? 'Linux' : null;
+  const browser = /Edg\//.test(agent)
+    ? 'Edge'
+    : /Firefox\//.test(agent)
+      ? 'Firefox'
+      : /Chrom(e|ium)\//.test(agent)
+        ? 'Chrome'
+        : /Safari\//.test(agent)
+          ? 'Safari'
+          : null;
+  const system = /Android/.test(agent)
+    ? 'Android'
+    : /iPhone|iPad/.test(agent)
+      ? 'iOS'
+      : /Windows/.test(agent)
+        ? 'Windows'
+        : /Mac OS X/.test(agent)
+          ? 'macOS'
+          : /Linux/.test(agent)
+            ? 'Linux'
+            : null;
   return browser ? (system ? `${browser} on ${system}` : browser) : agent.slice(0, 60);
 }
 
@@ -97,8 +124,8 @@ function Sessions() {
       </header>
       <div class="panel-body stack">
         <p class="muted">
-          Browsers signed in to this account. A session ends after a week unused or a month after sign-in; end one here if
-          you no longer use that browser.
+          Browsers signed in to this account. A session ends after a week unused or a month after sign-in; end
+          one here if you no longer use that browser.
         </p>
         <ErrorNotice message={sessions.error ?? error} />
         {sessions.loading && !sessions.data ? (
@@ -109,14 +136,20 @@ function Sessions() {
               <li key={s.id} data-testid="session">
                 <span class="stack" style={{ gap: '2px' }}>
                   <span>
-                    <span class="name">{browserName(s.user_agent)}</span> {s.current && <span class="badge">this browser</span>}
+                    <span class="name">{browserName(s.user_agent)}</span>{' '}
+                    {s.current && <span class="badge">this browser</span>}
                   </span>
                   <span class="meta">
-                    {s.address ? `${s.address} · ` : ''}signed in {when(s.inserted_at)} · last used {when(s.last_seen_at)} · ends {when(s.expires_at)}
+                    {s.address ? `${s.address} · ` : ''}signed in {when(s.inserted_at)} · last used{' '}
+                    {when(s.last_seen_at)} · ends {when(s.expires_at)}
                   </span>
                 </span>
                 <span class="actions">
-                  {s.current ? <span class="meta">Sign out above to end it</span> : <ConfirmButton label="End session" confirm="End it" onConfirm={() => void revoke(s.id)} />}
+                  {s.current ? (
+                    <span class="meta">Sign out above to end it</span>
+                  ) : (
+                    <ConfirmButton label="End session" confirm="End it" onConfirm={() => void revoke(s.id)} />
+                  )}
                 </span>
               </li>
             ))}
@@ -177,7 +210,10 @@ export function AccountPage() {
           </header>
           <div class="panel-body">
             <ThemeSelect />
-            <p class="muted">System follows your operating system's light or dark setting. The choice is kept in this browser.</p>
+            <p class="muted">
+              System follows your operating system's light or dark setting. The choice is kept in this
+              browser.
+            </p>
           </div>
         </section>
       </div>

@@ -12,13 +12,30 @@ import { DashboardGrid } from './dashboard-grid';
 import { JsonEditor } from './json-editor';
 import { newWidget, WIDGET_TYPES, WidgetForm } from './widget-form';
 
-type Drawer = { kind: 'widget'; index: number | null; widget: WidgetConfig } | { kind: 'json' } | { kind: 'settings' } | null;
+type Drawer =
+  | { kind: 'widget'; index: number | null; widget: WidgetConfig }
+  | { kind: 'json' }
+  | { kind: 'settings' }
+  | null;
 
-export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { dashboard: Dashboard; source: Source; ctx: WidgetContext; onClose: () => void; onSaved: (d: Dashboard, keepEditing?: boolean) => void }) {
+export function DashboardEditor({
+  dashboard,
+  source,
+  ctx,
+  onClose,
+  onSaved,
+}: {
+  dashboard: Dashboard;
+  source: Source;
+  ctx: WidgetContext;
+  onClose: () => void;
+  onSaved: (d: Dashboard, keepEditing?: boolean) => void;
+}) {
   // A draft this tab kept (reload, sign-in in between) comes back, with the version it was made from.
   const [restored] = useState(() => readDraft(dashboard.id));
   const [loadedAt] = useState(dashboard.updated_at);
-  const base = dashboard.updated_at !== loadedAt ? dashboard.updated_at : restored?.updated_at ?? dashboard.updated_at;
+  const base =
+    dashboard.updated_at !== loadedAt ? dashboard.updated_at : (restored?.updated_at ?? dashboard.updated_at);
   const [grid, setGrid] = useState<WidgetConfig[]>(restored?.grid ?? dashboard.payload.grid ?? []);
   const dirty = JSON.stringify(grid) !== JSON.stringify(dashboard.payload.grid ?? []);
   const dirtyRef = useRef(dirty);
@@ -28,7 +45,13 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
     else clearDraft(dashboard.id);
   }, [grid, dirty, base]);
   useLeaveGuard(
-    useCallback(() => (dirtyRef.current ? 'This dashboard has unsaved changes. Leave anyway? (This tab keeps them until you save or cancel them.)' : null), []),
+    useCallback(
+      () =>
+        dirtyRef.current
+          ? 'This dashboard has unsaved changes. Leave anyway? (This tab keeps them until you save or cancel them.)'
+          : null,
+      [],
+    ),
   );
   const [drawer, setDrawerState] = useState<Drawer>(null);
   // Keyboard: the drawer takes focus when it opens, Escape closes it, and focus goes back to the
@@ -37,7 +60,8 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
   const drawerRef = useRef<HTMLElement>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const setDrawer = (next: Drawer) => {
-    if (next && !drawer) opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    if (next && !drawer)
+      opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     setDrawerState(next);
     if (!next) {
       const back = opener.current;
@@ -48,7 +72,9 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
   const drawerKey = drawer ? `${drawer.kind}|${drawer.kind === 'widget' ? drawer.widget.id : ''}` : '';
   useEffect(() => {
     if (!drawerKey) return;
-    drawerRef.current?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea, button')?.focus();
+    drawerRef.current
+      ?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea, button')
+      ?.focus();
   }, [drawerKey]);
   // Opening the editor moves focus to its heading (the Edit button that had it is gone).
   useEffect(() => headingRef.current?.focus(), []);
@@ -82,7 +108,8 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
       onSaved(saved);
     } catch (err) {
       const fields = err instanceof ApiError ? err.fields : {};
-      if (err instanceof ApiError && err.status === 409 && !dashboard.locked) setStale(err.message.split(': reload')[0]!);
+      if (err instanceof ApiError && err.status === 409 && !dashboard.locked)
+        setStale(err.message.split(': reload')[0]!);
       else if (Object.keys(fields).length) setFieldErrors(fields);
       else setError((err as Error).message);
       setSaving(false);
@@ -103,33 +130,85 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
   return (
     <main data-dashboard-id={dashboard.id}>
       <div class="page-head editor-head">
-        <h1 ref={headingRef} tabIndex={-1}>Editing {dashboard.name}</h1>
+        <h1 ref={headingRef} tabIndex={-1}>
+          Editing {dashboard.name}
+        </h1>
         <label>
           <span class="visually-hidden">Widget type</span>
-          <select name="widget-type" value={addType} onChange={(e) => setAddType((e.target as HTMLSelectElement).value)}>
-            {WIDGET_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
+          <select
+            name="widget-type"
+            value={addType}
+            onChange={(e) => setAddType((e.target as HTMLSelectElement).value)}
+          >
+            {WIDGET_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
           </select>
         </label>
-        <button type="button" onClick={() => setDrawer({ kind: 'widget', index: null, widget: newWidget(addType, grid) })}>Add widget</button>
-        <button type="button" onClick={() => setDrawer({ kind: 'json' })}>Edit JSON</button>
-        <button type="button" onClick={() => setDrawer({ kind: 'settings' })}>Settings</button>
-        <button type="button" class="primary" disabled={saving} onClick={() => void save()}>Save</button>
-        <button type="button" onClick={() => { clearDraft(dashboard.id); dirtyRef.current = false; onClose(); }}>Cancel</button>
+        <button
+          type="button"
+          onClick={() => setDrawer({ kind: 'widget', index: null, widget: newWidget(addType, grid) })}
+        >
+          Add widget
+        </button>
+        <button type="button" onClick={() => setDrawer({ kind: 'json' })}>
+          Edit JSON
+        </button>
+        <button type="button" onClick={() => setDrawer({ kind: 'settings' })}>
+          Settings
+        </button>
+        <button type="button" class="primary" disabled={saving} onClick={() => void save()}>
+          Save
+        </button>
+        <button
+          type="button"
+          onClick={() => {
+            clearDraft(dashboard.id);
+            dirtyRef.current = false;
+            onClose();
+          }}
+        >
+          Cancel
+        </button>
       </div>
       {restored && dirty && (
-        <div class="notice" role="status">Your unsaved changes from {new Date(restored.saved_at).toLocaleTimeString()} are back: save or cancel them.</div>
+        <div class="notice" role="status">
+          Your unsaved changes from {new Date(restored.saved_at).toLocaleTimeString()} are back: save or
+          cancel them.
+        </div>
       )}
-      {error && <div class="notice error" role="alert">{error}</div>}
+      {error && (
+        <div class="notice error" role="alert">
+          {error}
+        </div>
+      )}
       {stale && (
         <div class="notice error" role="alert" aria-label="Saved elsewhere">
           <p>Not saved: {stale}</p>
-          <button type="button" onClick={() => void reload()}>Reload (drop my changes)</button>{' '}
-          <button type="button" onClick={() => void save(true)}>Overwrite with my changes</button>
+          <button type="button" onClick={() => void reload()}>
+            Reload (drop my changes)
+          </button>{' '}
+          <button type="button" onClick={() => void save(true)}>
+            Overwrite with my changes
+          </button>
         </div>
       )}
-      <WidgetErrors fields={fieldErrors} grid={grid} onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })} />
-      <DashboardGrid widgets={grid} ctx={ctx} loading={false} error={null} editing onChange={change}
-        onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })} />
+      <WidgetErrors
+        fields={fieldErrors}
+        grid={grid}
+        onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })}
+      />
+      <DashboardGrid
+        widgets={grid}
+        ctx={ctx}
+        loading={false}
+        error={null}
+        editing
+        onChange={change}
+        onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })}
+      />
       {drawer && (
         <aside
           class="drawer"
@@ -144,11 +223,29 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
           }}
         >
           {drawer.kind === 'widget' ? (
-            <WidgetForm key={drawer.widget.id} initial={drawer.widget} paths={paths} onSave={apply} onCancel={() => setDrawer(null)} />
+            <WidgetForm
+              key={drawer.widget.id}
+              initial={drawer.widget}
+              paths={paths}
+              onSave={apply}
+              onCancel={() => setDrawer(null)}
+            />
           ) : drawer.kind === 'settings' ? (
-            <DashboardSettings dashboard={dashboard} source={source} onSaved={(d) => { onSaved(d, true); setDrawer(null); }} onCancel={() => setDrawer(null)} />
+            <DashboardSettings
+              dashboard={dashboard}
+              source={source}
+              onSaved={(d) => {
+                onSaved(d, true);
+                setDrawer(null);
+              }}
+              onCancel={() => setDrawer(null)}
+            />
           ) : (
-            <JsonEditor dashboard={{ ...dashboard, payload: { ...dashboard.payload, grid } }} onSaved={onSaved} onCancel={() => setDrawer(null)} />
+            <JsonEditor
+              dashboard={{ ...dashboard, payload: { ...dashboard.payload, grid } }}
+              onSaved={onSaved}
+              onCancel={() => setDrawer(null)}
+            />
           )}
         </aside>
       )}
@@ -157,7 +254,15 @@ export function DashboardEditor({ dashboard, source, ctx, onClose, onSaved }: { 
 }
 
 /** The server's 422 for the grid, by widget: each names its field and opens that widget's form. */
-function WidgetErrors({ fields, grid, onEdit }: { fields: Record<string, string[]>; grid: WidgetConfig[]; onEdit: (index: number) => void }) {
+function WidgetErrors({
+  fields,
+  grid,
+  onEdit,
+}: {
+  fields: Record<string, string[]>;
+  grid: WidgetConfig[];
+  onEdit: (index: number) => void;
+}) {
   // Errors of a widget removed since are no longer shown.
   const entries = Object.entries(fields).filter(([field]) => {
     const id = /^payload\.grid\[([^\]]+)\]/.exec(field)?.[1];
@@ -173,7 +278,8 @@ function WidgetErrors({ fields, grid, onEdit }: { fields: Record<string, string[
         return (
           <li key={field}>
             <button type="button" data-field={field} disabled={index < 0} onClick={() => onEdit(index)}>
-              {name ? `${name}: ` : ''}<code>{field}</code> {messages.join(', ')}
+              {name ? `${name}: ` : ''}
+              <code>{field}</code> {messages.join(', ')}
             </button>
           </li>
         );

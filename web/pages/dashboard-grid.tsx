@@ -10,10 +10,26 @@ type Change = (widget: WidgetConfig) => void;
 
 function clampGeometry(w: WidgetConfig): WidgetConfig {
   const width = Math.min(COLUMNS, Math.max(1, w.w));
-  return { ...w, w: width, h: Math.max(1, w.h), x: Math.min(COLUMNS - width, Math.max(0, w.x)), y: Math.max(0, w.y) };
+  return {
+    ...w,
+    w: width,
+    h: Math.max(1, w.h),
+    x: Math.min(COLUMNS - width, Math.max(0, w.x)),
+    y: Math.max(0, w.y),
+  };
 }
 
-function CellTools({ widget, onChange, onEdit, onRemove }: { widget: WidgetConfig; onChange: Change; onEdit: () => void; onRemove: () => void }) {
+function CellTools({
+  widget,
+  onChange,
+  onEdit,
+  onRemove,
+}: {
+  widget: WidgetConfig;
+  onChange: Change;
+  onEdit: () => void;
+  onRemove: () => void;
+}) {
   const name = widget.title || widget.id;
   const nudge = (delta: Partial<Record<'x' | 'y' | 'w' | 'h', number>>) => {
     const next = { ...widget };
@@ -60,10 +76,16 @@ export interface GridProps {
 
 export function DashboardGrid({ widgets, ctx, loading, error, editing, onChange, onEdit }: GridProps) {
   if (widgets.length === 0) {
-    return <div class="panel empty-grid">This dashboard has no widgets yet.{editing ? ' Add one with “Add widget”.' : ''}</div>;
+    return (
+      <div class="panel empty-grid">
+        This dashboard has no widgets yet.{editing ? ' Add one with “Add widget”.' : ''}
+      </div>
+    );
   }
   // Reading order (row, then column): the phone's single column and the keyboard follow it.
-  const ordered = widgets.map((widget, i) => ({ widget, i })).sort((a, b) => a.widget.y - b.widget.y || a.widget.x - b.widget.x || a.i - b.i);
+  const ordered = widgets
+    .map((widget, i) => ({ widget, i }))
+    .sort((a, b) => a.widget.y - b.widget.y || a.widget.x - b.widget.x || a.i - b.i);
   return (
     <div class={`grid${editing ? ' editing' : ''}`} data-testid="grid">
       {ordered.map(({ widget, i }) => (
@@ -71,10 +93,18 @@ export function DashboardGrid({ widgets, ctx, loading, error, editing, onChange,
           key={widget.id}
           class="cell"
           data-cell={widget.id}
-          style={{ gridColumn: `${widget.x + 1} / span ${Math.min(widget.w, COLUMNS)}`, gridRow: `${widget.y + 1} / span ${widget.h}` }}
+          style={{
+            gridColumn: `${widget.x + 1} / span ${Math.min(widget.w, COLUMNS)}`,
+            gridRow: `${widget.y + 1} / span ${widget.h}`,
+          }}
         >
           {editing && onChange && onEdit && (
-            <CellTools widget={widget} onChange={(w) => onChange(i, w)} onEdit={() => onEdit(i)} onRemove={() => onChange(i, null)} />
+            <CellTools
+              widget={widget}
+              onChange={(w) => onChange(i, w)}
+              onEdit={() => onEdit(i)}
+              onRemove={() => onChange(i, null)}
+            />
           )}
           <WidgetView widget={widget} ctx={ctx} error={error} loading={loading} />
         </div>

@@ -20,9 +20,22 @@ export interface ToolbarProps {
 export { formatInZone };
 
 /** From and to as wall-clock times of the source's zone (not the browser's). */
-function CustomRange({ range, timeZone, apply }: { range: { from: number; to: number }; timeZone: string; apply: (from: number, to: number) => void }) {
+function CustomRange({
+  range,
+  timeZone,
+  apply,
+}: {
+  range: { from: number; to: number };
+  timeZone: string;
+  apply: (from: number, to: number) => void;
+}) {
   const [open, setOpen] = useState(false);
-  if (!open) return <button type="button" onClick={() => setOpen(true)}>Custom…</button>;
+  if (!open)
+    return (
+      <button type="button" onClick={() => setOpen(true)}>
+        Custom…
+      </button>
+    );
   const submit = (e: Event) => {
     e.preventDefault();
     const form = new FormData(e.target as HTMLFormElement);
@@ -42,28 +55,54 @@ function CustomRange({ range, timeZone, apply }: { range: { from: number; to: nu
         To <input type="datetime-local" name="to" value={toZoneInput(range.to, timeZone)} required />
       </label>
       <span class="muted">{timeZone}</span>
-      <button type="submit" class="primary">Apply</button>
-      <button type="button" onClick={() => setOpen(false)}>Cancel</button>
+      <button type="submit" class="primary">
+        Apply
+      </button>
+      <button type="button" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
     </form>
   );
 }
 
-export function TimeControls({ view, range, granularity, granularities, timeZone, setView, shift, refreshNow }: ToolbarProps) {
+export function TimeControls({
+  view,
+  range,
+  granularity,
+  granularities,
+  timeZone,
+  setView,
+  shift,
+  refreshNow,
+}: ToolbarProps) {
   return (
     <>
       <div class="presets" role="group" aria-label="Time range">
         {PRESETS.map((p) => (
-          <button key={p} type="button" aria-pressed={view.preset === p} onClick={() => setView({ ...view, preset: p, from: null, to: null })}>
+          <button
+            key={p}
+            type="button"
+            aria-pressed={view.preset === p}
+            onClick={() => setView({ ...view, preset: p, from: null, to: null })}
+          >
             {p}
           </button>
         ))}
       </div>
-      <CustomRange range={range} timeZone={timeZone} apply={(from, to) => setView({ ...view, preset: null, from, to })} />
+      <CustomRange
+        range={range}
+        timeZone={timeZone}
+        apply={(from, to) => setView({ ...view, preset: null, from, to })}
+      />
       <span class="group range-group">
         <button type="button" class="icon" aria-label="Back by one window" onClick={() => shift(-1)}>
           ◀
         </button>
-        <span class="range-label" data-testid="range-label" title={`${isoSeconds(range.from)} – ${isoSeconds(range.to)} (${timeZone})`}>
+        <span
+          class="range-label"
+          data-testid="range-label"
+          title={`${isoSeconds(range.from)} – ${isoSeconds(range.to)} (${timeZone})`}
+        >
           {formatInZone(range.from, timeZone)} – {formatInZone(range.to, timeZone)}
         </span>
         <span class="range-label range-zone">{timeZone}</span>
@@ -73,7 +112,11 @@ export function TimeControls({ view, range, granularity, granularities, timeZone
       </span>
       <label>
         <span class="muted">Granularity</span>
-        <select name="granularity" value={granularity} onChange={(e) => setView({ ...view, granularity: (e.target as HTMLSelectElement).value })}>
+        <select
+          name="granularity"
+          value={granularity}
+          onChange={(e) => setView({ ...view, granularity: (e.target as HTMLSelectElement).value })}
+        >
           {granularities.map((g) => (
             <option key={g} value={g}>
               {g}
@@ -83,7 +126,11 @@ export function TimeControls({ view, range, granularity, granularities, timeZone
       </label>
       <label>
         <span class="muted">Refresh</span>
-        <select name="refresh" value={view.refresh} onChange={(e) => setView({ ...view, refresh: (e.target as HTMLSelectElement).value })}>
+        <select
+          name="refresh"
+          value={view.refresh}
+          onChange={(e) => setView({ ...view, refresh: (e.target as HTMLSelectElement).value })}
+        >
           {REFRESH.map((r) => (
             <option key={r} value={r}>
               {r}
@@ -109,15 +156,28 @@ export function segmentValue(segment: Segment, values: Record<string, string>): 
   return items.find((i) => i.default)?.value ?? items[0]?.value ?? '';
 }
 
-export function SegmentInputs({ segments, view, setView }: { segments: Segment[]; view: ViewState; setView: (v: ViewState) => void }) {
-  const set = (name: string, value: string) => setView({ ...view, segments: { ...view.segments, [name]: value } });
+export function SegmentInputs({
+  segments,
+  view,
+  setView,
+}: {
+  segments: Segment[];
+  view: ViewState;
+  setView: (v: ViewState) => void;
+}) {
+  const set = (name: string, value: string) =>
+    setView({ ...view, segments: { ...view.segments, [name]: value } });
   return (
     <>
       {segments.map((s) => (
         <label key={s.name}>
           <span class="muted">{s.label ?? s.name}</span>
           {s.type === 'select' ? (
-            <select name={`segment-${s.name}`} value={segmentValue(s, view.segments)} onChange={(e) => set(s.name, (e.target as HTMLSelectElement).value)}>
+            <select
+              name={`segment-${s.name}`}
+              value={segmentValue(s, view.segments)}
+              onChange={(e) => set(s.name, (e.target as HTMLSelectElement).value)}
+            >
               {(s.groups ?? []).map((g) => (
                 <optgroup key={g.label} label={g.label}>
                   {g.items.map((i) => (

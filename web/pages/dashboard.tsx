@@ -9,7 +9,16 @@ import { substituteKey } from '../lib/segments';
 import { loadSources } from '../lib/sources';
 import { useTheme } from '../lib/theme';
 import type { Dashboard, Source } from '../lib/types';
-import { fitGranularity, parseView, REFRESH_MS, resolveRange, shiftView, spanMs, viewParams, type ViewState } from '../lib/view';
+import {
+  fitGranularity,
+  parseView,
+  REFRESH_MS,
+  resolveRange,
+  shiftView,
+  spanMs,
+  viewParams,
+  type ViewState,
+} from '../lib/view';
 import type { WidgetContext } from '../widgets/types';
 import { ErrorNotice, Skeleton } from '../components';
 import { DashboardGrid } from './dashboard-grid';
@@ -21,10 +30,16 @@ import { fetchSeries, fetchShared } from '../lib/series';
 import { readDraft } from '../lib/drafts';
 
 export function DashboardPage({ id }: { id: string }) {
-  const loaded = useLoad(async (signal) => {
-    const [dashboard, sources] = await Promise.all([get<Dashboard>(`/dashboards/${id}`, { signal }), loadSources(signal)]);
-    return { dashboard, source: sources.find((s) => s.id === dashboard.source_id) ?? null };
-  }, [id]);
+  const loaded = useLoad(
+    async (signal) => {
+      const [dashboard, sources] = await Promise.all([
+        get<Dashboard>(`/dashboards/${id}`, { signal }),
+        loadSources(signal),
+      ]);
+      return { dashboard, source: sources.find((s) => s.id === dashboard.source_id) ?? null };
+    },
+    [id],
+  );
   useTitle(loaded.data?.dashboard.name ?? 'Dashboard');
   if (loaded.error) {
     return (
@@ -44,10 +59,20 @@ export function DashboardPage({ id }: { id: string }) {
     );
   }
   const { dashboard, source } = loaded.data;
-  if (!source) return <main><ErrorNotice message="This dashboard's source no longer exists." /></main>;
-  return <DashboardView dashboard={dashboard} source={source} onSaved={(d) => loaded.setData({ dashboard: d, source })} />;
+  if (!source)
+    return (
+      <main>
+        <ErrorNotice message="This dashboard's source no longer exists." />
+      </main>
+    );
+  return (
+    <DashboardView
+      dashboard={dashboard}
+      source={source}
+      onSaved={(d) => loaded.setData({ dashboard: d, source })}
+    />
+  );
 }
-
 
 export interface DashboardViewProps {
   dashboard: Dashboard;
@@ -81,7 +106,11 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
   const fallback = spanMs(dashboard.default_timeframe) ? dashboard.default_timeframe : '24h';
   const shown: ViewState = view.preset || view.from !== null ? view : { ...view, preset: fallback };
   const range = resolveRange(shown, now, fallback);
-  const granularity = fitGranularity(source.granularities, view.granularity ?? dashboard.default_granularity, range.to - range.from);
+  const granularity = fitGranularity(
+    source.granularities,
+    view.granularity ?? dashboard.default_granularity,
+    range.to - range.from,
+  );
   const segmentNames = dashboard.segments.map((s) => s.name);
   const values = Object.fromEntries(dashboard.segments.map((s) => [s.name, segmentValue(s, view.segments)]));
   const key = substituteKey(dashboard.key, segmentNames, values);
@@ -91,7 +120,8 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
   const data = useSeries(read, `${source.id}|${key}`, range.from, range.to, granularity, tick);
   const base = shareToken ? `/s/${shareToken}` : `/d/${dashboard.id}`;
 
-  const setView = (next: ViewState) => navigate(withQuery(base, { ...viewParams(next), kiosk: kiosk ? '' : null }));
+  const setView = (next: ViewState) =>
+    navigate(withQuery(base, { ...viewParams(next), kiosk: kiosk ? '' : null }));
   const ctx: WidgetContext = useMemo(
     () => ({
       series: data.series,
@@ -100,14 +130,26 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
       timeZone: source.time_zone,
       now,
       theme,
-      onZoom: (from: number, to: number) => setView({ ...view, preset: null, from: Math.round(from), to: Math.round(to) }),
+      onZoom: (from: number, to: number) =>
+        setView({ ...view, preset: null, from: Math.round(from), to: Math.round(to) }),
       cursorSyncKey: `dashboard-${dashboard.id}`,
     }),
     [data, range.from, range.to, granularity, theme, search],
   );
 
   if (editing && onSaved) {
-    return <DashboardEditor dashboard={dashboard} source={source} ctx={ctx} onClose={() => setEditing(false)} onSaved={(d, keepEditing) => { onSaved(d); if (!keepEditing) setEditing(false); }} />;
+    return (
+      <DashboardEditor
+        dashboard={dashboard}
+        source={source}
+        ctx={ctx}
+        onClose={() => setEditing(false)}
+        onSaved={(d, keepEditing) => {
+          onSaved(d);
+          if (!keepEditing) setEditing(false);
+        }}
+      />
+    );
   }
   return (
     <main data-dashboard-id={dashboard.id}>
@@ -115,16 +157,26 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
         <>
           <div class="page-head">
             <h1>{dashboard.name}</h1>
-            <code class="muted" data-testid="dashboard-key">{key}</code>
+            <code class="muted" data-testid="dashboard-key">
+              {key}
+            </code>
             {shareToken ? (
-              <span class="badge" title="A read-only share link">shared view</span>
+              <span class="badge" title="A read-only share link">
+                shared view
+              </span>
             ) : dashboard.locked ? (
-              <span class="badge" title="Unlock it through the API to change it">locked</span>
+              <span class="badge" title="Unlock it through the API to change it">
+                locked
+              </span>
             ) : (
-              <button type="button" ref={editButton} onClick={() => setEditing(true)}>Edit</button>
+              <button type="button" ref={editButton} onClick={() => setEditing(true)}>
+                Edit
+              </button>
             )}
             {!shareToken && (
-              <button type="button" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>
+              <button type="button" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>
+                Share
+              </button>
             )}
             <Link class="button" href={withQuery(loc.path, { ...Object.fromEntries(loc.query), kiosk: '' })}>
               Kiosk
@@ -147,9 +199,21 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
         </>
       )}
       {data.failure && !data.error && (
-        <RefreshFailed failure={data.failure} readAt={data.readAt} every={REFRESH_MS[view.refresh] ?? null} timeZone={source.time_zone} retry={() => setTick((n) => n + 1)} />
+        <RefreshFailed
+          failure={data.failure}
+          readAt={data.readAt}
+          every={REFRESH_MS[view.refresh] ?? null}
+          timeZone={source.time_zone}
+          retry={() => setTick((n) => n + 1)}
+        />
       )}
-      <DashboardGrid widgets={dashboard.payload.grid ?? []} ctx={ctx} loading={data.loading} error={data.error} editing={false} />
+      <DashboardGrid
+        widgets={dashboard.payload.grid ?? []}
+        ctx={ctx}
+        loading={data.loading}
+        error={data.error}
+        editing={false}
+      />
     </main>
   );
 }
@@ -158,7 +222,19 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
  * A refresh that failed while earlier data stays on screen: what failed, when, how old the data
  * shown is and when the next try comes (the auto-refresh, or the Retry button when it is off).
  */
-function RefreshFailed({ failure, readAt, every, timeZone, retry }: { failure: { message: string; at: number }; readAt: number | null; every: number | null; timeZone: string; retry: () => void }) {
+function RefreshFailed({
+  failure,
+  readAt,
+  every,
+  timeZone,
+  retry,
+}: {
+  failure: { message: string; at: number };
+  readAt: number | null;
+  every: number | null;
+  timeZone: string;
+  retry: () => void;
+}) {
   const time = (ms: number) => {
     try {
       return new Date(ms).toLocaleTimeString('en-GB', { timeZone, hour12: false });
@@ -166,7 +242,9 @@ function RefreshFailed({ failure, readAt, every, timeZone, retry }: { failure: {
       return new Date(ms).toISOString().slice(11, 19);
     }
   };
-  const next = every ? `Next try by ${time(failure.at + every)} (auto-refresh every ${every / 1000} s).` : 'Auto-refresh is off.';
+  const next = every
+    ? `Next try by ${time(failure.at + every)} (auto-refresh every ${every / 1000} s).`
+    : 'Auto-refresh is off.';
   return (
     <div class="notice error refresh-failed" role="alert" aria-label="Refresh failed">
       <span>
@@ -174,7 +252,9 @@ function RefreshFailed({ failure, readAt, every, timeZone, retry }: { failure: {
         {readAt !== null && `Still showing the data read at ${time(readAt)}. `}
         {next}
       </span>{' '}
-      <button type="button" onClick={retry}>Retry now</button>
+      <button type="button" onClick={retry}>
+        Retry now
+      </button>
     </div>
   );
 }

@@ -4,7 +4,15 @@ import { api } from '../lib/api';
 import { sourceLabel } from '../lib/sources';
 import type { Dashboard, DashboardGroup, Source } from '../lib/types';
 
-export function NewDashboardForm({ sources, groups, onCreated }: { sources: Source[]; groups: DashboardGroup[]; onCreated: (d: Dashboard) => void }) {
+export function NewDashboardForm({
+  sources,
+  groups,
+  onCreated,
+}: {
+  sources: Source[];
+  groups: DashboardGroup[];
+  onCreated: (d: Dashboard) => void;
+}) {
   const [error, setError] = useState<string | null>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -23,7 +31,12 @@ export function NewDashboardForm({ sources, groups, onCreated }: { sources: Sour
     }
   };
   return (
-    <form class="panel panel-body stack" onSubmit={submit} style={{ flex: '2 1 420px' }} aria-label="New dashboard">
+    <form
+      class="panel panel-body stack"
+      onSubmit={submit}
+      style={{ flex: '2 1 420px' }}
+      aria-label="New dashboard"
+    >
       <h2>New dashboard</h2>
       <div class="form-grid">
         <label class="field">
@@ -56,7 +69,11 @@ export function NewDashboardForm({ sources, groups, onCreated }: { sources: Sour
           </select>
         </label>
       </div>
-      {error && <p class="error-text" role="alert">{error}</p>}
+      {error && (
+        <p class="error-text" role="alert">
+          {error}
+        </p>
+      )}
       <div>
         <button class="primary" type="submit" disabled={sources.length === 0}>
           Create dashboard
@@ -80,13 +97,22 @@ export function NewGroupForm({ onCreated }: { onCreated: () => void }) {
     }
   };
   return (
-    <form class="panel panel-body stack" onSubmit={submit} style={{ flex: '1 1 240px' }} aria-label="New group">
+    <form
+      class="panel panel-body stack"
+      onSubmit={submit}
+      style={{ flex: '1 1 240px' }}
+      aria-label="New group"
+    >
       <h2>New group</h2>
       <label class="field">
         Group name
         <input name="name" required maxLength={255} placeholder="Team" />
       </label>
-      {error && <p class="error-text" role="alert">{error}</p>}
+      {error && (
+        <p class="error-text" role="alert">
+          {error}
+        </p>
+      )}
       <div>
         <button type="submit">Create group</button>
       </div>

@@ -25,20 +25,41 @@ export function GroupHeader(props: {
   return (
     <header>
       {renaming ? (
-        <RenameForm value={group.name} label="Group name" onSave={props.onRename} onClose={() => setRenaming(false)} />
+        <RenameForm
+          value={group.name}
+          label="Group name"
+          onSave={props.onRename}
+          onClose={() => setRenaming(false)}
+        />
       ) : (
         <h2>{group.name}</h2>
       )}
       <button type="button" onClick={() => setRenaming(true)} aria-label={`Rename ${group.name}`}>
         Rename
       </button>
-      <button type="button" class="icon" aria-label={`Move group ${group.name} up`} disabled={props.first} onClick={() => props.onMove(-1)}>
+      <button
+        type="button"
+        class="icon"
+        aria-label={`Move group ${group.name} up`}
+        disabled={props.first}
+        onClick={() => props.onMove(-1)}
+      >
         ↑
       </button>
-      <button type="button" class="icon" aria-label={`Move group ${group.name} down`} disabled={props.last} onClick={() => props.onMove(1)}>
+      <button
+        type="button"
+        class="icon"
+        aria-label={`Move group ${group.name} down`}
+        disabled={props.last}
+        onClick={() => props.onMove(1)}
+      >
         ↓
       </button>
-      <ConfirmButton label="Delete group" confirm="Delete group (dashboards stay)" onConfirm={props.onDelete} />
+      <ConfirmButton
+        label="Delete group"
+        confirm="Delete group (dashboards stay)"
+        onConfirm={props.onDelete}
+      />
     </header>
   );
 }
@@ -73,7 +94,12 @@ export function DashboardRow(props: {
   return (
     <li data-dashboard={d.name}>
       {renaming ? (
-        <RenameForm value={d.name} label="Dashboard name" onSave={(name) => put({ name })} onClose={() => setRenaming(false)} />
+        <RenameForm
+          value={d.name}
+          label="Dashboard name"
+          onSave={(name) => put({ name })}
+          onClose={() => setRenaming(false)}
+        />
       ) : (
         <span>
           <Link href={`/d/${d.id}`} class="name">
@@ -82,17 +108,27 @@ export function DashboardRow(props: {
           {locked && <span class="badge">locked</span>}
           <br />
           <span class="meta">
-            <code>{d.key}</code> · {props.source?.display_name ?? 'unknown source'} · {(d.payload.grid ?? []).length} widgets
+            <code>{d.key}</code> · {props.source?.display_name ?? 'unknown source'} ·{' '}
+            {(d.payload.grid ?? []).length} widgets
           </span>
         </span>
       )}
       <span class="actions">
-        <button type="button" disabled={locked} onClick={() => setRenaming(true)} aria-label={`Rename ${d.name}`}>
+        <button
+          type="button"
+          disabled={locked}
+          onClick={() => setRenaming(true)}
+          aria-label={`Rename ${d.name}`}
+        >
           Rename
         </button>
         <label>
           <span class="visually-hidden">Group of {d.name}</span>
-          <select disabled={locked} value={d.group_id ?? ''} onChange={(e) => put({ group_id: (e.target as HTMLSelectElement).value || null })}>
+          <select
+            disabled={locked}
+            value={d.group_id ?? ''}
+            onChange={(e) => put({ group_id: (e.target as HTMLSelectElement).value || null })}
+          >
             <option value="">No group</option>
             {props.groups.map((g) => (
               <option key={g.id} value={g.id}>
@@ -101,16 +137,36 @@ export function DashboardRow(props: {
             ))}
           </select>
         </label>
-        <button type="button" class="icon" aria-label={`Move ${d.name} up`} disabled={locked || props.first} onClick={() => props.onMove(-1)}>
+        <button
+          type="button"
+          class="icon"
+          aria-label={`Move ${d.name} up`}
+          disabled={locked || props.first}
+          onClick={() => props.onMove(-1)}
+        >
           ↑
         </button>
-        <button type="button" class="icon" aria-label={`Move ${d.name} down`} disabled={locked || props.last} onClick={() => props.onMove(1)}>
+        <button
+          type="button"
+          class="icon"
+          aria-label={`Move ${d.name} down`}
+          disabled={locked || props.last}
+          onClick={() => props.onMove(1)}
+        >
           ↓
         </button>
-        <button type="button" onClick={() => act(() => api('POST', '/dashboards', duplicateBody(d)).then(props.onRenumber))}>
+        <button
+          type="button"
+          onClick={() => act(() => api('POST', '/dashboards', duplicateBody(d)).then(props.onRenumber))}
+        >
           Duplicate
         </button>
-        <ConfirmButton label="Delete" confirm={`Delete ${d.name}`} disabled={locked} onConfirm={() => act(() => api('DELETE', `/dashboards/${d.id}`))} />
+        <ConfirmButton
+          label="Delete"
+          confirm={`Delete ${d.name}`}
+          disabled={locked}
+          onConfirm={() => act(() => api('DELETE', `/dashboards/${d.id}`))}
+        />
       </span>
     </li>
   );

@@ -27,7 +27,10 @@ async function loadList(signal: AbortSignal): Promise<ListData> {
 }
 
 /** New positions 1..n for items in the given order; only the changed ones are written. */
-async function writeOrder(kind: 'dashboards' | 'dashboard-groups', ordered: { id: string; position: number }[]): Promise<void> {
+async function writeOrder(
+  kind: 'dashboards' | 'dashboard-groups',
+  ordered: { id: string; position: number }[],
+): Promise<void> {
   for (const [i, item] of ordered.entries()) {
     if (item.position !== i + 1) await api('PUT', `/${kind}/${item.id}`, { position: i + 1 });
   }
@@ -56,9 +59,13 @@ export function DashboardsPage() {
   };
   const data = list.data;
   const needle = search.trim().toLowerCase();
-  const matches = (d: Dashboard) => !needle || d.name.toLowerCase().includes(needle) || d.key.toLowerCase().includes(needle);
-  const sections = data ? [...data.groups.map((g) => ({ group: g as DashboardGroup | null })), { group: null }] : [];
-  const inGroup = (g: DashboardGroup | null) => (data?.dashboards ?? []).filter((d) => (d.group_id ?? null) === (g?.id ?? null));
+  const matches = (d: Dashboard) =>
+    !needle || d.name.toLowerCase().includes(needle) || d.key.toLowerCase().includes(needle);
+  const sections = data
+    ? [...data.groups.map((g) => ({ group: g as DashboardGroup | null })), { group: null }]
+    : [];
+  const inGroup = (g: DashboardGroup | null) =>
+    (data?.dashboards ?? []).filter((d) => (d.group_id ?? null) === (g?.id ?? null));
   // Display order of every dashboard, grouped: the order positions are written in.
   const displayOrder = () => sections.flatMap((s) => inGroup(s.group));
 
@@ -83,7 +90,9 @@ export function DashboardsPage() {
             type="search"
             placeholder="Search by name or key"
             value={search}
-            onInput={(e) => navigate(withQuery('/', { q: (e.target as HTMLInputElement).value || null }), { replace: true })}
+            onInput={(e) =>
+              navigate(withQuery('/', { q: (e.target as HTMLInputElement).value || null }), { replace: true })
+            }
           />
         </label>
       </div>
@@ -93,7 +102,8 @@ export function DashboardsPage() {
         <div class="stack">
           {data.sources.length === 0 && (
             <div class="notice">
-              No sources yet: <Link href="/sources">create a project</Link> to send metrics to, then a dashboard to see them.
+              No sources yet: <Link href="/sources">create a project</Link> to send metrics to, then a
+              dashboard to see them.
             </div>
           )}
           {sections.map(({ group }, gi) => {
@@ -106,7 +116,9 @@ export function DashboardsPage() {
                   group={group}
                   first={gi === 0}
                   last={gi === data.groups.length - 1}
-                  onRename={(name) => group && act(() => api('PUT', `/dashboard-groups/${group.id}`, { name }))}
+                  onRename={(name) =>
+                    group && act(() => api('PUT', `/dashboard-groups/${group.id}`, { name }))
+                  }
                   onMove={(delta) => moveGroup(gi, delta)}
                   onDelete={() => group && act(() => api('DELETE', `/dashboard-groups/${group.id}`))}
                 />
@@ -124,13 +136,21 @@ export function DashboardsPage() {
                       onRenumber={() => writeOrder('dashboards', displayOrder())}
                     />
                   ))}
-                  {shown.length === 0 && <li class="muted">{rows.length ? 'No dashboard matches the search.' : 'No dashboards here yet.'}</li>}
+                  {shown.length === 0 && (
+                    <li class="muted">
+                      {rows.length ? 'No dashboard matches the search.' : 'No dashboards here yet.'}
+                    </li>
+                  )}
                 </ul>
               </section>
             );
           })}
           <div class="row" style={{ alignItems: 'flex-start' }}>
-            <NewDashboardForm sources={data.sources} groups={data.groups} onCreated={(d) => navigate(`/d/${d.id}`)} />
+            <NewDashboardForm
+              sources={data.sources}
+              groups={data.groups}
+              onCreated={(d) => navigate(`/d/${d.id}`)}
+            />
             <NewGroupForm onCreated={list.reload} />
           </div>
         </div>

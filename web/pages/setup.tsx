@@ -26,11 +26,20 @@ export function SetupPage({ onDone }: { onDone: () => void }) {
       <form class="panel panel-body" onSubmit={submit}>
         <div>
           <h1>Welcome</h1>
-          <p class="muted">Create the first account and its organization. You can invite nobody yet; everything stays on this machine.</p>
+          <p class="muted">
+            Create the first account and its organization. You can invite nobody yet; everything stays on this
+            machine.
+          </p>
         </div>
         <label class="field">
           Organization
-          <input name="organization" required maxLength={255} placeholder="Acme" autocomplete="organization" />
+          <input
+            name="organization"
+            required
+            maxLength={255}
+            placeholder="Acme"
+            autocomplete="organization"
+          />
         </label>
         <label class="field">
           Your name (optional)
@@ -42,9 +51,20 @@ export function SetupPage({ onDone }: { onDone: () => void }) {
         </label>
         <label class="field">
           Password (at least 8 characters)
-          <input name="password" type="password" required minLength={8} maxLength={256} autocomplete="new-password" />
+          <input
+            name="password"
+            type="password"
+            required
+            minLength={8}
+            maxLength={256}
+            autocomplete="new-password"
+          />
         </label>
-        {error && <p class="error-text" role="alert">{error}</p>}
+        {error && (
+          <p class="error-text" role="alert">
+            {error}
+          </p>
+        )}
         <button class="primary" type="submit" disabled={busy}>
           Create account
         </button>

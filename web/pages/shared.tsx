@@ -7,10 +7,28 @@ import { ErrorNotice, Skeleton } from '../components';
 import { DashboardView } from './dashboard';
 
 export function SharedDashboardPage({ token }: { token: string }) {
-  const loaded = useLoad((signal) => get<{ dashboard: Dashboard; source: Omit<Source, 'id' | 'display_name'> }>(`/shared/${token}`, { signal }), [token]);
+  const loaded = useLoad(
+    (signal) =>
+      get<{ dashboard: Dashboard; source: Omit<Source, 'id' | 'display_name'> }>(`/shared/${token}`, {
+        signal,
+      }),
+    [token],
+  );
   useTitle(loaded.data?.dashboard.name ?? 'Shared dashboard');
-  if (loaded.error) return <main><ErrorNotice message={loaded.error === 'Not found' ? 'This link does not exist or was revoked.' : loaded.error} /></main>;
-  if (!loaded.data) return <main><Skeleton lines={2} /></main>;
+  if (loaded.error)
+    return (
+      <main>
+        <ErrorNotice
+          message={loaded.error === 'Not found' ? 'This link does not exist or was revoked.' : loaded.error}
+        />
+      </main>
+    );
+  if (!loaded.data)
+    return (
+      <main>
+        <Skeleton lines={2} />
+      </main>
+    );
   const source: Source = { ...loaded.data.source, id: `shared-${token.slice(-5)}`, display_name: '' };
   return <DashboardView dashboard={loaded.data.dashboard} source={source} shareToken={token} />;
 }

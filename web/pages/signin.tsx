@@ -6,7 +6,10 @@ import { useFormSubmit, useTitle } from '../lib/hooks';
 export function SignInPage({ onDone }: { onDone: () => void }) {
   useTitle('Sign in');
   const { submit, error, busy } = useFormSubmit(async (form) => {
-    await api('POST', '/session', { email: String(form.get('email')), password: String(form.get('password')) });
+    await api('POST', '/session', {
+      email: String(form.get('email')),
+      password: String(form.get('password')),
+    });
     onDone();
   });
   return (
@@ -22,7 +25,11 @@ export function SignInPage({ onDone }: { onDone: () => void }) {
           Password
           <input name="password" type="password" required autocomplete="current-password" />
         </label>
-        {error && <p class="error-text" role="alert">{error}</p>}
+        {error && (
+          <p class="error-text" role="alert">
+            {error}
+          </p>
+        )}
         <button class="primary" type="submit" disabled={busy}>
           Sign in
         </button>

@@ -28,21 +28,50 @@ const text = (form: FormData, name: string) => {
 // typed, and form.reset() after a create brings back the browser's zone.
 export function NewProjectForm({ onCreated }: { onCreated: () => void }) {
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  const { error, submit } = useSubmit('/bootstrap/projects', (f) => ({
-    name: text(f, 'name'),
-    time_zone: text(f, 'time_zone'),
-    granularities: text(f, 'granularities'),
-    default_timeframe: text(f, 'default_timeframe'),
-  }), onCreated);
+  const { error, submit } = useSubmit(
+    '/bootstrap/projects',
+    (f) => ({
+      name: text(f, 'name'),
+      time_zone: text(f, 'time_zone'),
+      granularities: text(f, 'granularities'),
+      default_timeframe: text(f, 'default_timeframe'),
+    }),
+    onCreated,
+  );
   return (
-    <form class="panel panel-body stack" onSubmit={submit} aria-label="New project" style={{ flex: '1 1 320px' }}>
+    <form
+      class="panel panel-body stack"
+      onSubmit={submit}
+      aria-label="New project"
+      style={{ flex: '1 1 320px' }}
+    >
       <h2>New project</h2>
-      <label class="field">Name<input name="name" required maxLength={255} placeholder="web shop" /></label>
-      <label class="field">Time zone<input name="time_zone" defaultValue={zone} /></label>
-      <label class="field">Granularities<input name="granularities" placeholder="1m,1h,1d,1w,1mo,1q,1y" /></label>
-      <label class="field">Default range<input name="default_timeframe" placeholder="24h" /></label>
-      {error && <p class="error-text" role="alert">{error}</p>}
-      <div><button type="submit" class="primary">Create project</button></div>
+      <label class="field">
+        Name
+        <input name="name" required maxLength={255} placeholder="web shop" />
+      </label>
+      <label class="field">
+        Time zone
+        <input name="time_zone" defaultValue={zone} />
+      </label>
+      <label class="field">
+        Granularities
+        <input name="granularities" placeholder="1m,1h,1d,1w,1mo,1q,1y" />
+      </label>
+      <label class="field">
+        Default range
+        <input name="default_timeframe" placeholder="24h" />
+      </label>
+      {error && (
+        <p class="error-text" role="alert">
+          {error}
+        </p>
+      )}
+      <div>
+        <button type="submit" class="primary">
+          Create project
+        </button>
+      </div>
     </form>
   );
 }
@@ -51,42 +80,98 @@ const DRIVERS = ['sqlite', 'postgres', 'mysql', 'redis', 'mongo'];
 
 export function NewDatabaseForm({ onCreated }: { onCreated: () => void }) {
   const [driver, setDriver] = useState('sqlite');
-  const { error, submit } = useSubmit('/bootstrap/databases', (f) => {
-    const port = text(f, 'port');
-    return {
-      display_name: text(f, 'display_name'),
-      driver,
-      ...(driver === 'sqlite'
-        ? { file_path: text(f, 'file_path') }
-        : { host: text(f, 'host'), port: port ? Number(port) : undefined, database_name: text(f, 'database_name'), username: text(f, 'username'), password: text(f, 'password') }),
-      time_zone: text(f, 'time_zone'),
-    };
-  }, onCreated);
+  const { error, submit } = useSubmit(
+    '/bootstrap/databases',
+    (f) => {
+      const port = text(f, 'port');
+      return {
+        display_name: text(f, 'display_name'),
+        driver,
+        ...(driver === 'sqlite'
+          ? { file_path: text(f, 'file_path') }
+          : {
+              host: text(f, 'host'),
+              port: port ? Number(port) : undefined,
+              database_name: text(f, 'database_name'),
+              username: text(f, 'username'),
+              password: text(f, 'password'),
+            }),
+        time_zone: text(f, 'time_zone'),
+      };
+    },
+    onCreated,
+  );
   return (
-    <form class="panel panel-body stack" onSubmit={submit} aria-label="New database" style={{ flex: '1 1 320px' }}>
+    <form
+      class="panel panel-body stack"
+      onSubmit={submit}
+      aria-label="New database"
+      style={{ flex: '1 1 320px' }}
+    >
       <h2>New database source</h2>
       <div class="form-grid">
-        <label class="field wide">Name<input name="display_name" required maxLength={255} /></label>
-        <label class="field">Driver
-          <select name="driver" value={driver} onChange={(e) => setDriver((e.target as HTMLSelectElement).value)}>
-            {DRIVERS.map((d) => <option key={d} value={d}>{d}</option>)}
+        <label class="field wide">
+          Name
+          <input name="display_name" required maxLength={255} />
+        </label>
+        <label class="field">
+          Driver
+          <select
+            name="driver"
+            value={driver}
+            onChange={(e) => setDriver((e.target as HTMLSelectElement).value)}
+          >
+            {DRIVERS.map((d) => (
+              <option key={d} value={d}>
+                {d}
+              </option>
+            ))}
           </select>
         </label>
-        <label class="field">Time zone<input name="time_zone" placeholder="UTC" /></label>
+        <label class="field">
+          Time zone
+          <input name="time_zone" placeholder="UTC" />
+        </label>
         {driver === 'sqlite' ? (
-          <label class="field wide">File (inside the organization's folder)<input name="file_path" required placeholder="stats.sqlite" /></label>
+          <label class="field wide">
+            File (inside the organization's folder)
+            <input name="file_path" required placeholder="stats.sqlite" />
+          </label>
         ) : (
           <>
-            <label class="field">Host<input name="host" required /></label>
-            <label class="field">Port<input name="port" type="number" /></label>
-            <label class="field">Database<input name="database_name" /></label>
-            <label class="field">User<input name="username" autocomplete="off" /></label>
-            <label class="field wide">Password<input name="password" type="password" autocomplete="new-password" /></label>
+            <label class="field">
+              Host
+              <input name="host" required />
+            </label>
+            <label class="field">
+              Port
+              <input name="port" type="number" />
+            </label>
+            <label class="field">
+              Database
+              <input name="database_name" />
+            </label>
+            <label class="field">
+              User
+              <input name="username" autocomplete="off" />
+            </label>
+            <label class="field wide">
+              Password
+              <input name="password" type="password" autocomplete="new-password" />
+            </label>
           </>
         )}
       </div>
-      {error && <p class="error-text" role="alert">{error}</p>}
-      <div><button type="submit" class="primary">Create database source</button></div>
+      {error && (
+        <p class="error-text" role="alert">
+          {error}
+        </p>
+      )}
+      <div>
+        <button type="submit" class="primary">
+          Create database source
+        </button>
+      </div>
     </form>
   );
 }

@@ -6,7 +6,10 @@ import type { SeriesData } from '../widgets/types';
 import { EMPTY_SERIES } from '../lib/series';
 
 /** Reads one range of the dashboard's series (through the user's session, or a share link). */
-export type SeriesReader = (range: { from: number; to: number; granularity: string }, signal: AbortSignal) => Promise<SeriesData>;
+export type SeriesReader = (
+  range: { from: number; to: number; granularity: string },
+  signal: AbortSignal,
+) => Promise<SeriesData>;
 
 export interface SeriesState {
   series: SeriesData;
@@ -22,8 +25,22 @@ export interface SeriesState {
 }
 
 /** `identity` names what is read (source and key): a new one shows the loading state again. */
-export function useSeries(read: SeriesReader, identity: string, from: number, to: number, granularity: string, tick: number): SeriesState {
-  const [state, setState] = useState<SeriesState>({ series: EMPTY_SERIES, previous: null, loading: true, error: null, failure: null, readAt: null });
+export function useSeries(
+  read: SeriesReader,
+  identity: string,
+  from: number,
+  to: number,
+  granularity: string,
+  tick: number,
+): SeriesState {
+  const [state, setState] = useState<SeriesState>({
+    series: EMPTY_SERIES,
+    previous: null,
+    loading: true,
+    error: null,
+    failure: null,
+    readAt: null,
+  });
   const [loadedFor, setLoadedFor] = useState('');
   useEffect(() => {
     const controller = new AbortController();
@@ -31,8 +48,19 @@ export function useSeries(read: SeriesReader, identity: string, from: number, to
     const previousRange = { from: from - (to - from), to: from - 1, granularity };
     const current = `${identity}|${granularity}`;
     const fresh = loadedFor !== current;
-    if (fresh) setState({ series: EMPTY_SERIES, previous: null, loading: true, error: null, failure: null, readAt: null });
-    Promise.all([read(range, controller.signal), read(previousRange, controller.signal).catch(() => null)]).then(
+    if (fresh)
+      setState({
+        series: EMPTY_SERIES,
+        previous: null,
+        loading: true,
+        error: null,
+        failure: null,
+        readAt: null,
+      });
+    Promise.all([
+      read(range, controller.signal),
+      read(previousRange, controller.signal).catch(() => null),
+    ]).then(
       ([series, previous]) => {
         setState({ series, previous, loading: false, error: null, failure: null, readAt: Date.now() });
         setLoadedFor(current);
@@ -42,7 +70,15 @@ export function useSeries(read: SeriesReader, identity: string, from: number, to
         const failure = { message: err.message, at: Date.now() };
         // Data of this key already on screen stays there; only a first read shows the error in the widgets.
         if (!fresh) setState((kept) => ({ ...kept, loading: false, error: null, failure }));
-        else setState({ series: EMPTY_SERIES, previous: null, loading: false, error: err.message, failure, readAt: null });
+        else
+          setState({
+            series: EMPTY_SERIES,
+            previous: null,
+            loading: false,
+            error: err.message,
+            failure,
+            readAt: null,
+          });
       },
     );
     return () => controller.abort();

@@ -16,11 +16,21 @@ export function Bars({ items, single = false }: BarsProps) {
     <ul class="bars">
       {items.map((item, i) => (
         <li key={item.name} class="bars__row" data-name={item.name} data-value={item.value}>
-          <span class="bars__name" title={item.name}>{item.name}</span>
-          <span class="bars__track">
-            <span class="bars__fill" style={{ width: `${max > 0 ? (Math.abs(item.value) / max) * 100 : 0}%`, background: seriesColorVar(single ? 0 : i, item.color ?? null) }} />
+          <span class="bars__name" title={item.name}>
+            {item.name}
           </span>
-          <span class="bars__value num" title={formatExact(item.value)}>{formatCompact(item.value)}</span>
+          <span class="bars__track">
+            <span
+              class="bars__fill"
+              style={{
+                width: `${max > 0 ? (Math.abs(item.value) / max) * 100 : 0}%`,
+                background: seriesColorVar(single ? 0 : i, item.color ?? null),
+              }}
+            />
+          </span>
+          <span class="bars__value num" title={formatExact(item.value)}>
+            {formatCompact(item.value)}
+          </span>
         </li>
       ))}
     </ul>

@@ -11,7 +11,7 @@ const FALLBACK = ['#0072b2', '#e69f00', '#009e73', '#cc79a7', '#56b4e9', '#d55e0
 export function seriesColorVar(index: number, own: string | null = null): string {
   const slot = own?.startsWith('palette:') ? Number(own.slice(8)) : null;
   if (own && slot === null) return own;
-  const i = ((slot ?? index) % PALETTE_SIZE + PALETTE_SIZE) % PALETTE_SIZE;
+  const i = (((slot ?? index) % PALETTE_SIZE) + PALETTE_SIZE) % PALETTE_SIZE;
   return `var(--series-${i + 1}, ${FALLBACK[i]})`;
 }
 

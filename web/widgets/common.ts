@@ -11,14 +11,22 @@ export interface Drawable {
   paths: string[];
 }
 
-export function drawable({ rows, resolved }: WidgetData, hasData: (e: Entry) => boolean = anyValue): Drawable {
+export function drawable(
+  { rows, resolved }: WidgetData,
+  hasData: (e: Entry) => boolean = anyValue,
+): Drawable {
   const paths = rowPaths(rows);
   const error = rowsError(resolved);
   const entries = visibleEntries(resolved).filter(hasData);
   // A broken expression beside rows that draw: draw them, and say what is wrong underneath.
   if (entries.length) return { state: 'ready', entries, message: error, paths };
   if (error) return { state: 'error', entries, message: error, paths };
-  return { state: 'empty', entries, message: null, paths: paths.length ? paths : rows.map((r) => r.expression).filter(Boolean) };
+  return {
+    state: 'empty',
+    entries,
+    message: null,
+    paths: paths.length ? paths : rows.map((r) => r.expression).filter(Boolean),
+  };
 }
 
 const anyValue = (e: Entry) => e.values.some((v) => v !== null);

@@ -29,7 +29,10 @@ function histogram(widget: Record<string, unknown>, entries: Entry[], rowOf: Map
     values.set(bucket, (values.get(bucket) ?? 0) + (e.values[0] ?? 0));
   }
   const designators = (widget.designators ?? {}) as Record<string, unknown>;
-  const labels = bucketLabels([...groups.values()].flatMap((g) => [...g.values.keys()]), designatorLabels(designators.horizontal));
+  const labels = bucketLabels(
+    [...groups.values()].flatMap((g) => [...g.values.keys()]),
+    designatorLabels(designators.horizontal),
+  );
   const max = Math.max(0, ...[...groups.values()].flatMap((g) => [...g.values.values()]));
   return { labels, groups: [...groups.values()], max };
 }
@@ -38,7 +41,8 @@ export function DistributionWidget({ widget, ctx }: WidgetViewProps) {
   const data = useMemo(() => widgetTotals(widget, ctx.series), [widget, ctx.series]);
   const { state, entries, message, paths } = drawable(data, (e) => e.values[0] !== null);
   const rowOf = new Map<Entry, string>();
-  for (const r of data.resolved) for (const e of r.entries) rowOf.set(e, r.row.label || r.row.path || r.row.expression);
+  for (const r of data.resolved)
+    for (const e of r.entries) rowOf.set(e, r.row.label || r.row.path || r.row.expression);
   const h = histogram(widget, entries, rowOf);
   // Up to 12 bucket labels; past that every n-th, so they never run together.
   const labelEvery = Math.max(1, Math.ceil(h.labels.length / 12));
@@ -51,21 +55,36 @@ export function DistributionWidget({ widget, ctx }: WidgetViewProps) {
               {h.groups.map((g, gi) => {
                 const v = g.values.get(label) ?? 0;
                 return (
-                  <span key={g.name} class="histogram__bar" data-value={v} title={`${g.name} · ${label}: ${formatExact(v)}`}
-                    style={{ height: `${h.max > 0 ? (v / h.max) * 100 : 0}%`, background: seriesColorVar(gi, g.color) }} />
+                  <span
+                    key={g.name}
+                    class="histogram__bar"
+                    data-value={v}
+                    title={`${g.name} · ${label}: ${formatExact(v)}`}
+                    style={{
+                      height: `${h.max > 0 ? (v / h.max) * 100 : 0}%`,
+                      background: seriesColorVar(gi, g.color),
+                    }}
+                  />
                 );
               })}
             </div>
           ))}
         </div>
         <div class="histogram__axis">
-          {h.labels.map((label, i) => <span key={label}>{i % labelEvery === 0 ? label : ''}</span>)}
+          {h.labels.map((label, i) => (
+            <span key={label}>{i % labelEvery === 0 ? label : ''}</span>
+          ))}
         </div>
         <div class="histogram__scale num">max {formatCompact(h.max)}</div>
       </div>
       {h.groups.length > 1 && (
         <ul class="pie__legend histogram__legend">
-          {h.groups.map((g, i) => <li key={g.name}><i style={{ background: seriesColorVar(i, g.color) }} /><span>{g.name}</span></li>)}
+          {h.groups.map((g, i) => (
+            <li key={g.name}>
+              <i style={{ background: seriesColorVar(i, g.color) }} />
+              <span>{g.name}</span>
+            </li>
+          ))}
         </ul>
       )}
     </Frame>

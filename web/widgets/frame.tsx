@@ -33,8 +33,16 @@ export function Frame({ widget, state, message, heading, paths, meta, children }
     >
       {(title || meta) && (
         <header class="widget__head">
-          {title && <h3 class="widget__title" title={title}>{title}</h3>}
-          {meta && <span class="widget__meta" title={typeof meta === 'string' ? meta : undefined}>{meta}</span>}
+          {title && (
+            <h3 class="widget__title" title={title}>
+              {title}
+            </h3>
+          )}
+          {meta && (
+            <span class="widget__meta" title={typeof meta === 'string' ? meta : undefined}>
+              {meta}
+            </span>
+          )}
         </header>
       )}
       <div class="widget__body">{body(state, message, paths, children, heading)}</div>
@@ -42,8 +50,21 @@ export function Frame({ widget, state, message, heading, paths, meta, children }
   );
 }
 
-function body(state: WidgetState, message: string | null | undefined, paths: string[] | undefined, children: ComponentChildren, heading = 'Could not draw this widget') {
-  if (state === 'loading') return <div class="widget__skeleton" aria-hidden="true"><span /><span /><span /></div>;
+function body(
+  state: WidgetState,
+  message: string | null | undefined,
+  paths: string[] | undefined,
+  children: ComponentChildren,
+  heading = 'Could not draw this widget',
+) {
+  if (state === 'loading')
+    return (
+      <div class="widget__skeleton" aria-hidden="true">
+        <span />
+        <span />
+        <span />
+      </div>
+    );
   if (state === 'error') {
     return (
       <div class="widget__notice widget__notice--error" role="alert">
@@ -58,7 +79,13 @@ function body(state: WidgetState, message: string | null | undefined, paths: str
         <strong>No data in this range</strong>
         {paths && paths.length > 0 ? (
           <span>
-            for {paths.map((p, i) => <span key={p}>{i > 0 && ', '}<code>{p}</code></span>)}
+            for{' '}
+            {paths.map((p, i) => (
+              <span key={p}>
+                {i > 0 && ', '}
+                <code>{p}</code>
+              </span>
+            ))}
           </span>
         ) : (
           <span>This widget has no path or series row.</span>
@@ -69,7 +96,11 @@ function body(state: WidgetState, message: string | null | undefined, paths: str
   return (
     <>
       {children}
-      {message && <p class="widget__warning" role="note" title={message}>⚠ {message}</p>}
+      {message && (
+        <p class="widget__warning" role="note" title={message}>
+          ⚠ {message}
+        </p>
+      )}
     </>
   );
 }

@@ -17,26 +17,52 @@ function gridOf(widget: Record<string, unknown>, ctx: WidgetContext) {
   const shown = visibleEntries(totals.resolved).filter((e) => (e.values[0] ?? 0) !== 0);
   if (isMatrix(shown)) return { data: totals, grid: matrixGrid(shown), total: shown.length };
   const timeline = widgetTimeline(widget, ctx.series);
-  const grid = timeGrid(visibleEntries(timeline.resolved).filter((e) => e.values.some((v) => v)), ctx.series.at);
+  const grid = timeGrid(
+    visibleEntries(timeline.resolved).filter((e) => e.values.some((v) => v)),
+    ctx.series.at,
+  );
   return { data: timeline, grid, total: grid.total };
 }
 
 const cellFill = (t: number) =>
-  t <= 0 ? 'var(--heat-empty, transparent)' : `color-mix(in srgb, var(--series-1, #0072b2) ${Math.round(12 + t * 88)}%, var(--panel, #fff))`;
+  t <= 0
+    ? 'var(--heat-empty, transparent)'
+    : `color-mix(in srgb, var(--series-1, #0072b2) ${Math.round(12 + t * 88)}%, var(--panel, #fff))`;
 
 export function HeatmapWidget({ widget, ctx }: WidgetViewProps) {
   const { data, grid, total } = useMemo(() => gridOf(widget, ctx), [widget, ctx]);
   const ready = grid.yLabels.length > 0 && grid.max > 0;
   const { state, message, paths } = drawable(data);
   return (
-    <Frame widget={widget} state={ready ? 'ready' : state === 'ready' ? 'empty' : state} message={message} paths={paths}
-      meta={grid.timeAxis && total > grid.yLabels.length ? `top ${grid.yLabels.length} of ${total}` : undefined}>
+    <Frame
+      widget={widget}
+      state={ready ? 'ready' : state === 'ready' ? 'empty' : state}
+      message={message}
+      paths={paths}
+      meta={
+        grid.timeAxis && total > grid.yLabels.length ? `top ${grid.yLabels.length} of ${total}` : undefined
+      }
+    >
       <div class="heatmap">
-        <div class="heatmap__y">{grid.yLabels.map((y) => <span key={y} title={y}>{y}</span>)}</div>
+        <div class="heatmap__y">
+          {grid.yLabels.map((y) => (
+            <span key={y} title={y}>
+              {y}
+            </span>
+          ))}
+        </div>
         <Cells grid={grid} ctx={ctx} />
-        <div class="heatmap__x">{xTicks(grid, ctx).map(([i, text]) => <span key={i} style={{ left: `${((i + 0.5) / grid.xLabels.length) * 100}%` }}>{text}</span>)}</div>
+        <div class="heatmap__x">
+          {xTicks(grid, ctx).map(([i, text]) => (
+            <span key={i} style={{ left: `${((i + 0.5) / grid.xLabels.length) * 100}%` }}>
+              {text}
+            </span>
+          ))}
+        </div>
         <div class="heatmap__scale num">
-          <span>0</span><i /><span title={formatExact(grid.max)}>{formatCompact(grid.max)}</span>
+          <span>0</span>
+          <i />
+          <span title={formatExact(grid.max)}>{formatCompact(grid.max)}</span>
         </div>
       </div>
     </Frame>
@@ -46,12 +72,30 @@ export function HeatmapWidget({ widget, ctx }: WidgetViewProps) {
 function Cells({ grid, ctx }: { grid: HeatmapGrid; ctx: WidgetContext }) {
   const w = grid.xLabels.length;
   const h = grid.yLabels.length;
-  const label = (x: number) => (grid.timeAxis ? formatBucket(Number(grid.xLabels[x]), ctx.timeZone, ctx.range.granularity) : grid.xLabels[x]);
+  const label = (x: number) =>
+    grid.timeAxis
+      ? formatBucket(Number(grid.xLabels[x]), ctx.timeZone, ctx.range.granularity)
+      : grid.xLabels[x];
   return (
-    <svg class="heatmap__cells" viewBox={`0 0 ${w} ${h}`} preserveAspectRatio="none" role="img" aria-label={`Heatmap, ${h} rows by ${w} columns, max ${formatExact(grid.max)}`}>
+    <svg
+      class="heatmap__cells"
+      viewBox={`0 0 ${w} ${h}`}
+      preserveAspectRatio="none"
+      role="img"
+      aria-label={`Heatmap, ${h} rows by ${w} columns, max ${formatExact(grid.max)}`}
+    >
       {grid.cells.map((row, y) =>
         row.map((v, x) => (
-          <rect key={`${x}.${y}`} x={x + 0.04} y={y + 0.04} width={0.92} height={0.92} rx={0.03} style={{ fill: cellFill(intensity(v, grid.max)) }} data-value={v}>
+          <rect
+            key={`${x}.${y}`}
+            x={x + 0.04}
+            y={y + 0.04}
+            width={0.92}
+            height={0.92}
+            rx={0.03}
+            style={{ fill: cellFill(intensity(v, grid.max)) }}
+            data-value={v}
+          >
             <title>{`${grid.yLabels[y]} · ${label(x)}: ${formatExact(v)}`}</title>
           </rect>
         )),
@@ -66,7 +110,10 @@ function Cells({ grid, ctx }: { grid: HeatmapGrid; ctx: WidgetContext }) {
 function xTicks(grid: HeatmapGrid, ctx: WidgetContext): Array<[number, string]> {
   const n = grid.xLabels.length;
   if (grid.timeAxis) {
-    const all = grid.xLabels.map((raw, i): [number, string] => [i, formatBucketShort(Number(raw), ctx.timeZone, ctx.range.granularity)]);
+    const all = grid.xLabels.map((raw, i): [number, string] => [
+      i,
+      formatBucketShort(Number(raw), ctx.timeZone, ctx.range.granularity),
+    ]);
     const days = all.filter(([, text]) => !/^\d{2}:\d{2}(:\d{2})?$/.test(text));
     if (days.length >= 2 && days.length < n) {
       const k = Math.ceil(days.length / 6);
@@ -77,7 +124,10 @@ function xTicks(grid: HeatmapGrid, ctx: WidgetContext): Array<[number, string]> 
   const ticks: Array<[number, string]> = [];
   for (let i = 0; i < n; i += every) {
     const raw = grid.xLabels[i]!;
-    ticks.push([i, grid.timeAxis ? formatBucketShort(Number(raw), ctx.timeZone, ctx.range.granularity) : raw]);
+    ticks.push([
+      i,
+      grid.timeAxis ? formatBucketShort(Number(raw), ctx.timeZone, ctx.range.granularity) : raw,
+    ]);
   }
   return ticks;
 }

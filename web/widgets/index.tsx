@@ -35,9 +35,11 @@ const NEEDS_NO_DATA = new Set(['text', 'group']);
 export function WidgetView(props: WidgetViewProps) {
   const { widget, error, loading } = props;
   const Renderer = RENDERERS[widget.type];
-  if (!Renderer) return <Frame widget={widget} state="error" message={`Unknown widget type "${String(widget.type)}"`} />;
+  if (!Renderer)
+    return <Frame widget={widget} state="error" message={`Unknown widget type "${String(widget.type)}"`} />;
   if (!NEEDS_NO_DATA.has(widget.type)) {
-    if (error) return <Frame widget={widget} state="error" heading="Could not read the data" message={error} />;
+    if (error)
+      return <Frame widget={widget} state="error" heading="Could not read the data" message={error} />;
     if (loading) return <Frame widget={widget} state="loading" />;
   }
   return (
@@ -67,7 +69,14 @@ class Boundary extends Component<WidgetViewProps & { children: ComponentChildren
 
   override render() {
     const { failure } = this.state;
-    if (failure) return <Frame widget={this.props.widget} state="error" message={`This widget failed to render: ${failure}`} />;
+    if (failure)
+      return (
+        <Frame
+          widget={this.props.widget}
+          state="error"
+          message={`This widget failed to render: ${failure}`}
+        />
+      );
     return this.props.children;
   }
 }

@@ -9,7 +9,8 @@ const R = 50;
 
 function arcPath([start, end]: [number, number], inner: number): string {
   if (end - start >= Math.PI * 2 - 1e-9) end = start + Math.PI * 2 - 1e-6; // a full circle still draws
-  const pt = (r: number, a: number) => `${(R + r * Math.sin(a)).toFixed(3)} ${(R - r * Math.cos(a)).toFixed(3)}`;
+  const pt = (r: number, a: number) =>
+    `${(R + r * Math.sin(a)).toFixed(3)} ${(R - r * Math.cos(a)).toFixed(3)}`;
   const large = end - start > Math.PI ? 1 : 0;
   const outer = `M ${pt(R, start)} A ${R} ${R} 0 ${large} 1 ${pt(R, end)}`;
   if (inner <= 0) return `${outer} L ${R} ${R} Z`;
@@ -26,10 +27,22 @@ export function Pie({ items, donut }: PieProps) {
   const angles = sliceAngles(items.map((i) => i.value));
   return (
     <div class="pie">
-      <svg viewBox="0 0 100 100" class="pie__chart" role="img" aria-label={`${donut ? 'Donut' : 'Pie'} chart, total ${formatExact(total)}`}>
+      <svg
+        viewBox="0 0 100 100"
+        class="pie__chart"
+        role="img"
+        aria-label={`${donut ? 'Donut' : 'Pie'} chart, total ${formatExact(total)}`}
+      >
         {items.map((item, i) =>
           item.value > 0 ? (
-            <path key={item.name} class="pie__slice" d={arcPath(angles[i]!, donut ? R * 0.62 : 0)} fill={seriesColorVar(i, item.color ?? null)} data-name={item.name} data-value={item.value}>
+            <path
+              key={item.name}
+              class="pie__slice"
+              d={arcPath(angles[i]!, donut ? R * 0.62 : 0)}
+              fill={seriesColorVar(i, item.color ?? null)}
+              data-name={item.name}
+              data-value={item.value}
+            >
               <title>{`${item.name}: ${formatExact(item.value)} (${((item.value / total) * 100).toFixed(1)} %)`}</title>
             </path>
           ) : null,
@@ -44,9 +57,15 @@ export function Pie({ items, donut }: PieProps) {
         {items.map((item, i) => (
           <li key={item.name}>
             <i style={{ background: seriesColorVar(i, item.color ?? null) }} />
-            <span class="pie__name" title={item.name}>{item.name}</span>
-            <span class="num" title={formatExact(item.value)}>{formatCompact(item.value)}</span>
-            <span class="num pie__share">{total > 0 ? `${Math.round((Math.max(0, item.value) / total) * 100)} %` : ''}</span>
+            <span class="pie__name" title={item.name}>
+              {item.name}
+            </span>
+            <span class="num" title={formatExact(item.value)}>
+              {formatCompact(item.value)}
+            </span>
+            <span class="num pie__share">
+              {total > 0 ? `${Math.round((Math.max(0, item.value) / total) * 100)} %` : ''}
+            </span>
           </li>
         ))}
       </ul>

@@ -26,14 +26,27 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
   const { at } = ctx.series;
   const current = currentBucketIndex(at, ctx.now, ctx.range.granularity);
   return (
-    <Frame widget={widget} state={state} message={message} paths={paths} meta={total > entries.length ? `largest ${entries.length} of ${total} rows` : undefined}>
+    <Frame
+      widget={widget}
+      state={state}
+      message={message}
+      paths={paths}
+      meta={total > entries.length ? `largest ${entries.length} of ${total} rows` : undefined}
+    >
       <div class="table-scroll" ref={scroller} tabIndex={0} aria-label="Values by bucket, scrolls sideways">
         <table class="data-table">
           <thead>
             <tr>
-              <th scope="col" class="data-table__path" title={prefix ? `Paths under ${prefix}` : undefined}>{prefix ? <code>{prefix}*</code> : 'Path'}</th>
+              <th scope="col" class="data-table__path" title={prefix ? `Paths under ${prefix}` : undefined}>
+                {prefix ? <code>{prefix}*</code> : 'Path'}
+              </th>
               {at.map((ms, i) => (
-                <th key={ms} scope="col" title={formatBucket(ms, ctx.timeZone, ctx.range.granularity)} class={i === current ? 'is-current' : undefined}>
+                <th
+                  key={ms}
+                  scope="col"
+                  title={formatBucket(ms, ctx.timeZone, ctx.range.granularity)}
+                  class={i === current ? 'is-current' : undefined}
+                >
                   {formatBucketShort(ms, ctx.timeZone, ctx.range.granularity)}
                 </th>
               ))}
@@ -48,7 +61,9 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
                   {entry.name}
                 </th>
                 {entry.values.map((v, i) => (
-                  <td key={i} class={i === current ? 'is-current' : undefined}>{formatExact(v)}</td>
+                  <td key={i} class={i === current ? 'is-current' : undefined}>
+                    {formatExact(v)}
+                  </td>
                 ))}
                 <td class="data-table__pad" aria-hidden="true" />
               </tr>

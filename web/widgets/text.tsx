@@ -9,7 +9,13 @@ export function TextWidget({ widget }: WidgetViewProps) {
   const title = typeof widget.title === 'string' ? widget.title : '';
   const subtitle = typeof widget.subtitle === 'string' ? widget.subtitle : '';
   return (
-    <section class={`widget widget--text text--${align}`} data-widget-id={widget.id} data-widget-type="text" data-state="ready" aria-label={title || undefined}>
+    <section
+      class={`widget widget--text text--${align}`}
+      data-widget-id={widget.id}
+      data-widget-type="text"
+      data-state="ready"
+      aria-label={title || undefined}
+    >
       <div class="text">
         {title && <h3 class="text__title">{title}</h3>}
         {subtitle && <p class="text__subtitle">{subtitle}</p>}

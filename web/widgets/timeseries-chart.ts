@@ -29,11 +29,20 @@ export interface ChartSpec {
 
 const FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
 
-export function buildOptions(el: HTMLElement, spec: ChartSpec, size: { width: number; height: number }): uPlot.Options {
+export function buildOptions(
+  el: HTMLElement,
+  spec: ChartSpec,
+  size: { width: number; height: number },
+): uPlot.Options {
   const muted = token(el, '--muted', '#6b7280');
   const grid = token(el, '--border', '#e5e7eb');
   const suffix = spec.normalized ? ' %' : '';
-  const axis = { stroke: muted, font: FONT, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1, size: 4 } };
+  const axis = {
+    stroke: muted,
+    font: FONT,
+    grid: { stroke: grid, width: 1 },
+    ticks: { stroke: grid, width: 1, size: 4 },
+  };
   return {
     ...size,
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), spec.ctx.timeZone),
@@ -42,7 +51,11 @@ export function buildOptions(el: HTMLElement, spec: ChartSpec, size: { width: nu
     cursor: {
       // Only the cursor moves across charts: a drag (mousedown/up) stays in its chart, so one
       // drag makes one onZoom call, not one per synced chart.
-      sync: { key: spec.ctx.cursorSyncKey, setSeries: false, filters: { pub: (type) => type !== 'mousedown' && type !== 'mouseup' && type !== 'dblclick' } },
+      sync: {
+        key: spec.ctx.cursorSyncKey,
+        setSeries: false,
+        filters: { pub: (type) => type !== 'mousedown' && type !== 'mouseup' && type !== 'dblclick' },
+      },
       drag: { x: true, y: false, setScale: false },
       y: false, // a horizontal line means nothing on the synced charts
       points: { size: spec.type === 'bar' ? 0 : 6 },
@@ -53,13 +66,28 @@ export function buildOptions(el: HTMLElement, spec: ChartSpec, size: { width: nu
     },
     axes: [
       // 28 px tall and ticks at least 64 px apart: labels like "25 Jan" never touch.
-      { ...axis, size: 28, space: 64, values: (_u, splits, _ax, _space, incr) => splits.map((s) => formatTick(s * 1000, incr * 1000, spec.ctx.timeZone)) },
-      { ...axis, size: 52, label: spec.yLabel || undefined, labelFont: FONT, labelSize: spec.yLabel ? 16 : 0, values: (_u, splits) => splits.map((v) => formatCompact(v) + suffix) },
+      {
+        ...axis,
+        size: 28,
+        space: 64,
+        values: (_u, splits, _ax, _space, incr) =>
+          splits.map((s) => formatTick(s * 1000, incr * 1000, spec.ctx.timeZone)),
+      },
+      {
+        ...axis,
+        size: 52,
+        label: spec.yLabel || undefined,
+        labelFont: FONT,
+        labelSize: spec.yLabel ? 16 : 0,
+        values: (_u, splits) => splits.map((v) => formatCompact(v) + suffix),
+      },
     ],
     series: [{}, ...spec.columns.shown.map((entry, i) => seriesOptions(el, spec, i, entry.name))],
     bands: spec.stacked ? stackBands(spec.columns.shown.length, el, spec) : [],
     hooks: {
-      drawClear: [(u) => shadeCurrentBucket(u, spec, withAlpha(resolveColor(el, token(el, '--muted', '#6b7280')), 0.1))],
+      drawClear: [
+        (u) => shadeCurrentBucket(u, spec, withAlpha(resolveColor(el, token(el, '--muted', '#6b7280')), 0.1)),
+      ],
       setSelect: [(u) => zoomToSelection(u, spec.ctx)],
     },
     plugins: [readoutPlugin(spec)],
@@ -94,7 +122,12 @@ function seriesOptions(el: HTMLElement, spec: ChartSpec, i: number, label: strin
     case 'area':
       return { ...base, fill: withAlpha(color, spec.stacked ? 0.55 : 0.18) };
     case 'dots':
-      return { ...base, width: 0, paths: () => null, points: { show: true, size: 5, fill: color, stroke: color } };
+      return {
+        ...base,
+        width: 0,
+        paths: () => null,
+        points: { show: true, size: 5, fill: color, stroke: color },
+      };
     case 'bar':
       return { ...base, width: 0, fill: withAlpha(color, 0.85), paths: barPaths(spec, i) };
     default:
@@ -107,10 +140,13 @@ function seriesOptions(el: HTMLElement, spec: ChartSpec, i: number, label: strin
 function barPaths(spec: ChartSpec, i: number): uPlot.Series.PathBuilder {
   const n = spec.columns.shown.length;
   if (spec.stacked || n === 1) return uPlot.paths.bars!({ align: 1, size: [0.8, Infinity, 1], gap: 1 });
-  const width = (spec.step / 1000) * 0.8 / n;
+  const width = ((spec.step / 1000) * 0.8) / n;
   return uPlot.paths.bars!({
     disp: {
-      x0: { unit: 3, values: (u) => (u.data[0] as number[]).map((x) => x + (spec.step / 1000) * 0.1 + i * width) },
+      x0: {
+        unit: 3,
+        values: (u) => (u.data[0] as number[]).map((x) => x + (spec.step / 1000) * 0.1 + i * width),
+      },
       size: { unit: 3, values: () => [width] },
     },
   });
@@ -170,7 +206,13 @@ function readoutPlugin(spec: ChartSpec): uPlot.Plugin {
       },
       setCursor: (u) => {
         const idx = u.cursor.idx;
-        if (!hovered || idx === null || idx === undefined || u.cursor.left === undefined || u.cursor.left < 0) {
+        if (
+          !hovered ||
+          idx === null ||
+          idx === undefined ||
+          u.cursor.left === undefined ||
+          u.cursor.left < 0
+        ) {
           box.hidden = true;
           return;
         }
@@ -202,7 +244,9 @@ function fillReadout(box: HTMLElement, spec: ChartSpec, idx: number): void {
     name.textContent = entry.name;
     const value = document.createElement('b');
     const raw = entry.values[idx] ?? null;
-    value.textContent = spec.normalized ? `${formatExact(raw)} (${formatCompact(columns.raw[i]![idx] ?? null)} %)` : formatExact(raw);
+    value.textContent = spec.normalized
+      ? `${formatExact(raw)} (${formatCompact(columns.raw[i]![idx] ?? null)} %)`
+      : formatExact(raw);
     row.append(swatch, name, value);
     box.appendChild(row);
   });

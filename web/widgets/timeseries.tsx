@@ -34,7 +34,13 @@ export function TimeseriesWidget({ widget, ctx }: WidgetViewProps) {
     setHidden(next);
   };
   return (
-    <Frame widget={widget} state={state} message={message} paths={paths} meta={seriesMeta(prefix, total > entries.length ? `largest ${entries.length} of ${total} series` : '')}>
+    <Frame
+      widget={widget}
+      state={state}
+      message={message}
+      paths={paths}
+      meta={seriesMeta(prefix, total > entries.length ? `largest ${entries.length} of ${total} series` : '')}
+    >
       <div class="ts">
         <Chart widget={widget} ctx={ctx} entries={entries} hidden={hidden} prefix={prefix} />
         {flag(widget.legend, true) && <Legend entries={entries} hidden={hidden} onToggle={toggle} />}
@@ -54,7 +60,11 @@ function seriesMeta(prefix: string, cut: string) {
   if (!prefix && !cut) return undefined;
   return (
     <>
-      {prefix && <code class="widget__prefix" title={`Series under ${prefix}`}>{prefix}*</code>}
+      {prefix && (
+        <code class="widget__prefix" title={`Series under ${prefix}`}>
+          {prefix}*
+        </code>
+      )}
       {prefix && cut && ' · '}
       {cut}
     </>
@@ -77,12 +87,28 @@ function Chart({ widget, ctx, entries, hidden, prefix }: ChartProps) {
   }, [spec, ctx.theme]);
   const names = spec.columns.shown.map((e) => e.name).join(', ');
   const label = `${spec.type} chart of ${names ? `${prefix}${prefix ? ' ' : ''}${names}` : 'no series'}; drag across it to zoom the dashboard`;
-  return <div class="ts__plot" ref={box} role="img" aria-label={label} data-series-count={spec.columns.shown.length} />;
+  return (
+    <div
+      class="ts__plot"
+      ref={box}
+      role="img"
+      aria-label={label}
+      data-series-count={spec.columns.shown.length}
+    />
+  );
 }
 
-const measure = (el: HTMLElement) => ({ width: Math.max(120, el.clientWidth), height: Math.max(40, el.clientHeight) });
+const measure = (el: HTMLElement) => ({
+  width: Math.max(120, el.clientWidth),
+  height: Math.max(40, el.clientHeight),
+});
 
-function chartSpec(widget: WidgetViewProps['widget'], ctx: WidgetViewProps['ctx'], entries: Entry[], hidden: ReadonlySet<string>): ChartSpec {
+function chartSpec(
+  widget: WidgetViewProps['widget'],
+  ctx: WidgetViewProps['ctx'],
+  entries: Entry[],
+  hidden: ReadonlySet<string>,
+): ChartSpec {
   const type = CHART_TYPES.find((t) => t === widget.chart_type) ?? 'line';
   const stacked = flag(widget.stacked);
   const normalized = flag(widget.normalized);
@@ -117,7 +143,14 @@ function Legend({ entries, hidden, onToggle }: LegendProps) {
         const shown = !hidden.has(key);
         return (
           <li key={key}>
-            <button type="button" class="legend__item" aria-pressed={shown ? 'true' : 'false'} onClick={() => onToggle(key)} title={`${shown ? 'Hide' : 'Show'} ${entry.source === entry.name ? entry.name : `${entry.name} (${entry.source})`}`} data-source={entry.source}>
+            <button
+              type="button"
+              class="legend__item"
+              aria-pressed={shown ? 'true' : 'false'}
+              onClick={() => onToggle(key)}
+              title={`${shown ? 'Hide' : 'Show'} ${entry.source === entry.name ? entry.name : `${entry.name} (${entry.source})`}`}
+              data-source={entry.source}
+            >
               <i style={{ background: seriesColorVar(i, entry.color) }} />
               <span class="legend__name">{entry.name}</span>
             </button>

@@ -37,7 +37,8 @@ export interface DashboardInput extends SourceFields {
 }
 
 // The same words as the bootstrap endpoints that need an organization.
-export const NO_ORGANIZATION = 'User has no organization: create one with POST /api/v1/bootstrap/organizations';
+export const NO_ORGANIZATION =
+  'User has no organization: create one with POST /api/v1/bootstrap/organizations';
 export const LOCKED = 'Dashboard is locked';
 
 // A page stops early once its stored documents pass this many bytes (at least one dashboard is
@@ -51,7 +52,12 @@ export interface DashboardPage {
 }
 
 /** A page of the visible dashboards of the token's organization; none for a user without one. */
-export function listDashboards(ctx: DashboardsContext, auth: Auth, limit: number, offset: number): DashboardPage {
+export function listDashboards(
+  ctx: DashboardsContext,
+  auth: Auth,
+  limit: number,
+  offset: number,
+): DashboardPage {
   const organizationId = auth.organizationId;
   if (!organizationId) return { dashboards: [], total: 0 };
   return {
@@ -92,13 +98,24 @@ export function findChangeable(
   return dashboard;
 }
 
-export function createDashboard(ctx: DashboardsContext, auth: Auth, input: DashboardInput, bag: ErrorBag): Dashboard {
+export function createDashboard(
+  ctx: DashboardsContext,
+  auth: Auth,
+  input: DashboardInput,
+  bag: ErrorBag,
+): Dashboard {
   const organizationId = auth.organizationId;
   if (!organizationId) throw conflict(NO_ORGANIZATION);
   // A field already reported (sent but broken) is not also "required".
   if (input.name === undefined && !bag.has('name')) bag.add('name', 'is required');
   if (input.key === undefined && !bag.has('key')) bag.add('key', 'is required');
-  const source = selectSource(input, organizationId, ctx.sources, { projectsEnabled: ctx.projectsEnabled, keptProjectId: null }, bag);
+  const source = selectSource(
+    input,
+    organizationId,
+    ctx.sources,
+    { projectsEnabled: ctx.projectsEnabled, keptProjectId: null },
+    bag,
+  );
   if (source === undefined && !SOURCE_FIELDS.some((field) => bag.has(field))) {
     bag.add('source', 'is required: send source {type, id}, source_type and source_id, or database_id');
   }
@@ -154,7 +171,7 @@ export function updateDashboard(
   const keptProjectId = current.sourceType === 'project' ? current.sourceId : null;
   const options = { projectsEnabled: ctx.projectsEnabled, keptProjectId };
   const selected = selectSource(input, organizationId, ctx.sources, options, bag);
-  const source = selected === undefined ? ctx.sources.byId(current.sourceId) ?? null : selected;
+  const source = selected === undefined ? (ctx.sources.byId(current.sourceId) ?? null) : selected;
   const groupId = checkGroup(ctx, organizationId, input.group_id, bag);
   const granularity = checkGranularity(input.default_granularity, source, bag);
   const { payload, segments } = normalizeDocuments(input, current, bag);
@@ -230,7 +247,10 @@ function checkGroup(
 function checkGranularity(raw: string | undefined, source: Source | null, bag: ErrorBag): string | undefined {
   if (raw === undefined || !source) return raw;
   if (source.granularities.includes(raw)) return raw;
-  bag.add('default_granularity', `must be one of the source's granularities: ${source.granularities.join(', ')}`);
+  bag.add(
+    'default_granularity',
+    `must be one of the source's granularities: ${source.granularities.join(', ')}`,
+  );
   return undefined;
 }
 

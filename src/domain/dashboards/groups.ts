@@ -15,13 +15,26 @@ export interface GroupInput {
 }
 
 /** A page of the organization's groups (paged like dashboards, so no list grows without bound). */
-export function listGroups(ctx: DashboardsContext, auth: Auth, limit: number, offset: number): { groups: DashboardGroup[]; total: number } {
+export function listGroups(
+  ctx: DashboardsContext,
+  auth: Auth,
+  limit: number,
+  offset: number,
+): { groups: DashboardGroup[]; total: number } {
   const organizationId = auth.organizationId;
   if (!organizationId) return { groups: [], total: 0 };
-  return { groups: ctx.dashboards.listGroups(organizationId, limit, offset), total: ctx.dashboards.countGroups(organizationId) };
+  return {
+    groups: ctx.dashboards.listGroups(organizationId, limit, offset),
+    total: ctx.dashboards.countGroups(organizationId),
+  };
 }
 
-export function findGroup(ctx: DashboardsContext, auth: Auth, rawId: string, expected: ExpectedVersion = {}): DashboardGroup {
+export function findGroup(
+  ctx: DashboardsContext,
+  auth: Auth,
+  rawId: string,
+  expected: ExpectedVersion = {},
+): DashboardGroup {
   const id = normalizeId(rawId);
   const group = id && auth.organizationId ? ctx.dashboards.groupById(id, auth.organizationId) : undefined;
   if (!group) throw notFound();
@@ -29,7 +42,12 @@ export function findGroup(ctx: DashboardsContext, auth: Auth, rawId: string, exp
   return group;
 }
 
-export function createGroup(ctx: DashboardsContext, auth: Auth, input: GroupInput, bag: ErrorBag): DashboardGroup {
+export function createGroup(
+  ctx: DashboardsContext,
+  auth: Auth,
+  input: GroupInput,
+  bag: ErrorBag,
+): DashboardGroup {
   const organizationId = auth.organizationId;
   if (!organizationId) throw conflict(NO_ORGANIZATION);
   if (input.name === undefined && !bag.has('name')) bag.add('name', 'is required');

@@ -23,7 +23,8 @@ function issueField(prefix: string, issue: BaseIssue<unknown>): string {
 
 // valibot reports a missing object key with the object schema's own message; say it plainly.
 function issueMessage(issue: BaseIssue<unknown>): string {
-  const missingKey = (issue.type === 'object' || issue.type === 'loose_object') && issue.path && issue.input === undefined;
+  const missingKey =
+    (issue.type === 'object' || issue.type === 'loose_object') && issue.path && issue.input === undefined;
   return missingKey ? 'is required' : issue.message;
 }
 

@@ -60,7 +60,10 @@ function sizeMessage(total: number): string {
 export function checkSentDocuments(sent: Documents, kept: Documents, bag: ErrorBag): boolean {
   const widgets = countWidgets(sent.payload);
   if (widgets > MAX_WIDGETS) {
-    bag.add('payload.grid', `must hold at most ${MAX_WIDGETS} widgets, group children included (got ${widgets})`);
+    bag.add(
+      'payload.grid',
+      `must hold at most ${MAX_WIDGETS} widgets, group children included (got ${widgets})`,
+    );
     return false;
   }
   return checkStoredSize(sent, kept, bag);
@@ -75,7 +78,8 @@ export function checkStoredSize(sent: Documents, kept: Documents, bag: ErrorBag)
   const segmentsBytes = jsonBytes(sent.segments ?? kept.segments);
   const total = payloadBytes + segmentsBytes;
   if (total <= MAX_DOCUMENT_BYTES) return true;
-  const sentSegmentsLarger = sent.segments !== undefined && (sent.payload === undefined || segmentsBytes > payloadBytes);
+  const sentSegmentsLarger =
+    sent.segments !== undefined && (sent.payload === undefined || segmentsBytes > payloadBytes);
   bag.add(sentSegmentsLarger ? 'segments' : 'payload', sizeMessage(total));
   return false;
 }

@@ -6,4 +6,5 @@ import { isSpanText } from '../source-settings';
 /** True when `text` is a period such as `1h` or `30d`. */
 export const isPeriod = (text: string): boolean => isSpanText(text);
 
-export const PERIOD_MESSAGE = 'must be a count and a unit such as 24h, 7d or 1mo (units s, m, h, d, w, mo, q, y)';
+export const PERIOD_MESSAGE =
+  'must be a count and a unit such as 24h, 7d or 1mo (units s, m, h, d, w, mo, q, y)';

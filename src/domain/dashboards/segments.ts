@@ -12,7 +12,11 @@ const MAX_TEXT = 255;
 const text = v.string('must be a string');
 const nullableText = v.nullable(v.string('must be a string or null'));
 const id = v.optional(
-  v.pipe(text, v.minLength(1, 'must not be empty'), v.maxLength(MAX_TEXT, `must be at most ${MAX_TEXT} characters`)),
+  v.pipe(
+    text,
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(MAX_TEXT, `must be at most ${MAX_TEXT} characters`),
+  ),
   () => newId(),
 );
 
@@ -58,7 +62,8 @@ function finishSegment(segment: Segment, field: string, bag: ErrorBag): Segment 
     ...group,
     items: group.items.map((item) => ({ ...item, label: item.label ?? item.value })),
   }));
-  if (segment.type === 'text' && groups.length > 0) bag.add(`${field}.groups`, 'must be empty for a text segment');
+  if (segment.type === 'text' && groups.length > 0)
+    bag.add(`${field}.groups`, 'must be empty for a text segment');
   const values = new Set<string>();
   groups.forEach((group, g) =>
     group.items.forEach((item, i) => {

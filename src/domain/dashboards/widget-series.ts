@@ -52,7 +52,8 @@ export function checkSeriesRows(rows: readonly unknown[], field: string, bag: Er
       return;
     }
     if (filled(row.path)) {
-      if (!isSeriesPath(row.path.trim())) bag.add(`${at}.path`, 'must be a dot path such as count or country.*; * only as a whole segment');
+      if (!isSeriesPath(row.path.trim()))
+        bag.add(`${at}.path`, 'must be a dot path such as count or country.*; * only as a whole segment');
     } else if (!labelled) bag.add(`${at}.path`, 'is required in a path row');
   });
 }
@@ -62,6 +63,7 @@ export function checkSeriesRows(rows: readonly unknown[], field: string, bag: Er
  * that was sent but is broken counts (its own error is reported, not also "is required").
  */
 export function hasMetric(widget: Row): boolean {
-  const emptySeries = widget.series === undefined || (Array.isArray(widget.series) && widget.series.length === 0);
+  const emptySeries =
+    widget.series === undefined || (Array.isArray(widget.series) && widget.series.length === 0);
   return widget.path !== undefined || widget.paths !== undefined || !emptySeries;
 }

@@ -72,7 +72,11 @@ const metricPaths = v.pipe(
 );
 
 const COMMON = {
-  id: v.pipe(text, v.minLength(1, 'must not be empty'), v.maxLength(MAX_TEXT, `must be at most ${MAX_TEXT} characters`)),
+  id: v.pipe(
+    text,
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(MAX_TEXT, `must be at most ${MAX_TEXT} characters`),
+  ),
   type: oneOf(WIDGET_TYPES),
   title: v.optional(text, ''),
   x: v.optional(int(0), 0),
@@ -83,7 +87,15 @@ const COMMON = {
 
 // Metric widgets name their data by `path`/`paths` or by Trifle's `series` rows (or both); which
 // one is present is checked after the schema (checkMetric), so both stay optional here.
-const METRIC_TYPES = new Set<WidgetType>(['kpi', 'timeseries', 'category', 'table', 'list', 'distribution', 'heatmap']);
+const METRIC_TYPES = new Set<WidgetType>([
+  'kpi',
+  'timeseries',
+  'category',
+  'table',
+  'list',
+  'distribution',
+  'heatmap',
+]);
 const optionalPath = (wildcard: boolean) => v.optional(metricPath(wildcard));
 const optionalPaths = v.optional(metricPaths);
 // Trifle App stores the goal as the text typed in its form ("1200", "" for none).
@@ -119,9 +131,16 @@ const TYPE_FIELDS: Record<WidgetType, v.ObjectEntries> = {
     normalized: v.optional(flag, false),
     legend: v.optional(flag, true),
   },
-  category: { path: optionalPath(true), series: SERIES, chart_type: v.optional(oneOf(['bar', 'pie', 'donut']), 'bar') },
+  category: {
+    path: optionalPath(true),
+    series: SERIES,
+    chart_type: v.optional(oneOf(['bar', 'pie', 'donut']), 'bar'),
+  },
   table: { paths: optionalPaths, series: SERIES },
-  text: { subtitle: v.optional(text, ''), alignment: v.optional(oneOf(['left', 'center', 'right']), 'center') },
+  text: {
+    subtitle: v.optional(text, ''),
+    alignment: v.optional(oneOf(['left', 'center', 'right']), 'center'),
+  },
   list: {
     path: optionalPath(true),
     series: SERIES,
@@ -137,7 +156,10 @@ const TYPE_FIELDS: Record<WidgetType, v.ObjectEntries> = {
 type WidgetSchema = v.GenericSchema<unknown, Widget>;
 const COMMON_SCHEMA: WidgetSchema = v.looseObject(COMMON);
 const SCHEMAS = Object.fromEntries(
-  WIDGET_TYPES.map((type): [WidgetType, WidgetSchema] => [type, v.looseObject({ ...COMMON, ...TYPE_FIELDS[type] })]),
+  WIDGET_TYPES.map((type): [WidgetType, WidgetSchema] => [
+    type,
+    v.looseObject({ ...COMMON, ...TYPE_FIELDS[type] }),
+  ]),
 ) as Record<WidgetType, WidgetSchema>;
 
 const isWidgetType = (value: unknown): value is WidgetType => WIDGET_TYPES.some((t) => t === value);
@@ -172,7 +194,8 @@ function checkWidget(raw: unknown, index: number, prefix: string, scope: GridSco
   }
   checkGeometry(raw, field, scope.bag);
   if (isWidgetType(raw.type) && METRIC_TYPES.has(raw.type)) checkMetric(raw, raw.type, field, scope.bag);
-  if (raw.type === 'group' && nested) scope.bag.add(`${field}.type`, 'must not be group inside a group (groups do not nest)');
+  if (raw.type === 'group' && nested)
+    scope.bag.add(`${field}.type`, 'must not be group inside a group (groups do not nest)');
   else if (raw.type === 'group' && Array.isArray(widget.children)) {
     widget.children = checkWidgets(widget.children, `${field}.children`, scope, true);
   }
@@ -184,7 +207,8 @@ function checkGeometry(raw: Widget, field: string, bag: ErrorBag): void {
   const x = raw.x === undefined ? 0 : raw.x;
   const w = raw.w === undefined ? DEFAULT_W : raw.w;
   if (!Number.isSafeInteger(x) || !Number.isSafeInteger(w)) return; // reported by the schema
-  if ((x as number) + (w as number) > GRID_COLUMNS) bag.add(`${field}.w`, `x + w must be at most ${GRID_COLUMNS} (the grid has ${GRID_COLUMNS} columns)`);
+  if ((x as number) + (w as number) > GRID_COLUMNS)
+    bag.add(`${field}.w`, `x + w must be at most ${GRID_COLUMNS} (the grid has ${GRID_COLUMNS} columns)`);
 }
 
 // A metric widget needs a path, paths or at least one series row; series rows get their own checks.

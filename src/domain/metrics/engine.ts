@@ -23,10 +23,22 @@ import { PlanCache, mergeCommit } from './merge';
 import type { MetricWriterOptions } from '../../drivers/embedded/metric-writer';
 import { decodePoints } from '../../model/point-wire';
 import type { SeriesData } from './query/query';
-import { type SeriesParams, type SeriesText, applyTransponders, applyTranspondersData, parseSeriesParams, readSeriesText } from './query/series';
+import {
+  type SeriesParams,
+  type SeriesText,
+  applyTransponders,
+  applyTranspondersData,
+  parseSeriesParams,
+  readSeriesText,
+} from './query/series';
 import { createTranspondersRepo } from '../../storage/transponders';
 import { createWriteQueue } from './write-queue';
-import { inProcessWriter, startWriterThread, type WriterPort, type WriterStatus } from '../../drivers/embedded/writer-client';
+import {
+  inProcessWriter,
+  startWriterThread,
+  type WriterPort,
+  type WriterStatus,
+} from '../../drivers/embedded/writer-client';
 import { OverflowGuard } from './ingest/overflow';
 import { createLargeLeavesRepo } from '../../storage/large-leaves';
 
@@ -48,7 +60,10 @@ export interface MetricsEngineOptions {
    * Where the metric writer of the embedded store runs: a thread of its own (default), or this
    * thread (tests that reach into it). Its settings are those of embedded/metric-writer.ts.
    */
-  writer?: { thread?: boolean; maxUnmergedPoints?: number } & Omit<MetricWriterOptions, 'db' | 'log' | 'sourceSettings'>;
+  writer?: { thread?: boolean; maxUnmergedPoints?: number } & Omit<
+    MetricWriterOptions,
+    'db' | 'log' | 'sourceSettings'
+  >;
 }
 
 export interface MetricsEngine {
@@ -63,7 +78,10 @@ export interface MetricsEngine {
   /** GET /api/v1/metrics: `query` holds key (optional), from, to, granularity. */
   series(source: Source, query: Record<string, unknown>): Promise<SeriesText>;
   /** The series of a query body (key required), parsed for the query maths. */
-  seriesData(source: Source, input: Record<string, unknown>): Promise<{ params: SeriesParams; series: SeriesData }>;
+  seriesData(
+    source: Source,
+    input: Record<string, unknown>,
+  ): Promise<{ params: SeriesParams; series: SeriesData }>;
   /** The series of parameters the edge already parsed (parseSeriesParams). */
   readSeries(source: Source, params: SeriesParams): Promise<SeriesText>;
   /** Creates a database source's store layout (idempotent); rejects with an Error meant for the client. */
@@ -86,7 +104,12 @@ const settingsCache = new WeakMap<Source, BucketSettings>();
 function settingsOf(source: Source): BucketSettings {
   let settings = settingsCache.get(source);
   if (!settings) {
-    settings = { id: source.id, timeZone: source.timeZone, beginningOfWeek: source.beginningOfWeek, granularities: [...source.granularities] };
+    settings = {
+      id: source.id,
+      timeZone: source.timeZone,
+      beginningOfWeek: source.beginningOfWeek,
+      granularities: [...source.granularities],
+    };
     if (Object.isFrozen(source)) settingsCache.set(source, settings);
   }
   return settings;
@@ -113,13 +136,30 @@ type Points = { parsed: ValidPoint[]; wire?: undefined } | { wire: WirePoints; p
 
 export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngine {
   const { config } = options;
-  const sqlite = { timeoutMs: config.limits.sqliteSourceTimeoutMs, idleMs: config.limits.sqliteIdleCloseMs, log: options.log };
+  const sqlite = {
+    timeoutMs: config.limits.sqliteSourceTimeoutMs,
+    idleMs: config.limits.sqliteIdleCloseMs,
+    log: options.log,
+  };
   const writer = startWriter(options);
   const embedded = createEmbeddedStore(options.db, writer);
   const plans = new PlanCache();
   const merge = (entries: readonly LoggedPoints[]) => mergeCommit(entries, plans);
-  const drivers = createDriverRegistry({ db: options.db, embedded, merge, nativeBinding: options.nativeBinding, nativeBindingPath: options.nativeBindingPath, sqlite, secrets: options.secrets, network: config.network });
-  const queue = createWriteQueue({ maxPendingPoints: config.limits.writeQueueMaxPoints, log: options.log, translateError: translateSqliteError });
+  const drivers = createDriverRegistry({
+    db: options.db,
+    embedded,
+    merge,
+    nativeBinding: options.nativeBinding,
+    nativeBindingPath: options.nativeBindingPath,
+    sqlite,
+    secrets: options.secrets,
+    network: config.network,
+  });
+  const queue = createWriteQueue({
+    maxPendingPoints: config.limits.writeQueueMaxPoints,
+    log: options.log,
+    translateError: translateSqliteError,
+  });
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
   const guard = new OverflowGuard(createLargeLeavesRepo(options.db));
   const transponders = createTranspondersRepo(options.db);
@@ -132,14 +172,24 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     const points = () => (parsed ??= decodePoints(input.wire!));
     const enqueue = () => {
       const settings = settingsOf(source);
-      return queue.enqueue(store, count, input.wire ? { settings, wire: input.wire } : { settings, points: input.parsed });
+      return queue.enqueue(
+        store,
+        count,
+        input.wire ? { settings, wire: input.wire } : { settings, points: input.parsed },
+      );
     };
-    const check = input.wire ? guard.needsCheckWire(source.id, input.wire) : guard.needsCheck(source.id, input.parsed);
-    const done = check ? guard.checked(points(), { plan, store, batch, drain: () => queue.drain(store), write: enqueue }) : enqueue();
+    const check = input.wire
+      ? guard.needsCheckWire(source.id, input.wire)
+      : guard.needsCheck(source.id, input.parsed);
+    const done = check
+      ? guard.checked(points(), { plan, store, batch, drain: () => queue.drain(store), write: enqueue })
+      : enqueue();
     const observe = options.onCommitted;
     if (!observe) return done;
     const started = performance.now();
-    const leaves = input.wire ? input.wire.values.length : input.parsed.reduce((n, p) => n + p.paths.length, 0);
+    const leaves = input.wire
+      ? input.wire.values.length
+      : input.parsed.reduce((n, p) => n + p.paths.length, 0);
     return done.then(() => observe(count, leaves, (performance.now() - started) / 1000));
   }
 
@@ -201,7 +251,10 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
       const text = await readSeriesText(drivers.storeFor(source), source, params);
-      return { params, series: applyTranspondersData(text, params.key, () => transponders.enabled(source.id)) };
+      return {
+        params,
+        series: applyTranspondersData(text, params.key, () => transponders.enabled(source.id)),
+      };
     },
 
     async readSeries(source, params) {
@@ -233,4 +286,3 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     writerStarted: () => writer.whenStarted(),
   };
 }
-

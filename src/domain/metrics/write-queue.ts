@@ -30,7 +30,10 @@ export interface WriteRequest {
  * encoded together (a second of single points is one entry per commit, not one per request).
  */
 function commitEntries(requests: readonly WriteRequest[]): LoggedPoints[] {
-  const bySource = new Map<string, Array<{ settings: BucketSettings; points: ValidPoint[] | null; wire: WirePoints | null }>>();
+  const bySource = new Map<
+    string,
+    Array<{ settings: BucketSettings; points: ValidPoint[] | null; wire: WirePoints | null }>
+  >();
   for (const r of requests) {
     let list = bySource.get(r.settings.id);
     if (!list) bySource.set(r.settings.id, (list = []));
@@ -117,7 +120,11 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
     try {
       await store.commit(commitEntries(batch.requests));
     } catch (err) {
-      options.log?.warn('metric write failed', { store: store.kind, points: batch.points, error: String(err) });
+      options.log?.warn('metric write failed', {
+        store: store.kind,
+        points: batch.points,
+        error: String(err),
+      });
       return settleWaiters(batch, err ?? new Error('write failed'));
     } finally {
       pendingPoints -= batch.points;
@@ -183,7 +190,9 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
       const state = stateOf(store);
       const target = state.next;
       if (target) {
-        const done = new Promise<void>((resolve) => target.waiters.push({ resolve, reject: () => resolve() }));
+        const done = new Promise<void>((resolve) =>
+          target.waiters.push({ resolve, reject: () => resolve() }),
+        );
         start(store, state);
         await done;
       } else if (state.running) await state.running;

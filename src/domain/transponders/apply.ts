@@ -5,7 +5,13 @@
 // run in `order`, so a later one can read an earlier one's response. A transponder that fails
 // (its expression no longer parses, its key pattern is refused, its response path runs into a
 // number or names a map) is skipped whole and reported, never failing the read.
-import { ExpressionError, evaluate, parseTransponderExpression, rowLetter, type Expr } from '../../shared/expression';
+import {
+  ExpressionError,
+  evaluate,
+  parseTransponderExpression,
+  rowLetter,
+  type Expr,
+} from '../../shared/expression';
 import type { Transponder } from '../../storage/transponders';
 import { keyMatches } from './key-pattern';
 
@@ -35,7 +41,8 @@ function placeProblem(bucket: Bucket, path: readonly string[]): string | null {
     if (i === path.length - 1) {
       return typeof next === 'number' ? null : `response path ${path.join('.')} names a map of values`;
     }
-    if (typeof next !== 'object' || next === null) return `response path ${path.join('.')} runs into the value at ${path.slice(0, i + 1).join('.')}`;
+    if (typeof next !== 'object' || next === null)
+      return `response path ${path.join('.')} runs into the value at ${path.slice(0, i + 1).join('.')}`;
     node = next;
   }
   return null;
@@ -56,7 +63,11 @@ function place(bucket: Bucket, path: readonly string[], value: number): void {
 }
 
 /** The transponders among `list` whose key applies to `key`; a refused pattern is an error. */
-export function matching(list: readonly Transponder[], key: string, errors: TransponderError[]): Transponder[] {
+export function matching(
+  list: readonly Transponder[],
+  key: string,
+  errors: TransponderError[],
+): Transponder[] {
   const out: Transponder[] = [];
   for (const t of list) {
     try {
@@ -69,7 +80,11 @@ export function matching(list: readonly Transponder[], key: string, errors: Tran
 }
 
 /** Applies `list` (already matched, in order) to the parsed buckets in place. */
-export function applyToBuckets(list: readonly Transponder[], buckets: Bucket[], errors: TransponderError[]): void {
+export function applyToBuckets(
+  list: readonly Transponder[],
+  buckets: Bucket[],
+  errors: TransponderError[],
+): void {
   for (const t of list) {
     let expr: Expr;
     try {
@@ -127,7 +142,11 @@ export function applyToSeries(
  * text of a year of hourly buckets costs more than the transponders themselves). A bucket whose
  * existing members changed is written whole.
  */
-export function textsOf(list: readonly Transponder[], original: readonly string[], buckets: readonly Bucket[]): string[] {
+export function textsOf(
+  list: readonly Transponder[],
+  original: readonly string[],
+  buckets: readonly Bucket[],
+): string[] {
   const tops = [...new Set(list.map((t) => t.response.split('.')[0]!))];
   const out: string[] = new Array(buckets.length);
   for (let i = 0; i < buckets.length; i++) {

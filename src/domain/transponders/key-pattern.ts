@@ -44,7 +44,8 @@ export function patternProblem(pattern: string): string | null {
       const frame = stack.pop() ?? { risky: false };
       if (stack.length === 0) stack.push({ risky: false });
       i += 1;
-      if (repeats(i) && frame.risky) return 'must not repeat a group that itself repeats or branches (catastrophic backtracking)';
+      if (repeats(i) && frame.risky)
+        return 'must not repeat a group that itself repeats or branches (catastrophic backtracking)';
       if (frame.risky || repeats(i)) stack[stack.length - 1]!.risky = true;
     } else {
       if (c === '|' || repeats(i)) stack[stack.length - 1]!.risky = true;

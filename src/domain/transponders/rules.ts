@@ -18,7 +18,8 @@ function pathProblem(what: string, value: unknown): string | null {
   if (typeof value !== 'string' || value.trim() === '') return `${what} can't be blank`;
   if (value.includes('*')) return `${what} must not contain wildcards (*)`;
   if (value.length > MAX_PATH) return `${what} must be at most ${MAX_PATH} characters`;
-  if (value.split('.').some((part) => part === '')) return `${what} must be a dot path without empty segments`;
+  if (value.split('.').some((part) => part === ''))
+    return `${what} must be a dot path without empty segments`;
   return null;
 }
 
@@ -26,7 +27,11 @@ function pathProblem(what: string, value: unknown): string | null {
  * The transponder's fields from a request body, over `base` (the stored transponder on an update,
  * null on a create; `nextOrder` is the default order of a new one). Throws a 422 AppError.
  */
-export function transponderFields(raw: Body, base: TransponderFields | null, nextOrder: number): TransponderFields {
+export function transponderFields(
+  raw: Body,
+  base: TransponderFields | null,
+  nextOrder: number,
+): TransponderFields {
   const body = isObject(raw.transponder) ? raw.transponder : raw;
   const config = isObject(body.config) ? body.config : {};
   const pick = (name: string): unknown => (config[name] !== undefined ? config[name] : body[name]);
@@ -47,11 +52,13 @@ export function transponderFields(raw: Body, base: TransponderFields | null, nex
     if (problem) add('key', problem);
   }
 
-  if (body.config !== undefined && !isObject(body.config)) add('config', 'must be an object with paths, expression and response');
+  if (body.config !== undefined && !isObject(body.config))
+    add('config', 'must be an object with paths, expression and response');
   const paths = pick('paths') ?? base?.paths;
   let pathCount = 0;
   if (!Array.isArray(paths) || paths.length === 0) add('config', 'paths must be a list of 1 to 26 paths');
-  else if (paths.length > MAX_TRANSPONDER_PATHS) add('config', `paths must hold at most ${MAX_TRANSPONDER_PATHS} paths (one per variable a..z)`);
+  else if (paths.length > MAX_TRANSPONDER_PATHS)
+    add('config', `paths must hold at most ${MAX_TRANSPONDER_PATHS} paths (one per variable a..z)`);
   else {
     pathCount = paths.length;
     paths.forEach((p, i) => {
@@ -60,8 +67,10 @@ export function transponderFields(raw: Body, base: TransponderFields | null, nex
     });
   }
   const expression = pick('expression') ?? base?.expression;
-  if (expression !== undefined && expression !== null && typeof expression !== 'string') add('config', 'expression must be a string');
-  else if (typeof expression !== 'string' || expression.trim() === '') add('config', "expression can't be blank");
+  if (expression !== undefined && expression !== null && typeof expression !== 'string')
+    add('config', 'expression must be a string');
+  else if (typeof expression !== 'string' || expression.trim() === '')
+    add('config', "expression can't be blank");
   else if (pathCount > 0) {
     const problem = expressionProblem(expression, pathCount, "the paths' variables");
     if (problem) add('config', `expression: ${problem}`);
@@ -77,7 +86,8 @@ export function transponderFields(raw: Body, base: TransponderFields | null, nex
 
   let order: unknown = body.order ?? base?.order ?? nextOrder;
   if (typeof order === 'string' && /^-?\d{1,9}$/.test(order.trim())) order = Number(order.trim());
-  if (typeof order !== 'number' || !Number.isSafeInteger(order) || Math.abs(order) > 1e9) add('order', 'must be an integer');
+  if (typeof order !== 'number' || !Number.isSafeInteger(order) || Math.abs(order) > 1e9)
+    add('order', 'must be an integer');
 
   if (Object.keys(errors).length > 0) throw invalid(errors);
   return {

@@ -74,7 +74,10 @@ export class BucketCache {
     if (entry < 0) return undefined;
     const shape = this.shapes[entry];
     const value: BucketValue = shape
-      ? { shape, values: this.numbers.subarray(this.offsets[entry]!, this.offsets[entry]! + shape.paths.length) }
+      ? {
+          shape,
+          values: this.numbers.subarray(this.offsets[entry]!, this.offsets[entry]! + shape.paths.length),
+        }
       : this.trees.get(entry)!.value;
     return { value, fold: this.folds[entry]! };
   }
@@ -157,7 +160,9 @@ export class BucketCache {
 }
 
 function hash(seriesId: number, bucket: number): number {
-  let h = Math.imul(seriesId | 0, 0x9e3779b1) ^ Math.imul((bucket | 0) ^ ((bucket / 4_294_967_296) | 0), 0x85ebca6b);
+  let h =
+    Math.imul(seriesId | 0, 0x9e3779b1) ^
+    Math.imul((bucket | 0) ^ ((bucket / 4_294_967_296) | 0), 0x85ebca6b);
   h ^= h >>> 15;
   return Math.imul(h, 0x2c1b3c6d) ^ (h >>> 12);
 }

@@ -3,7 +3,13 @@
 import type { Db } from '../../storage/db';
 import { BucketCache, type BucketCacheLimits } from './bucket-cache';
 import { bucketUpserts, keyCountUpserts, statements, type FoldState } from './sql';
-import { type BucketValue, ShapeRegistry, applyToBucket, parseBucket, renderBucket } from '../../model/bucket-shape';
+import {
+  type BucketValue,
+  ShapeRegistry,
+  applyToBucket,
+  parseBucket,
+  renderBucket,
+} from '../../model/bucket-shape';
 import type { RowDelta } from '../../model/row-delta';
 
 const COUNT_PATHS = ['count'];
@@ -26,7 +32,10 @@ export class FoldTarget {
   private created: Array<[Map<string, number>, string, number]> = [];
   private dataVersion = Number.NaN;
 
-  constructor(readonly db: Db, cacheLimits?: BucketCacheLimits) {
+  constructor(
+    readonly db: Db,
+    cacheLimits?: BucketCacheLimits,
+  ) {
     this.sql = statements(db);
     this.upserts = bucketUpserts(db);
     this.keyCounts = keyCountUpserts(db);
@@ -128,4 +137,3 @@ export class FoldTarget {
     this.seriesIds.clear();
   }
 }
-

@@ -11,7 +11,13 @@
 // raises the stamp in metric_fold_state, and only then are its rows marked folded in the window.
 import { SYSTEM_KEY } from '../../model/write-set';
 import type { FoldTarget } from './fold-target';
-import { type CountRow, type IngestWindow, UNTRACKED_KEY, type WindowKey, type WindowSource } from '../../model/window/window';
+import {
+  type CountRow,
+  type IngestWindow,
+  UNTRACKED_KEY,
+  type WindowKey,
+  type WindowSource,
+} from '../../model/window/window';
 
 /** Work items between two looks at the clock. */
 const CLOCK_EVERY = 32;
@@ -109,7 +115,12 @@ export class Fold {
       const { sourceId, granularities } = state.source.plan;
       let byGranularity = known.get(state);
       if (!byGranularity) known.set(state, (byGranularity = target.idsOf(sourceId, state.key)));
-      ids[series] = target.seriesId(byGranularity, sourceId, state.key, granularities[window.seriesSlot[series]!]!.text);
+      ids[series] = target.seriesId(
+        byGranularity,
+        sourceId,
+        state.key,
+        granularities[window.seriesSlot[series]!]!.text,
+      );
       yield;
     }
     return ids;
@@ -165,7 +176,13 @@ export class Fold {
       for (const group of sorted) {
         for (const r of group.rows) {
           if (rows.countFolded(r)) continue;
-          this.target.addKeyCount(systemId, group.bucketMs, window.seriesKey[rows.series[r]!]!.key, rows.tracked[r]!, this.number);
+          this.target.addKeyCount(
+            systemId,
+            group.bucketMs,
+            window.seriesKey[rows.series[r]!]!.key,
+            rows.tracked[r]!,
+            this.number,
+          );
           this.wroteKeyCounts.push(r);
           yield;
         }
@@ -183,8 +200,11 @@ export class Fold {
           if (row.folded) continue;
           const { bucketMs } = row;
           target.writeBucket(systemId, bucketMs, this.number, row.leaves, row.count);
-          if (row.untracked > 0) target.addKeyCount(systemId, bucketMs, UNTRACKED_KEY, row.untracked, this.number);
-          if (row.keys) for (const [key, count] of row.keys) target.addKeyCount(systemId, bucketMs, key, count, this.number);
+          if (row.untracked > 0)
+            target.addKeyCount(systemId, bucketMs, UNTRACKED_KEY, row.untracked, this.number);
+          if (row.keys)
+            for (const [key, count] of row.keys)
+              target.addKeyCount(systemId, bucketMs, key, count, this.number);
           this.wroteTotals.push(row);
           yield;
         }
@@ -194,6 +214,11 @@ export class Fold {
 
   private systemIdOf(source: WindowSource, slot: number): number {
     const { sourceId, granularities } = source.plan;
-    return this.target.seriesId(this.target.idsOf(sourceId, SYSTEM_KEY), sourceId, SYSTEM_KEY, granularities[slot]!.text);
+    return this.target.seriesId(
+      this.target.idsOf(sourceId, SYSTEM_KEY),
+      sourceId,
+      SYSTEM_KEY,
+      granularities[slot]!.text,
+    );
   }
 }

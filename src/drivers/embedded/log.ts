@@ -24,7 +24,21 @@
 // length, f64 number, u32 head length, head, body), where recovery resynchronises on the next
 // record number it expects, and the first version's single `metric-log.bin` (records naming only
 // their source: u16 length and the id instead of the head).
-import { closeSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync, writevSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  ftruncateSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+  writevSync,
+} from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 
@@ -131,11 +145,25 @@ function readRecord3(bytes: Buffer, at: number, file: string, after: number): Lo
   const headLength = bytes.readUInt32LE(at + 20);
   if (!isRecordNumber(seq) || seq <= after || at + FIXED3 + headLength > end) return null;
   const head = bytes.toString('utf8', at + FIXED3, at + FIXED3 + headLength);
-  return { seq, head, sourceId: null, body: bytes.subarray(at + FIXED3 + headLength, end), file, offset: at, bytes: bytes.subarray(at, end) };
+  return {
+    seq,
+    head,
+    sourceId: null,
+    body: bytes.subarray(at + FIXED3 + headLength, end),
+    file,
+    offset: at,
+    bytes: bytes.subarray(at, end),
+  };
 }
 
 /** A plausible record of format 2 (or of the first version: `legacy`) at `at`, or null. */
-function readRecord2(bytes: Buffer, at: number, file: string, after: number, legacy: boolean): LogRecord | null {
+function readRecord2(
+  bytes: Buffer,
+  at: number,
+  file: string,
+  after: number,
+  legacy: boolean,
+): LogRecord | null {
   const fixed = legacy ? 4 + 8 + 2 : 4 + 8 + 4;
   if (at + fixed > bytes.length) return null;
   const length = bytes.readUInt32LE(at);
@@ -147,7 +175,15 @@ function readRecord2(bytes: Buffer, at: number, file: string, after: number, leg
   if (at + fixed + nameLength > end) return null;
   const name = bytes.toString('utf8', at + fixed, at + fixed + nameLength);
   if (!legacy && !isHead(name)) return null;
-  return { seq, head: legacy ? null : name, sourceId: legacy ? name : null, body: bytes.subarray(at + fixed + nameLength, end), file, offset: at, bytes: bytes.subarray(at, end) };
+  return {
+    seq,
+    head: legacy ? null : name,
+    sourceId: legacy ? name : null,
+    body: bytes.subarray(at + fixed + nameLength, end),
+    file,
+    offset: at,
+    bytes: bytes.subarray(at, end),
+  };
 }
 
 /** A head is the JSON of a source's settings: an object with a string id. */
@@ -168,7 +204,12 @@ function isHead(text: string): boolean {
  */
 function decode(bytes: Buffer, file: string, firstSeq: number | null): Decoded {
   const legacy = firstSeq === null;
-  const format = legacy ? 1 : bytes.length >= FILE_MAGIC.length && bytes.compare(FILE_MAGIC, 0, FILE_MAGIC.length, 0, FILE_MAGIC.length) === 0 ? 3 : 2;
+  const format = legacy
+    ? 1
+    : bytes.length >= FILE_MAGIC.length &&
+        bytes.compare(FILE_MAGIC, 0, FILE_MAGIC.length, 0, FILE_MAGIC.length) === 0
+      ? 3
+      : 2;
   const records: LogRecord[] = [];
   const damage: Damage[] = [];
   let at = format === 3 ? FILE_MAGIC.length : 0;
@@ -183,7 +224,12 @@ function decode(bytes: Buffer, file: string, firstSeq: number | null): Decoded {
       at = record.bytes.byteOffset - bytes.byteOffset + record.bytes.length;
       continue;
     }
-    const next = format === 3 ? nextMark(bytes, at + 1, read) : format === 2 ? nextNumbered(bytes, at + 1, last, read) : -1;
+    const next =
+      format === 3
+        ? nextMark(bytes, at + 1, read)
+        : format === 2
+          ? nextNumbered(bytes, at + 1, last, read)
+          : -1;
     if (next < 0) {
       damage.push({ from: at, to: bytes.length, tail: true });
       break;
@@ -201,12 +247,21 @@ function nextMark(bytes: Buffer, from: number, read: (at: number) => LogRecord |
   return -1;
 }
 
-function nextNumbered(bytes: Buffer, from: number, last: number, read: (at: number) => LogRecord | null): number {
+function nextNumbered(
+  bytes: Buffer,
+  from: number,
+  last: number,
+  read: (at: number) => LogRecord | null,
+): number {
   let best = -1;
   const number = Buffer.allocUnsafe(8);
   for (let seq = last + 1; seq <= last + RESYNC_SEQS; seq++) {
     number.writeDoubleLE(seq, 0);
-    for (let i = bytes.indexOf(number, from + 4); i >= 0 && (best < 0 || i - 4 < best); i = bytes.indexOf(number, i + 1)) {
+    for (
+      let i = bytes.indexOf(number, from + 4);
+      i >= 0 && (best < 0 || i - 4 < best);
+      i = bytes.indexOf(number, i + 1)
+    ) {
       if (read(i - 4)) {
         best = i - 4;
         break;
@@ -234,7 +289,7 @@ function writeAll(fd: number, parts: Buffer[]): number {
   const done = writevSync(fd, parts);
   if (done < total) {
     const rest = Buffer.concat(parts).subarray(done);
-    for (let at = 0; at < rest.length; ) at += writeSync(fd, rest, at, rest.length - at);
+    for (let at = 0; at < rest.length;) at += writeSync(fd, rest, at, rest.length - at);
   }
   return total;
 }
@@ -243,13 +298,22 @@ function writeAll(fd: number, parts: Buffer[]): number {
  * Copies bytes of a segment that recovery cannot use into a file beside it, and warns naming that
  * file; null (with a warning) when the copy cannot be written, e.g. on a full disk.
  */
-function setAsideBytes(file: string, offset: number, bytes: Uint8Array, reason: string, warn?: LogWarn): string | null {
+function setAsideBytes(
+  file: string,
+  offset: number,
+  bytes: Uint8Array,
+  reason: string,
+  warn?: LogWarn,
+): string | null {
   const aside = `${file}.damaged-at-${offset}`;
   const fields = { file: path.basename(file), offset, bytes: bytes.length, reason };
   try {
     writeFileSync(aside, bytes, { mode: 0o600 });
   } catch (err) {
-    warn?.('write log: damaged bytes skipped, their copy failed', { ...fields, error: String((err as Error)?.message ?? err) });
+    warn?.('write log: damaged bytes skipped, their copy failed', {
+      ...fields,
+      error: String((err as Error)?.message ?? err),
+    });
     return null;
   }
   warn?.('write log: damaged bytes set aside', { ...fields, set_aside: path.basename(aside) });
@@ -276,7 +340,11 @@ export interface RecoverOptions {
  * regular file (a directory) is renamed aside, so the name is free for the appender; each with
  * a warning.
  */
-export function recoverLog(dir: string, foldedUpTo: number, options: RecoverOptions = {}): { records: LogRecord[]; lastSeq: number } {
+export function recoverLog(
+  dir: string,
+  foldedUpTo: number,
+  options: RecoverOptions = {},
+): { records: LogRecord[]; lastSeq: number } {
   const { warn } = options;
   let lastSeq = isRecordNumber(foldedUpTo) ? foldedUpTo : 0;
   const records: LogRecord[] = [];
@@ -292,9 +360,15 @@ export function recoverLog(dir: string, foldedUpTo: number, options: RecoverOpti
       const aside = `${file}.not-a-file-${Date.now()}`;
       try {
         renameSync(file, aside);
-        warn?.('write log: not a regular file, renamed aside', { file: name, renamed_to: path.basename(aside) });
+        warn?.('write log: not a regular file, renamed aside', {
+          file: name,
+          renamed_to: path.basename(aside),
+        });
       } catch (err) {
-        warn?.('write log: not a regular file, skipped', { file: name, error: String((err as Error)?.message ?? err) });
+        warn?.('write log: not a regular file, skipped', {
+          file: name,
+          error: String((err as Error)?.message ?? err),
+        });
       }
       continue;
     }
@@ -336,7 +410,8 @@ export function dropFolded(dir: string, foldedUpTo: number): void {
   }
   if (names.includes(LEGACY)) {
     const legacy = path.join(dir, LEGACY);
-    if (decode(readFileSync(legacy), legacy, null).records.every((r) => r.seq <= foldedUpTo)) rmSync(legacy, { force: true });
+    if (decode(readFileSync(legacy), legacy, null).records.every((r) => r.seq <= foldedUpTo))
+      rmSync(legacy, { force: true });
   }
 }
 
@@ -356,8 +431,13 @@ export class LogAppender {
   private readonly segmentMs: number;
 
   /** Starts a segment at record number `lastSeq + 1` (after recoverLog). */
-  constructor(private readonly dir: string, public lastSeq: number, options: AppenderOptions = {}) {
-    if (!Number.isSafeInteger(lastSeq) || lastSeq < 0) throw new Error(`write log: ${lastSeq} is not a record number to go on from`);
+  constructor(
+    private readonly dir: string,
+    public lastSeq: number,
+    options: AppenderOptions = {},
+  ) {
+    if (!Number.isSafeInteger(lastSeq) || lastSeq < 0)
+      throw new Error(`write log: ${lastSeq} is not a record number to go on from`);
     this.segmentBytes = options.segmentBytes ?? 16 * 1024 * 1024;
     this.segmentMs = options.segmentMs ?? 2000;
     this.open();
@@ -366,7 +446,11 @@ export class LogAppender {
   /** Appends records durably, all or none; returns the number of the last one. */
   append(entries: readonly LogAppend[]): number {
     if (entries.length === 0) return this.lastSeq;
-    if (this.size > FILE_MAGIC.length && (this.size >= this.segmentBytes || performance.now() - this.openedAt >= this.segmentMs)) this.rotate();
+    if (
+      this.size > FILE_MAGIC.length &&
+      (this.size >= this.segmentBytes || performance.now() - this.openedAt >= this.segmentMs)
+    )
+      this.rotate();
     const parts: Buffer[] = [];
     entries.forEach((e, i) => {
       const head = Buffer.from(e.head);

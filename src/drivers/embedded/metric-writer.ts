@@ -93,13 +93,15 @@ interface AppendJob {
 /** Throws unless every point's key and path list exist and the values are the leaves' count. */
 function checkWire(wire: ReturnType<typeof wireFromBytes>): void {
   const { keys, pathLists, meta, values } = wire;
-  if (!Array.isArray(keys) || !Array.isArray(pathLists) || meta.length % 2 !== 0) throw new Error('body is not a list of points');
+  if (!Array.isArray(keys) || !Array.isArray(pathLists) || meta.length % 2 !== 0)
+    throw new Error('body is not a list of points');
   let leaves = 0;
   for (let i = 1; i < meta.length; i += 2) {
     const m = meta[i]!;
     const key = Math.floor(m / 2 ** 24);
     const list = Math.floor((m % 2 ** 24) / 4);
-    if (!Number.isSafeInteger(m) || m < 0 || key >= keys.length || !Array.isArray(pathLists[list])) throw new Error('body names a key or path list it lacks');
+    if (!Number.isSafeInteger(m) || m < 0 || key >= keys.length || !Array.isArray(pathLists[list]))
+      throw new Error('body names a key or path list it lacks');
     leaves += pathLists[list]!.length;
   }
   if (leaves !== values.length) throw new Error('body holds another number of values than of leaves');
@@ -107,7 +109,12 @@ function checkWire(wire: ReturnType<typeof wireFromBytes>): void {
 
 /** The head of a log record: its source's bucketing settings. */
 export const logHead = (p: PlanInput) =>
-  JSON.stringify({ id: p.id, timeZone: p.timeZone, beginningOfWeek: p.beginningOfWeek, granularities: p.granularities });
+  JSON.stringify({
+    id: p.id,
+    timeZone: p.timeZone,
+    beginningOfWeek: p.beginningOfWeek,
+    granularities: p.granularities,
+  });
 
 export class MetricWriter {
   private readonly target: FoldTarget;
@@ -137,7 +144,12 @@ export class MetricWriter {
   /** the rows the last fold wrote (sizes the next fold's row columns) */
   private lastFoldRows = 0;
   private closed = false;
-  private readonly o: Required<Omit<MetricWriterOptions, 'log' | 'cacheLimits' | 'sourceSettings' | 'poll' | 'appends' | 'gate' | 'foldStallMs'>>;
+  private readonly o: Required<
+    Omit<
+      MetricWriterOptions,
+      'log' | 'cacheLimits' | 'sourceSettings' | 'poll' | 'appends' | 'gate' | 'foldStallMs'
+    >
+  >;
   /** what the fold's transactions call every few pieces of work (MetricWriterOptions.poll) */
   private readonly poll?: () => void;
 
@@ -152,10 +164,13 @@ export class MetricWriter {
       retryMs: options.retryMs ?? 1000,
     };
     const stall = options.foldStallMs ?? 0;
-    this.poll = stall > 0 ? () => {
-      for (const until = performance.now() + stall; performance.now() < until;);
-      options.poll?.();
-    } : options.poll;
+    this.poll =
+      stall > 0
+        ? () => {
+            for (const until = performance.now() + stall; performance.now() < until;);
+            options.poll?.();
+          }
+        : options.poll;
     this.target = new FoldTarget(options.db, options.cacheLimits);
     const state = this.target.state();
     this.foldNumber = state.foldNumber;
@@ -172,7 +187,9 @@ export class MetricWriter {
 
   /** Points of one group commit: resolves once they are in the log and merged (acknowledged). */
   append(entries: AppendEntry[]): Promise<void> {
-    return new Promise((resolve, reject) => this.appendThen(entries, (err) => (err === undefined ? resolve() : reject(err))));
+    return new Promise((resolve, reject) =>
+      this.appendThen(entries, (err) => (err === undefined ? resolve() : reject(err))),
+    );
   }
 
   /** append with a callback, called as soon as the points are in. */
@@ -295,7 +312,9 @@ export class MetricWriter {
       } catch (err) {
         // A record that reads whole but does not decode (a log of an older format has no
         // checksum) is set aside; the records after it are replayed.
-        setAside(record, `does not decode: ${String(err)}`, (msg, fields) => this.options.log?.warn(msg, fields));
+        setAside(record, `does not decode: ${String(err)}`, (msg, fields) =>
+          this.options.log?.warn(msg, fields),
+        );
         entry = null;
       }
       if (entry && plan) {
@@ -311,10 +330,14 @@ export class MetricWriter {
 
   /** A record's points; throws when they do not decode into what a window can take. */
   private decode(record: LogRecord): AppendEntry | null {
-    const settings = record.head !== null ? (JSON.parse(record.head) as PlanInput) : this.options.sourceSettings?.(record.sourceId!);
+    const settings =
+      record.head !== null
+        ? (JSON.parse(record.head) as PlanInput)
+        : this.options.sourceSettings?.(record.sourceId!);
     if (!settings) return null; // a deleted source's points are dropped
     const s = settings as Partial<PlanInput>;
-    if (typeof s.id !== 'string' || typeof s.timeZone !== 'string' || !Array.isArray(s.granularities)) throw new Error('head is not a source\'s settings');
+    if (typeof s.id !== 'string' || typeof s.timeZone !== 'string' || !Array.isArray(s.granularities))
+      throw new Error("head is not a source's settings");
     const wire = wireFromBytes(record.body);
     checkWire(wire);
     return { settings, wire };
@@ -324,17 +347,26 @@ export class MetricWriter {
   private pump(): void {
     while (this.queue.length > 0) {
       const job = this.queue[0]!;
-      if (job.loggedUpTo === null && this.folding && this.current.bytes >= this.o.maxWindowBytes) return this.waitForFold();
+      if (job.loggedUpTo === null && this.folding && this.current.bytes >= this.o.maxWindowBytes)
+        return this.waitForFold();
       const plans = job.entries.map((e) => this.plans.get(e.settings));
       // A window holds each source under one set of settings: a change waits for the next window.
-      if (plans.some((p) => this.current.planOf(p.sourceId) !== undefined && this.current.planOf(p.sourceId) !== p)) {
+      if (
+        plans.some(
+          (p) => this.current.planOf(p.sourceId) !== undefined && this.current.planOf(p.sourceId) !== p,
+        )
+      ) {
         this.urgent = true;
         this.startFold();
         return this.waitForFold();
       }
       this.queue.shift();
       try {
-        this.currentUpTo = job.loggedUpTo ?? this.appender!.append(job.entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })));
+        this.currentUpTo =
+          job.loggedUpTo ??
+          this.appender!.append(
+            job.entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })),
+          );
       } catch (err) {
         job.done(err);
         continue;
@@ -388,7 +420,10 @@ export class MetricWriter {
       fold.step(this.o.chunkMs, this.stamp + 1, this.poll);
       this.stamp++;
     } catch (err) {
-      this.options.log?.error('metric fold failed, retrying', { error: String(err), code: (err as { code?: unknown }).code });
+      this.options.log?.error('metric fold failed, retrying', {
+        error: String(err),
+        code: (err as { code?: unknown }).code,
+      });
       setTimeout(() => this.stepSoon(), this.o.retryMs).unref();
       return;
     }
@@ -417,11 +452,14 @@ export class MetricWriter {
 
   private schedule(): void {
     if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.urgent = true;
-      this.startFold();
-    }, Math.min(Math.max(2 * this.lastFoldMs, this.o.foldAfterMs), this.o.maxFoldAfterMs));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.urgent = true;
+        this.startFold();
+      },
+      Math.min(Math.max(2 * this.lastFoldMs, this.o.foldAfterMs), this.o.maxFoldAfterMs),
+    );
     this.timer.unref();
   }
 

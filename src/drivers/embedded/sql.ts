@@ -16,29 +16,41 @@ export interface FoldState {
 
 export function statements(db: Db) {
   return {
-    findSeries: db.prepare<[string, string, string], number>(
-      'SELECT id FROM metric_series WHERE source_id = ? AND key = ? AND granularity = ?',
-    ).pluck(),
+    findSeries: db
+      .prepare<[string, string, string], number>(
+        'SELECT id FROM metric_series WHERE source_id = ? AND key = ? AND granularity = ?',
+      )
+      .pluck(),
     addSeries: db.prepare('INSERT INTO metric_series (source_id, key, granularity) VALUES (?, ?, ?)'),
-    getBucket: db.prepare<[number, number], [string, number]>(
-      'SELECT data, fold FROM metric_buckets WHERE series_id = ? AND bucket = ?',
-    ).raw(true),
+    getBucket: db
+      .prepare<[number, number], [string, number]>(
+        'SELECT data, fold FROM metric_buckets WHERE series_id = ? AND bucket = ?',
+      )
+      .raw(true),
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     // One string per row, the bucket's digits then its JSON (which starts with `{`): a year of
     // hourly rows reads in about half the time of [bucket, data] rows (an array per row).
-    readRange: db.prepare<[number, number, number], string>(
-      'SELECT bucket || data FROM metric_buckets WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket',
-    ).pluck(),
-    readKeyCounts: db.prepare<[number, number, number], [number, string, number]>(
-      'SELECT bucket, key, count FROM metric_key_counts WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket, key',
-    ).raw(true),
+    readRange: db
+      .prepare<[number, number, number], string>(
+        'SELECT bucket || data FROM metric_buckets WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket',
+      )
+      .pluck(),
+    readKeyCounts: db
+      .prepare<[number, number, number], [number, string, number]>(
+        'SELECT bucket, key, count FROM metric_key_counts WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket, key',
+      )
+      .raw(true),
     foldState: db.prepare<[], FoldState>(
       'SELECT folded_up_to AS foldedUpTo, folding_up_to AS foldingUpTo, fold_number AS foldNumber, stamp FROM metric_fold_state WHERE id = 1',
     ),
     stamp: db.prepare<[], number>('SELECT stamp FROM metric_fold_state WHERE id = 1').pluck(),
-    startFold: db.prepare<[number, number, number]>('UPDATE metric_fold_state SET folding_up_to = ?, fold_number = ?, stamp = ? WHERE id = 1'),
+    startFold: db.prepare<[number, number, number]>(
+      'UPDATE metric_fold_state SET folding_up_to = ?, fold_number = ?, stamp = ? WHERE id = 1',
+    ),
     setStamp: db.prepare<[number]>('UPDATE metric_fold_state SET stamp = ? WHERE id = 1'),
-    finishFold: db.prepare<[number, number]>('UPDATE metric_fold_state SET folded_up_to = ?, folding_up_to = NULL, stamp = ? WHERE id = 1'),
+    finishFold: db.prepare<[number, number]>(
+      'UPDATE metric_fold_state SET folded_up_to = ?, folding_up_to = NULL, stamp = ? WHERE id = 1',
+    ),
   };
 }
 
@@ -89,8 +101,12 @@ export class MultiRowUpsert {
 
 /** Rows (series_id, bucket, data, fold): a fold writes each bucket it changed whole. */
 export function bucketUpserts(db: Db): MultiRowUpsert {
-  return new MultiRowUpsert(db, 'INSERT INTO metric_buckets (series_id, bucket, data, fold)', 4,
-    'ON CONFLICT (series_id, bucket) DO UPDATE SET data = excluded.data, fold = excluded.fold');
+  return new MultiRowUpsert(
+    db,
+    'INSERT INTO metric_buckets (series_id, bucket, data, fold)',
+    4,
+    'ON CONFLICT (series_id, bucket) DO UPDATE SET data = excluded.data, fold = excluded.fold',
+  );
 }
 
 /**
@@ -98,7 +114,11 @@ export function bucketUpserts(db: Db): MultiRowUpsert {
  * read of the stored count, and none twice by one fold (a replayed fold skips what it added).
  */
 export function keyCountUpserts(db: Db): MultiRowUpsert {
-  return new MultiRowUpsert(db, 'INSERT INTO metric_key_counts (series_id, bucket, key, count, fold)', 5,
+  return new MultiRowUpsert(
+    db,
+    'INSERT INTO metric_key_counts (series_id, bucket, key, count, fold)',
+    5,
     'ON CONFLICT (series_id, bucket, key) DO UPDATE SET count = count + excluded.count, fold = excluded.fold ' +
-      'WHERE metric_key_counts.fold < excluded.fold');
+      'WHERE metric_key_counts.fold < excluded.fold',
+  );
 }

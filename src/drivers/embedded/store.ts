@@ -27,7 +27,12 @@ import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
 export interface EmbeddedWriter {
   append(entries: LoggedPoints[]): Promise<void>;
   /** What the writer holds unfolded of a series at these bucket starts (ascending, epoch ms). */
-  pending(sourceId: string, key: string, granularity: string, startsMs: readonly number[]): Promise<PendingSeries>;
+  pending(
+    sourceId: string,
+    key: string,
+    granularity: string,
+    startsMs: readonly number[],
+  ): Promise<PendingSeries>;
   settle(): Promise<void>;
   /**
    * A merged write set folded in one transaction: not a door of the store, which is written only
@@ -99,15 +104,21 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
       if (!tree) byBucket.set(bucket, (tree = {}));
       setLeaf(tree, splitter.split(SYSTEM_KEYS_PREFIX + key), count);
     }
-    return [...byBucket].sort((a, b) => a[0] - b[0]).map(([bucket, tree]) => `${bucket}${JSON.stringify(tree)}`);
+    return [...byBucket]
+      .sort((a, b) => a[0] - b[0])
+      .map(([bucket, tree]) => `${bucket}${JSON.stringify(tree)}`);
   }
 
-  const rowFolds = db.prepare<[number, number, number, number], [number, number]>(
-    'SELECT bucket, fold FROM metric_buckets WHERE series_id = ? AND bucket BETWEEN ? AND ? AND fold >= ?',
-  ).raw(true);
-  const keyCounts = db.prepare<[number, number, number], KeyCount>(
-    'SELECT bucket, key, count, fold FROM metric_key_counts WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket, key',
-  ).raw(true);
+  const rowFolds = db
+    .prepare<[number, number, number, number], [number, number]>(
+      'SELECT bucket, fold FROM metric_buckets WHERE series_id = ? AND bucket BETWEEN ? AND ? AND fold >= ?',
+    )
+    .raw(true);
+  const keyCounts = db
+    .prepare<[number, number, number], KeyCount>(
+      'SELECT bucket, key, count, fold FROM metric_key_counts WHERE series_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket, key',
+    )
+    .raw(true);
 
   /**
    * The stored rows of the range in one read transaction (one snapshot), with the fold numbers
@@ -118,14 +129,21 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     const id = seriesId(ref);
     if (id === undefined) return { rows: [], folds: new Map(), counts: [] };
     const rows = sql.readRange.all(id, first, last);
-    const folds = new Map<number, number>(Number.isFinite(fromFold) ? rowFolds.all(id, first, last, fromFold) : []);
+    const folds = new Map<number, number>(
+      Number.isFinite(fromFold) ? rowFolds.all(id, first, last, fromFold) : [],
+    );
     if (ref.key !== SYSTEM_KEY) return { rows, folds, counts: [] };
     const counts = keyCounts.all(id, first, last);
     return { rows: withKeyCounts(rows, counts), folds, counts };
   });
 
   /** Adds the lent parts the snapshot does not hold to the texts of the buckets they touch. */
-  function addPending(out: string[], startsMs: readonly number[], pending: PendingSeries, snapshot: Stored): void {
+  function addPending(
+    out: string[],
+    startsMs: readonly number[],
+    pending: PendingSeries,
+    snapshot: Stored,
+  ): void {
     const index = new Map<number, number>();
     startsMs.forEach((ms, i) => index.set(ms, i));
     const trees = new Map<number, Tree>();
@@ -137,7 +155,8 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
       return tree;
     };
     /** whether the snapshot's row of the bucket already holds what fold `fold` writes to it */
-    const holds = (bucketMs: number, fold: number) => (snapshot.folds.get(Math.floor(bucketMs / 1000)) ?? 0) >= fold;
+    const holds = (bucketMs: number, fold: number) =>
+      (snapshot.folds.get(Math.floor(bucketMs / 1000)) ?? 0) >= fold;
     let keyFolds: Map<string, number> | null = null;
     const keyHolds = (bucketMs: number, key: string, fold: number) => {
       keyFolds ??= new Map(snapshot.counts.map(([bucket, k, , f]) => [`${bucket}\u0000${k}`, f]));
@@ -154,7 +173,8 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
         if (!tree) continue;
         if (count !== 0 && !holds(bucketMs, part.fold)) addToLeaf(tree, COUNT_PATH, count);
         for (const [key, n] of keys) {
-          if (!keyHolds(bucketMs, key, part.fold)) addToLeaf(tree, splitter.split(SYSTEM_KEYS_PREFIX + key), n);
+          if (!keyHolds(bucketMs, key, part.fold))
+            addToLeaf(tree, splitter.split(SYSTEM_KEYS_PREFIX + key), n);
         }
       }
     }

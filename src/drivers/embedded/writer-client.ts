@@ -91,12 +91,14 @@ type Request = WriterRequest extends infer R ? (R extends { id: number } ? Omit<
 function transfers(entries: readonly LoggedPoints[]): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>();
   for (const { wire } of entries) {
-    for (const array of [wire.meta, wire.values]) if (array.buffer instanceof ArrayBuffer) buffers.add(array.buffer);
+    for (const array of [wire.meta, wire.values])
+      if (array.buffer instanceof ArrayBuffer) buffers.add(array.buffer);
   }
   return [...buffers];
 }
 
-const pointsOf = (entries: readonly LoggedPoints[]) => entries.reduce((n, e) => n + e.wire.meta.length / 2, 0);
+const pointsOf = (entries: readonly LoggedPoints[]) =>
+  entries.reduce((n, e) => n + e.wire.meta.length / 2, 0);
 
 // Young generations sized for what the threads allocate, whatever the runtime's default (Node 24
 // on a large machine picks several times more): the writer's windows and cache are columns that
@@ -165,7 +167,10 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   function current(): Worker {
     if (worker) return worker;
     if (performance.now() < restartAt) {
-      throw unavailable(`The metric writer is not running (${status.error ?? 'stopped'}); retry`, Math.max(1, Math.ceil((restartAt - performance.now()) / 1000)));
+      throw unavailable(
+        `The metric writer is not running (${status.error ?? 'stopped'}); retry`,
+        Math.max(1, Math.ceil((restartAt - performance.now()) / 1000)),
+      );
     }
     return (worker = start());
   }
@@ -208,7 +213,12 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   }
 
   function start(): Worker {
-    const w = new Worker(writerThreadCode(), { eval: true, name: 'metric-writer', workerData: data, resourceLimits: WRITER_LIMITS });
+    const w = new Worker(writerThreadCode(), {
+      eval: true,
+      name: 'metric-writer',
+      workerData: data,
+      resourceLimits: WRITER_LIMITS,
+    });
     let becomeReady!: (a: LogAppender) => void;
     let failStart!: (err: unknown) => void;
     ready = new Promise<LogAppender>((resolve, reject) => {
@@ -229,7 +239,10 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
           // e.g. no room for the new segment: this thread's log is replayed again by the next one
           failedToStart = true;
           startFailure = err as Error;
-          log?.error('metric writer did not start', { error: String((err as Error)?.message ?? err), code: (err as { code?: unknown }).code });
+          log?.error('metric writer did not start', {
+            error: String((err as Error)?.message ?? err),
+            code: (err as { code?: unknown }).code,
+          });
           failStart(unavailable('The metric writer did not start; retry', 1));
           void w.terminate();
           return;
@@ -243,7 +256,10 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       if ('failed' in reply) {
         failedToStart = true;
         startFailure = errorFromWire(reply.error);
-        log?.error('metric writer did not start', { error: reply.error.message, ...(reply.error.app ? {} : { code: reply.error.code }) });
+        log?.error('metric writer did not start', {
+          error: reply.error.message,
+          ...(reply.error.app ? {} : { code: reply.error.code }),
+        });
         return failStart(unavailable('The metric writer did not start; retry', 1));
       }
       if ('merged' in reply) {
@@ -265,7 +281,10 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
         log?.error('metric writer stopped', { code });
         const cause = failedToStart ? startFailure : null;
         startFailure ??= new Error(`the metric writer stopped (exit code ${code})`);
-        restartLater(cause ? cause.message : `stopped (exit code ${code})`, (cause as { code?: string } | null)?.code);
+        restartLater(
+          cause ? cause.message : `stopped (exit code ${code})`,
+          (cause as { code?: string } | null)?.code,
+        );
       }
       appender?.close(); // the next thread replays the log: nothing may append meanwhile
       appender = null;
@@ -311,7 +330,9 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
-        log?.warn('metric writer stopped before folding; the write log keeps the points for the next start', { waited_ms: CLOSE_FOLD_MS });
+        log?.warn('metric writer stopped before folding; the write log keeps the points for the next start', {
+          waited_ms: CLOSE_FOLD_MS,
+        });
         resolve();
       }, CLOSE_FOLD_MS);
     });
@@ -352,7 +373,8 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       }
       appendNow(a, w, entries);
     },
-    pending: (sourceId, key, granularity, startsMs) => send({ op: 'pending', sourceId, key, granularity, startsMs }),
+    pending: (sourceId, key, granularity, startsMs) =>
+      send({ op: 'pending', sourceId, key, granularity, startsMs }),
     settle: () => send({ op: 'settle' }),
     apply: (writes) => send({ op: 'apply', writes }),
     async close() {

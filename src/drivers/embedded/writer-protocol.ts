@@ -21,7 +21,14 @@ export type WriterRequest =
   | { id: number; op: 'append'; entries: AppendEntry[] }
   /** points the event loop has logged (records up to `upTo`): no answer but `{ merged }` now and then */
   | { id: number; op: 'merge'; entries: AppendEntry[]; upTo: number }
-  | { id: number; op: 'pending'; sourceId: string; key: string; granularity: string; startsMs: readonly number[] }
+  | {
+      id: number;
+      op: 'pending';
+      sourceId: string;
+      key: string;
+      granularity: string;
+      startsMs: readonly number[];
+    }
   | { id: number; op: 'settle' }
   | { id: number; op: 'apply'; writes: WriteSet }
   | { id: number; op: 'close' };
@@ -31,9 +38,14 @@ export type WireError =
   | { app: false; message: string; code?: string };
 
 export function errorToWire(err: unknown): WireError {
-  if (err instanceof AppError) return { app: true, kind: err.kind, message: err.message, options: err.options };
+  if (err instanceof AppError)
+    return { app: true, kind: err.kind, message: err.message, options: err.options };
   const code = (err as { code?: unknown } | null)?.code;
-  return { app: false, message: err instanceof Error ? err.message : String(err), code: typeof code === 'string' ? code : undefined };
+  return {
+    app: false,
+    message: err instanceof Error ? err.message : String(err),
+    code: typeof code === 'string' ? code : undefined,
+  };
 }
 
 export function errorFromWire(wire: WireError): Error {

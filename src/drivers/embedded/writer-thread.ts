@@ -61,22 +61,37 @@ function writer(): void {
   let metrics: MetricWriter;
   // Requests that arrive while a fold's transaction runs are taken from inside it (MetricWriter's poll).
   const poll = () => {
-    for (let m = receiveMessageOnPort(port!); m; m = receiveMessageOnPort(port!)) handle(m.message as WriterRequest);
+    for (let m = receiveMessageOnPort(port!); m; m = receiveMessageOnPort(port!))
+      handle(m.message as WriterRequest);
   };
   try {
     db = openDatabase(data.dbFile, { nativeBinding: nativeBinding(), checkpointPages: data.checkpointPages });
     const sources = createSourcesRepo(db);
     // The event loop appends to the log itself (embedded/writer-client.ts): this writer merges what it logged.
     const gate = data.writeGate ? new WriteGate(data.writeGate) : undefined;
-    metrics = new MetricWriter({ ...data.options, db, log: threadLog, sourceSettings: (id) => sources.byId(id), poll, appends: false, gate });
+    metrics = new MetricWriter({
+      ...data.options,
+      db,
+      log: threadLog,
+      sourceSettings: (id) => sources.byId(id),
+      poll,
+      appends: false,
+      gate,
+    });
     port!.postMessage({ ready: true, lastSeq: metrics.lastSeq });
   } catch (err) {
     port!.postMessage({ failed: true, error: errorToWire(err) });
     throw err;
   }
   const reply = (id: number, err: unknown, value?: unknown) =>
-    port!.postMessage(err === undefined ? { id, ok: true, value } : { id, ok: false, error: errorToWire(err) });
-  const answer = (id: number, work: Promise<unknown>) => work.then((value) => reply(id, undefined, value), (err: unknown) => reply(id, err ?? new Error('failed')));
+    port!.postMessage(
+      err === undefined ? { id, ok: true, value } : { id, ok: false, error: errorToWire(err) },
+    );
+  const answer = (id: number, work: Promise<unknown>) =>
+    work.then(
+      (value) => reply(id, undefined, value),
+      (err: unknown) => reply(id, err ?? new Error('failed')),
+    );
   // How far merges have gone, told once per turn (the event loop bounds what it handed on by it).
   let merged = 0;
   let telling = false;
@@ -99,7 +114,8 @@ function writer(): void {
       case 'append':
         return metrics.appendThen(req.entries, (err) => reply(req.id, err));
       case 'pending': {
-        const answerNow = () => reply(req.id, undefined, metrics.pending(req.sourceId, req.key, req.granularity, req.startsMs));
+        const answerNow = () =>
+          reply(req.id, undefined, metrics.pending(req.sourceId, req.key, req.granularity, req.startsMs));
         // an acknowledged merge that waits for a fold (its source's settings changed) comes first
         return metrics.waiting ? void metrics.whenDrained().then(answerNow) : answerNow();
       }
@@ -108,7 +124,10 @@ function writer(): void {
       case 'apply':
         return void answer(req.id, metrics.applyWriteSet(req.writes));
       case 'close':
-        return void answer(req.id, metrics.close().then(() => db.close()));
+        return void answer(
+          req.id,
+          metrics.close().then(() => db.close()),
+        );
     }
   }
 }

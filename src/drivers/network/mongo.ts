@@ -14,9 +14,22 @@ import { PathSplitter } from '../../model/leaves';
 import type { IdentifierMode } from '../sqlite/setup';
 import { libraryRowPlan } from '../library-rows';
 import {
-  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, bucketWrites, foldRows, fullKey, idleCloser, rowObject,
-  setupMessage, storeUnavailable, type BucketWrite, type NetworkSettings,
-  lazyModule, connectionTarget, type ConnectionTarget,
+  IDLE_CLOSE_MS,
+  OPERATION_TIMEOUT_MS,
+  POOL_SIZE,
+  SEPARATOR,
+  bucketWrites,
+  foldRows,
+  fullKey,
+  idleCloser,
+  rowObject,
+  setupMessage,
+  storeUnavailable,
+  type BucketWrite,
+  type NetworkSettings,
+  lazyModule,
+  connectionTarget,
+  type ConnectionTarget,
 } from './store';
 import { ANY_OUTBOUND } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
@@ -40,14 +53,23 @@ export const INDEX_KEYS: Record<IdentifierMode, Document> = {
 };
 
 /** The filter naming one bucket's document. */
-export function bucketFilter(mode: IdentifierMode, key: string, granularity: string, startMs: number): Document {
+export function bucketFilter(
+  mode: IdentifierMode,
+  key: string,
+  granularity: string,
+  startMs: number,
+): Document {
   if (mode === 'full') return { key: fullKey(key, granularity, startMs) };
   const at = new Date(Math.floor(startMs / 1000) * 1000);
   return mode === 'partial' ? { key: `${key}${SEPARATOR}${granularity}`, at } : { key, granularity, at };
 }
 
 /** One bucket's upsert: $inc and $set on data.<path>, expire_at set when the source expires data. */
-export function bucketUpdate(mode: IdentifierMode, b: BucketWrite, expireAfter?: number | null): AnyBulkWriteOperation {
+export function bucketUpdate(
+  mode: IdentifierMode,
+  b: BucketWrite,
+  expireAfter?: number | null,
+): AnyBulkWriteOperation {
   const inc: Document = {};
   const set: Document = {};
   for (const op of b.ops) (op.set ? set : inc)[`data.${op.path}`] = op.value;
@@ -87,7 +109,13 @@ export function createMongoStore(options: MongoStoreOptions): WriteSetStore {
     const { MongoClient } = await loadMongo();
     idle.touch();
     const target = connectionTarget('mongo', options);
-    guard ??= createWireGuard({ protocol: 'mongo', host: target.host, port: target.port, policy: options.policy ?? ANY_OUTBOUND, timeoutMs: timeout });
+    guard ??= createWireGuard({
+      protocol: 'mongo',
+      host: target.host,
+      port: target.port,
+      policy: options.policy ?? ANY_OUTBOUND,
+      timeoutMs: timeout,
+    });
     const relay = await guard.port();
     client ??= new MongoClient(mongoUrl(relay, target), {
       // One server, the relay: the topology a server describes (hosts, primary) is not followed.
@@ -131,7 +159,12 @@ export function createMongoStore(options: MongoStoreOptions): WriteSetStore {
       const buckets = bucketWrites(writes);
       if (buckets.length === 0) return;
       try {
-        await (await collection()).bulkWrite(buckets.map((b) => bucketUpdate(mode, b, options.expireAfter)), { ordered: true });
+        await (
+          await collection()
+        ).bulkWrite(
+          buckets.map((b) => bucketUpdate(mode, b, options.expireAfter)),
+          { ordered: true },
+        );
       } catch (err) {
         throw storeUnavailable('mongo', err);
       } finally {
@@ -145,21 +178,28 @@ export function createMongoStore(options: MongoStoreOptions): WriteSetStore {
       const first = new Date(plan.lookups[0]!);
       const last = new Date(plan.lookups[plan.lookups.length - 1]!);
       const byKey = new Map<string, number>();
-      if (mode === 'full') for (const ms of plan.lookups) byKey.set(fullKey(ref.key, ref.granularity, ms), ms);
+      if (mode === 'full')
+        for (const ms of plan.lookups) byKey.set(fullKey(ref.key, ref.granularity, ms), ms);
       const filter: Filter<Document> =
-        mode === 'full' ? { key: { $in: [...byKey.keys()] } }
-        : mode === 'partial' ? { key: `${ref.key}${SEPARATOR}${ref.granularity}`, at: { $gte: first, $lte: last } }
-        : { key: ref.key, granularity: ref.granularity, at: { $gte: first, $lte: last } };
+        mode === 'full'
+          ? { key: { $in: [...byKey.keys()] } }
+          : mode === 'partial'
+            ? { key: `${ref.key}${SEPARATOR}${ref.granularity}`, at: { $gte: first, $lte: last } }
+            : { key: ref.key, granularity: ref.granularity, at: { $gte: first, $lte: last } };
       let docs: Document[];
       try {
-        docs = await (await collection()).find(filter, { projection: { _id: 0, key: 1, at: 1, data: 1 } }).toArray();
+        docs = await (
+          await collection()
+        )
+          .find(filter, { projection: { _id: 0, key: 1, at: 1, data: 1 } })
+          .toArray();
       } catch (err) {
         throw storeUnavailable('mongo', err);
       } finally {
         idle.touch();
       }
       const rows = docs.map((d): [number, Record<string, unknown>] => [
-        mode === 'full' ? byKey.get(String(d.key)) ?? NaN : d.at instanceof Date ? d.at.getTime() : NaN,
+        mode === 'full' ? (byKey.get(String(d.key)) ?? NaN) : d.at instanceof Date ? d.at.getTime() : NaN,
         rowObject(d.data),
       ]);
       return foldRows(plan, starts.length, rows, splitter);

@@ -15,9 +15,23 @@ import type mysql from 'mysql2/promise';
 import { PathSplitter } from '../../model/leaves';
 import type { IdentifierMode } from '../sqlite/setup';
 import {
-  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, assertLayoutColumns, bucketWrites, fullKey, lazyModule,
-  readSqlSeries, setupFailure, withTimeout, writeWithRetries, type BucketWrite, type NetworkSettings, type SqlRow,
-  type SqlSeriesRead, connectionTarget,
+  IDLE_CLOSE_MS,
+  OPERATION_TIMEOUT_MS,
+  POOL_SIZE,
+  SEPARATOR,
+  assertLayoutColumns,
+  bucketWrites,
+  fullKey,
+  lazyModule,
+  readSqlSeries,
+  setupFailure,
+  withTimeout,
+  writeWithRetries,
+  type BucketWrite,
+  type NetworkSettings,
+  type SqlRow,
+  type SqlSeriesRead,
+  connectionTarget,
 } from './store';
 import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
@@ -48,7 +62,8 @@ const COLUMNS: Record<IdentifierMode, string[]> = {
 
 const READ_SQL: Record<IdentifierMode, string> = {
   full: 'SELECT `key` AS id, CAST(`data` AS CHAR) AS data FROM `trifle_stats` WHERE `key` IN (?)',
-  partial: 'SELECT `at` AS id, CAST(`data` AS CHAR) AS data FROM `trifle_stats` WHERE `key` = ? AND `at` >= ? AND `at` <= ?',
+  partial:
+    'SELECT `at` AS id, CAST(`data` AS CHAR) AS data FROM `trifle_stats` WHERE `key` = ? AND `at` >= ? AND `at` <= ?',
   separated:
     'SELECT `at` AS id, CAST(`data` AS CHAR) AS data FROM `trifle_stats` WHERE `key` = ? AND `granularity` = ? AND `at` >= ? AND `at` <= ?',
 };
@@ -59,9 +74,16 @@ export function memberPath(path: string): string {
 }
 
 /** The upsert of one bucket and its parameters (one placeholder per value; nothing spliced). */
-export function upsertStatement(mode: IdentifierMode, identity: unknown[], b: BucketWrite): { sql: string; values: unknown[] } {
+export function upsertStatement(
+  mode: IdentifierMode,
+  identity: unknown[],
+  b: BucketWrite,
+): { sql: string; values: unknown[] } {
   const cols = COLUMNS[mode];
-  const values: unknown[] = [...identity, JSON.stringify(Object.fromEntries(b.ops.map((op) => [op.path, op.value])))];
+  const values: unknown[] = [
+    ...identity,
+    JSON.stringify(Object.fromEntries(b.ops.map((op) => [op.path, op.value]))),
+  ];
   const sets: string[] = [];
   for (const op of b.ops) {
     const path = memberPath(op.path);
@@ -107,7 +129,13 @@ export function createMysqlStore(options: MysqlStoreOptions): WriteSetStore {
     const { createPool } = await loadMysql();
     if (pool) return pool;
     const target = connectionTarget('mysql', options);
-    guard ??= createWireGuard({ protocol: 'mysql', host: target.host, port: target.port, policy: options.policy ?? ANY_OUTBOUND, timeoutMs: timeout });
+    guard ??= createWireGuard({
+      protocol: 'mysql',
+      host: target.host,
+      port: target.port,
+      policy: options.policy ?? ANY_OUTBOUND,
+      timeoutMs: timeout,
+    });
     const relay = await guard.port();
     if (pool) return pool;
     pool = createPool({
@@ -143,7 +171,9 @@ export function createMysqlStore(options: MysqlStoreOptions): WriteSetStore {
       // Statements travel in chunks of one round trip each, the first opening the transaction and
       // the last committing it (placeholders are still bound per statement).
       for (let i = 0; i < buckets.length; i += STATEMENTS_PER_TRIP) {
-        const chunk = buckets.slice(i, i + STATEMENTS_PER_TRIP).map((b) => upsertStatement(mode, identity(mode, b), b));
+        const chunk = buckets
+          .slice(i, i + STATEMENTS_PER_TRIP)
+          .map((b) => upsertStatement(mode, identity(mode, b), b));
         const sql = chunk.map((st) => st.sql);
         if (i === 0) sql.unshift('START TRANSACTION');
         if (i + STATEMENTS_PER_TRIP >= buckets.length) sql.push('COMMIT');
@@ -164,7 +194,11 @@ export function createMysqlStore(options: MysqlStoreOptions): WriteSetStore {
     timeZone: options.timeZone,
     splitter,
     async query(values) {
-      const [result] = await withTimeout((await poolOf()).query({ sql: READ_SQL[mode], values, timeout }), timeout, 'mysql read');
+      const [result] = await withTimeout(
+        (await poolOf()).query({ sql: READ_SQL[mode], values, timeout }),
+        timeout,
+        'mysql read',
+      );
       return result as SqlRow[];
     },
     missingTable: (err) => (err as { errno?: number }).errno === NO_SUCH_TABLE,
@@ -183,7 +217,11 @@ export function createMysqlStore(options: MysqlStoreOptions): WriteSetStore {
             sql: "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'trifle_stats' ORDER BY ordinal_position",
             timeout,
           });
-          assertLayoutColumns((rows as Array<{ name: string }>).map((r) => r.name), COLUMNS[mode], mode);
+          assertLayoutColumns(
+            (rows as Array<{ name: string }>).map((r) => r.name),
+            COLUMNS[mode],
+            mode,
+          );
         } finally {
           conn.release();
         }

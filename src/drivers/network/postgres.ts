@@ -14,9 +14,22 @@ import type pg from 'pg';
 import { PathSplitter } from '../../model/leaves';
 import type { IdentifierMode } from '../sqlite/setup';
 import {
-  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, POOL_SIZE, SEPARATOR, assertLayoutColumns, bucketWrites, fullKey, lazyModule,
-  readSqlSeries, setupFailure, writeWithRetries, type BucketWrite, type NetworkSettings, type SqlRow,
-  type SqlSeriesRead, connectionTarget,
+  IDLE_CLOSE_MS,
+  OPERATION_TIMEOUT_MS,
+  POOL_SIZE,
+  SEPARATOR,
+  assertLayoutColumns,
+  bucketWrites,
+  fullKey,
+  lazyModule,
+  readSqlSeries,
+  setupFailure,
+  writeWithRetries,
+  type BucketWrite,
+  type NetworkSettings,
+  type SqlRow,
+  type SqlSeriesRead,
+  connectionTarget,
 } from './store';
 import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
@@ -80,7 +93,8 @@ function addAllSql(mode: IdentifierMode): string {
 const READ_SQL: Record<IdentifierMode, string> = {
   full: 'SELECT key AS id, data FROM trifle_stats WHERE key = ANY($1::text[])',
   partial: 'SELECT at AS id, data FROM trifle_stats WHERE key = $1 AND at >= $2 AND at <= $3',
-  separated: 'SELECT at AS id, data FROM trifle_stats WHERE key = $1 AND granularity = $2 AND at >= $3 AND at <= $4',
+  separated:
+    'SELECT at AS id, data FROM trifle_stats WHERE key = $1 AND granularity = $2 AND at >= $3 AND at <= $4',
 };
 
 function identity(mode: IdentifierMode, b: BucketWrite): unknown[] {
@@ -102,7 +116,9 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
   /** A track-only bucket as a row of the JSON array addAllSql reads. */
   function trackRow(b: BucketWrite): Record<string, unknown> {
     const row: Record<string, unknown> = {};
-    identity(mode, b).forEach((value, i) => (row[COLUMNS[mode][i]!] = value instanceof Date ? value.toISOString() : value));
+    identity(mode, b).forEach(
+      (value, i) => (row[COLUMNS[mode][i]!] = value instanceof Date ? value.toISOString() : value),
+    );
     row.data = Object.fromEntries(b.ops.map((op) => [op.path, op.value]));
     return row;
   }
@@ -148,7 +164,13 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
     const { Pool } = await loadPg();
     if (pool) return pool;
     const target = connectionTarget('postgres', options);
-    guard ??= createWireGuard({ protocol: 'postgres', host: target.host, port: target.port, policy: options.policy ?? ANY_OUTBOUND, timeoutMs: timeout });
+    guard ??= createWireGuard({
+      protocol: 'postgres',
+      host: target.host,
+      port: target.port,
+      policy: options.policy ?? ANY_OUTBOUND,
+      timeoutMs: timeout,
+    });
     const relay = await guard.port();
     if (pool) return pool;
     const p = new Pool({
@@ -185,7 +207,13 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
         const initial = JSON.stringify(Object.fromEntries(b.ops.map((op) => [op.path, op.value])));
         await client.query({
           ...upsert,
-          values: [...identity(mode, b), initial, b.ops.map((op) => op.path), b.ops.map((op) => op.value), b.ops.map((op) => op.set)],
+          values: [
+            ...identity(mode, b),
+            initial,
+            b.ops.map((op) => op.path),
+            b.ops.map((op) => op.value),
+            b.ops.map((op) => op.set),
+          ],
         });
       }
       await client.query('COMMIT');
@@ -203,7 +231,11 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
     timeZone: options.timeZone,
     splitter,
     query: async (params) =>
-      (await (await poolOf()).query<SqlRow>({ name: `trifle_read_${mode}`, text: READ_SQL[mode], values: params })).rows,
+      (
+        await (
+          await poolOf()
+        ).query<SqlRow>({ name: `trifle_read_${mode}`, text: READ_SQL[mode], values: params })
+      ).rows,
     missingTable: (err) => (err as { code?: string }).code === UNDEFINED_TABLE,
   };
 
@@ -219,7 +251,11 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
           const { rows } = await client.query<{ column_name: string }>(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'trifle_stats' ORDER BY ordinal_position",
           );
-          assertLayoutColumns(rows.map((r) => r.column_name), COLUMNS[mode], mode);
+          assertLayoutColumns(
+            rows.map((r) => r.column_name),
+            COLUMNS[mode],
+            mode,
+          );
         } finally {
           client.release();
         }

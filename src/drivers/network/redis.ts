@@ -10,9 +10,20 @@ import type Redis from 'ioredis';
 import { PathSplitter } from '../../model/leaves';
 import { libraryRowPlan } from '../library-rows';
 import {
-  IDLE_CLOSE_MS, OPERATION_TIMEOUT_MS, SEPARATOR, bucketWrites, foldRows, fullKey, idleCloser, numericFields,
-  setupMessage, storeUnavailable, withTimeout, type NetworkSettings,
-  lazyModule, connectionTarget,
+  IDLE_CLOSE_MS,
+  OPERATION_TIMEOUT_MS,
+  SEPARATOR,
+  bucketWrites,
+  foldRows,
+  fullKey,
+  idleCloser,
+  numericFields,
+  setupMessage,
+  storeUnavailable,
+  withTimeout,
+  type NetworkSettings,
+  lazyModule,
+  connectionTarget,
 } from './store';
 import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
 import { createWireGuard, type WireGuard } from './wire-guard';
@@ -53,7 +64,14 @@ export function createRedisStore(options: RedisStoreOptions): WriteSetStore {
    */
   async function create(RedisClient: typeof Redis): Promise<Redis> {
     const target = connectionTarget('redis', options);
-    guard ??= createWireGuard({ protocol: 'redis', host: target.host, port: target.port, policy: options.policy ?? ANY_OUTBOUND, timeoutMs: timeout, tls: target.ssl });
+    guard ??= createWireGuard({
+      protocol: 'redis',
+      host: target.host,
+      port: target.port,
+      policy: options.policy ?? ANY_OUTBOUND,
+      timeoutMs: timeout,
+      tls: target.ssl,
+    });
     const relay = await guard.port();
     const c = new RedisClient({
       host: '127.0.0.1',
@@ -83,7 +101,11 @@ export function createRedisStore(options: RedisStoreOptions): WriteSetStore {
     if (client && client.status === 'ready') return client;
     if (client && client.status !== 'connecting' && client.status !== 'connect') drop();
     if (!connecting) {
-      const attempt: Promise<Redis> = (connecting = withTimeout(create(RedisClient), timeout, 'redis connect').then(async (c) => {
+      const attempt: Promise<Redis> = (connecting = withTimeout(
+        create(RedisClient),
+        timeout,
+        'redis connect',
+      ).then(async (c) => {
         client = c;
         try {
           await withTimeout(c.connect(), timeout, 'redis connect');
@@ -113,7 +135,10 @@ export function createRedisStore(options: RedisStoreOptions): WriteSetStore {
       } catch (err) {
         throw new Error(setupMessage('redis', err, options, guard ?? undefined));
       }
-      return { status: 'ready', message: `redis ready (hashes ${prefix}${SEPARATOR}<key>${SEPARATOR}<granularity>${SEPARATOR}<at>)` };
+      return {
+        status: 'ready',
+        message: `redis ready (hashes ${prefix}${SEPARATOR}<key>${SEPARATOR}<granularity>${SEPARATOR}<at>)`,
+      };
     },
 
     async apply(writes: WriteSet): Promise<void> {
@@ -147,7 +172,9 @@ export function createRedisStore(options: RedisStoreOptions): WriteSetStore {
         const c = await connected();
         const pipeline = c.pipeline();
         for (const ms of plan.lookups) pipeline.hgetall(bucketHash(prefix, ref.key, ref.granularity, ms));
-        results = ((await withTimeout(pipeline.exec(), timeout, 'redis read')) ?? []) as Array<[Error | null, unknown]>;
+        results = ((await withTimeout(pipeline.exec(), timeout, 'redis read')) ?? []) as Array<
+          [Error | null, unknown]
+        >;
         const failed = results.find(([err]) => err);
         if (failed) throw failed[0];
       } catch (err) {

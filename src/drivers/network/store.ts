@@ -79,10 +79,16 @@ export function withTimeout<T>(work: Promise<T>, ms: number, what: string): Prom
 class LayoutMismatch extends Error {}
 
 /** Setup's check of an existing table: exactly the identifier columns of the mode, then `data`. */
-export function assertLayoutColumns(found: readonly string[], identifiers: readonly string[], mode: string): void {
+export function assertLayoutColumns(
+  found: readonly string[],
+  identifiers: readonly string[],
+  mode: string,
+): void {
   const wanted = [...identifiers, 'data'];
   if (found.join(',') === wanted.join(',')) return;
-  throw new LayoutMismatch(`table trifle_stats has columns (${found.join(', ')}), not the ${mode} identifier layout (${wanted.join(', ')})`);
+  throw new LayoutMismatch(
+    `table trifle_stats has columns (${found.join(', ')}), not the ${mode} identifier layout (${wanted.join(', ')})`,
+  );
 }
 
 /** The server each driver speaks to, as setup names it. */
@@ -94,7 +100,8 @@ const SERVER_NAMES: Record<string, string> = {
 };
 
 const AUTH = /^(28P01|28000|1045|1044|1698|18|WRONGPASS|NOAUTH)$/;
-const AUTH_TEXT = /password authentication failed|authentication failed|access denied|WRONGPASS|NOAUTH|invalid username-password|auth(entication)? error|requires a password/i;
+const AUTH_TEXT =
+  /password authentication failed|authentication failed|access denied|WRONGPASS|NOAUTH|invalid username-password|auth(entication)? error|requires a password/i;
 const NO_DATABASE = /^(3D000|1049)$/;
 const NO_PERMISSION = /^(42501|1142|1044|13|CommandNotFound)$/;
 
@@ -103,7 +110,12 @@ const NO_PERMISSION = /^(42501|1142|1044|13|CommandNotFound)$/;
  * policy refused the address; the remote does not speak the protocol; no valid frame came back at
  * all: "could not connect", whether the port was closed, filtered or silent); then the error's code.
  */
-export function setupFailure(kind: string, err: unknown, _settings: NetworkSettings, guard?: WireGuard): Error {
+export function setupFailure(
+  kind: string,
+  err: unknown,
+  _settings: NetworkSettings,
+  guard?: WireGuard,
+): Error {
   if (err instanceof LayoutMismatch) return err;
   return new Error(`${kind}: ${setupClass(kind, err, guard)}`);
 }
@@ -112,24 +124,41 @@ export function setupFailure(kind: string, err: unknown, _settings: NetworkSetti
 export function setupClass(kind: string, err: unknown, guard?: WireGuard): string {
   if (err instanceof OutboundRefused) return err.message;
   const state = guard?.state();
-  if (state?.failure === 'refused') return 'the host is not allowed by network.outbound ("public" refuses internal addresses)';
+  if (state?.failure === 'refused')
+    return 'the host is not allowed by network.outbound ("public" refuses internal addresses)';
   if (state?.failure === 'protocol') return `not ${SERVER_NAMES[kind] ?? 'the expected server'}`;
   if (state && !state.confirmed) return 'could not connect to the server';
   const e = (err ?? {}) as { code?: unknown; errno?: unknown; message?: unknown; codeName?: unknown };
-  const codes = [e.code, e.errno, e.codeName].filter((c) => typeof c === 'string' || typeof c === 'number').map(String);
+  const codes = [e.code, e.errno, e.codeName]
+    .filter((c) => typeof c === 'string' || typeof c === 'number')
+    .map(String);
   const text = typeof e.message === 'string' ? e.message : '';
-  if (err instanceof TimeoutError || codes.includes('ETIMEDOUT') || /timed? ?out|timeout/i.test(text)) return 'timed out';
+  if (err instanceof TimeoutError || codes.includes('ETIMEDOUT') || /timed? ?out|timeout/i.test(text))
+    return 'timed out';
   if (codes.some((c) => AUTH.test(c)) || AUTH_TEXT.test(text)) return 'authentication failed';
   if (codes.some((c) => NO_DATABASE.test(c))) return 'the database does not exist';
-  if (codes.some((c) => NO_PERMISSION.test(c)) || /permission denied|not authorized|command denied/i.test(text)) return 'permission denied';
-  if (codes.some((c) => /^(ECONNREFUSED|ECONNRESET|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)$/.test(c))) {
+  if (
+    codes.some((c) => NO_PERMISSION.test(c)) ||
+    /permission denied|not authorized|command denied/i.test(text)
+  )
+    return 'permission denied';
+  if (
+    codes.some((c) =>
+      /^(ECONNREFUSED|ECONNRESET|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)$/.test(c),
+    )
+  ) {
     return 'could not connect to the server';
   }
   return 'the server refused the setup';
 }
 
 /** A setup failure as a message for the client (the class only). */
-export function setupMessage(kind: string, err: unknown, settings: NetworkSettings, guard?: WireGuard): string {
+export function setupMessage(
+  kind: string,
+  err: unknown,
+  settings: NetworkSettings,
+  guard?: WireGuard,
+): string {
   return setupFailure(kind, err, settings, guard).message;
 }
 
@@ -154,7 +183,12 @@ const URL_PROTOCOLS: Record<string, readonly string[]> = {
   mongo: ['mongodb:'],
 };
 
-export const DEFAULT_PORTS: Record<string, number> = { postgres: 5432, mysql: 3306, redis: 6379, mongo: 27017 };
+export const DEFAULT_PORTS: Record<string, number> = {
+  postgres: 5432,
+  mysql: 3306,
+  redis: 6379,
+  mongo: 27017,
+};
 
 const decode = (text: string): string | undefined => {
   if (text === '') return undefined;
@@ -178,7 +212,8 @@ export function parseConnectionUrl(kind: string, text: string): ConnectionTarget
   } catch {
     throw new OutboundRefused('the url is not a connection URL');
   }
-  if (!(URL_PROTOCOLS[kind] ?? []).includes(url.protocol)) throw new OutboundRefused('the url has another scheme');
+  if (!(URL_PROTOCOLS[kind] ?? []).includes(url.protocol))
+    throw new OutboundRefused('the url has another scheme');
   const host = bareHost(url.hostname);
   if (!isHostName(host)) throw new OutboundRefused('the host must be a DNS name or an IP address');
   const path = decode(url.pathname.replace(/^\//, ''));
@@ -393,7 +428,9 @@ export async function writeWithRetries(
       return await write();
     } catch (err) {
       if (failure.retryable(err) && attempt < attempts) {
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * RETRY_BASE_MS * 2 ** (attempt - 1)));
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.random() * RETRY_BASE_MS * 2 ** (attempt - 1)),
+        );
         continue;
       }
       if (failure.missingTable(err)) throw conflict('The database source is not set up: run its setup first');
@@ -412,9 +449,11 @@ export function sqlReadRange(mode: IdentifierMode, ref: SeriesRef, lookups: read
   const first = new Date(lookups[0]!);
   const last = new Date(lookups[lookups.length - 1]!);
   const params: unknown[] =
-    mode === 'full' ? [[...byKey.keys()]]
-    : mode === 'partial' ? [`${ref.key}${SEPARATOR}${ref.granularity}`, first, last]
-    : [ref.key, ref.granularity, first, last];
+    mode === 'full'
+      ? [[...byKey.keys()]]
+      : mode === 'partial'
+        ? [`${ref.key}${SEPARATOR}${ref.granularity}`, first, last]
+        : [ref.key, ref.granularity, first, last];
   return { params, byKey };
 }
 
@@ -439,7 +478,11 @@ export interface SqlSeriesRead {
  * One series of a postgres or mysql store: the rows of the bucket starts and of the instants the
  * libraries floor with the event's offset (library-rows.ts), folded into the requested buckets.
  */
-export async function readSqlSeries(read: SqlSeriesRead, ref: SeriesRef, starts: readonly number[]): Promise<string[]> {
+export async function readSqlSeries(
+  read: SqlSeriesRead,
+  ref: SeriesRef,
+  starts: readonly number[],
+): Promise<string[]> {
   if (starts.length === 0) return [];
   const plan = libraryRowPlan(starts, ref.granularity, read.timeZone);
   const { params, byKey } = sqlReadRange(read.mode, ref, plan.lookups);
@@ -451,7 +494,7 @@ export async function readSqlSeries(read: SqlSeriesRead, ref: SeriesRef, starts:
     throw storeUnavailable(read.kind, err);
   }
   const located = rows.map((r): [number, Record<string, unknown>] => [
-    r.id instanceof Date ? r.id.getTime() : byKey.get(r.id) ?? NaN,
+    r.id instanceof Date ? r.id.getTime() : (byKey.get(r.id) ?? NaN),
     rowObject(r.data),
   ]);
   return foldRows(plan, starts.length, located, read.splitter);

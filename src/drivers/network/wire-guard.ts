@@ -97,7 +97,8 @@ function postgresChecker(): Checker {
       const length = h.readInt32BE(1);
       return PG_TYPES.has(h[0]!) && length >= 4 && length <= MAX_FRAME_BYTES ? length - 4 : -1;
     },
-    (partial) => PG_TYPES.has(partial[0]!) && (partial.length < 3 || partial.readUInt16BE(1) <= MAX_FRAME_BYTES >>> 16),
+    (partial) =>
+      PG_TYPES.has(partial[0]!) && (partial.length < 3 || partial.readUInt16BE(1) <= MAX_FRAME_BYTES >>> 16),
   );
   return {
     get confirmed() {
@@ -224,10 +225,12 @@ function mongoChecker(): Checker {
     (h) => {
       const length = h.readInt32LE(0);
       const opCode = h.readInt32LE(12);
-      if (length < 16 || length > MAX_FRAME_BYTES || (opCode !== 2013 && opCode !== 1 && opCode !== 2012)) return -1;
+      if (length < 16 || length > MAX_FRAME_BYTES || (opCode !== 2013 && opCode !== 1 && opCode !== 2012))
+        return -1;
       return length - 16;
     },
-    (partial) => partial.length < 4 || (partial.readInt32LE(0) >= 16 && partial.readInt32LE(0) <= MAX_FRAME_BYTES),
+    (partial) =>
+      partial.length < 4 || (partial.readInt32LE(0) >= 16 && partial.readInt32LE(0) <= MAX_FRAME_BYTES),
   );
   return {
     get confirmed() {

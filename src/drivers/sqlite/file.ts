@@ -17,7 +17,16 @@ import type { IdentifierMode } from './setup';
 import { SETUP_DDL } from './setup';
 import { schemaProblem, STATS_TABLE } from './schema';
 import type { BucketOps, KeyWrites } from '../../model/write-set';
-import { MAX_READ_BYTES, MAX_ROW_BYTES, MODES, bindNumber, flatPath, leafStatements, nestedPath, rowLeaves } from './layout';
+import {
+  MAX_READ_BYTES,
+  MAX_ROW_BYTES,
+  MODES,
+  bindNumber,
+  flatPath,
+  leafStatements,
+  nestedPath,
+  rowLeaves,
+} from './layout';
 
 const COMPANION = /-(wal|shm|journal)$/i;
 
@@ -47,9 +56,13 @@ export function sourceFileError(err: unknown): unknown {
     return new AppError('unavailable', 'The database source is busy, retry later', { retryAfter: 1 });
   }
   if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_NOMEM') {
-    return new AppError('unavailable', 'The database source cannot be written right now, retry later', { retryAfter: 5 });
+    return new AppError('unavailable', 'The database source cannot be written right now, retry later', {
+      retryAfter: 5,
+    });
   }
-  const message = String((err as Error).message).split('\n')[0]!.slice(0, 200);
+  const message = String((err as Error).message)
+    .split('\n')[0]!
+    .slice(0, 200);
   return conflict(`The database source file cannot be used: ${message}`);
 }
 
@@ -93,7 +106,9 @@ function openChecked(options: FileOptions, create: boolean): { db: Db; stat: Sta
     const now = lstatSync(file);
     const problem = fileProblem(file, now);
     if (problem || (stat && (stat.ino !== now.ino || stat.dev !== now.dev))) {
-      throw conflict(`The database source file is refused: ${problem ?? 'it was replaced while being opened'}`);
+      throw conflict(
+        `The database source file is refused: ${problem ?? 'it was replaced while being opened'}`,
+      );
     }
     stat = now;
     db.pragma('trusted_schema = OFF'); // functions in the file's schema cannot run with side effects
@@ -129,7 +144,10 @@ export class SqliteFile {
     if (this.handle) return this.handle;
     const opened = openChecked(this.options, false);
     if (!opened) {
-      if (this.seen) throw conflict('The database source file has disappeared (deleted or moved): run its setup to create it again');
+      if (this.seen)
+        throw conflict(
+          'The database source file has disappeared (deleted or moved): run its setup to create it again',
+        );
       return null;
     }
     const { db, stat } = opened;
@@ -142,7 +160,14 @@ export class SqliteFile {
       if (problem) throw conflict(problem);
       const sql = leafStatements(this.options.mode);
       const range = db.prepare(MODES[this.options.mode].range).raw(true);
-      this.handle = { db, ino: stat.ino, dev: stat.dev, add: db.prepare(sql.add), set: db.prepare(sql.set), range };
+      this.handle = {
+        db,
+        ino: stat.ino,
+        dev: stat.dev,
+        add: db.prepare(sql.add),
+        set: db.prepare(sql.set),
+        range,
+      };
       this.seen = true;
       return this.handle;
     } catch (err) {
@@ -186,7 +211,8 @@ export class SqliteFile {
         for (const keys of sources.values()) {
           for (const [key, granularities] of keys) {
             for (const [granularity, buckets] of granularities) {
-              for (const [startMs, ops] of buckets) this.writeBucket(h, identity(key, granularity, startMs), ops);
+              for (const [startMs, ops] of buckets)
+                this.writeBucket(h, identity(key, granularity, startMs), ops);
             }
           }
         }
@@ -210,7 +236,10 @@ export class SqliteFile {
     // The upsert leaves a row whose data is not a JSON object untouched: refuse rather than lose it.
     if (statement.run(params).changes === 0) {
       const row = String(identity.join(' ')).slice(0, 200);
-      throw invalidField('data', `a stored row (${row}) is not a JSON object of at most ${MAX_ROW_BYTES} bytes; nothing was written`);
+      throw invalidField(
+        'data',
+        `a stored row (${row}) is not a JSON object of at most ${MAX_ROW_BYTES} bytes; nothing was written`,
+      );
     }
   }
 
@@ -219,14 +248,17 @@ export class SqliteFile {
     const h = starts.length > 0 ? this.open() : null;
     if (!h) return out;
     const mode = this.options.mode;
-    const rows = h.range.iterate(...MODES[mode].rangeParams(key, granularity, starts)) as Iterable<[unknown, unknown]>;
+    const rows = h.range.iterate(...MODES[mode].rangeParams(key, granularity, starts)) as Iterable<
+      [unknown, unknown]
+    >;
     const indexOf = this.indexer(key, granularity, starts);
     let bytes = 0;
     for (const [id, data] of rows) {
       const i = indexOf(id);
       if (i === undefined || typeof data !== 'string') continue; // not text, or over the row cap
       bytes += data.length;
-      if (bytes > MAX_READ_BYTES) throw conflict(`The rows of this range hold more than ${MAX_READ_BYTES} bytes; read a shorter range`);
+      if (bytes > MAX_READ_BYTES)
+        throw conflict(`The rows of this range hold more than ${MAX_READ_BYTES} bytes; read a shorter range`);
       const leaves = rowLeaves(data);
       if (leaves) out[i] = JSON.stringify(nestLeaves(leaves, this.splitter));
     }
@@ -234,7 +266,11 @@ export class SqliteFile {
   }
 
   /** Bucket index of a row: by its full key in `full` mode, else by the instant in `at`. */
-  private indexer(key: string, granularity: string, starts: readonly number[]): (id: unknown) => number | undefined {
+  private indexer(
+    key: string,
+    granularity: string,
+    starts: readonly number[],
+  ): (id: unknown) => number | undefined {
     const index = new Map<unknown, number>();
     if (this.options.mode === 'full') {
       starts.forEach((ms, i) => index.set(MODES.full.identity(key, granularity, ms)[0], i));

@@ -51,8 +51,9 @@ export const MODES: Record<IdentifierMode, ModeSql> = {
     columns: ['key'],
     identity: (key, g, ms) => [`${key}${SEPARATOR}${g}${SEPARATOR}${Math.floor(ms / 1000)}`],
     range: `SELECT key, ${DATA} FROM trifle_stats WHERE key IN (SELECT value FROM json_each(?))`,
-    rangeParams: (key, g, starts) =>
-      [JSON.stringify(starts.map((ms) => `${key}${SEPARATOR}${g}${SEPARATOR}${Math.floor(ms / 1000)}`))],
+    rangeParams: (key, g, starts) => [
+      JSON.stringify(starts.map((ms) => `${key}${SEPARATOR}${g}${SEPARATOR}${Math.floor(ms / 1000)}`)),
+    ],
   },
   partial: {
     columns: ['key', 'at'],

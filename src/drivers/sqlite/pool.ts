@@ -68,14 +68,20 @@ export function createSqlitePool(options: SqlitePoolOptions = {}): SqlitePool {
   /** files whose operation timed out, until when they are answered 503 at once */
   const resting = new Map<string, number>();
 
-  const sweeper = setInterval(() => {
-    inline?.sweep(idleMs);
-    for (const slot of slots) if (slot.ready) slot.worker.postMessage({ sweep: idleMs });
-  }, Math.max(50, Math.min(idleMs / 2, 10_000)));
+  const sweeper = setInterval(
+    () => {
+      inline?.sweep(idleMs);
+      for (const slot of slots) if (slot.ready) slot.worker.postMessage({ sweep: idleMs });
+    },
+    Math.max(50, Math.min(idleMs / 2, 10_000)),
+  );
   sweeper.unref();
 
   function tooSlow(retryAfterMs = REST_MS): Error {
-    return unavailable('The database source took too long to answer, retry later', Math.max(1, Math.ceil(retryAfterMs / 1000)));
+    return unavailable(
+      'The database source took too long to answer, retry later',
+      Math.max(1, Math.ceil(retryAfterMs / 1000)),
+    );
   }
 
   function startTimer(slot: Slot, job: Job): void {
@@ -146,7 +152,8 @@ export function createSqlitePool(options: SqlitePoolOptions = {}): SqlitePool {
 
   /** A worker that never became ready: its jobs never ran; after repeated failures they run inline. */
   function failedStart(slot: Slot, err: Error): void {
-    if (++startFailures < MAX_START_FAILURES) return kill(slot, unavailable('The database source failed, retry later', 1));
+    if (++startFailures < MAX_START_FAILURES)
+      return kill(slot, unavailable('The database source failed, retry later', 1));
     useInline(err);
     const jobs = [...slot.jobs.values()];
     slot.jobs.clear();
@@ -159,7 +166,9 @@ export function createSqlitePool(options: SqlitePoolOptions = {}): SqlitePool {
 
   function useInline(err: Error): void {
     if (inline) return;
-    options.log?.error('sqlite source workers cannot run; handling source files inline', { error: err.message });
+    options.log?.error('sqlite source workers cannot run; handling source files inline', {
+      error: err.message,
+    });
     inline = createFileRunner(options.nativeBinding);
   }
 
@@ -169,7 +178,9 @@ export function createSqlitePool(options: SqlitePoolOptions = {}): SqlitePool {
     const current = pinned.get(key);
     if (current) return current;
     const slot =
-      slots.length < maxWorkers ? spawn() : slots.reduce((a, b) => (b.files.size < a.files.size ? b : a), slots[0]!);
+      slots.length < maxWorkers
+        ? spawn()
+        : slots.reduce((a, b) => (b.files.size < a.files.size ? b : a), slots[0]!);
     if (!slot) return null;
     pinned.set(key, slot);
     slot.files.add(key);

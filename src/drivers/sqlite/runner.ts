@@ -37,7 +37,10 @@ export function toWireError(err: unknown, op: FileOp['op']): WireError {
     const message = `the database source file cannot be ${op === 'setup' ? 'created' : 'opened'} (${code})`;
     return op === 'setup' ? { app: false, message } : { app: true, kind: 'conflict', message };
   }
-  return { app: false, message: err instanceof Error ? err.message.split('\n')[0]!.slice(0, 300) : String(err) };
+  return {
+    app: false,
+    message: err instanceof Error ? err.message.split('\n')[0]!.slice(0, 300) : String(err),
+  };
 }
 
 export function fromWireError(error: WireError): Error {
@@ -58,7 +61,16 @@ export function createFileRunner(nativeBinding?: unknown): FileRunner {
   const fileFor = (ref: FileRef): SqliteFile => {
     const id = `${ref.mode}\u0000${ref.file}`;
     let f = files.get(id);
-    if (!f) files.set(id, (f = new SqliteFile({ file: ref.file, mode: ref.mode, busyTimeoutMs: ref.busyTimeoutMs, nativeBinding })));
+    if (!f)
+      files.set(
+        id,
+        (f = new SqliteFile({
+          file: ref.file,
+          mode: ref.mode,
+          busyTimeoutMs: ref.busyTimeoutMs,
+          nativeBinding,
+        })),
+      );
     return f;
   };
 

@@ -22,7 +22,8 @@ export function layoutColumnsOf(mode: IdentifierMode): string[] {
   return [...IDENTITY[mode], 'data'];
 }
 
-const TEXTISH = /^(text|varchar|varchar\(\d+\)|character varying\(\d+\)|char\(\d+\)|nvarchar\(\d+\)|clob|string)$/;
+const TEXTISH =
+  /^(text|varchar|varchar\(\d+\)|character varying\(\d+\)|char\(\d+\)|nvarchar\(\d+\)|clob|string)$/;
 const TYPES: Record<string, RegExp> = {
   key: TEXTISH,
   granularity: TEXTISH,
@@ -32,9 +33,35 @@ const TYPES: Record<string, RegExp> = {
 
 // Words a plain Trifle table definition may hold (besides its column names and type words).
 const ALLOWED_WORDS = new Set([
-  'create', 'table', STATS_TABLE, 'key', 'at', 'granularity', 'data', 'primary', 'not', 'null', 'default',
-  'unique', 'without', 'rowid', 'strict', 'constraint', 'asc', 'desc', 'text', 'varchar', 'character',
-  'varying', 'char', 'nvarchar', 'clob', 'string', 'json', 'datetime', 'timestamp',
+  'create',
+  'table',
+  STATS_TABLE,
+  'key',
+  'at',
+  'granularity',
+  'data',
+  'primary',
+  'not',
+  'null',
+  'default',
+  'unique',
+  'without',
+  'rowid',
+  'strict',
+  'constraint',
+  'asc',
+  'desc',
+  'text',
+  'varchar',
+  'character',
+  'varying',
+  'char',
+  'nvarchar',
+  'clob',
+  'string',
+  'json',
+  'datetime',
+  'timestamp',
 ]);
 
 interface Token {
@@ -71,7 +98,8 @@ function unexpectedClause(sql: string): string | null {
     if (t.kind === 'number') continue;
     const prev = tokens[i - 1];
     // DEFAULT takes one literal; CONSTRAINT takes a name.
-    if (prev?.kind === 'word' && prev.text === 'constraint' && (t.kind === 'word' || t.kind === 'ident')) continue;
+    if (prev?.kind === 'word' && prev.text === 'constraint' && (t.kind === 'word' || t.kind === 'ident'))
+      continue;
     if (t.kind === 'string') {
       if (prev?.text === 'default') continue;
       return `'${t.text.slice(0, 20)}'`;
@@ -79,7 +107,8 @@ function unexpectedClause(sql: string): string | null {
     if (!ALLOWED_WORDS.has(t.text)) return t.text.slice(0, 40).toUpperCase();
     if (t.text === 'default') {
       const next = tokens[i + 1];
-      if (!next || !(next.kind === 'string' || next.kind === 'number' || next.text === 'null')) return 'DEFAULT expression';
+      if (!next || !(next.kind === 'string' || next.kind === 'number' || next.text === 'null'))
+        return 'DEFAULT expression';
     }
   }
   return null;
@@ -99,13 +128,16 @@ export function schemaProblem(db: Database, mode: IdentifierMode): string | null
   const rows = db
     .prepare<[string], SchemaRow>('SELECT type, name, sql FROM sqlite_schema WHERE lower(tbl_name) = ?')
     .all(STATS_TABLE);
-  const table = rows.find((r) => r.name.toLowerCase() === STATS_TABLE && (r.type === 'table' || r.type === 'view'));
+  const table = rows.find(
+    (r) => r.name.toLowerCase() === STATS_TABLE && (r.type === 'table' || r.type === 'view'),
+  );
   if (!table) return 'missing';
   if (table.type === 'view') return `${STATS_TABLE} is a view, not a table`;
   const sql = table.sql ?? '';
   if (/^\s*create\s+virtual\b/i.test(sql)) return `${STATS_TABLE} is a virtual table, not a plain table`;
   const trigger = rows.find((r) => r.type === 'trigger');
-  if (trigger) return `table ${STATS_TABLE} has a trigger (${trigger.name.slice(0, 60)}); triggers are not allowed`;
+  if (trigger)
+    return `table ${STATS_TABLE} has a trigger (${trigger.name.slice(0, 60)}); triggers are not allowed`;
   const columns = columnProblem(db, mode);
   if (columns !== null) return columns;
   const clause = unexpectedClause(sql);
@@ -120,17 +152,25 @@ interface ColumnInfo {
 }
 
 function columnProblem(db: Database, mode: IdentifierMode): string | null {
-  const columns = db.prepare<[], ColumnInfo>(`SELECT name, type, hidden FROM pragma_table_xinfo('${STATS_TABLE}')`).all();
+  const columns = db
+    .prepare<[], ColumnInfo>(`SELECT name, type, hidden FROM pragma_table_xinfo('${STATS_TABLE}')`)
+    .all();
   const generated = columns.find((c) => c.hidden !== 0);
-  if (generated) return `table ${STATS_TABLE} has a generated or hidden column (${generated.name.slice(0, 60)})`;
+  if (generated)
+    return `table ${STATS_TABLE} has a generated or hidden column (${generated.name.slice(0, 60)})`;
   const names = columns.map((c) => c.name);
   const expected = layoutColumnsOf(mode);
   if (names.join(',') !== expected.join(',')) {
     return `table ${STATS_TABLE} has columns (${names.join(', ').slice(0, 200)}), not the ${mode} identifier layout (${expected.join(', ')})`;
   }
   for (const c of columns) {
-    const type = c.type.toLowerCase().replace(/\s+/g, ' ').replace(/ ?\( ?/g, '(').replace(/ ?\)/g, ')');
-    if (!TYPES[c.name]!.test(type)) return `column ${c.name} of ${STATS_TABLE} has type ${c.type.slice(0, 40) || '(none)'}, not a text type`;
+    const type = c.type
+      .toLowerCase()
+      .replace(/\s+/g, ' ')
+      .replace(/ ?\( ?/g, '(')
+      .replace(/ ?\)/g, ')');
+    if (!TYPES[c.name]!.test(type))
+      return `column ${c.name} of ${STATS_TABLE} has type ${c.type.slice(0, 40) || '(none)'}, not a text type`;
   }
   return null;
 }
@@ -151,16 +191,24 @@ interface IndexColumn {
 function indexProblem(db: Database, mode: IdentifierMode): string | null {
   const identity = [...IDENTITY[mode]].sort().join(',');
   let hasIdentityIndex = false;
-  for (const index of db.prepare<[], IndexInfo>(`SELECT name, "unique", partial FROM pragma_index_list('${STATS_TABLE}')`).all()) {
+  for (const index of db
+    .prepare<[], IndexInfo>(`SELECT name, "unique", partial FROM pragma_index_list('${STATS_TABLE}')`)
+    .all()) {
     const cols = db
       .prepare<[string], IndexColumn>('SELECT cid, name, coll, key FROM pragma_index_xinfo(?) WHERE key = 1')
       .all(index.name);
     const label = `index ${index.name.slice(0, 60)} on ${STATS_TABLE}`;
     if (index.partial) return `${label} is a partial index`;
     if (cols.some((c) => c.cid < 0 || c.name === null)) return `${label} indexes an expression`;
-    if (cols.some((c) => c.coll.toUpperCase() !== 'BINARY')) return `${label} uses a collation other than BINARY`;
+    if (cols.some((c) => c.coll.toUpperCase() !== 'BINARY'))
+      return `${label} uses a collation other than BINARY`;
     if (!index.unique) continue;
-    if (cols.map((c) => c.name).sort().join(',') !== identity) {
+    if (
+      cols
+        .map((c) => c.name)
+        .sort()
+        .join(',') !== identity
+    ) {
       return `${label} is unique on (${cols.map((c) => c.name).join(', ')}), not on the identity (${IDENTITY[mode].join(', ')})`;
     }
     hasIdentityIndex = true;

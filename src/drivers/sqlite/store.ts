@@ -40,7 +40,9 @@ export function translateSqliteError(err: unknown): unknown {
 export function createSqliteStore(options: SqliteStoreOptions): WriteSetStore {
   const ref = { file: options.file, mode: options.mode, busyTimeoutMs: options.busyTimeoutMs };
   const splitter = new PathSplitter();
-  const ownPool = options.pool ? null : createSqlitePool({ workers: 0, nativeBinding: options.nativeBinding });
+  const ownPool = options.pool
+    ? null
+    : createSqlitePool({ workers: 0, nativeBinding: options.nativeBinding });
   const pool = options.pool ?? ownPool!;
 
   return {
@@ -58,7 +60,13 @@ export function createSqliteStore(options: SqliteStoreOptions): WriteSetStore {
       if (starts.length === 0) return [];
       // library-rows.ts: also the instants the libraries floored with the event's offset (DST)
       const plan = libraryRowPlan(starts, series.granularity, options.timeZone ?? 'UTC');
-      const op = { op: 'read' as const, key: series.key, granularity: series.granularity, starts: plan.lookups, ...ref };
+      const op = {
+        op: 'read' as const,
+        key: series.key,
+        granularity: series.granularity,
+        starts: plan.lookups,
+        ...ref,
+      };
       const texts = ((await pool.run(op)) as string).split('\n');
       if (plan.lookups.length === starts.length) return texts; // no other instants to look at: the starts themselves
       const located: Array<[number, Record<string, unknown>]> = [];

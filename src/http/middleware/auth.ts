@@ -26,7 +26,8 @@ function cookieToken(ctx: Context): string | null {
   if (ctx.get('authorization') !== '') return null;
   const value = ctx.cookies.get(SESSION_COOKIE);
   if (!value) return null;
-  if (!SAFE_METHODS.has(ctx.method) && ctx.get(CSRF_HEADER) === '') throw forbidden('Missing X-Service-CSRF header');
+  if (!SAFE_METHODS.has(ctx.method) && ctx.get(CSRF_HEADER) === '')
+    throw forbidden('Missing X-Service-CSRF header');
   return value;
 }
 

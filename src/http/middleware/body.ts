@@ -20,7 +20,9 @@ const UNLIMITED = createBodyBudget(Number.MAX_SAFE_INTEGER);
 
 function isJsonType(ctx: Context): boolean {
   const type = ctx.request.type; // media type without parameters, lower-cased
-  return type === '' || type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+  return (
+    type === '' || type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
+  );
 }
 
 function hasBody(ctx: Context): boolean {
@@ -95,7 +97,11 @@ function refuseRest(ctx: Context): void {
  * Reads the whole body, inflating gzip, refusing past `limit` bytes of (inflated) content. What it
  * keeps is charged to `charge`, which the caller closes once the request is done (503 past the cap).
  */
-export function readRawBody(ctx: Context, limit: number, charge: BodyCharge = UNLIMITED.open()): Promise<Buffer> {
+export function readRawBody(
+  ctx: Context,
+  limit: number,
+  charge: BodyCharge = UNLIMITED.open(),
+): Promise<Buffer> {
   return readAll(ctx, limit, charge).catch((err: unknown) => {
     refuseRest(ctx);
     throw err;
@@ -117,7 +123,17 @@ function readAll(ctx: Context, limit: number, charge: BodyCharge): Promise<Buffe
   return new Promise<Buffer>((resolve, reject) => {
     const source: Readable = ctx.req;
     const stream: Readable = encoding === 'gzip' ? source.pipe(createGunzip()) : source;
-    const read: BodyRead = { source, stream, chunks: [], size: 0, charge, prepaid, done: false, resolve, reject };
+    const read: BodyRead = {
+      source,
+      stream,
+      chunks: [],
+      size: 0,
+      charge,
+      prepaid,
+      done: false,
+      resolve,
+      reject,
+    };
     stream.on('data', (chunk: Buffer) => onChunk(read, chunk, limit));
     stream.on('end', () => finishRead(read, null));
     stream.on('error', (err: Error & { code?: string }) => {
@@ -131,7 +147,8 @@ function readAll(ctx: Context, limit: number, charge: BodyCharge): Promise<Buffe
 /** The bytes of a JSON body, or undefined when there is none; 415 for another media type. */
 async function readJsonBytes(ctx: Context, limit: number, charge: BodyCharge): Promise<Buffer | undefined> {
   if (!hasBody(ctx)) return undefined;
-  if (!isJsonType(ctx)) throw unsupportedMediaType(`Unsupported Content-Type: ${ctx.request.type} (use application/json)`);
+  if (!isJsonType(ctx))
+    throw unsupportedMediaType(`Unsupported Content-Type: ${ctx.request.type} (use application/json)`);
   return readRawBody(ctx, limit, charge);
 }
 
@@ -166,7 +183,12 @@ export function rawJsonBody(limit: number, budget: BodyBudget = UNLIMITED) {
 }
 
 /** JSON, or multipart/form-data with one file field at most `uploadLimit` bytes (saved to a temp file). */
-export function jsonOrMultipartBody(limit: number, uploadLimit: number, uploadDir: string, budget: BodyBudget = UNLIMITED) {
+export function jsonOrMultipartBody(
+  limit: number,
+  uploadLimit: number,
+  uploadDir: string,
+  budget: BodyBudget = UNLIMITED,
+) {
   const json = jsonBody(limit, budget);
   const upload = { uploadDir, maxFileBytes: uploadLimit, maxFieldsBytes: limit };
   return async function parseJsonOrMultipart(ctx: Context, next: Next): Promise<void> {

@@ -21,7 +21,12 @@ export function errorHandler(log: Logger) {
       const answer = toHttp(normalizeError(err));
       if (err instanceof AppError && err.cause !== undefined) {
         // e.g. a database source that failed: the client sees 503, the log keeps the driver's reason
-        const fields = { request_id: stateOf(ctx).requestId, path: ctx.path, status: answer.status, error: describe(err.cause, false) };
+        const fields = {
+          request_id: stateOf(ctx).requestId,
+          path: ctx.path,
+          status: answer.status,
+          error: describe(err.cause, false),
+        };
         if (err.kind === 'unavailable') log.warn('database source unavailable', fields);
         else log.warn('request refused', { ...fields, detail: err.message });
       }
@@ -46,7 +51,8 @@ function normalizeError(err: unknown): unknown {
   const e = err as { status?: number; expose?: boolean; message?: string; type?: string };
   if (e && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     if (e.status === 413) return new AppError('payload_too_large', 'Request body too large');
-    if (e.status === 415) return new AppError('unsupported_media_type', e.message ?? 'Unsupported media type');
+    if (e.status === 415)
+      return new AppError('unsupported_media_type', e.message ?? 'Unsupported media type');
     if (e.status === 404) return new AppError('not_found', 'Not found');
     return new AppError('bad_request', e.expose && e.message ? e.message : 'Bad request');
   }

@@ -35,7 +35,14 @@ export function requestLog(log: Logger, stats?: OpsStats) {
       const ms = Math.round((performance.now() - started) * 10) / 10;
       const route = routeLabel(ctx);
       stats?.request(ctx.method, route, ctx.status);
-      const fields = { request_id: requestId, method: ctx.method, path: redactPath(ctx.path), route, status: ctx.status, ms };
+      const fields = {
+        request_id: requestId,
+        method: ctx.method,
+        path: redactPath(ctx.path),
+        route,
+        status: ctx.status,
+        ms,
+      };
       if (ms >= SLOW_REQUEST_MS) log.info('slow request', fields);
       else log.debug('request', fields);
     }

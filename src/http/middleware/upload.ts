@@ -21,7 +21,9 @@ export interface UploadOptions {
 
 /** Removes a staged file once its write stream is closed (so the stream cannot create it again). */
 async function removeStaged(file: File): Promise<void> {
-  const stream = (file as unknown as { _writeStream?: NodeJS.WritableStream & { closed?: boolean; destroy(): void } })._writeStream;
+  const stream = (
+    file as unknown as { _writeStream?: NodeJS.WritableStream & { closed?: boolean; destroy(): void } }
+  )._writeStream;
   if (stream && !stream.closed) {
     await new Promise<void>((resolve) => {
       stream.once('close', () => resolve());
@@ -34,9 +36,11 @@ async function removeStaged(file: File): Promise<void> {
 function toAppError(err: unknown, options: UploadOptions): unknown {
   if (isDiskFull(err)) return err; // 507, like every other write on a full disk
   const e = err as { code?: number; httpCode?: number };
-  if (e.code === formidableErrors.maxFilesExceeded) return invalidField('sqlite_file', 'only one file may be uploaded');
+  if (e.code === formidableErrors.maxFilesExceeded)
+    return invalidField('sqlite_file', 'only one file may be uploaded');
   if (e.code === formidableErrors.aborted) return badRequest('Request body was aborted');
-  if (e.httpCode === 413) return payloadTooLarge(`Upload exceeds the limit: one file of at most ${options.maxFileBytes} bytes`);
+  if (e.httpCode === 413)
+    return payloadTooLarge(`Upload exceeds the limit: one file of at most ${options.maxFileBytes} bytes`);
   return badRequest('Malformed multipart body');
 }
 
@@ -68,7 +72,8 @@ export async function readUpload(ctx: Context, next: Next, options: UploadOption
     const parsed = await new Promise<[formidable.Fields, formidable.Files]>((resolve, reject) => {
       // A client that goes away midway: formidable may not hear of it, the request's close says so.
       ctx.req.once('close', () => {
-        if (!ctx.req.complete) reject(Object.assign(new Error('aborted'), { code: formidableErrors.aborted }));
+        if (!ctx.req.complete)
+          reject(Object.assign(new Error('aborted'), { code: formidableErrors.aborted }));
       });
       form.parse(ctx.req, (err, fields, files) => (err ? reject(err) : resolve([fields, files])));
     }).catch((err: unknown) => {

@@ -65,7 +65,10 @@ interface Checked<B, Q> {
   query: Q | typeof NONE;
 }
 
-export function validate<B = undefined, Q = undefined>(schemas: { body?: Schema<B>; query?: QuerySchema<Q> }): Validator<B, Q> {
+export function validate<B = undefined, Q = undefined>(schemas: {
+  body?: Schema<B>;
+  query?: QuerySchema<Q>;
+}): Validator<B, Q> {
   const checked = new WeakMap<Context, Checked<B, Q>>();
   const unchecked = (part: string) => new Error(`validate: no ${part} was validated for this request`);
   // Not an async function: the raw body is not kept while the handler awaits (see takeBody in body.ts).

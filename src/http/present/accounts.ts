@@ -4,7 +4,8 @@ import type { MembershipRow, OrganizationRow, UserRow } from '../../storage/acco
 
 export const presentUser = (u: UserRow) => ({ id: u.id, email: u.email, name: u.name });
 
-export const presentOrganization = (o: OrganizationRow | null) => (o ? { id: o.id, name: o.name, slug: o.slug } : null);
+export const presentOrganization = (o: OrganizationRow | null) =>
+  o ? { id: o.id, name: o.name, slug: o.slug } : null;
 
 export const presentMembership = (m: MembershipRow | null) =>
   m ? { id: m.id, role: m.role, organization_id: m.organization_id } : null;

@@ -102,8 +102,15 @@ export function bootstrapRoutes(deps: Deps) {
 
     async createOrganization(ctx: Context): Promise<void> {
       const { userId } = userAuthOf(ctx);
-      const { organization, membership } = createOrganization(deps, userId, input.organization.body(ctx).name);
-      created(ctx, { organization: presentOrganization(organization), membership: presentMembership(membership) });
+      const { organization, membership } = createOrganization(
+        deps,
+        userId,
+        input.organization.body(ctx).name,
+      );
+      created(ctx, {
+        organization: presentOrganization(organization),
+        membership: presentMembership(membership),
+      });
     },
 
     async listSources(ctx: Context): Promise<void> {
@@ -112,7 +119,12 @@ export function bootstrapRoutes(deps: Deps) {
 
     async createDatabase(ctx: Context): Promise<void> {
       try {
-        const source = await createDatabase(deps, userAuthOf(ctx), input.database.body(ctx), uploadedFile(ctx, 'sqlite_file'));
+        const source = await createDatabase(
+          deps,
+          userAuthOf(ctx),
+          input.database.body(ctx),
+          uploadedFile(ctx, 'sqlite_file'),
+        );
         created(ctx, { source: presentSource(source) });
       } finally {
         await Promise.all(stagedFiles(ctx).map((f) => rm(f.filepath, { force: true })));

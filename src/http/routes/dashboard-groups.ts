@@ -53,7 +53,14 @@ export function dashboardGroupRoutes(deps: Deps) {
       const auth = authOf(ctx);
       const expected = expectedVersion(ctx, fields, bag);
       const current = findGroup(domain, auth, idOf(ctx), expected);
-      const updated = updateGroup(domain, current, input, bag, auth.kind === 'user' ? auth.userId : null, expected);
+      const updated = updateGroup(
+        domain,
+        current,
+        input,
+        bag,
+        auth.kind === 'user' ? auth.userId : null,
+        expected,
+      );
       ctx.set('ETag', etagOf(updated));
       ctx.body = { data: presentGroup(updated) };
     },

@@ -38,11 +38,16 @@ export function dashboardsContext(deps: Deps): DashboardsContext {
  * The version a PUT was edited from: the body's `updated_at` (a timestamp, else a field error in
  * the bag) and the If-Match header. Neither sent: no check, the PUT overwrites.
  */
-export function expectedVersion(ctx: Context, fields: Record<string, unknown>, bag: ErrorBag): ExpectedVersion {
+export function expectedVersion(
+  ctx: Context,
+  fields: Record<string, unknown>,
+  bag: ErrorBag,
+): ExpectedVersion {
   const expected: ExpectedVersion = {};
   const sent = fields.updated_at;
   if (sent !== undefined) {
-    if (parseTimestamp(sent) === null) bag.add('updated_at', 'must be the updated_at timestamp the record was read with');
+    if (parseTimestamp(sent) === null)
+      bag.add('updated_at', 'must be the updated_at timestamp the record was read with');
     else expected.updatedAt = sent as string;
   }
   const ifMatch = ctx.get('If-Match');
@@ -94,7 +99,14 @@ export function dashboardRoutes(deps: Deps) {
       const auth = authOf(ctx);
       const expected = expectedVersion(ctx, fields, bag);
       const current = findChangeable(domain, auth, idOf(ctx), unlocking, expected);
-      const updated = updateDashboard(domain, current, input, bag, auth.kind === 'user' ? auth.userId : null, expected);
+      const updated = updateDashboard(
+        domain,
+        current,
+        input,
+        bag,
+        auth.kind === 'user' ? auth.userId : null,
+        expected,
+      );
       ctx.set('ETag', etagOf(updated));
       ctx.body = { data: presentDashboard(updated) };
     },

@@ -27,7 +27,11 @@ export function healthRoutes(deps: Deps) {
       ctx.body = {
         ...body,
         status: 'degraded',
-        writer: { state: writer.state, ...(writer.error ? { error: writer.error.replace(/\/[^\s'",)]+/g, '<path>') } : {}), ...(writer.code ? { code: writer.code } : {}) },
+        writer: {
+          state: writer.state,
+          ...(writer.error ? { error: writer.error.replace(/\/[^\s'",)]+/g, '<path>') } : {}),
+          ...(writer.code ? { code: writer.code } : {}),
+        },
       };
     },
   };

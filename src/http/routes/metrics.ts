@@ -27,7 +27,8 @@ function queryFields(body: Record<string, unknown>) {
   }
   const valuePath = body.value_path;
   if (valuePath === undefined || valuePath === null) throw badRequest('value_path is required');
-  if (typeof valuePath !== 'string' || valuePath.trim() === '') throw badRequest('value_path must be a non-empty string');
+  if (typeof valuePath !== 'string' || valuePath.trim() === '')
+    throw badRequest('value_path must be a non-empty string');
   return { mode, valuePath };
 }
 
@@ -42,7 +43,9 @@ function parseQueryBody(input: unknown, source: Source) {
 /** The inputs of the metrics routes, parsed at the edge (validate.ts). */
 export const metricsInput = {
   /** GET /metrics: key (optional), from, to, granularity against the source's settings */
-  series: validate({ query: (query, ctx) => parseSeriesParams(sourceOf(ctx), query, { keyRequired: false }) }),
+  series: validate({
+    query: (query, ctx) => parseSeriesParams(sourceOf(ctx), query, { keyRequired: false }),
+  }),
   /** POST /metrics: one point */
   ingest: validate({ body: parsePoint }),
   /** POST /metrics/query */
@@ -80,7 +83,16 @@ export function metricsRoutes(deps: Deps) {
       const { params, mode, valuePath, aggregator, slices } = metricsInput.query.takeBody(ctx);
       const series = await deps.metrics.readSeries(sourceOf(ctx), params);
       const answer = answerQuery(
-        { key: params.key, fromMs: params.fromMs, toMs: params.toMs, granularity: params.granularity.text, mode, valuePath, aggregator, slices },
+        {
+          key: params.key,
+          fromMs: params.fromMs,
+          toMs: params.toMs,
+          granularity: params.granularity.text,
+          mode,
+          valuePath,
+          aggregator,
+          slices,
+        },
         series,
       );
       ctx.type = 'application/json';

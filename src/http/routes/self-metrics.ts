@@ -29,12 +29,13 @@ export function selfMetricsRoute(deps: Deps) {
       if (!sameText(given, token)) throw new AppError('unauthorized', 'Bad token');
     }
     ctx.type = 'text/plain; version=0.0.4; charset=utf-8';
-    ctx.body = renderMetrics({
-      stats: deps.ops.stats,
-      sweep: deps.ops.sweeper.stats,
-      queueDepth: deps.metrics.pendingPoints,
-      databaseFile,
-      version: SERVER_VERSION,
-    }) + renderIntakeMetrics(intakeCountersOf(deps));
+    ctx.body =
+      renderMetrics({
+        stats: deps.ops.stats,
+        sweep: deps.ops.sweeper.stats,
+        queueDepth: deps.metrics.pendingPoints,
+        databaseFile,
+        version: SERVER_VERSION,
+      }) + renderIntakeMetrics(intakeCountersOf(deps));
   };
 }

@@ -8,7 +8,14 @@ import { forbidden, notFound, unauthorized } from '../../errors';
 import { normalizeId } from '../../lib/ids';
 import { tokenKind } from '../../lib/tokens';
 import { accountContext, verifyCredentials, type LoginInput } from '../../domain/accounts';
-import { listSessions, openSession, revokeSession, endSession, sessionCookieMaxAgeMs, sessionEnds } from '../../domain/sessions';
+import {
+  listSessions,
+  openSession,
+  revokeSession,
+  endSession,
+  sessionCookieMaxAgeMs,
+  sessionEnds,
+} from '../../domain/sessions';
 import { formatTimestamp } from '../../shared/time';
 import type { SessionRow } from '../../storage/sessions';
 import { listSourceTokens, revokeSourceToken } from '../../domain/source-tokens';
@@ -65,7 +72,11 @@ const presentSessionRow = (deps: Deps, row: SessionRow, current: string | undefi
 };
 
 /** The organization's source of GET /sources/:id/metrics (404 for any other), then its series parameters. */
-function sourceSeriesParams(deps: Deps, ctx: Context, query: Record<string, unknown>): { source: Source; params: SeriesParams } {
+function sourceSeriesParams(
+  deps: Deps,
+  ctx: Context,
+  query: Record<string, unknown>,
+): { source: Source; params: SeriesParams } {
   const id = normalizeId(ctx.params.id);
   const org = userAuthOf(ctx).organizationId;
   const source = id && org ? deps.sources.inOrganization(id, org) : undefined;
@@ -136,7 +147,9 @@ export function sessionRoutes(deps: Deps) {
     /** GET /session/sessions: the signed-in user's live sessions, newest first. */
     async listSessions(ctx: Context): Promise<void> {
       const auth = userAuth(ctx);
-      ctx.body = { data: listSessions(deps, auth.userId).map((row) => presentSessionRow(deps, row, auth.sessionId)) };
+      ctx.body = {
+        data: listSessions(deps, auth.userId).map((row) => presentSessionRow(deps, row, auth.sessionId)),
+      };
     },
 
     /** DELETE /session/sessions/:id: ends one of the user's sessions (its cookie stops working at once). */

@@ -54,7 +54,10 @@ export function shareRoutes(deps: Deps) {
         const { dashboard, source } = resolveShare(deps, String(ctx.params.token));
         const key = sharedKey(dashboard, query);
         const { from, to, granularity } = query;
-        return { source, params: parseSeriesParams(source, { key, from, to, granularity }, { keyRequired: false }) };
+        return {
+          source,
+          params: parseSeriesParams(source, { key, from, to, granularity }, { keyRequired: false }),
+        };
       },
     }),
   };

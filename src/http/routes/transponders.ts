@@ -65,7 +65,8 @@ export function transponderRoutes(deps: Deps) {
   const input = {
     /** POST /transponders: the fields, in the source's next order */
     create: validate({
-      body: (body: unknown, ctx) => transponderFields(objectBody(body), null, repo.nextOrder(sourceOf(ctx).id)),
+      body: (body: unknown, ctx) =>
+        transponderFields(objectBody(body), null, repo.nextOrder(sourceOf(ctx).id)),
     }),
     /** PUT/PATCH /transponders/:id: the transponder and its new fields */
     update: validate({
@@ -85,7 +86,12 @@ export function transponderRoutes(deps: Deps) {
         // One bucket of the system key: a database that cannot be reached answers 503, not 500.
         const at = new Date(deps.now()).toISOString();
         try {
-          await deps.metrics.series(source, { key: SYSTEM_KEY, from: at, to: at, granularity: source.defaultGranularity });
+          await deps.metrics.series(source, {
+            key: SYSTEM_KEY,
+            from: at,
+            to: at,
+            granularity: source.defaultGranularity,
+          });
         } catch (err) {
           if (err instanceof AppError && err.status === 503) throw err;
           deps.log.warn('source unreachable', { source: source.id, error: (err as Error).message });

@@ -77,7 +77,8 @@ export const optionalText = <D extends string | null>(max: number, fallback: D) 
 export function oneOf<T extends string>(values: readonly T[]) {
   return (x: unknown): Parsed<T> => {
     if (x === undefined || x === null) return fail('is required');
-    if (typeof x !== 'string' || !values.includes(x as T)) return fail(`must be one of: ${values.join(', ')}`);
+    if (typeof x !== 'string' || !values.includes(x as T))
+      return fail(`must be one of: ${values.join(', ')}`);
     return ok(x as T);
   };
 }
@@ -115,7 +116,9 @@ const signupSchema = body({
   email: rule(email),
   password: rule(password),
   // A blank name means "no name"; a blank organization_name is refused (it would decide too much).
-  name: optional((x) => (typeof x === 'string' && x.trim() === '' ? ok(null) : x === null ? ok(null) : text(x, 255))),
+  name: optional((x) =>
+    typeof x === 'string' && x.trim() === '' ? ok(null) : x === null ? ok(null) : text(x, 255),
+  ),
   organization_name: optionalText(255, null),
   token_name: optionalText(255, DEFAULT_TOKEN_NAME),
 });
@@ -202,7 +205,12 @@ export function parseProject(input: unknown): ProjectInput {
 }
 
 /** Fields fixed at creation: changing them would change what existing buckets mean. */
-const FIXED_PROJECT_FIELDS = ['time_zone', 'beginning_of_week', 'granularities', 'project_cluster_id'] as const;
+const FIXED_PROJECT_FIELDS = [
+  'time_zone',
+  'beginning_of_week',
+  'granularities',
+  'project_cluster_id',
+] as const;
 
 const projectUpdateSchema = body({
   name: v.optional(requiredText(255)),
@@ -211,7 +219,10 @@ const projectUpdateSchema = body({
   expire_after: v.optional(rule(parseExpireAfter)),
   retention: v.optional(v.unknown()),
   ...Object.fromEntries(
-    FIXED_PROJECT_FIELDS.map((f) => [f, v.optional(v.custom<never>(() => false, 'cannot be changed after creation'))]),
+    FIXED_PROJECT_FIELDS.map((f) => [
+      f,
+      v.optional(v.custom<never>(() => false, 'cannot be changed after creation')),
+    ]),
   ),
 });
 
@@ -245,7 +256,11 @@ export function parseProjectUpdate(input: unknown, granularities: readonly strin
 const sourceTokenSchema = body({
   source_type: rule(oneOf(['database', 'project'] as const)),
   source_id: rule((x) =>
-    x === undefined || x === null ? fail<string>('is required') : normalizeId(x) !== null ? ok(normalizeId(x)!) : fail('must be a UUID'),
+    x === undefined || x === null
+      ? fail<string>('is required')
+      : normalizeId(x) !== null
+        ? ok(normalizeId(x)!)
+        : fail('must be a UUID'),
   ),
   name: optionalText(255, DEFAULT_SOURCE_TOKEN_NAME),
   read: flag(true),

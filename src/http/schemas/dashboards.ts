@@ -74,7 +74,11 @@ export function unwrap(body: Record<string, unknown>, envelope: string): Record<
  * Parses the fields a schema knows; issues go to `bag` and the broken fields are left out of the
  * result, so the domain checks can still run on the rest and one 422 names every problem.
  */
-function parseLenient<T>(schema: v.GenericSchema<unknown, T>, fields: Record<string, unknown>, bag: ErrorBag): T {
+function parseLenient<T>(
+  schema: v.GenericSchema<unknown, T>,
+  fields: Record<string, unknown>,
+  bag: ErrorBag,
+): T {
   const first = v.safeParse(schema, fields, { abortEarly: false });
   if (first.success) return first.output;
   bag.addIssues('', first.issues);

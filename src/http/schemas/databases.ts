@@ -7,10 +7,26 @@ import type { DatabaseInput } from '../../domain/databases';
 import { fail, ok, wholeNumber, type Parsed } from '../../domain/source-settings';
 import { IDENTIFIER_MODES } from '../../drivers/sqlite/setup';
 import { DRIVERS, type Driver } from '../../domain/types';
-import { body, fieldErrors, oneOf, optional, optionalText, requiredText, rule, settingsEntries, text, toSettings } from './bootstrap';
+import {
+  body,
+  fieldErrors,
+  oneOf,
+  optional,
+  optionalText,
+  requiredText,
+  rule,
+  settingsEntries,
+  text,
+  toSettings,
+} from './bootstrap';
 import { bareHost, isHostName } from '../../lib/outbound';
 
-const DEFAULT_PORTS: Record<Exclude<Driver, 'sqlite'>, number> = { postgres: 5432, mysql: 3306, redis: 6379, mongo: 27017 };
+const DEFAULT_PORTS: Record<Exclude<Driver, 'sqlite'>, number> = {
+  postgres: 5432,
+  mysql: 3306,
+  redis: 6379,
+  mongo: 27017,
+};
 
 const HOST_RULE = 'must be a DNS name or an IP address (no port, path, options or spaces)';
 
@@ -85,14 +101,17 @@ function connectionUrl(driver: Exclude<Driver, 'sqlite'>) {
       return fail('must be a connection URL');
     }
     const schemes = URL_SCHEMES[driver];
-    if (!schemes.includes(url.protocol)) return fail(`must start with ${schemes.map((p) => `${p}//`).join(' or ')}`);
+    if (!schemes.includes(url.protocol))
+      return fail(`must start with ${schemes.map((p) => `${p}//`).join(' or ')}`);
     if (url.hostname === '') return fail('must name a host');
-    if (!isHostName(bareHost(url.hostname))) return fail(`must name one host that ${HOST_RULE.replace('must be', 'is')}`);
+    if (!isHostName(bareHost(url.hostname)))
+      return fail(`must name one host that ${HOST_RULE.replace('must be', 'is')}`);
     const options = [...url.searchParams.keys()].filter((k) => !(driver === 'mongo' && k === 'authSource'));
     if (options.length > 0 || url.hash !== '') {
       return fail(`must not carry options (${options[0] ?? '#'}): give ssl and the other settings as fields`);
     }
-    if (driver === 'redis' && !/^\/?(\d{1,2})?$/.test(url.pathname)) return fail('must name the database as a number (…/0)');
+    if (driver === 'redis' && !/^\/?(\d{1,2})?$/.test(url.pathname))
+      return fail('must name the database as a number (…/0)');
     if ((driver === 'postgres' || driver === 'mysql') && url.pathname.replace(/^\//, '') === '') {
       return fail('must name the database (…/database_name)');
     }
@@ -148,11 +167,17 @@ const URL_SCHEMAS = {
 const URL_EXCLUDES = ['host', 'port', 'username', 'password'];
 
 /** The connection fields of a driver given as `url` (JSON body already checked for `url`). */
-function parseUrlForm(driver: Exclude<Driver, 'sqlite'>, input: Record<string, unknown>, errors: Record<string, string[]>) {
+function parseUrlForm(
+  driver: Exclude<Driver, 'sqlite'>,
+  input: Record<string, unknown>,
+  errors: Record<string, string[]>,
+) {
   const checked = v.safeParse(connectionUrl(driver), input.url);
   if (!checked.success) errors.url = fieldErrors(checked.issues).base ?? ['must be a connection URL'];
-  for (const field of URL_EXCLUDES) if (input[field] !== undefined) (errors[field] ??= []).push('cannot be combined with url');
-  if (driver !== 'mongo' && input.database_name !== undefined) (errors.database_name ??= []).push('cannot be combined with url');
+  for (const field of URL_EXCLUDES)
+    if (input[field] !== undefined) (errors[field] ??= []).push('cannot be combined with url');
+  if (driver !== 'mongo' && input.database_name !== undefined)
+    (errors.database_name ??= []).push('cannot be combined with url');
   const own = v.safeParse(URL_SCHEMAS[driver] as v.GenericSchema<unknown, Record<string, unknown>>, input);
   const fields: Record<string, unknown> = { url: checked.success ? checked.output : null };
   if (own.success) {
@@ -160,7 +185,12 @@ function parseUrlForm(driver: Exclude<Driver, 'sqlite'>, input: Record<string, u
       if (own.output[key] !== undefined) fields[key] = own.output[key];
     }
   } else Object.assign(errors, fieldErrors(own.issues));
-  if (driver === 'mongo' && checked.success && fields.database_name == null && new URL(checked.output as string).pathname.replace(/^\//, '') === '') {
+  if (
+    driver === 'mongo' &&
+    checked.success &&
+    fields.database_name == null &&
+    new URL(checked.output as string).pathname.replace(/^\//, '') === ''
+  ) {
     errors.database_name = ['is required (or name the database in url)'];
   }
   return fields;
@@ -168,7 +198,9 @@ function parseUrlForm(driver: Exclude<Driver, 'sqlite'>, input: Record<string, u
 
 /** Drops unset optional credentials so the stored config holds only what was given. */
 function compact(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined));
+  return Object.fromEntries(
+    Object.entries(fields).filter(([, value]) => value !== null && value !== undefined),
+  );
 }
 
 /**
@@ -183,14 +215,18 @@ export function parseDatabase(input: Record<string, unknown>): DatabaseInput {
   if (driver.ok && driver.value !== 'sqlite' && input.url !== undefined && input.url !== null) {
     fields = parseUrlForm(driver.value, input, errors);
   } else if (driver.ok) {
-    const own = v.safeParse(DRIVER_SCHEMAS[driver.value] as v.GenericSchema<unknown, Record<string, unknown>>, input);
+    const own = v.safeParse(
+      DRIVER_SCHEMAS[driver.value] as v.GenericSchema<unknown, Record<string, unknown>>,
+      input,
+    );
     if (own.success) fields = pick(own.output, driver.value);
     else Object.assign(errors, fieldErrors(own.issues));
   }
   if (driver.ok && driver.value === 'redis' && common.success && common.output.identifier_mode !== 'full') {
     errors.identifier_mode = ['must be full for redis (its only layout)'];
   }
-  if (input.sqlite_file !== undefined) errors.sqlite_file = ['must be uploaded as a file (multipart/form-data)'];
+  if (input.sqlite_file !== undefined)
+    errors.sqlite_file = ['must be uploaded as a file (multipart/form-data)'];
   if (!common.success || Object.keys(errors).length > 0) throw invalid(errors);
   const b = common.output;
   const { file_path: filePath, ...driverFields } = fields;

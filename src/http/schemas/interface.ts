@@ -9,7 +9,13 @@ import { parseLogin } from './bootstrap';
 export const WEB_SESSION_TOKEN_NAME = 'Web session';
 
 const tokenFilter = v.object({
-  source_id: v.optional(v.pipe(v.string(), v.transform((x: string) => normalizeId(x)), v.string())),
+  source_id: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((x: string) => normalizeId(x)),
+      v.string(),
+    ),
+  ),
 });
 
 /** `?source_id=<uuid>` (optional): the tokens of one source only. */

@@ -48,14 +48,19 @@ function loadFile(read: Reader, name: string): WebFile | null {
 export function loadWebAssets(dir: string): WebAssets {
   const read = embeddedWebFiles() ?? diskReader(dir);
   const manifestText = read('manifest.json');
-  const names = manifestText ? Object.keys((JSON.parse(manifestText.toString('utf8')) as { files: object }).files) : [];
+  const names = manifestText
+    ? Object.keys((JSON.parse(manifestText.toString('utf8')) as { files: object }).files)
+    : [];
   const assets = new Map<string, WebFile>();
   for (const name of names) {
     if (!name.startsWith('assets/')) continue;
     const file = loadFile(read, name);
     if (file) assets.set(`/${name}`, file);
   }
-  return { index: names.includes('index.html') ? loadFile(read, 'index.html') : null, asset: (p) => assets.get(p) };
+  return {
+    index: names.includes('index.html') ? loadFile(read, 'index.html') : null,
+    asset: (p) => assets.get(p),
+  };
 }
 
 /** Where `npm start` finds the built interface: .build/web under the working directory. */

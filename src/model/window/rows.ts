@@ -92,7 +92,10 @@ export class Rows {
   sets: Uint8Array;
 
   /** `capacity`: rows expected (the previous window's count), so that the columns rarely grow */
-  constructor(private readonly shapes: Shapes, capacity = 1024) {
+  constructor(
+    private readonly shapes: Shapes,
+    capacity = 1024,
+  ) {
     const n = columnSize(capacity);
     this.table = new SlotTable(tableSize(n));
     this.series = new Int32Array(n);
@@ -146,7 +149,10 @@ export class Rows {
     if (shape !== this.shape[row]) {
       map = this.shapes.map(shape, this.shape[row]!);
       if (map.indexOf(-1) >= 0) {
-        this.reshape(row, this.shapes.union(this.shape[row]!, shape, () => assign));
+        this.reshape(
+          row,
+          this.shapes.union(this.shape[row]!, shape, () => assign),
+        );
         map = this.shapes.map(shape, this.shape[row]!);
       }
     }
@@ -167,7 +173,11 @@ export class Rows {
     const paths = this.shapes.paths[this.shape[row]!]!;
     const from = this.at[row]!;
     const sets = this.sets.subarray(from, from + paths.length);
-    return { paths, values: this.values.data.subarray(from, from + paths.length), set: sets.indexOf(1) >= 0 ? sets : null };
+    return {
+      paths,
+      values: this.values.data.subarray(from, from + paths.length),
+      set: sets.indexOf(1) >= 0 ? sets : null,
+    };
   }
 
   folded(row: number): boolean {
@@ -263,7 +273,10 @@ export class Groups {
   /** whether the last `find` took a group that was not live (the key's list must take it) */
   revived = false;
 
-  constructor(private readonly shapes: Shapes, capacity = 1024) {
+  constructor(
+    private readonly shapes: Shapes,
+    capacity = 1024,
+  ) {
     const n = columnSize(capacity);
     this.table = new SlotTable(tableSize(n));
     this.key = new Int32Array(n);

@@ -64,7 +64,7 @@ export class SlotTable {
 }
 
 function hash(key: number): number {
-  const low = key % 4_294_967_296 | 0;
+  const low = (key % 4_294_967_296) | 0;
   const high = (key / 4_294_967_296) | 0;
   let h = Math.imul(low ^ Math.imul(high, 0x27d4eb2d), 0x9e3779b1);
   h ^= h >>> 15;

@@ -31,7 +31,11 @@ export class WindowKey {
   /** the first live group of the key, -1 for none */
   groupHead = -1;
 
-  constructor(readonly key: string, readonly index: number, readonly source: WindowSource) {
+  constructor(
+    readonly key: string,
+    readonly index: number,
+    readonly source: WindowSource,
+  ) {
     this.series = new Int32Array(source.plan.granularities.length).fill(-1);
   }
 }
@@ -77,7 +81,8 @@ export class WindowSource {
   bucketIdsAt(atMs: number): Int32Array {
     const granularities = this.plan.granularities;
     const ids = new Int32Array(granularities.length);
-    for (let i = 0; i < granularities.length; i++) ids[i] = this.bucketId(i, granularities[i]!.bucketer(atMs));
+    for (let i = 0; i < granularities.length; i++)
+      ids[i] = this.bucketId(i, granularities[i]!.bucketer(atMs));
     return ids;
   }
 
@@ -133,9 +138,23 @@ export class IngestWindow {
   /** the most groups held at once (sizes the next window's group columns) */
   private maxGroups = 0;
   /** the write being merged: one object reused for every point, so merging allocates nothing per point */
-  private readonly leaf: LeafWrite = { shape: 0, values: [], offset: 0, assert: false, tracked: 0, untracked: 0 };
+  private readonly leaf: LeafWrite = {
+    shape: 0,
+    values: [],
+    offset: 0,
+    assert: false,
+    tracked: 0,
+    untracked: 0,
+  };
   /** a key's groups spread into rows before an assert: its own object, as the assert's is still to be written */
-  private readonly spread: LeafWrite = { shape: 0, values: [], offset: 0, assert: false, tracked: 0, untracked: 0 };
+  private readonly spread: LeafWrite = {
+    shape: 0,
+    values: [],
+    offset: 0,
+    assert: false,
+    tracked: 0,
+    untracked: 0,
+  };
 
   /** `expected`: rows and groups a window is likely to hold (the last one's), to size its columns */
   constructor(private readonly expected: { rows: number; groups: number } = { rows: 0, groups: 0 }) {
@@ -168,12 +187,14 @@ export class IngestWindow {
    * only the window being folded holds row columns for all its rows, not the one gathering too.
    */
   releaseRows(): void {
-    if (this.rowColumns.count === 0 && this.rowColumns.capacity > columnSize(0)) this.rowColumns = new Rows(this.shapes, 0);
+    if (this.rowColumns.count === 0 && this.rowColumns.capacity > columnSize(0))
+      this.rowColumns = new Rows(this.shapes, 0);
   }
 
   /** Room for `rows` rows at once (e.g. the last fold's), unless the window holds rows already. */
   reserveRows(rows: number): void {
-    if (this.rowColumns.count === 0 && this.rowColumns.capacity < columnSize(rows)) this.rowColumns = new Rows(this.shapes, rows);
+    if (this.rowColumns.count === 0 && this.rowColumns.capacity < columnSize(rows))
+      this.rowColumns = new Rows(this.shapes, rows);
   }
 
   /** what this window held, for sizing the next */
@@ -183,7 +204,11 @@ export class IngestWindow {
 
   /** about the bytes the window's rows, groups and their numbers take (what its memory grows with) */
   get bytes(): number {
-    return (this.rows.count + this.groups.count) * 48 + (this.rows.values.length + this.groups.sums.length) * 9 + this.keys.length * 160;
+    return (
+      (this.rows.count + this.groups.count) * 48 +
+      (this.rows.values.length + this.groups.sums.length) * 9 +
+      this.keys.length * 160
+    );
   }
 
   /** The plan this window merges a source's points with, if it holds any of them. */
@@ -238,7 +263,11 @@ export class IngestWindow {
     if (this.sources.has(sourceId)) throw new Error(`window already holds source ${sourceId}`);
     const texts = [...new Set([...writes.values()].flatMap((byGranularity) => [...byGranularity.keys()]))];
     const none = () => Number.NaN;
-    const source = this.source({ sourceId, granularities: texts.map((text) => ({ text, bucketer: none, next: none })), finest: 0 });
+    const source = this.source({
+      sourceId,
+      granularities: texts.map((text) => ({ text, bucketer: none, next: none })),
+      finest: 0,
+    });
     for (const [key, byGranularity] of writes) {
       const state = key === SYSTEM_KEY ? null : this.keyState(source, key);
       for (const [granularity, buckets] of byGranularity) {
@@ -249,10 +278,20 @@ export class IngestWindow {
           ids[slot] = id;
           if (!state) addSystemOps(source.countRow(slot, id), ops);
           else {
-            for (const [map, assert] of [[ops.set, true], [ops.add, false]] as const) {
+            for (const [map, assert] of [
+              [ops.set, true],
+              [ops.add, false],
+            ] as const) {
               if (!map || map.size === 0) continue;
               const entries = [...map];
-              const leaf = { shape: this.shapes.id(entries.map((e) => e[0])), values: entries.map((e) => e[1]), offset: 0, assert, tracked: 0, untracked: 0 };
+              const leaf = {
+                shape: this.shapes.id(entries.map((e) => e[0])),
+                values: entries.map((e) => e[1]),
+                offset: 0,
+                assert,
+                tracked: 0,
+                untracked: 0,
+              };
               this.toRows(state, ids, leaf);
             }
           }
@@ -295,8 +334,14 @@ export class IngestWindow {
             }
             const tracked = rows.tracked[r]!;
             const untracked = rows.untracked[r]!;
-            if (tracked > 0) addOp(opsOf(keys, SYSTEM_KEY, texts[slot]!, bucketMs), SYSTEM_KEYS_PREFIX + state.key, tracked);
-            if (untracked > 0) addOp(opsOf(keys, SYSTEM_KEY, texts[slot]!, bucketMs), SYSTEM_KEYS_PREFIX + UNTRACKED_KEY, untracked);
+            if (tracked > 0)
+              addOp(opsOf(keys, SYSTEM_KEY, texts[slot]!, bucketMs), SYSTEM_KEYS_PREFIX + state.key, tracked);
+            if (untracked > 0)
+              addOp(
+                opsOf(keys, SYSTEM_KEY, texts[slot]!, bucketMs),
+                SYSTEM_KEYS_PREFIX + UNTRACKED_KEY,
+                untracked,
+              );
           }
         }
       }
@@ -378,7 +423,8 @@ export class IngestWindow {
       for (const r of series < 0 ? [] : this.rowsOf(series)) {
         const bucketMs = this.rows.bucketMs[r]!;
         const tracked = this.rows.tracked[r]!;
-        if (tracked > 0 && !this.rows.countFolded(r) && inRange(bucketMs)) entry(bucketMs).keys.push([state.key, tracked]);
+        if (tracked > 0 && !this.rows.countFolded(r) && inRange(bucketMs))
+          entry(bucketMs).keys.push([state.key, tracked]);
       }
     }
     for (const row of source.counts[slot]!.values()) {
@@ -394,7 +440,8 @@ export class IngestWindow {
   private source(plan: SourcePlan): WindowSource {
     let source = this.sources.get(plan.sourceId);
     if (!source) this.sources.set(plan.sourceId, (source = new WindowSource(plan)));
-    else if (source.plan !== plan) throw new Error(`window holds source ${plan.sourceId} under other settings`);
+    else if (source.plan !== plan)
+      throw new Error(`window holds source ${plan.sourceId} under other settings`);
     return source;
   }
 
@@ -515,7 +562,11 @@ function addSystemOps(counts: CountRow, ops: BucketOps): void {
   }
   for (const [path, value] of ops.set ?? []) leaves.push([path, value, true]);
   if (leaves.length > 0) {
-    counts.leaves = { paths: leaves.map((l) => l[0]), values: leaves.map((l) => l[1]), set: Uint8Array.from(leaves, (l) => (l[2] ? 1 : 0)) };
+    counts.leaves = {
+      paths: leaves.map((l) => l[0]),
+      values: leaves.map((l) => l[1]),
+      set: Uint8Array.from(leaves, (l) => (l[2] ? 1 : 0)),
+    };
   }
 }
 

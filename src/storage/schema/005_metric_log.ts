@@ -39,17 +39,22 @@ CREATE TABLE metric_large_leaves (
 function leaves(node: unknown, prefix: string, out: Array<[string, number]>): void {
   if (typeof node === 'number') out.push([prefix, node]);
   else if (typeof node === 'object' && node !== null && !Array.isArray(node)) {
-    for (const [name, child] of Object.entries(node)) leaves(child, prefix === '' ? name : `${prefix}.${name}`, out);
+    for (const [name, child] of Object.entries(node))
+      leaves(child, prefix === '' ? name : `${prefix}.${name}`, out);
   }
 }
 
 export function migrateMetricLog(db: Db): void {
   db.exec(SCHEMA);
-  const rows = db.prepare<[string], { series_id: number; bucket: number; data: string }>(
-    `SELECT b.series_id, b.bucket, b.data FROM metric_buckets b JOIN metric_series s ON s.id = b.series_id
+  const rows = db
+    .prepare<[string], { series_id: number; bucket: number; data: string }>(
+      `SELECT b.series_id, b.bucket, b.data FROM metric_buckets b JOIN metric_series s ON s.id = b.series_id
      WHERE s.key = ?`,
-  ).all(SYSTEM_KEY);
-  const addCount = db.prepare('INSERT INTO metric_key_counts (series_id, bucket, key, count) VALUES (?, ?, ?, ?)');
+    )
+    .all(SYSTEM_KEY);
+  const addCount = db.prepare(
+    'INSERT INTO metric_key_counts (series_id, bucket, key, count) VALUES (?, ?, ?, ?)',
+  );
   const rewrite = db.prepare('UPDATE metric_buckets SET data = ? WHERE series_id = ? AND bucket = ?');
   for (const row of rows) {
     const tree = JSON.parse(row.data) as Record<string, unknown>;

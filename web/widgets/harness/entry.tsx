@@ -24,7 +24,11 @@ export interface HarnessConfig {
   error?: string | null;
 }
 
-const parse = (raw: RawSeries): SeriesData => ({ at: raw.at.map((t) => Date.parse(t)), atText: raw.at, values: raw.values });
+const parse = (raw: RawSeries): SeriesData => ({
+  at: raw.at.map((t) => Date.parse(t)),
+  atText: raw.at,
+  values: raw.values,
+});
 
 declare global {
   interface Window {
@@ -51,7 +55,10 @@ window.renderWidgets = (config) => {
   render(
     <main class="harness-grid">
       {config.widgets.map((w) => (
-        <div key={w.id} style={{ gridColumn: `${w.x + 1} / span ${w.w}`, gridRow: `${w.y + 1} / span ${w.h}` }}>
+        <div
+          key={w.id}
+          style={{ gridColumn: `${w.x + 1} / span ${w.w}`, gridRow: `${w.y + 1} / span ${w.h}` }}
+        >
           <WidgetView widget={w} ctx={ctx} loading={config.loading ?? false} error={config.error ?? null} />
         </div>
       ))}

@@ -22,7 +22,10 @@ export interface BatchParserOptions {
   log?: Logger;
 }
 
-export const DEFAULT_BATCH_PARSER: BatchParserOptions = { offThreadBytes: 256 * 1024, maxInFlightBytes: 32 * 1024 * 1024 };
+export const DEFAULT_BATCH_PARSER: BatchParserOptions = {
+  offThreadBytes: 256 * 1024,
+  maxInFlightBytes: 32 * 1024 * 1024,
+};
 
 export interface BatchParser {
   /**
@@ -58,7 +61,9 @@ function parseInline(raw: Buffer | undefined): Promise<WirePoints> {
   try {
     // plain bodies straight from their bytes (domain/metrics/ingest/batch-scan.ts); any other (and every error) the generic way
     const wire = raw === undefined ? null : scanBatch(raw);
-    return Promise.resolve(wire ?? encodePoints(parseBatch(raw === undefined ? undefined : parseJsonText(raw))));
+    return Promise.resolve(
+      wire ?? encodePoints(parseBatch(raw === undefined ? undefined : parseJsonText(raw))),
+    );
   } catch (err) {
     return Promise.reject(err);
   }
@@ -66,7 +71,8 @@ function parseInline(raw: Buffer | undefined): Promise<WirePoints> {
 
 /** The body's own ArrayBuffer when it spans all of it (transferable), else a copy. */
 function ownBuffer(raw: Buffer): ArrayBuffer {
-  if (raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength && raw.buffer instanceof ArrayBuffer) return raw.buffer;
+  if (raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength && raw.buffer instanceof ArrayBuffer)
+    return raw.buffer;
   const copy = new ArrayBuffer(raw.byteLength);
   new Uint8Array(copy).set(raw);
   return copy;
@@ -93,13 +99,18 @@ export function createBatchParser(options: BatchParserOptions = DEFAULT_BATCH_PA
 
   /** The worker stopped with jobs outstanding: their bodies went with it. */
   function failAll(reason: string): void {
-    for (const id of [...jobs.keys()]) settle(id)?.reject(unavailable(`Batch could not be parsed (${reason}); retry`, 1));
+    for (const id of [...jobs.keys()])
+      settle(id)?.reject(unavailable(`Batch could not be parsed (${reason}); retry`, 1));
   }
 
   function start(): Worker | null {
     if (worker) return worker;
     try {
-      const w = new Worker(batchWorkerCode(), { eval: true, name: 'batch-parser', resourceLimits: WORKER_LIMITS });
+      const w = new Worker(batchWorkerCode(), {
+        eval: true,
+        name: 'batch-parser',
+        resourceLimits: WORKER_LIMITS,
+      });
       w.on('message', (reply: Reply) => {
         const job = settle(reply.id);
         if (!job) return;
@@ -119,7 +130,9 @@ export function createBatchParser(options: BatchParserOptions = DEFAULT_BATCH_PA
       worker = w;
       return w;
     } catch (err) {
-      log?.error('batch parser worker did not start; parsing batches inline', { error: (err as Error).message });
+      log?.error('batch parser worker did not start; parsing batches inline', {
+        error: (err as Error).message,
+      });
       usable = false;
       return null;
     }
@@ -127,7 +140,13 @@ export function createBatchParser(options: BatchParserOptions = DEFAULT_BATCH_PA
 
   return {
     parse(raw) {
-      const w = usable && raw !== undefined && raw.length >= offThreadBytes && inFlight + raw.length <= maxInFlightBytes ? start() : null;
+      const w =
+        usable &&
+        raw !== undefined &&
+        raw.length >= offThreadBytes &&
+        inFlight + raw.length <= maxInFlightBytes
+          ? start()
+          : null;
       if (!w || raw === undefined) {
         stats.inline++;
         return parseInline(raw);

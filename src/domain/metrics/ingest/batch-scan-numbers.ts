@@ -50,7 +50,8 @@ export function scanNumber(b: Uint8Array, p: number, out: Float64Array, at: numb
   // past 2^30 it only counts as huge (then read the slow way)
   for (; isDigit(c); c = b[++p]!) exponent = exponent < 2 ** 30 ? exponent * 10 + (c - ZERO) : HUGE;
   const k = sign * exponent - scale;
-  if (digits > MAX_FAST_DIGITS || k < -22 || k > 22 || exponent === HUGE) return slowNumber(b, start, p, out, at);
+  if (digits > MAX_FAST_DIGITS || k < -22 || k > 22 || exponent === HUGE)
+    return slowNumber(b, start, p, out, at);
   const value = k >= 0 ? mantissa * POW10[k]! : mantissa / POW10[-k]!;
   out[at] = negative ? -value : value;
   return p;

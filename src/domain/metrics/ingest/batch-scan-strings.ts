@@ -34,7 +34,24 @@ export function asciiString(b: Uint8Array, start: number, end: number): string {
   // Buffer decode, which crosses into C++ (the bytes past `end`, padding at worst, are cut off)
   if (end - start > 16) return Buffer.from(b.buffer, b.byteOffset + start, end - start).toString('latin1');
   const s = start;
-  return String.fromCharCode(b[s]!, b[s + 1]!, b[s + 2]!, b[s + 3]!, b[s + 4]!, b[s + 5]!, b[s + 6]!, b[s + 7]!, b[s + 8]!, b[s + 9]!, b[s + 10]!, b[s + 11]!, b[s + 12]!, b[s + 13]!, b[s + 14]!, b[s + 15]!).slice(0, end - start);
+  return String.fromCharCode(
+    b[s]!,
+    b[s + 1]!,
+    b[s + 2]!,
+    b[s + 3]!,
+    b[s + 4]!,
+    b[s + 5]!,
+    b[s + 6]!,
+    b[s + 7]!,
+    b[s + 8]!,
+    b[s + 9]!,
+    b[s + 10]!,
+    b[s + 11]!,
+    b[s + 12]!,
+    b[s + 13]!,
+    b[s + 14]!,
+    b[s + 15]!,
+  ).slice(0, end - start);
 }
 
 // Per body. Points mostly repeat the last point's key: compared with its bytes first.

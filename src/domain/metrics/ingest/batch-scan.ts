@@ -8,7 +8,20 @@ import { parseTimestampBytes } from '../../../shared/time';
 import * as limits from './points';
 import type { WirePoints } from '../../../model/point-wire';
 import { scanNumber } from './batch-scan-numbers';
-import { CLOSE, LEAF, OPEN, QUOTE, SPACE, beginStrings, dropStrings, keyAt, keyEnd, listOf, stringEnd, takeStrings } from './batch-scan-strings';
+import {
+  CLOSE,
+  LEAF,
+  OPEN,
+  QUOTE,
+  SPACE,
+  beginStrings,
+  dropStrings,
+  keyAt,
+  keyEnd,
+  listOf,
+  stringEnd,
+  takeStrings,
+} from './batch-scan-strings';
 
 // Copied: an imported binding is read through a getter where modules are compiled to CommonJS.
 const { MAX_BATCH_POINTS, MAX_DEPTH, MAX_LEAVES } = limits;
@@ -18,12 +31,23 @@ const [OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE] = [91, 93, 123, 125
 
 const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
 const POINTS = ascii('"points"');
-const [TRACK, ASSERT, TRUE, FALSE] = ['"track"', '"assert"', 'true', 'false'].map(ascii) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+const [TRACK, ASSERT, TRUE, FALSE] = ['"track"', '"assert"', 'true', 'false'].map(ascii) as [
+  Uint8Array,
+  Uint8Array,
+  Uint8Array,
+  Uint8Array,
+];
 // The members of a point: a bit each (for duplicates), found by their first letter.
 const [KEY, AT, VALUES, OPERATION, UNTRACKED] = [1, 2, 4, 8, 16];
 const MEMBER_NAMES: Uint8Array[] = new Array(17).fill(new Uint8Array(0));
 const MEMBER_OF_LETTER = new Uint8Array(256);
-for (const [bit, name] of [[KEY, 'key'], [AT, 'at'], [VALUES, 'values'], [OPERATION, 'operation'], [UNTRACKED, 'untracked']] as const) {
+for (const [bit, name] of [
+  [KEY, 'key'],
+  [AT, 'at'],
+  [VALUES, 'values'],
+  [OPERATION, 'operation'],
+  [UNTRACKED, 'untracked'],
+] as const) {
   MEMBER_NAMES[bit] = ascii(`"${name}"`);
   MEMBER_OF_LETTER[name.charCodeAt(0)] = bit;
 }
@@ -116,7 +140,8 @@ function scanValues(b: Uint8Array, p: number, at: number): number {
     if (b[p] !== QUOTE) return -1;
     const end = stringEnd(b, p + 1);
     if (end < 0) return -1;
-    if (length + end - p + 2 > shape.length) shape = grown(shape, Math.max(shape.length * 2, length + end - p + 2)); // name, marker, CLOSE
+    if (length + end - p + 2 > shape.length)
+      shape = grown(shape, Math.max(shape.length * 2, length + end - p + 2)); // name, marker, CLOSE
     for (let i = p + 1; i < end; i++) shape[length++] = b[i]!;
     p = valueAfter(b, end + 1);
     if (p < 0) return -1;
@@ -223,7 +248,8 @@ function sameAs(b: Uint8Array, p: number, t: number, end: number): number {
   }
   // four at a time, the last four overlapping the chunk before: a chunk is only read past one that
   // matched (and so lay in the body), so within the body or its padding
-  for (let i = 0; i < length - 4; i += 4) if (words.getInt32(p + i, true) !== words.getInt32(t + i, true)) return -1;
+  for (let i = 0; i < length - 4; i += 4)
+    if (words.getInt32(p + i, true) !== words.getInt32(t + i, true)) return -1;
   return words.getInt32(p + length - 4, true) === words.getInt32(end - 4, true) ? p + length : -1;
 }
 
@@ -275,7 +301,8 @@ function scan(b: Uint8Array, n: number): WirePoints | null {
   let p = skipSpace(b, 0);
   if (b[p] !== OPEN_BRACE) return null;
   p = skipSpace(b, p + 1);
-  if (!startsWith(b, p, POINTS) || (p = valueAfter(b, p + POINTS.length)) < 0 || b[p] !== OPEN_BRACKET) return null;
+  if (!startsWith(b, p, POINTS) || (p = valueAfter(b, p + POINTS.length)) < 0 || b[p] !== OPEN_BRACKET)
+    return null;
   p = skipSpace(b, p + 1);
   let count = 0;
   let leaves = 0;

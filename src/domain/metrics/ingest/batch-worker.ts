@@ -21,7 +21,10 @@ port.on('message', (job: Job) => {
     const bytes = new Uint8Array(job.bytes);
     // plain bodies straight from their bytes; any other (and every error) the generic way
     const points = scanBatch(bytes) ?? encodePoints(parseBatch(parseJsonText(bytes)));
-    port.postMessage({ id: job.id, points }, [points.meta.buffer as ArrayBuffer, points.values.buffer as ArrayBuffer]);
+    port.postMessage({ id: job.id, points }, [
+      points.meta.buffer as ArrayBuffer,
+      points.values.buffer as ArrayBuffer,
+    ]);
   } catch (err) {
     port.postMessage({ id: job.id, error: encodeError(err) });
   }

@@ -62,7 +62,10 @@ export class OverflowGuard {
     const { values } = wire;
     for (let i = 0; i < values.length; i++) if (isLarge(values[i]!)) return true;
     if (this.marked.size === 0) return false;
-    return wire.keys.some((key) => this.marked.has(`${sourceId}\u0000${key}`)) && this.needsCheck(sourceId, decodePoints(wire));
+    return (
+      wire.keys.some((key) => this.marked.has(`${sourceId}\u0000${key}`)) &&
+      this.needsCheck(sourceId, decodePoints(wire))
+    );
   }
 
   /** Checks the points against the stored values, one request at a time; then writes them. */
@@ -122,11 +125,20 @@ export class OverflowGuard {
     }
   }
 
-  private async stored(w: CheckedWrite, key: string, granularity: string, bucket: number, path: string): Promise<number> {
+  private async stored(
+    w: CheckedWrite,
+    key: string,
+    granularity: string,
+    bucket: number,
+    path: string,
+  ): Promise<number> {
     const [text] = await w.store.read({ sourceId: w.plan.sourceId, key, granularity }, [bucket]);
     let node: unknown = parseTree(text);
     for (const segment of path.split('.')) {
-      node = typeof node === 'object' && node !== null && Object.hasOwn(node, segment) ? (node as Record<string, unknown>)[segment] : undefined;
+      node =
+        typeof node === 'object' && node !== null && Object.hasOwn(node, segment)
+          ? (node as Record<string, unknown>)[segment]
+          : undefined;
     }
     return typeof node === 'number' ? node : 0;
   }

@@ -118,9 +118,11 @@ function dedupe(leaves: Leaves): void {
 
 function ruleErrors(body: Record<string, unknown>, leaves: Leaves): FieldError[] {
   const errors: FieldError[] = [];
-  if (body.key === SYSTEM_KEY) errors.push({ field: 'key', message: `must not be the system key ${SYSTEM_KEY}` });
+  if (body.key === SYSTEM_KEY)
+    errors.push({ field: 'key', message: `must not be the system key ${SYSTEM_KEY}` });
   if (leaves.error) errors.push({ field: 'values', message: leaves.error });
-  else if (leaves.paths.length === 0) errors.push({ field: 'values', message: 'must hold at least one numeric leaf' });
+  else if (leaves.paths.length === 0)
+    errors.push({ field: 'values', message: 'must hold at least one numeric leaf' });
   const { operation, untracked } = body;
   if (operation !== undefined && operation !== 'track' && operation !== 'assert') {
     errors.push({ field: 'operation', message: 'must be track or assert' });
@@ -170,7 +172,9 @@ export function parsePoint(body: unknown): ValidPoint {
   if (isValid(result)) return result;
   if (result.unreadable) {
     const first = result.errors[0]!;
-    throw badRequest(first.field === '' ? `Request body ${first.message}` : `${first.field} ${first.message}`);
+    throw badRequest(
+      first.field === '' ? `Request body ${first.message}` : `${first.field} ${first.message}`,
+    );
   }
   throw invalid(fieldMap(result.errors, ''));
 }

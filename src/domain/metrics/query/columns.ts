@@ -207,8 +207,19 @@ class SeriesScanner {
         let whole = 0;
         let digits = true;
         if (c === MINUS) i++;
-        for (let d = text.charCodeAt(i); d >= DIGIT_0 && d <= DIGIT_9; d = text.charCodeAt(++i)) whole = whole * 10 + (d - DIGIT_0);
-        for (let d = text.charCodeAt(i); d === DOT || d === LOWER_E || d === UPPER_E || d === PLUS || d === MINUS || (d >= DIGIT_0 && d <= DIGIT_9); d = text.charCodeAt(++i)) digits = false;
+        for (let d = text.charCodeAt(i); d >= DIGIT_0 && d <= DIGIT_9; d = text.charCodeAt(++i))
+          whole = whole * 10 + (d - DIGIT_0);
+        for (
+          let d = text.charCodeAt(i);
+          d === DOT ||
+          d === LOWER_E ||
+          d === UPPER_E ||
+          d === PLUS ||
+          d === MINUS ||
+          (d >= DIGIT_0 && d <= DIGIT_9);
+          d = text.charCodeAt(++i)
+        )
+          digits = false;
         const length = i - start;
         if (length === 0 || (c === MINUS && length === 1)) return false;
         let value: number;
@@ -291,7 +302,10 @@ const UPPER_E = 0x45;
 
 const byPath = (a: Column, b: Column) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
-export function scanSeries(values: ReadonlyArray<string | unknown>, selects: (path: string) => boolean): Scan {
+export function scanSeries(
+  values: ReadonlyArray<string | unknown>,
+  selects: (path: string) => boolean,
+): Scan {
   return new SeriesScanner(selects).scan(values);
 }
 

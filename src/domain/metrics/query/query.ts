@@ -221,10 +221,7 @@ function timelineBody(ctx: Context): Record<string, unknown> {
 }
 
 function categoryBody(ctx: Context): Record<string, unknown> {
-  const groups: Array<Record<string, number | null>> = Array.from(
-    { length: ctx.plan.slices },
-    () => ({}),
-  );
+  const groups: Array<Record<string, number | null>> = Array.from({ length: ctx.plan.slices }, () => ({}));
   for (const column of ctx.columns) {
     const { sum } = groupStats(column, ctx.plan);
     groups.forEach((group, g) => (group[column.path] = finiteOrNull(sum[g]!)));

@@ -6,7 +6,12 @@ import { BoundedCache } from '../../../lib/bounded-cache';
 import { parseTimestamp } from '../../../shared/time';
 import type { MetricStore } from '../../../drivers/types';
 import type { Source } from '../../types';
-import { bucketRange, formatBuckets, parseGranularity, type Granularity } from '../../../model/time/granularity';
+import {
+  bucketRange,
+  formatBuckets,
+  parseGranularity,
+  type Granularity,
+} from '../../../model/time/granularity';
 import { MAX_KEY_LENGTH } from '../ingest/points';
 import { SYSTEM_KEY } from '../merge';
 import { applyToSeries, textsOf, type TransponderError } from '../../transponders/apply';
@@ -73,7 +78,9 @@ function parseSourceGranularity(source: Source, raw: unknown): Granularity {
   const g = parseGranularity(text);
   if (!g) throw badRequest(`granularity ${JSON.stringify(text)} is invalid (expected e.g. 1m, 1h, 1d)`);
   if (!source.granularities.includes(text)) {
-    throw badRequest(`granularity ${text} is not allowed for this source (allowed: ${source.granularities.join(', ')})`);
+    throw badRequest(
+      `granularity ${text} is not allowed for this source (allowed: ${source.granularities.join(', ')})`,
+    );
   }
   return g;
 }
@@ -94,12 +101,18 @@ export function parseSeriesParams(
   if (fromMs > toMs) throw badRequest('from must not be after to');
   const range = rangeOf(source, granularity, fromMs, toMs);
   if (!range) {
-    throw badRequest(`the range holds more than ${MAX_SERIES_BUCKETS} buckets of ${granularity.text}: narrow from..to or use a larger granularity`);
+    throw badRequest(
+      `the range holds more than ${MAX_SERIES_BUCKETS} buckets of ${granularity.text}: narrow from..to or use a larger granularity`,
+    );
   }
   return { key, granularity, fromMs, toMs, range };
 }
 
-export async function readSeriesText(store: MetricStore, source: Source, params: SeriesParams): Promise<SeriesText> {
+export async function readSeriesText(
+  store: MetricStore,
+  source: Source,
+  params: SeriesParams,
+): Promise<SeriesText> {
   const { range } = params;
   const values = await store.read(
     { sourceId: source.id, key: params.key, granularity: params.granularity.text },

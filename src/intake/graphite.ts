@@ -7,6 +7,7 @@
 // joined with `::` are the key (`proxmox.nodes.pve1.cpustat.user` -> key
 // `proxmox::nodes::pve1::cpustat`, field `user`), tags added in series-key form; the value is a
 // gauge like a line protocol field. Samples of one key at one time share a point pair.
+import { LineError } from './line-error';
 import {
   acceptedTime,
   gaugePoints,
@@ -28,14 +29,7 @@ export interface GraphiteSample {
   timeMs: number | null;
 }
 
-export class GraphiteError extends Error {
-  readonly line: number;
-  constructor(line: number, message: string) {
-    super(`line ${line}: ${message}`);
-    this.name = 'GraphiteError';
-    this.line = line;
-  }
-}
+export class GraphiteError extends LineError {}
 
 export const GRAPHITE_MAX_LINE_LENGTH = 16 * 1024;
 

@@ -12,6 +12,7 @@
 // character is kept as it is. In string field values `\"` and `\\`. A string field value may hold
 // line breaks; anywhere else a line break ends the line.
 
+import { LineError } from './line-error';
 import type { Precision } from '../config-listeners';
 export type { Precision };
 
@@ -34,14 +35,7 @@ export interface LineSample {
   timeMs: number | null;
 }
 
-export class LineProtocolError extends Error {
-  readonly line: number;
-  constructor(line: number, message: string) {
-    super(`line ${line}: ${message}`);
-    this.name = 'LineProtocolError';
-    this.line = line;
-  }
-}
+export class LineProtocolError extends LineError {}
 
 export interface ParseOptions {
   precision?: Precision;

@@ -11,6 +11,7 @@
 // - everything that would make the write path refuse a point (a key too long or blank, a time
 //   outside the accepted range) is found here first, naming the line, so a body is refused
 //   whole before any of it is written.
+import { LineError } from './line-error';
 import type { LineSample } from './line-protocol';
 
 /** What a point of POST /api/v1/metrics/batch holds. */
@@ -31,14 +32,7 @@ export interface MappedBody {
   skippedNonFinite: number;
 }
 
-export class MappingError extends Error {
-  readonly line: number;
-  constructor(line: number, message: string) {
-    super(`line ${line}: ${message}`);
-    this.name = 'MappingError';
-    this.line = line;
-  }
-}
+export class MappingError extends LineError {}
 
 export interface MappingOptions {
   /** epoch ms given to samples without a timestamp (the time the body arrived) */

@@ -12,6 +12,7 @@
 // - set:     assert `{<field>: {unique: n}}`, n the distinct values seen in the interval
 // The key and field come from the name as for Graphite: `app.api.requests` -> key `app::api`,
 // field `requests`.
+import { LineError } from './line-error';
 import { graphiteKey } from './graphite';
 import { acceptedTime, keyProblem, type IntakePoint } from './mapping';
 
@@ -30,14 +31,7 @@ export interface StatsdSample {
   rate: number;
 }
 
-export class StatsdError extends Error {
-  readonly line: number;
-  constructor(line: number, message: string) {
-    super(`line ${line}: ${message}`);
-    this.name = 'StatsdError';
-    this.line = line;
-  }
-}
+export class StatsdError extends LineError {}
 
 export const STATSD_MAX_LINE_LENGTH = 8 * 1024;
 

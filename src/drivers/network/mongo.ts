@@ -31,8 +31,7 @@ import {
   connectionTarget,
   type ConnectionTarget,
 } from './store';
-import { ANY_OUTBOUND } from '../../lib/outbound';
-import { createWireGuard, type WireGuard } from './wire-guard';
+import { guardFor, type WireGuard } from './wire-guard';
 import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from '../types';
 
 const loadMongo = lazyModule(() => import('mongodb'));
@@ -109,13 +108,7 @@ export function createMongoStore(options: MongoStoreOptions): WriteSetStore {
     const { MongoClient } = await loadMongo();
     idle.touch();
     const target = connectionTarget('mongo', options);
-    guard ??= createWireGuard({
-      protocol: 'mongo',
-      host: target.host,
-      port: target.port,
-      policy: options.policy ?? ANY_OUTBOUND,
-      timeoutMs: timeout,
-    });
+    guard ??= guardFor('mongo', target, options, timeout);
     const relay = await guard.port();
     client ??= new MongoClient(mongoUrl(relay, target), {
       // One server, the relay: the topology a server describes (hosts, primary) is not followed.

@@ -33,8 +33,8 @@ import {
   type SqlSeriesRead,
   connectionTarget,
 } from './store';
-import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
-import { createWireGuard, type WireGuard } from './wire-guard';
+import { serverName } from '../../lib/outbound';
+import { guardFor, type WireGuard } from './wire-guard';
 import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from '../types';
 
 const loadMysql = lazyModule(async () => (await import('mysql2/promise')).default);
@@ -129,13 +129,7 @@ export function createMysqlStore(options: MysqlStoreOptions): WriteSetStore {
     const { createPool } = await loadMysql();
     if (pool) return pool;
     const target = connectionTarget('mysql', options);
-    guard ??= createWireGuard({
-      protocol: 'mysql',
-      host: target.host,
-      port: target.port,
-      policy: options.policy ?? ANY_OUTBOUND,
-      timeoutMs: timeout,
-    });
+    guard ??= guardFor('mysql', target, options, timeout);
     const relay = await guard.port();
     if (pool) return pool;
     pool = createPool({

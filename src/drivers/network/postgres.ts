@@ -31,8 +31,8 @@ import {
   type SqlSeriesRead,
   connectionTarget,
 } from './store';
-import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
-import { createWireGuard, type WireGuard } from './wire-guard';
+import { serverName } from '../../lib/outbound';
+import { guardFor, type WireGuard } from './wire-guard';
 import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from '../types';
 
 const loadPg = lazyModule(async () => (await import('pg')).default);
@@ -164,13 +164,7 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
     const { Pool } = await loadPg();
     if (pool) return pool;
     const target = connectionTarget('postgres', options);
-    guard ??= createWireGuard({
-      protocol: 'postgres',
-      host: target.host,
-      port: target.port,
-      policy: options.policy ?? ANY_OUTBOUND,
-      timeoutMs: timeout,
-    });
+    guard ??= guardFor('postgres', target, options, timeout);
     const relay = await guard.port();
     if (pool) return pool;
     const p = new Pool({

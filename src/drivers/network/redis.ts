@@ -25,8 +25,8 @@ import {
   lazyModule,
   connectionTarget,
 } from './store';
-import { ANY_OUTBOUND, serverName } from '../../lib/outbound';
-import { createWireGuard, type WireGuard } from './wire-guard';
+import { serverName } from '../../lib/outbound';
+import { guardFor, type WireGuard } from './wire-guard';
 import type { SeriesRef, SetupResult, WriteSet, WriteSetStore } from '../types';
 
 const loadRedis = lazyModule(async () => (await import('ioredis')).default);
@@ -64,14 +64,7 @@ export function createRedisStore(options: RedisStoreOptions): WriteSetStore {
    */
   async function create(RedisClient: typeof Redis): Promise<Redis> {
     const target = connectionTarget('redis', options);
-    guard ??= createWireGuard({
-      protocol: 'redis',
-      host: target.host,
-      port: target.port,
-      policy: options.policy ?? ANY_OUTBOUND,
-      timeoutMs: timeout,
-      tls: target.ssl,
-    });
+    guard ??= guardFor('redis', target, options, timeout);
     const relay = await guard.port();
     const c = new RedisClient({
       host: '127.0.0.1',

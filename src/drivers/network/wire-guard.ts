@@ -9,7 +9,7 @@
 // The relay also remembers what went wrong (the failure class setup answers with): the address
 // refused by the policy, no connection, or a server that does not speak the protocol.
 import net from 'node:net';
-import { OutboundRefused, resolveOutbound, type NetworkPolicy } from '../../lib/outbound';
+import { ANY_OUTBOUND, OutboundRefused, resolveOutbound, type NetworkPolicy } from '../../lib/outbound';
 
 export type WireProtocol = 'postgres' | 'mysql' | 'redis' | 'mongo';
 
@@ -275,6 +275,26 @@ export interface WireGuard {
 }
 
 const SEVERITY: Record<WireFailure, number> = { connect: 1, protocol: 2, refused: 3 };
+
+/**
+ * The relay of one source: to the host and port parsed from its fields (connectionTarget), under the
+ * service's policy (every address when none is given: the stores' own tests).
+ */
+export function guardFor(
+  protocol: WireProtocol,
+  target: { host: string; port: number; ssl?: boolean },
+  settings: { policy?: NetworkPolicy },
+  timeoutMs: number,
+): WireGuard {
+  return createWireGuard({
+    protocol,
+    host: target.host,
+    port: target.port,
+    policy: settings.policy ?? ANY_OUTBOUND,
+    timeoutMs,
+    ...(protocol === 'redis' && target.ssl ? { tls: true } : {}),
+  });
+}
 
 export function createWireGuard(options: WireGuardOptions): WireGuard {
   let server: net.Server | null = null;

@@ -94,18 +94,9 @@ function asciiOnly(text) {
 async function bundle() {
   const version = readJson(path.join(ROOT, 'package.json')).version;
   const outfile = path.join(SEA_DIR, 'service.cjs');
-  const workerCode = await bundleWorker([
-    'src',
-    'domain',
-    'metrics',
-    'ingest',
-    'domain/metrics/ingest/batch-worker.ts',
-  ]);
+  const workerCode = await bundleWorker(['src', 'domain', 'metrics', 'ingest', 'batch-worker.ts']);
   const sqliteWorker = await bundleWorker(['src', 'drivers', 'sqlite', 'worker.ts'], [nativeGuard]);
-  const writerThread = await bundleWorker(
-    ['src', 'drivers', 'embedded', 'embedded/writer-thread.ts'],
-    [nativeGuard],
-  );
+  const writerThread = await bundleWorker(['src', 'drivers', 'embedded', 'writer-thread.ts'], [nativeGuard]);
   const exampleConfig = fs.readFileSync(path.join(ROOT, 'config.example.toml'), 'utf8');
   await esbuild.build({
     entryPoints: [path.join(ROOT, 'src', 'main.ts')],
@@ -122,16 +113,12 @@ async function bundle() {
     plugins: [
       nativeGuard,
       embedText(
-        ['src', 'domain', 'metrics', 'ingest', 'domain/metrics/ingest/batch-worker-code.ts'],
+        ['src', 'domain', 'metrics', 'ingest', 'batch-worker-code.ts'],
         'batchWorkerCode',
         workerCode,
       ),
       embedText(['src', 'drivers', 'sqlite', 'worker-code.ts'], 'sqliteWorkerCode', sqliteWorker),
-      embedText(
-        ['src', 'drivers', 'embedded', 'embedded/writer-thread-code.ts'],
-        'writerThreadCode',
-        writerThread,
-      ),
+      embedText(['src', 'drivers', 'embedded', 'writer-thread-code.ts'], 'writerThreadCode', writerThread),
       embedText(['src', 'config-example.ts'], 'exampleConfig', exampleConfig),
     ],
   });

@@ -14,6 +14,9 @@ import { ExplorePage } from './pages/explore';
 import { SourcesPage } from './pages/sources';
 import { AccountPage } from './pages/account';
 import { SharedDashboardPage } from './pages/shared';
+import { MonitorsPage } from './pages/monitors';
+import { MonitorPage } from './pages/monitor';
+import { ChannelsPage } from './pages/channels';
 import { safeNext } from './lib/next';
 
 type Auth =
@@ -36,6 +39,7 @@ async function readAuth(): Promise<Auth> {
 
 const NAV = [
   ['/', 'Dashboards'],
+  ['/monitors', 'Monitors'],
   ['/explore', 'Explore'],
   ['/sources', 'Sources'],
   ['/account', 'Account'],
@@ -43,7 +47,11 @@ const NAV = [
 
 function Header({ path }: { path: string }) {
   const section = (href: string) =>
-    href === '/' ? path === '/' || path.startsWith('/d/') : path.startsWith(href);
+    href === '/'
+      ? path === '/' || path.startsWith('/d/')
+      : href === '/monitors'
+        ? path.startsWith('/monitors') || path === '/channels'
+        : path.startsWith(href);
   return (
     <header class="topbar">
       <Link href="/" class="brand">
@@ -67,6 +75,10 @@ function Page({ path }: { path: string }) {
   const dashboard = /^\/d\/([^/]+)$/.exec(path);
   if (dashboard) return <DashboardPage id={decodeURIComponent(dashboard[1]!)} />;
   if (path === '/') return <DashboardsPage />;
+  if (path === '/monitors') return <MonitorsPage />;
+  if (path === '/channels') return <ChannelsPage />;
+  const monitor = /^\/monitors\/([^/]+)$/.exec(path);
+  if (monitor) return <MonitorPage id={decodeURIComponent(monitor[1]!)} />;
   if (path === '/explore') return <ExplorePage />;
   if (path === '/sources') return <SourcesPage />;
   if (path === '/account') return <AccountPage />;

@@ -2,6 +2,7 @@
 import { render } from 'preact';
 import './styles/theme.css';
 import './styles/app.css';
+import './styles/alerts.css';
 import { applyTheme, watchSystemTheme } from './lib/theme';
 import { App } from './app';
 

@@ -109,7 +109,7 @@ describe('the web interface’s files', () => {
     ].map((m) => m[1]!.replace(/\\/g, ''));
     assert.deepEqual(
       new Set(patterns),
-      new Set(['/d', '/s']),
+      new Set(['/d', '/s', '/monitors']),
       'the parameterised pages found in web/app.tsx',
     );
     assert.ok(literals.length >= 6, `page paths found in web/app.tsx: ${literals.join(' ')}`);

@@ -2,6 +2,8 @@
 // widgets' WidgetView with the shared series; in edit mode each cell gets move, resize, edit and
 // remove controls.
 import { WidgetView } from '../widgets';
+import { monitorsOfWidget } from '../widgets/monitor-marks';
+import { Link } from '../lib/router';
 import type { WidgetConfig, WidgetContext } from '../widgets/types';
 
 export const COLUMNS = 12;
@@ -107,7 +109,23 @@ export function DashboardGrid({ widgets, ctx, loading, error, editing, onChange,
             />
           )}
           <WidgetView widget={widget} ctx={ctx} error={error} loading={loading} />
+          {!editing && <FiringFlags widget={widget} ctx={ctx} />}
         </div>
+      ))}
+    </div>
+  );
+}
+
+/** A small badge per firing monitor watching one of the widget's paths; it links to the monitor. */
+function FiringFlags({ widget, ctx }: { widget: WidgetConfig; ctx: WidgetContext }) {
+  const firing = monitorsOfWidget(widget, ctx.monitors).filter((m) => m.firing);
+  if (!firing.length) return null;
+  return (
+    <div class="monitor-flags">
+      {firing.map((m) => (
+        <Link key={m.id} class="monitor-flag" href={`/monitors/${m.id}`} title={`${m.name} is firing`}>
+          <span aria-hidden="true">●</span> firing<span class="visually-hidden">: {m.name}</span>
+        </Link>
       ))}
     </div>
   );

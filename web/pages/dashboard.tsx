@@ -28,15 +28,18 @@ import { useSeries, type SeriesReader } from './use-series';
 import { SharePanel } from './dashboard-share';
 import { fetchSeries, fetchShared } from '../lib/series';
 import { readDraft } from '../lib/drafts';
+import { dashboardMonitors, loadMonitors, type Monitor } from '../lib/monitors';
 
 export function DashboardPage({ id }: { id: string }) {
   const loaded = useLoad(
     async (signal) => {
-      const [dashboard, sources] = await Promise.all([
+      const [dashboard, sources, monitors] = await Promise.all([
         get<Dashboard>(`/dashboards/${id}`, { signal }),
         loadSources(signal),
+        // Read once per load, for the marks on the widgets; a failure only leaves them out.
+        loadMonitors(signal).catch(() => [] as Monitor[]),
       ]);
-      return { dashboard, source: sources.find((s) => s.id === dashboard.source_id) ?? null };
+      return { dashboard, source: sources.find((s) => s.id === dashboard.source_id) ?? null, monitors };
     },
     [id],
   );
@@ -58,7 +61,7 @@ export function DashboardPage({ id }: { id: string }) {
       </main>
     );
   }
-  const { dashboard, source } = loaded.data;
+  const { dashboard, source, monitors } = loaded.data;
   if (!source)
     return (
       <main>
@@ -69,7 +72,8 @@ export function DashboardPage({ id }: { id: string }) {
     <DashboardView
       dashboard={dashboard}
       source={source}
-      onSaved={(d) => loaded.setData({ dashboard: d, source })}
+      monitors={monitors}
+      onSaved={(d) => loaded.setData({ dashboard: d, source, monitors })}
     />
   );
 }
@@ -80,9 +84,11 @@ export interface DashboardViewProps {
   onSaved?: (d: Dashboard) => void;
   /** a share link's token: read through the link, read-only, no sign-in */
   shareToken?: string;
+  /** the organization's monitors: those on this key mark the widgets showing their path */
+  monitors?: Monitor[];
 }
 
-export function DashboardView({ dashboard, source, onSaved, shareToken }: DashboardViewProps) {
+export function DashboardView({ dashboard, source, onSaved, shareToken, monitors }: DashboardViewProps) {
   const loc = useLocation();
   const kiosk = loc.query.has('kiosk');
   const view = parseView(loc.query);
@@ -119,6 +125,10 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
     : (r, signal) => fetchSeries(source.id, key, r, signal);
   const data = useSeries(read, `${source.id}|${key}`, range.from, range.to, granularity, tick);
   const base = shareToken ? `/s/${shareToken}` : `/d/${dashboard.id}`;
+  const marks = useMemo(
+    () => dashboardMonitors(monitors ?? [], source.id, key, dashboard.key),
+    [monitors, source.id, key, dashboard.key],
+  );
 
   const setView = (next: ViewState) =>
     navigate(withQuery(base, { ...viewParams(next), kiosk: kiosk ? '' : null }));
@@ -133,8 +143,9 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
       onZoom: (from: number, to: number) =>
         setView({ ...view, preset: null, from: Math.round(from), to: Math.round(to) }),
       cursorSyncKey: `dashboard-${dashboard.id}`,
+      monitors: marks,
     }),
-    [data, range.from, range.to, granularity, theme, search],
+    [data, range.from, range.to, granularity, theme, search, marks],
   );
 
   if (editing && onSaved) {

@@ -25,6 +25,17 @@ export interface ChartSpec {
   step: number;
   ctx: WidgetContext;
   yLabel: string;
+  /** a monitor's marks drawn over the data: its threshold lines, band and where it fired */
+  overlay?: ChartOverlay;
+}
+
+export interface ChartOverlay {
+  /** horizontal lines (a threshold, a range's ends); `firing` draws them solid */
+  lines?: { value: number; label: string; firing?: boolean }[];
+  /** per bucket (aligned with `at`): the band a value may move in; outside it the rule fires */
+  band?: { upper?: Array<number | null>; lower?: Array<number | null> };
+  /** bucket starts (ms) where the rule fired */
+  marks?: number[];
 }
 
 const FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
@@ -89,6 +100,7 @@ export function buildOptions(
         (u) => shadeCurrentBucket(u, spec, withAlpha(resolveColor(el, token(el, '--muted', '#6b7280')), 0.1)),
       ],
       setSelect: [(u) => zoomToSelection(u, spec.ctx)],
+      ...(spec.overlay ? { draw: [(u: uPlot) => drawOverlay(u, spec.overlay!, el)] } : {}),
     },
     plugins: [readoutPlugin(spec)],
   };
@@ -109,6 +121,11 @@ function xRange(spec: ChartSpec): uPlot.Range.MinMax {
 
 function yRange(spec: ChartSpec, min: number, max: number): uPlot.Range.MinMax {
   if (spec.normalized && spec.stacked) return [0, 100];
+  // A monitor's lines and band stay in view even when the data is far from them.
+  for (const v of overlayValues(spec.overlay)) {
+    if (!(min <= v)) min = v;
+    if (!(max >= v)) max = v;
+  }
   const lo = Math.min(0, min);
   const hi = max > lo ? max : lo + 1;
   return [lo, hi + (hi - lo) * 0.08];
@@ -250,4 +267,100 @@ function fillReadout(box: HTMLElement, spec: ChartSpec, idx: number): void {
     row.append(swatch, name, value);
     box.appendChild(row);
   });
+}
+
+function overlayValues(overlay: ChartOverlay | undefined): number[] {
+  if (!overlay) return [];
+  const out = (overlay.lines ?? []).map((l) => l.value);
+  for (const side of [overlay.band?.upper, overlay.band?.lower])
+    for (const v of side ?? []) if (v !== null && Number.isFinite(v)) out.push(v);
+  return out;
+}
+
+// Drawn after the series: the band shaded with its edges dashed, threshold lines (dashed, solid
+// while firing) with their label at the right end, and a marker on top of the plot where it fired.
+function drawOverlay(u: uPlot, overlay: ChartOverlay, el: HTMLElement): void {
+  const bad = resolveColor(el, token(el, '--bad', '#c0362c'));
+  const warn = resolveColor(el, token(el, '--warn', '#b26a00'));
+  const { left, top, width, height } = u.bbox;
+  const ctx = u.ctx;
+  const dpr = devicePixelRatio || 1;
+  const xs = (u.data[0] as number[]) ?? [];
+  const x = (i: number) => u.valToPos(xs[i]!, 'x', true);
+  const y = (v: number) => u.valToPos(v, 'y', true);
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(left, top, width, height);
+  ctx.clip();
+  const { upper, lower } = overlay.band ?? {};
+  if (upper || lower) {
+    // The shaded band between both edges where both exist.
+    if (upper && lower) {
+      ctx.fillStyle = withAlpha(warn, 0.12);
+      for (let i = 0; i + 1 < xs.length; i++) {
+        const [u0, u1, l0, l1] = [upper[i], upper[i + 1], lower[i], lower[i + 1]];
+        if (u0 == null || u1 == null || l0 == null || l1 == null) continue;
+        ctx.beginPath();
+        ctx.moveTo(x(i), y(u0));
+        ctx.lineTo(x(i + 1), y(u1));
+        ctx.lineTo(x(i + 1), y(l1));
+        ctx.lineTo(x(i), y(l0));
+        ctx.closePath();
+        ctx.fill();
+      }
+    }
+    ctx.strokeStyle = warn;
+    ctx.lineWidth = 1.25 * dpr;
+    ctx.setLineDash([4 * dpr, 3 * dpr]);
+    for (const edge of [upper, lower]) {
+      if (!edge) continue;
+      ctx.beginPath();
+      let drawing = false;
+      edge.forEach((v, i) => {
+        if (v === null || v === undefined || i >= xs.length) return void (drawing = false);
+        if (drawing) ctx.lineTo(x(i), y(v));
+        else ctx.moveTo(x(i), y(v));
+        drawing = true;
+      });
+      ctx.stroke();
+    }
+  }
+  ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+  ctx.textAlign = 'right';
+  ctx.textBaseline = 'bottom';
+  for (const line of overlay.lines ?? []) {
+    const py = Math.round(y(line.value)) + 0.5;
+    ctx.strokeStyle = bad;
+    ctx.lineWidth = (line.firing ? 2 : 1.25) * dpr;
+    ctx.setLineDash(line.firing ? [] : [6 * dpr, 4 * dpr]);
+    ctx.beginPath();
+    ctx.moveTo(left, py);
+    ctx.lineTo(left + width, py);
+    ctx.stroke();
+    ctx.fillStyle = bad;
+    ctx.fillText(line.label, left + width - 4 * dpr, py - 2 * dpr);
+  }
+  ctx.setLineDash([]);
+  if (overlay.marks?.length) {
+    const size = 5 * dpr;
+    ctx.fillStyle = bad;
+    ctx.strokeStyle = withAlpha(bad, 0.35);
+    ctx.lineWidth = 1 * dpr;
+    for (const ms of overlay.marks) {
+      const px = u.valToPos(ms / 1000, 'x', true);
+      if (px < left - 1 || px > left + width + 1) continue;
+      ctx.beginPath();
+      ctx.moveTo(px, top + size * 2);
+      ctx.lineTo(px, top + height);
+      ctx.stroke();
+      // a small downward triangle at the top edge
+      ctx.beginPath();
+      ctx.moveTo(px - size, top);
+      ctx.lineTo(px + size, top);
+      ctx.lineTo(px, top + size * 1.6);
+      ctx.closePath();
+      ctx.fill();
+    }
+  }
+  ctx.restore();
 }

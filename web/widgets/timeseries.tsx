@@ -11,6 +11,7 @@ import { chartColumns, entryKey } from './data/chart';
 import { shortNames } from './data/names';
 import { currentBucketIndex, granularityMs } from './data/time';
 import { seriesColorVar } from './colors';
+import { monitorOverlay } from './monitor-marks';
 import { buildOptions, chartData, type ChartSpec, type ChartType } from './timeseries-chart';
 import type { Entry } from './data/rows';
 import type { WidgetViewProps } from './types';
@@ -126,6 +127,12 @@ function chartSpec(
     step: lastGap ?? granularityMs(ctx.range.granularity) ?? 3_600_000,
     ctx,
     yLabel: typeof widget.y_label === 'string' ? widget.y_label : '',
+    overlay: normalized
+      ? undefined
+      : monitorOverlay(
+          ctx.monitors,
+          columns.shown.map((e) => e.source),
+        ),
   };
 }
 

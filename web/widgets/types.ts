@@ -48,6 +48,18 @@ export interface WidgetContext {
   onZoom?: (from: number, to: number) => void;
   /** charts with the same key move their cursors together */
   cursorSyncKey: string;
+  /** monitors watching the dashboard's key (its threshold drawn on the widgets showing its path) */
+  monitors?: WidgetMonitor[];
+}
+
+/** A monitor as a dashboard marks it: on the widgets that show its path. */
+export interface WidgetMonitor {
+  id: string;
+  name: string;
+  path: string;
+  firing: boolean;
+  /** constant lines of its rule (a threshold, a range's ends) */
+  lines: { value: number; label: string }[];
 }
 
 /** What the shell passes to the widget renderer for one grid cell. */

@@ -44,8 +44,9 @@ function isApiPath(p: string): boolean {
  */
 const PAGE_PATHS: readonly RegExp[] = [
   /^\/$/,
-  /^\/(explore|sources|account|signin|setup)$/,
+  /^\/(explore|sources|account|signin|setup|monitors|channels)$/,
   /^\/d\/[^/]+$/,
+  /^\/monitors\/[^/]+$/,
   /^\/s\/[A-Za-z0-9_-]+$/,
 ];
 

@@ -81,9 +81,7 @@ export function draftOf(m: Monitor | null, sources: Source[]): Draft {
     source: source?.id ?? '',
     key: m?.alert_metric_key ?? '',
     path: m?.alert_metric_path ?? '',
-    granularity:
-      m?.alert_granularity ??
-      (grans.includes('1m') ? '1m' : (source?.default_granularity ?? grans[0] ?? '1h')),
+    granularity: m?.alert_granularity ?? source?.default_granularity ?? grans[0] ?? '1h',
     timeframe: m?.alert_timeframe ?? '1h',
     strategy,
     settings: settingsOf(rule),

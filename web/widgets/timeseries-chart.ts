@@ -327,7 +327,6 @@ function drawOverlay(u: uPlot, overlay: ChartOverlay, el: HTMLElement): void {
   }
   ctx.font = `${11 * dpr}px system-ui, sans-serif`;
   ctx.textAlign = 'right';
-  ctx.textBaseline = 'bottom';
   for (const line of overlay.lines ?? []) {
     const py = Math.round(y(line.value)) + 0.5;
     ctx.strokeStyle = bad;
@@ -338,7 +337,10 @@ function drawOverlay(u: uPlot, overlay: ChartOverlay, el: HTMLElement): void {
     ctx.lineTo(left + width, py);
     ctx.stroke();
     ctx.fillStyle = bad;
-    ctx.fillText(line.label, left + width - 4 * dpr, py - 2 * dpr);
+    // The label above its line, or below it when the line runs along the top edge.
+    const below = py - top < 14 * dpr;
+    ctx.textBaseline = below ? 'top' : 'bottom';
+    ctx.fillText(line.label, left + width - 4 * dpr, below ? py + 3 * dpr : py - 2 * dpr);
   }
   ctx.setLineDash([]);
   if (overlay.marks?.length) {

@@ -95,6 +95,7 @@ function Chart({ widget, ctx, entries, hidden, prefix }: ChartProps) {
       role="img"
       aria-label={label}
       data-series-count={spec.columns.shown.length}
+      data-monitor-lines={spec.overlay?.lines?.length || undefined}
     />
   );
 }

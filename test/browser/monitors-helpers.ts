@@ -1,0 +1,68 @@
+// Shared by the alerts interface's browser tests: whether the server has the monitors API, waiting
+// for the evaluator to bring a monitor to a state, and an axe-core check of a page.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { request, type TestServer } from '../helpers/server';
+
+const AXE = path.join(import.meta.dirname, '..', '..', 'node_modules', 'axe-core', 'axe.min.js');
+
+/** Why the alert pages cannot be tested against this server (no monitors API), or false. */
+export async function monitorsApiMissing(server: TestServer, token: string): Promise<string | false> {
+  const res = await request(server, 'GET', '/api/v1/monitors', undefined, { token });
+  return res.status === 404
+    ? 'this build has no /api/v1/monitors; the alert pages are tested with it'
+    : false;
+}
+
+interface Listed {
+  name: string;
+  state?: string;
+  instances?: unknown[];
+}
+
+/** Polls GET /monitors until the named monitor is in `state` (with at least `instances`), or fails. */
+export async function waitForState(
+  server: TestServer,
+  token: string,
+  name: string,
+  state: string,
+  instances = 1,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: Listed | undefined;
+  for (;;) {
+    const res = await request(server, 'GET', '/api/v1/monitors', undefined, { token });
+    last = (res.body?.data as Listed[] | undefined)?.find((m) => m.name === name);
+    if (last?.state === state && (last.instances?.length ?? 0) >= instances) return;
+    if (Date.now() > deadline)
+      assert.fail(`${name} did not reach ${state} in ${timeoutMs} ms: ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+interface AxeResult {
+  violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }>;
+}
+
+/** Runs axe-core on the page; fails on any serious or critical violation, naming where. */
+export async function expectNoSeriousViolations(page: Page, what: string): Promise<void> {
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.addScriptTag({ path: AXE });
+  const result = (await page.evaluate(() =>
+    (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<unknown> } }).axe.run(
+      (globalThis as any).document,
+      { resultTypes: ['violations'] },
+    ),
+  )) as AxeResult;
+  const serious = result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help} at ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join('; ')}`,
+    );
+  assert.deepEqual(serious, [], `axe on ${what}`);
+}

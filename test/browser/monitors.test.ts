@@ -1,0 +1,315 @@
+// The alerts interface (SPEC 13) in Chromium against a real server whose evaluator runs every second:
+// a monitor made through the form with its live preview, its page (history, mute, pause), the
+// Monitors page with per-instance rows, channels with "Send test" to a receiver on loopback, and a
+// firing monitor marked on the dashboard widget that shows its path. With SCREENSHOTS=1 the
+// screenshots go to docs/screenshots/ (monitors.png, monitors-form.png, monitors-dashboard.png).
+//   node build-web.mjs && SCREENSHOTS=1 node --import tsx --test test/browser/monitors.test.ts
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { request } from '../helpers/server';
+import { browserSkipReason } from './browser';
+import { seedOrganization, signedInPage, startHarness, type Harness, type Seeded } from './shell-helpers';
+import { expectNoSeriousViolations, monitorsApiMissing, waitForState } from './monitors-helpers';
+
+const ROOT = path.join(import.meta.dirname, '..', '..');
+const KEEP = process.env.SCREENSHOTS === '1';
+
+describe('monitors in the interface', { skip: browserSkipReason() }, () => {
+  let h: Harness;
+  let seeded: Seeded;
+  let missing: string | false = false;
+  let receiver: Server;
+  let received = 0;
+  let hookUrl = '';
+  const shots = () => (KEEP ? path.join(ROOT, 'docs', 'screenshots') : h.shots);
+
+  before(async () => {
+    h = await startHarness({ SERVICE_ALERTS_INTERVAL: '1s' });
+    seeded = await seedOrganization(h.server);
+    missing = await monitorsApiMissing(h.server, seeded.userToken);
+    if (KEEP) mkdirSync(shots(), { recursive: true });
+    receiver = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        received++;
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const address = receiver.address();
+    hookUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hooks/slack`;
+  });
+  after(async () => {
+    await new Promise((resolve) => receiver?.close(resolve));
+    await h?.stop();
+  });
+
+  /** A monitor made through the API with the user's token. */
+  async function apiMonitor(body: Record<string, unknown>): Promise<{ id: string }> {
+    const res = await request(
+      h.server,
+      'POST',
+      '/api/v1/monitors',
+      {
+        type: 'alert',
+        status: 'active',
+        source_type: 'project',
+        source_id: seeded.sourceId,
+        alert_timeframe: '1h',
+        alert_granularity: '1h',
+        ...body,
+      },
+      { token: seeded.userToken },
+    );
+    assert.equal(res.status, 201, res.text);
+    return res.body.data;
+  }
+
+  test('a monitor made through the form: the live preview, then its page (mute, unmute, pause, resume)', async (t) => {
+    if (missing) return t.skip(missing);
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    t.after(() => context.close());
+    await page.goto(`${h.server.url}/monitors`);
+    await page.getByRole('link', { name: 'New monitor' }).click();
+    const form = page.getByRole('form', { name: 'Monitor' });
+    await form.waitFor();
+
+    // Without a name the server's 422 is shown at the field.
+    await form.getByLabel('Key').fill('shop::SK::orders');
+    await form.getByLabel('Path').fill('revenue');
+    await form.getByLabel('Threshold').fill('140');
+    await form.getByRole('button', { name: 'Create monitor' }).click();
+    await page.locator('#mf-name-error').waitFor();
+    assert.match(await page.locator('#mf-name-error').innerText(), /\S/);
+    assert.equal(await form.getByLabel('Name').getAttribute('aria-invalid'), 'true');
+
+    await form.getByLabel('Name').fill('Revenue above 140');
+    await form.getByLabel('Granularity').selectOption('1h');
+    // The preview: the sentence, and the chart drawn with the threshold line.
+    const summary = page.getByTestId('preview-summary');
+    await summary.waitFor({ timeout: 15_000 });
+    assert.match(await summary.innerText(), /would have fired (\d+ times|once) in the last 7 days/i);
+    await page.locator('.monitor-preview canvas').first().waitFor();
+    const fired = Number(await page.locator('.preview__plot').getAttribute('data-fired'));
+    // revenue is 100 + hours ago over the last 48 hours: above 140 for the buckets 41..47 hours ago
+    assert.ok(fired >= 1, `fired ${fired} times`);
+    await page.screenshot({ path: path.join(shots(), 'monitors-form.png'), fullPage: true });
+
+    await form.getByRole('button', { name: 'Create monitor' }).click();
+    await page.waitForURL(/\/monitors\/[^/?]+$/);
+    await page.getByRole('heading', { name: 'Revenue above 140' }).waitFor();
+    await page.getByRole('region', { name: 'History' }).waitFor();
+
+    await page.getByRole('button', { name: 'Mute…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Mute notifications' });
+    await dialog.getByRole('button', { name: '1 hour' }).click();
+    await page.getByText(/^Muted until/).waitFor();
+    await page.getByRole('button', { name: 'Unmute' }).click();
+    await page.getByRole('button', { name: 'Mute…' }).waitFor();
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByText('Paused: not evaluated until resumed.').waitFor();
+    assert.equal(await page.locator('main .page-head .state').getAttribute('data-state'), 'paused');
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.getByRole('button', { name: 'Pause' }).waitFor();
+  });
+
+  test('the Monitors page: state badges, last value, a row per instance of a key pattern', async (t) => {
+    if (missing) return t.skip(missing);
+    await apiMonitor({
+      name: 'Revenue below 200',
+      alert_metric_key: 'shop::SK::orders',
+      alert_metric_path: 'revenue',
+      alerts: [{ analysis_strategy: 'threshold', settings: { direction: 'below', value: 200 } }],
+    });
+    await apiMonitor({
+      name: 'Orders per country',
+      alert_metric_key: 'shop::(?<country>[^:]+)::orders',
+      alert_metric_path: 'count',
+      alerts: [{ analysis_strategy: 'threshold', settings: { direction: 'above', value: 1000 } }],
+    });
+    await waitForState(h.server, seeded.userToken, 'Revenue below 200', 'firing');
+    await waitForState(h.server, seeded.userToken, 'Orders per country', 'ok', 2);
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    t.after(() => context.close());
+    await page.goto(`${h.server.url}/monitors`);
+    const firing = page.locator('li[data-monitor="Revenue below 200"]');
+    await firing.waitFor();
+    assert.equal(await firing.getAttribute('data-state'), 'firing');
+    assert.match(await firing.locator('.monitor-row__value').innerText(), /\d/);
+    const perCountry = page.getByRole('list', { name: 'Instances of Orders per country' });
+    await perCountry.waitFor();
+    assert.deepEqual((await perCountry.locator('.instances__name').allInnerTexts()).sort(), [
+      'country=CZ',
+      'country=SK',
+    ]);
+    // what needs attention first
+    const order = await page
+      .locator('li.monitor-row')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
+    assert.equal(order[0], 'firing');
+    await page.screenshot({ path: path.join(shots(), 'monitors.png'), fullPage: true });
+  });
+
+  test('a firing monitor marks the widget showing its path: a threshold line and a badge', async (t) => {
+    if (missing) return t.skip(missing);
+    await waitForState(h.server, seeded.userToken, 'Revenue below 200', 'firing');
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    t.after(() => context.close());
+    await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
+    const cell = page.locator('[data-cell="revenue"]');
+    await cell.locator('.widget[data-state="ready"]').waitFor();
+    await cell.getByRole('link', { name: /firing/ }).waitFor();
+    assert.equal(await cell.locator('.ts__plot').getAttribute('data-monitor-lines'), '1');
+    // the kpi on `count` is watched by no firing monitor: no badge
+    assert.equal(await page.locator('[data-cell="orders"] .monitor-flag').count(), 0);
+    await page.screenshot({ path: path.join(shots(), 'monitors-dashboard.png') });
+    await cell.getByRole('link', { name: /firing/ }).click();
+    await page.getByRole('heading', { name: 'Revenue below 200' }).waitFor();
+  });
+
+  test('channels: a Slack webhook made in the dialog, its secret masked, "Send test" answered', async (t) => {
+    if (missing) return t.skip(missing);
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    t.after(() => context.close());
+    await page.goto(`${h.server.url}/channels`);
+    await page.getByRole('button', { name: 'New channel' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New channel' });
+    await dialog.getByLabel('Name').fill('Ops on Slack');
+    await dialog.getByLabel('Kind').selectOption('slack');
+    await dialog.getByLabel('Slack incoming webhook URL').fill(hookUrl);
+    await dialog.getByRole('button', { name: 'Create channel' }).click();
+    const row = page.locator('li[data-channel="Ops on Slack"]');
+    await row.waitFor();
+    const target = await row.locator('.meta').innerText();
+    assert.ok(!target.includes('127.0.0.1'), `the URL is shown masked: ${target}`);
+    assert.match(target, /…/);
+    await row.getByRole('button', { name: 'Send test to Ops on Slack' }).click();
+    await row.getByText(/^Test sent/).waitFor({ timeout: 15_000 });
+    assert.ok(received >= 1, 'the receiver got the test');
+
+    // The form lists it as a channel to deliver to.
+    await page.goto(`${h.server.url}/monitors/new`);
+    await page.getByRole('checkbox', { name: /Ops on Slack/ }).waitFor();
+  });
+
+  test('keyboard: Tab reaches every control of the form; Escape closes the dialogs, focus returns', async (t) => {
+    if (missing) return t.skip(missing);
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    t.after(() => context.close());
+    await page.goto(`${h.server.url}/monitors/new`);
+    await page.getByRole('form', { name: 'Monitor' }).waitFor();
+    const total = await page
+      .locator('main')
+      .evaluate(
+        (main) =>
+          [...main.querySelectorAll('a[href], button, input, select, textarea')]
+            .filter((el: any) => !el.disabled && el.offsetParent !== null)
+            .map((el: any, i: number) => el.setAttribute('data-kb', String(i))).length,
+      );
+    assert.ok(total > 15, `${total} controls`);
+    const reached = new Set<string>();
+    await page.locator('body').focus();
+    for (let i = 0; i < total + 20; i++) {
+      await page.keyboard.press('Tab');
+      const kb = await page.evaluate(
+        () => (globalThis as any).document.activeElement?.getAttribute('data-kb') ?? null,
+      );
+      if (kb !== null) reached.add(kb);
+    }
+    const missed = await page
+      .locator('main [data-kb]')
+      .evaluateAll(
+        (els, seen) =>
+          els
+            .filter((el) => !seen.includes(el.getAttribute('data-kb')!))
+            .map((el) => el.getAttribute('aria-label') ?? el.getAttribute('name') ?? el.textContent),
+        [...reached],
+      );
+    assert.deepEqual(missed, []);
+
+    // The mute dialog: focus moves in, Escape closes it, focus is back on Mute….
+    const { id } = await apiMonitor({
+      name: 'Keyboard',
+      alert_metric_key: 'shop::SK::orders',
+      alert_metric_path: 'count',
+      alerts: [{ analysis_strategy: 'threshold', settings: { direction: 'above', value: 1000 } }],
+    });
+    await page.goto(`${h.server.url}/monitors/${id}`);
+    const mute = page.getByRole('button', { name: 'Mute…' });
+    await mute.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Mute notifications' });
+    await dialog.waitFor();
+    assert.ok(
+      await dialog.evaluate((d) => d.contains((globalThis as any).document.activeElement)),
+      'focus is in the dialog',
+    );
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    await page.waitForTimeout(100);
+    assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent), 'Mute…');
+
+    await page.goto(`${h.server.url}/channels`);
+    const open = page.getByRole('button', { name: 'New channel' });
+    await open.focus();
+    await page.keyboard.press('Enter');
+    const channel = page.getByRole('dialog', { name: 'New channel' });
+    await channel.waitFor();
+    assert.ok(
+      await channel.evaluate((d) => d.contains((globalThis as any).document.activeElement)),
+      'focus is in the dialog',
+    );
+    await page.keyboard.press('Escape');
+    await channel.waitFor({ state: 'detached' });
+    await page.waitForTimeout(100);
+    assert.equal(
+      await page.evaluate(() => (globalThis as any).document.activeElement?.textContent),
+      'New channel',
+    );
+  });
+
+  for (const scheme of ['light', 'dark'] as const) {
+    test(`axe-core: no serious or critical violations on the alert pages, ${scheme}`, async (t) => {
+      if (missing) return t.skip(missing);
+      const { context, page } = await signedInPage(h, seeded.userToken);
+      t.after(() => context.close());
+      await page.emulateMedia({ colorScheme: scheme });
+      const check = (p: Page, what: string) => expectNoSeriousViolations(p, `${what} (${scheme})`);
+      await page.goto(`${h.server.url}/monitors`);
+      await page.locator('li.monitor-row').first().waitFor();
+      await check(page, 'Monitors');
+
+      await page.goto(`${h.server.url}/monitors/new`);
+      const form = page.getByRole('form', { name: 'Monitor' });
+      await form.getByLabel('Key').fill('shop::SK::orders');
+      await form.getByLabel('Path').fill('revenue');
+      await form.getByLabel('Threshold').fill('120');
+      await page.getByTestId('preview-summary').waitFor({ timeout: 15_000 });
+      await check(page, 'the monitor form with its preview');
+
+      await page.goto(`${h.server.url}/monitors`);
+      await page.getByRole('link', { name: 'Revenue below 200' }).click();
+      await page.getByRole('region', { name: 'History' }).locator('table, p').first().waitFor();
+      await check(page, 'a monitor');
+      await page.getByRole('button', { name: 'Mute…' }).click();
+      await page.getByRole('dialog', { name: 'Mute notifications' }).waitFor();
+      await check(page, 'the mute dialog');
+      await page.keyboard.press('Escape');
+
+      await page.goto(`${h.server.url}/channels`);
+      await page.locator('li[data-channel]').first().waitFor();
+      await check(page, 'Channels');
+      await page.getByRole('button', { name: /^Edit/ }).first().click();
+      await page.getByRole('dialog').waitFor();
+      await check(page, 'the channel dialog');
+
+      await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
+      await page.locator('[data-cell="revenue"] .monitor-flag').waitFor();
+      await check(page, 'a dashboard with a firing monitor');
+    });
+  }
+});

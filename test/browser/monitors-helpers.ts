@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { request, type TestServer } from '../helpers/server';
+import { openSession, type Harness } from './shell-helpers';
 
 const AXE = path.join(import.meta.dirname, '..', '..', 'node_modules', 'axe-core', 'axe.min.js');
 
@@ -65,4 +66,28 @@ export async function expectNoSeriousViolations(page: Page, what: string): Promi
           .join('; ')}`,
     );
   assert.deepEqual(serious, [], `axe on ${what}`);
+}
+
+/**
+ * A signed-in page whose context lets axe-core's script in: the interface's Content-Security-Policy
+ * forbids inline script, which is how page.addScriptTag adds it.
+ */
+export async function axePage(h: Harness, userToken: string, colorScheme: 'light' | 'dark') {
+  const context = await h.browser.newContext({
+    viewport: { width: 1280, height: 800 },
+    bypassCSP: true,
+    colorScheme,
+  });
+  await context.addCookies([
+    {
+      name: 'svc_session',
+      value: await openSession(h.server, userToken),
+      url: h.server.url,
+      httpOnly: true,
+      sameSite: 'Strict',
+    },
+  ]);
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  return { context, page };
 }

@@ -13,7 +13,7 @@ import type { Page } from 'playwright-core';
 import { request } from '../helpers/server';
 import { browserSkipReason } from './browser';
 import { seedOrganization, signedInPage, startHarness, type Harness, type Seeded } from './shell-helpers';
-import { expectNoSeriousViolations, monitorsApiMissing, waitForState } from './monitors-helpers';
+import { axePage, expectNoSeriousViolations, monitorsApiMissing, waitForState } from './monitors-helpers';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const KEEP = process.env.SCREENSHOTS === '1';
@@ -275,9 +275,8 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
   for (const scheme of ['light', 'dark'] as const) {
     test(`axe-core: no serious or critical violations on the alert pages, ${scheme}`, async (t) => {
       if (missing) return t.skip(missing);
-      const { context, page } = await signedInPage(h, seeded.userToken);
+      const { context, page } = await axePage(h, seeded.userToken, scheme);
       t.after(() => context.close());
-      await page.emulateMedia({ colorScheme: scheme });
       const check = (p: Page, what: string) => expectNoSeriousViolations(p, `${what} (${scheme})`);
       await page.goto(`${h.server.url}/monitors`);
       await page.locator('li.monitor-row').first().waitFor();

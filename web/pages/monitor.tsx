@@ -268,7 +268,7 @@ function MonitorView({
           <header>
             <h2>{instances.length === 1 ? 'Current value' : `Instances (${instances.length})`}</h2>
           </header>
-          <div class="scroll">
+          <div class="scroll" tabIndex={0} aria-label="Instances table">
             <table class="data">
               <thead>
                 <tr>
@@ -310,7 +310,7 @@ function MonitorView({
         )}
         {history.data && history.data.length === 0 && <p class="panel-body muted">No state changes yet.</p>}
         {history.data && history.data.length > 0 && (
-          <div class="scroll">
+          <div class="scroll" tabIndex={0} aria-label="History table">
             <table class="data history">
               <thead>
                 <tr>

@@ -18,6 +18,7 @@ import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
 import { withIntake } from '../intake/routes';
 import { requireAnySourceFlag, transponderRoutes } from './routes/transponders';
+import { monitorInput, monitorRoutes } from './routes/monitors';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
@@ -131,6 +132,19 @@ export function createRoutes(deps: Deps): Middleware {
   r.put('/dashboard-groups/:id', dashWriter, json, groupInput.fields, groups.update);
   r.patch('/dashboard-groups/:id', dashWriter, json, groupInput.fields, groups.update);
   r.delete('/dashboard-groups/:id', dashWriter, groups.remove);
+
+  // Alert monitors (SPEC 13): the tokens and locking of dashboards.
+  const monitors = monitorRoutes(deps);
+  r.get('/monitors', dashReader, monitorInput.page, monitors.list);
+  r.post('/monitors', dashWriter, json, monitorInput.fields, monitors.create);
+  r.post('/monitors/preview', dashReader, json, monitorInput.preview, monitors.preview);
+  r.get('/monitors/:id', dashReader, monitors.show);
+  r.put('/monitors/:id', dashWriter, json, monitorInput.fields, monitors.update);
+  r.patch('/monitors/:id', dashWriter, json, monitorInput.fields, monitors.update);
+  r.delete('/monitors/:id', dashWriter, monitors.remove);
+  r.get('/monitors/:id/history', dashReader, monitorInput.history, monitors.history);
+  r.post('/monitors/:id/mute', dashWriter, json, monitorInput.mute, monitors.mute);
+  r.delete('/monitors/:id/mute', dashWriter, monitors.unmute);
   return withIntake(
     withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch }),
     deps,

@@ -57,6 +57,7 @@ describe('config', () => {
       secrets: { key: null },
       metrics: { enabled: true, token: null },
       retention: { sweepIntervalSeconds: 60 },
+      alerts: { intervalMs: 60_000 },
       session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000 },
       intake: { listeners: [] },
       network: {
@@ -201,6 +202,7 @@ level = "warn"
       'network.timeout_ms': ['10'],
       'network.max_database_sources': ['0'],
       'network.setups_per_minute': ['0'],
+      'alerts.interval': ['0s', '60', 'often', '25h'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {

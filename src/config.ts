@@ -41,6 +41,8 @@ export interface Config {
   /** GET /metrics (Prometheus text); token null: no authentication (docs/operations.md) */
   readonly metrics: { readonly enabled: boolean; readonly token: string | null };
   readonly retention: { readonly sweepIntervalSeconds: number };
+  /** monitors are evaluated every `intervalMs` (SPEC 13, `[alerts] interval`, default 60 s) */
+  readonly alerts: { readonly intervalMs: number };
   /**
    * The web interface's sign-in sessions (docs/interface.md): a session unused for
    * `session.idle_timeout_seconds`, or older than `session.max_lifetime_seconds`, is ended by the
@@ -79,7 +81,7 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export class ConfigError extends Error {}
 
-type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key' | 'listeners' | 'list';
+type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key' | 'listeners' | 'list' | 'interval';
 interface KeyDef {
   key: string; // TOML dotted key
   env: string;
@@ -124,6 +126,7 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
     kind: 'size',
     min: 1,
   },
+  { key: 'alerts.interval', env: 'SERVICE_ALERTS_INTERVAL', kind: 'interval' },
   { key: 'session.idle_timeout_seconds', env: 'SERVICE_SESSION_IDLE_TIMEOUT_SECONDS', kind: 'size', min: 60 },
   { key: 'session.max_lifetime_seconds', env: 'SERVICE_SESSION_MAX_LIFETIME_SECONDS', kind: 'size', min: 60 },
   { key: 'intake.listeners', env: 'SERVICE_INTAKE_LISTENERS', kind: 'listeners' },
@@ -164,6 +167,7 @@ const DEFAULTS: Record<string, unknown> = {
   'metrics.enabled': true,
   'metrics.token': null,
   'retention.sweep_interval_seconds': 60,
+  'alerts.interval': '60s',
   'session.idle_timeout_seconds': 604_800, // 7 days
   'session.max_lifetime_seconds': 2_592_000, // 30 days
   'intake.listeners': [],
@@ -203,6 +207,12 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
     case 'listeners': {
       const listeners = parseListeners(raw);
       return typeof listeners === 'string' ? fail(listeners) : listeners;
+    }
+    case 'interval': {
+      const ms = typeof raw === 'string' ? intervalMs(raw) : null;
+      if (ms === null || ms < 1000 || ms > 86_400_000)
+        fail('expected a count and a unit from 1s to 24h, such as 60s or 5m');
+      return raw;
     }
     case 'key':
       if (typeof raw !== 'string' || !parseSecretKey(raw))
@@ -315,6 +325,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
       `invalid value for server.body_bytes_in_flight: expected at least limits.max_body_bytes (${values['limits.max_body_bytes']})`,
     );
   }
+  const alertsIntervalMs = intervalMs(values['alerts.interval'] as string)!;
   const dataDir = path.resolve(cwd, values['storage.data_dir'] as string);
   const sqliteRoot = values['sources.sqlite_root']
     ? path.resolve(cwd, values['sources.sqlite_root'] as string)
@@ -352,6 +363,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
       token: (values['metrics.token'] as string | null) ?? null,
     },
     retention: { sweepIntervalSeconds: values['retention.sweep_interval_seconds'] as number },
+    alerts: { intervalMs: alertsIntervalMs },
     session: {
       idleTimeoutSeconds: values['session.idle_timeout_seconds'] as number,
       maxLifetimeSeconds: values['session.max_lifetime_seconds'] as number,
@@ -413,6 +425,12 @@ function smtpConfig(values: Record<string, unknown>): Config['smtp'] {
     password,
     from,
   };
+}
+
+/** Milliseconds of `90s`, `5m`, `1h`; null when unreadable. */
+function intervalMs(text: string): number | null {
+  const m = /^(\d{1,6})(s|m|h)$/.exec(text.trim());
+  return m ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'] : null;
 }
 
 function deepFreeze<T extends object>(obj: T): T {

@@ -19,6 +19,7 @@ import { shareRoutes } from './routes/shares';
 import { withIntake } from '../intake/routes';
 import { requireAnySourceFlag, transponderRoutes } from './routes/transponders';
 import { channelInput, channelRoutes } from './routes/channels';
+import { monitorInput, monitorRoutes } from './routes/monitors';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
@@ -142,6 +143,19 @@ export function createRoutes(deps: Deps): Middleware {
   r.patch('/channels/:id', dashWriter, json, channelInput.fields, channels.update);
   r.delete('/channels/:id', dashWriter, channels.remove);
   r.post('/channels/:id/test', dashWriter, channels.test);
+
+  // Alert monitors (SPEC 13): the tokens and locking of dashboards.
+  const monitors = monitorRoutes(deps);
+  r.get('/monitors', dashReader, monitorInput.page, monitors.list);
+  r.post('/monitors', dashWriter, json, monitorInput.fields, monitors.create);
+  r.post('/monitors/preview', dashReader, json, monitorInput.preview, monitors.preview);
+  r.get('/monitors/:id', dashReader, monitors.show);
+  r.put('/monitors/:id', dashWriter, json, monitorInput.fields, monitors.update);
+  r.patch('/monitors/:id', dashWriter, json, monitorInput.fields, monitors.update);
+  r.delete('/monitors/:id', dashWriter, monitors.remove);
+  r.get('/monitors/:id/history', dashReader, monitorInput.history, monitors.history);
+  r.post('/monitors/:id/mute', dashWriter, json, monitorInput.mute, monitors.mute);
+  r.delete('/monitors/:id/mute', dashWriter, monitors.unmute);
   return withIntake(
     withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch }),
     deps,

@@ -10,6 +10,7 @@ import { FOLD_CHUNKS_SCHEMA } from './schema/006_fold_chunks';
 import { SESSIONS_SCHEMA } from './schema/007_sessions';
 import { TRANSPONDERS_SCHEMA } from './schema/008_transponders';
 import { DASHBOARD_EDITORS_SCHEMA } from './schema/009_dashboard_editors';
+import { ALERTS_SCHEMA } from './schema/010_alerts';
 import { CHANNELS_SCHEMA } from './schema/011_channels';
 
 /** SQL text, or a function for a migration that moves data. */
@@ -25,7 +26,8 @@ const MIGRATIONS: readonly Migration[] = [
   SESSIONS_SCHEMA,
   TRANSPONDERS_SCHEMA,
   DASHBOARD_EDITORS_SCHEMA,
-  CHANNELS_SCHEMA, // 011 (010, the monitors, comes before it once merged)
+  ALERTS_SCHEMA,
+  CHANNELS_SCHEMA, // 011
 ];
 
 /** The schema version this build writes (restore refuses newer files). */

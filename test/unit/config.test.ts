@@ -57,6 +57,7 @@ describe('config', () => {
       secrets: { key: null },
       metrics: { enabled: true, token: null },
       retention: { sweepIntervalSeconds: 60 },
+      alerts: { intervalMs: 60_000 },
       session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000 },
       intake: { listeners: [] },
       network: {
@@ -208,6 +209,7 @@ level = "warn"
       'smtp.username': [' '],
       'smtp.password': [' '],
       'smtp.from': [' ', 'not an address'],
+      'alerts.interval': ['0s', '60', 'often', '25h'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {

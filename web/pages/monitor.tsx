@@ -59,7 +59,9 @@ export function MonitorPage({ id }: { id: string }) {
         </p>
       </main>
     );
-  if (!loaded.data)
+  // Data of another page (the form before it saved, another monitor) waits for this one's.
+  const stale = id === 'new' ? monitor !== null : monitor?.id !== id;
+  if (!loaded.data || stale)
     return (
       <main>
         <Skeleton lines={4} />

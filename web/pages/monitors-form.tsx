@@ -635,7 +635,13 @@ function LivePreview({
       api<Preview>(
         'POST',
         '/monitors/preview',
-        { ...body, from: isoSeconds(to - PREVIEW_DAYS * DAY), to: isoSeconds(to) },
+        // A name is not needed to see the rule: a form without one yet previews under a stand-in.
+        {
+          ...body,
+          name: body.name || 'Preview',
+          from: isoSeconds(to - PREVIEW_DAYS * DAY),
+          to: isoSeconds(to),
+        },
         { signal: controller.signal },
       ).then(
         (preview) => !controller.signal.aborted && setState({ kind: 'ready', preview }),

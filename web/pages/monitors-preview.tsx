@@ -16,9 +16,8 @@ const MAX_SERIES = 12;
 
 export const PREVIEW_DAYS = 7;
 
-/** The sentence under the chart: the server's, or one made from the count. */
+/** The sentence above the chart, over the window the preview asked for (the last 7 days). */
 export function previewSentence(p: Preview): string {
-  if (p.summary) return p.summary;
   const n = p.fired_count;
   return `would have fired ${n === 1 ? 'once' : `${n} times`} in the last ${PREVIEW_DAYS} days`;
 }
@@ -76,7 +75,8 @@ export function PreviewChart({
     if (data.at.length === 0) return null;
     const values = data.entries.map((e) => e.values);
     const at = data.at;
-    const overlay: ChartOverlay = { lines, band: data.band, marks: data.marks };
+    // A threshold's or a range's own lines say what its constant band would: one is drawn, not both.
+    const overlay: ChartOverlay = { lines, band: lines.length ? undefined : data.band, marks: data.marks };
     return {
       type: 'line',
       stacked: false,

@@ -91,3 +91,27 @@ export async function axePage(h: Harness, userToken: string, colorScheme: 'light
   page.setDefaultTimeout(10_000);
   return { context, page };
 }
+
+/**
+ * Five more days of hourly revenue before the 48 hours seedOrganization writes (a daily wave with a
+ * peak each evening), so the previews' 7-day window is full.
+ */
+export async function seedWeek(server: TestServer, seeded: { sourceId: string; sourceToken: string }) {
+  const points = [];
+  const now = Date.now();
+  for (let i = 48; i < 168; i++) {
+    const at = new Date(now - i * HOUR_MS).toISOString();
+    const revenue = Math.round(125 + 20 * Math.sin((2 * Math.PI * i) / 24) + (i % 24 === 5 ? 30 : 0));
+    points.push({ key: 'shop::SK::orders', at, values: { count: 3 + (i % 5), revenue } });
+  }
+  const res = await request(
+    server,
+    'POST',
+    '/api/v1/metrics/batch',
+    { points },
+    { token: seeded.sourceToken, sourceId: seeded.sourceId },
+  );
+  assert.equal(res.status, 201, res.text);
+}
+
+const HOUR_MS = 3_600_000;

@@ -13,7 +13,13 @@ import type { Page } from 'playwright-core';
 import { request } from '../helpers/server';
 import { browserSkipReason } from './browser';
 import { seedOrganization, signedInPage, startHarness, type Harness, type Seeded } from './shell-helpers';
-import { axePage, expectNoSeriousViolations, monitorsApiMissing, waitForState } from './monitors-helpers';
+import {
+  axePage,
+  seedWeek,
+  expectNoSeriousViolations,
+  monitorsApiMissing,
+  waitForState,
+} from './monitors-helpers';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const KEEP = process.env.SCREENSHOTS === '1';
@@ -30,6 +36,7 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
   before(async () => {
     h = await startHarness({ SERVICE_ALERTS_INTERVAL: '1s' });
     seeded = await seedOrganization(h.server);
+    await seedWeek(h.server, seeded);
     missing = await monitorsApiMissing(h.server, seeded.userToken);
     if (KEEP) mkdirSync(shots(), { recursive: true });
     receiver = createServer((req, res) => {
@@ -87,7 +94,7 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
     assert.match(await page.locator('#mf-name-error').innerText(), /\S/);
     assert.equal(await form.getByLabel('Name').getAttribute('aria-invalid'), 'true');
 
-    await form.getByLabel('Name').fill('Revenue above 140');
+    await form.getByLabel('Name').fill('Revenue spike');
     await form.getByLabel('Granularity').selectOption('1h');
     // The preview: the sentence, and the chart drawn with the threshold line.
     const summary = page.getByTestId('preview-summary');
@@ -97,11 +104,12 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
     const fired = Number(await page.locator('.preview__plot').getAttribute('data-fired'));
     // revenue is 100 + hours ago over the last 48 hours: above 140 for the buckets 41..47 hours ago
     assert.ok(fired >= 1, `fired ${fired} times`);
+    await page.evaluate(() => (globalThis as any).scrollTo(0, 0));
     await page.screenshot({ path: path.join(shots(), 'monitors-form.png'), fullPage: true });
 
     await form.getByRole('button', { name: 'Create monitor' }).click();
     await page.waitForURL(/\/monitors\/[^/?]+$/);
-    await page.getByRole('heading', { name: 'Revenue above 140' }).waitFor();
+    await page.getByRole('heading', { name: 'Revenue spike' }).waitFor();
     await page.getByRole('region', { name: 'History' }).waitFor();
 
     await page.getByRole('button', { name: 'Mute…' }).click();
@@ -120,7 +128,7 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
   test('the Monitors page: state badges, last value, a row per instance of a key pattern', async (t) => {
     if (missing) return t.skip(missing);
     await apiMonitor({
-      name: 'Revenue below 200',
+      name: 'Revenue dropped',
       alert_metric_key: 'shop::SK::orders',
       alert_metric_path: 'revenue',
       alerts: [{ analysis_strategy: 'threshold', settings: { direction: 'below', value: 200 } }],
@@ -131,12 +139,34 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
       alert_metric_path: 'count',
       alerts: [{ analysis_strategy: 'threshold', settings: { direction: 'above', value: 1000 } }],
     });
-    await waitForState(h.server, seeded.userToken, 'Revenue below 200', 'firing');
+    await apiMonitor({
+      name: 'Checkout latency drift',
+      status: 'paused',
+      alert_metric_key: 'shop::SK::orders',
+      alert_metric_path: 'revenue',
+      alerts: [{ analysis_strategy: 'cusum', settings: { k: 0.5, h: 5 } }],
+    });
+    const quiet = await apiMonitor({
+      name: 'Czech orders stopped',
+      alert_timeframe: '6h',
+      alert_metric_key: 'shop::CZ::orders',
+      alert_metric_path: 'count',
+      alerts: [{ analysis_strategy: 'absence', settings: { period: '3h' } }],
+    });
+    const muted = await request(
+      h.server,
+      'POST',
+      `/api/v1/monitors/${quiet.id}/mute`,
+      { until: new Date(Date.now() + 3_600_000).toISOString() },
+      { token: seeded.userToken },
+    );
+    assert.equal(muted.status, 200, muted.text);
+    await waitForState(h.server, seeded.userToken, 'Revenue dropped', 'firing');
     await waitForState(h.server, seeded.userToken, 'Orders per country', 'ok', 2);
     const { context, page } = await signedInPage(h, seeded.userToken);
     t.after(() => context.close());
     await page.goto(`${h.server.url}/monitors`);
-    const firing = page.locator('li[data-monitor="Revenue below 200"]');
+    const firing = page.locator('li[data-monitor="Revenue dropped"]');
     await firing.waitFor();
     assert.equal(await firing.getAttribute('data-state'), 'firing');
     assert.match(await firing.locator('.monitor-row__value').innerText(), /\d/);
@@ -151,12 +181,14 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
       .locator('li.monitor-row')
       .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
     assert.equal(order[0], 'firing');
+    assert.ok(order.includes('paused') && order.includes('muted'), order.join(' '));
+    assert.equal(order[order.length - 1], 'paused');
     await page.screenshot({ path: path.join(shots(), 'monitors.png'), fullPage: true });
   });
 
   test('a firing monitor marks the widget showing its path: a threshold line and a badge', async (t) => {
     if (missing) return t.skip(missing);
-    await waitForState(h.server, seeded.userToken, 'Revenue below 200', 'firing');
+    await waitForState(h.server, seeded.userToken, 'Revenue dropped', 'firing');
     const { context, page } = await signedInPage(h, seeded.userToken);
     t.after(() => context.close());
     await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
@@ -169,7 +201,7 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
     assert.equal(await page.locator('[data-cell="orders"] .monitor-flag').count(), 0);
     await page.screenshot({ path: path.join(shots(), 'monitors-dashboard.png') });
     await cell.getByRole('link', { name: /firing/ }).click();
-    await page.getByRole('heading', { name: 'Revenue below 200' }).waitFor();
+    await page.getByRole('heading', { name: 'Revenue dropped' }).waitFor();
   });
 
   test('channels: a Slack webhook made in the dialog, its secret masked, "Send test" answered', async (t) => {
@@ -292,7 +324,7 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
       await check(page, 'the monitor form with its preview');
 
       await page.goto(`${h.server.url}/monitors`);
-      await page.getByRole('link', { name: 'Revenue below 200' }).click();
+      await page.getByRole('link', { name: 'Revenue dropped' }).click();
       await page.getByRole('region', { name: 'History' }).locator('table, p').first().waitFor();
       await check(page, 'a monitor');
       await page.getByRole('button', { name: 'Mute…' }).click();

@@ -189,12 +189,24 @@ export function MonitorForm({ initial, sources, channels }: FormProps) {
   useLeaveGuard(useMemo(() => () => guard.current(), []));
   const formRef = useRef<HTMLFormElement>(null);
   const source = sources.find((s) => s.id === draft.source) ?? null;
-  const set = <K extends keyof Draft>(name: K, value: Draft[K]) => setDraft((d) => ({ ...d, [name]: value }));
-  const setSetting = (name: string, value: string) =>
+  // Editing a field clears what the server said about it.
+  const clear = (name: string) =>
+    setErrors((e) => {
+      if (!e[name]) return e;
+      const { [name]: _gone, ...rest } = e;
+      return rest;
+    });
+  const set = <K extends keyof Draft>(name: K, value: Draft[K]) => {
+    clear(name);
+    setDraft((d) => ({ ...d, [name]: value }));
+  };
+  const setSetting = (name: string, value: string) => {
+    clear(name);
     setDraft((d) => ({
       ...d,
       settings: { ...d.settings, [d.strategy]: { ...d.settings[d.strategy], [name]: value } },
     }));
+  };
 
   const body = useMemo(() => bodyOf(draft, initial, sources), [draft, initial, sources]);
   const suggestions = useSuggestions(source, draft.key);

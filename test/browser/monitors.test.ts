@@ -123,6 +123,16 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
     assert.equal(await page.locator('main .page-head .state').getAttribute('data-state'), 'paused');
     await page.getByRole('button', { name: 'Resume' }).click();
     await page.getByRole('button', { name: 'Pause' }).waitFor();
+
+    // Edit: the form opens with the saved monitor; a changed threshold is saved with PUT.
+    await page.getByRole('link', { name: 'Edit' }).click();
+    const edit = page.getByRole('form', { name: 'Monitor' });
+    assert.equal(await edit.getByLabel('Threshold').inputValue(), '140');
+    assert.equal(await edit.getByLabel('Granularity').inputValue(), '1h');
+    await edit.getByLabel('Threshold').fill('145');
+    await edit.getByRole('button', { name: 'Save monitor' }).click();
+    await page.getByRole('heading', { name: 'Revenue spike' }).waitFor();
+    await page.getByText('above 145', { exact: true }).waitFor();
   });
 
   test('the Monitors page: state badges, last value, a row per instance of a key pattern', async (t) => {
@@ -223,6 +233,17 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
     await row.getByRole('button', { name: 'Send test to Ops on Slack' }).click();
     await row.getByText(/^Test sent/).waitFor({ timeout: 15_000 });
     assert.ok(received >= 1, 'the receiver got the test');
+
+    // An e-mail channel on a server without [smtp]: the server's 422 is shown at the kind.
+    await page.getByRole('button', { name: 'New channel' }).click();
+    const mail = page.getByRole('dialog', { name: 'New channel' });
+    await mail.getByLabel('Name').fill('Ops by mail');
+    await mail.getByLabel('Kind').selectOption('email');
+    await mail.getByLabel('Recipients (comma separated)').fill('ops@example.com');
+    await mail.getByRole('button', { name: 'Create channel' }).click();
+    await mail.locator('#cf-kind-error').getByText(/smtp/).waitFor();
+    await page.keyboard.press('Escape');
+    await mail.waitFor({ state: 'detached' });
 
     // The form lists it as a channel to deliver to.
     await page.goto(`${h.server.url}/monitors/new`);

@@ -242,8 +242,25 @@ function bodyOf(f: Form, editing: boolean): Record<string, unknown> {
   };
 }
 
+/** The form fields a kind shows. */
+function shownOf(k: (typeof KINDS)[number]): string[] {
+  switch (k.type) {
+    case 'webhook':
+      return k.preset ? ['url'] : ['url', 'method', 'authorization', 'headers', 'body'];
+    case 'ntfy':
+      return ['server', 'topic', 'token', 'priority', 'tags'];
+    case 'gotify':
+      return ['server', 'token', 'priority'];
+    default:
+      return ['to', 'subject_prefix'];
+  }
+}
+
 /** A 422's field (`settings.topic`, `secrets.url`) as the form's field name. */
-const formField = (name: string) => name.replace(/^(settings|secrets)\./, '').replace(/[.[].*$/, '');
+const formField = (name: string) => {
+  const field = name.replace(/^(settings|secrets)\./, '').replace(/[.[].*$/, '');
+  return field === 'type' || field === 'preset' ? 'kind' : field;
+};
 
 function ChannelDialog({
   channel,
@@ -315,15 +332,20 @@ function ChannelDialog({
       )}
     </label>
   );
+  // Errors of fields this kind's form does not show (and the request's own) are listed on top.
+  const shownFields = new Set(['name', 'kind', ...shownOf(k)]);
+  const unshown = Object.entries(errors).flatMap(([f, m]) =>
+    f === 'base' ? m : shownFields.has(f) ? [] : m.map((x) => `${f} ${x}`),
+  );
   const secretHint = (name: string) =>
     stored(name) ? `Stored: ${stored(name)}. Leave empty to keep it.` : undefined;
 
   return (
     <Dialog title={channel ? `Edit ${channel.name}` : 'New channel'} onClose={onClose} wide>
       <form class="stack" onSubmit={submit} aria-label="Channel" noValidate>
-        {errors.base && (
+        {unshown.length > 0 && (
           <p class="error-text" role="alert">
-            {errors.base.join('; ')}
+            {unshown.join('; ')}
           </p>
         )}
         <div class="form-grid">
@@ -333,6 +355,8 @@ function ChannelDialog({
             <select
               name="kind"
               value={form.kind}
+              aria-invalid={errors.kind ? 'true' : undefined}
+              aria-describedby={errors.kind ? 'cf-kind-error' : undefined}
               disabled={channel !== null}
               onChange={(e) => set('kind', (e.target as HTMLSelectElement).value)}
             >
@@ -342,6 +366,11 @@ function ChannelDialog({
                 </option>
               ))}
             </select>
+            {errors.kind && (
+              <span class="field-error" id="cf-kind-error">
+                {errors.kind.join('; ')}
+              </span>
+            )}
           </label>
           {k.type === 'webhook' &&
             field(

@@ -291,7 +291,7 @@ function MonitorView({
                     </td>
                     <td>{instanceName(i.labels, i.key)}</td>
                     <td class="num">{formatValue(i.last_value)}</td>
-                    <td>{formatWhen(i.since)}</td>
+                    <td class="nowrap">{formatWhen(i.since)}</td>
                     <td>{formatAgo(i.last_evaluated_at, now)}</td>
                   </tr>
                 ))}
@@ -328,7 +328,7 @@ function MonitorView({
               <tbody>
                 {history.data.map((h, i) => (
                   <tr key={`${h.at}-${i}`}>
-                    <td>{formatWhen(h.at)}</td>
+                    <td class="nowrap">{formatWhen(h.at)}</td>
                     <td>
                       {typeof h.instance === 'string'
                         ? h.instance

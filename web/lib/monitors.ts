@@ -360,3 +360,34 @@ export function dashboardMonitors(
       return { id: m.id, name: m.name, path: m.alert_metric_path!, firing, lines: ruleLines(m.alerts[0]) };
     });
 }
+
+/** The fields of a saved monitor that its preview (and a write) takes: what the server answers, less its own. */
+export function writableOf(m: Monitor): Record<string, unknown> {
+  const fields = [
+    'name',
+    'description',
+    'type',
+    'status',
+    'source_type',
+    'source_id',
+    'alert_metric_key',
+    'alert_metric_path',
+    'alert_series',
+    'alert_timeframe',
+    'alert_granularity',
+    'alert_notify_every',
+    'delivery_channels',
+    'for',
+    'repeat_every',
+    'notify_recovery',
+    'notify_no_data',
+  ] as const;
+  const out: Record<string, unknown> = {};
+  for (const f of fields) if (m[f] !== undefined && m[f] !== null) out[f] = m[f];
+  out.alerts = m.alerts.map((r) => ({
+    ...(r.id ? { id: r.id } : {}),
+    analysis_strategy: r.analysis_strategy,
+    settings: r.settings,
+  }));
+  return out;
+}

@@ -18,6 +18,7 @@ import {
   type HistoryEntry,
   type Monitor,
   type Preview,
+  writableOf,
 } from '../lib/monitors';
 import { isoSeconds } from '../lib/view';
 import type { Source } from '../lib/types';
@@ -125,11 +126,10 @@ function MonitorView({
   const preview = useLoad(
     (signal) => {
       const to = Date.now();
-      const { id: _id, ...body } = m;
       return api<Preview>(
         'POST',
         '/monitors/preview',
-        { ...body, from: isoSeconds(to - PREVIEW_DAYS * 86_400_000), to: isoSeconds(to) },
+        { ...writableOf(m), from: isoSeconds(to - PREVIEW_DAYS * 86_400_000), to: isoSeconds(to) },
         { signal },
       );
     },

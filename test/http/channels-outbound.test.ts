@@ -199,6 +199,60 @@ describe('channels: network.allowed_hosts, hung receivers, retry classes', () =>
     assert.ok(took < 2_000, `settled in ${took} ms`);
   });
 
+  test('e-mail: an SMTP host in allowed_hosts is reached; a server that never greets ends with the signal', async () => {
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => void sockets.push(socket)); // accepts, says nothing
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const deps = {
+        ...server.deps,
+        config: {
+          ...server.deps.config,
+          smtp: {
+            host: 'localhost',
+            port,
+            tls: 'none' as const,
+            username: null,
+            password: null,
+            from: 'a@example.com',
+          },
+        },
+      };
+      const created = await request(
+        server,
+        'POST',
+        '/api/v1/channels',
+        { name: 'mail', type: 'email', settings: { to: ['ops@example.com'] } },
+        { token: agent.userToken },
+      );
+      // this server has no [smtp]: e-mail channels cannot be created through its API
+      assert.equal(created.status, 422);
+      const id = '00000000-0000-4000-8000-000000000001';
+      server.deps.db
+        .prepare(
+          `INSERT INTO channels (id, organization_id, name, type, preset, settings, secrets, inserted_at, updated_at)
+           VALUES (?, ?, 'mail', 'email', NULL, ?, '{}', 0, 0)`,
+        )
+        .run(id, agent.organizationId, JSON.stringify({ to: ['ops@example.com'], subject_prefix: null }));
+      const started = Date.now();
+      const result = await createChannelSender(deps).send(
+        agent.organizationId,
+        id,
+        testNotification(Date.now(), 'mail'),
+        AbortSignal.timeout(300),
+      );
+      assert.deepEqual(result, { ok: false, retryable: true, error: 'timed out' });
+      assert.ok(Date.now() - started < 2_000);
+      assert.equal(sockets.length, 1, 'the connection went to the allowed host');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.ok(sockets[0]!.destroyed || sockets[0]!.readableEnded, 'and was closed');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
   test('retry classes: 408, 429 and 5xx retryable; other 4xx permanent; a closed port retryable', async () => {
     const sender = createChannelSender(server.deps);
     const id = await channel(`http://localhost:${receiver.port}/classes`);

@@ -432,6 +432,41 @@ describe('channels API', () => {
     }
   });
 
+  test('test sends are limited per organization: 30 a minute, then 429 with Retry-After', async () => {
+    const busy = await signupWithOrganization(server);
+    const created = await request(
+      server,
+      'POST',
+      '/api/v1/channels',
+      { name: 'busy', type: 'webhook', secrets: { url: `${receiver.url}/busy` } },
+      as(busy),
+    );
+    const id = created.body.data.id;
+    for (let i = 0; i < 30; i++) {
+      const res = await request(server, 'POST', `/api/v1/channels/${id}/test`, undefined, as(busy));
+      assert.equal(res.status, 200, `send ${i + 1}`);
+    }
+    const limited = await request(server, 'POST', `/api/v1/channels/${id}/test`, undefined, as(busy));
+    assert.equal(limited.status, 429);
+    assert.match(limited.body.errors.detail, /30 test sends a minute/);
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    const otherOrg = await request(
+      server,
+      'POST',
+      '/api/v1/channels',
+      { name: 'calm', type: 'webhook', secrets: { url: `${receiver.url}/calm` } },
+      as(other),
+    );
+    const calm = await request(
+      server,
+      'POST',
+      `/api/v1/channels/${otherOrg.body.data.id}/test`,
+      undefined,
+      as(other),
+    );
+    assert.equal(calm.status, 200, 'another organization is not limited by it');
+  });
+
   test('send test reports failures: 4xx permanent with the answer quoted, 5xx, redirects not followed', async () => {
     const created = await request(
       server,

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import {
   createProjectWithToken,
   request,
@@ -465,6 +466,84 @@ describe('channels API', () => {
       as(other),
     );
     assert.equal(calm.status, 200, 'another organization is not limited by it');
+  });
+
+  test('random bodies never make a 5xx: POST and PUT answer 201/200, 400 or 422', async () => {
+    const fuzzer = await signupWithOrganization(server);
+    const existing = await request(
+      server,
+      'POST',
+      '/api/v1/channels',
+      { name: 'fuzzed', type: 'ntfy', settings: { topic: 'fuzz', server: `${receiver.url}` } },
+      as(fuzzer),
+    );
+    const id = existing.body.data.id;
+    const key = fc.constantFrom('name', 'type', 'preset', 'settings', 'secrets', 'channel', 'url', 'x');
+    const leaf = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.constant(null),
+      fc.boolean(),
+      fc.constantFrom(
+        'webhook',
+        'ntfy',
+        'gotify',
+        'email',
+        'slack',
+        'teams',
+        '{{value}}',
+        'https://example.com/h',
+      ),
+    );
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        leaf,
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(key, tie('node')),
+      ),
+    })).node;
+    const body = fc.oneof(fc.dictionary(key, value), value);
+    const deep = (depth: number) => {
+      let v: unknown = '{{value}}';
+      for (let i = 0; i < depth; i++) v = { a: v };
+      return v;
+    };
+    const samples = fc.sample(body, { numRuns: 300, seed: 23 }) as unknown[];
+    samples.push(
+      {
+        name: 'deep',
+        type: 'webhook',
+        settings: { body: deep(17) },
+        secrets: { url: 'https://example.com/x' },
+      },
+      { name: 'arr', type: 'webhook', settings: [], secrets: [] },
+    );
+    // 20,000 levels, as raw text (a recursive stringify would overflow here first)
+    const deepText = `{"name":"deep","type":"webhook","secrets":{"url":"https://example.com/x"},"settings":{"body":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}}`;
+    for (const [method, url] of [
+      ['POST', '/api/v1/channels'],
+      ['PUT', `/api/v1/channels/${id}`],
+    ] as const) {
+      const res = await request(server, method, url, undefined, {
+        ...as(fuzzer),
+        raw: deepText,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.ok([400, 422].includes(res.status), `${method} deep: ${res.status}`);
+    }
+    for (const sample of samples) {
+      for (const [method, url] of [
+        ['POST', '/api/v1/channels'],
+        ['PUT', `/api/v1/channels/${id}`],
+      ] as const) {
+        const res = await request(server, method, url, sample, as(fuzzer));
+        assert.ok(
+          [200, 201, 400, 422].includes(res.status),
+          `${method} ${JSON.stringify(sample).slice(0, 200)}: ${res.status} ${res.text.slice(0, 200)}`,
+        );
+      }
+    }
   });
 
   test('send test reports failures: 4xx permanent with the answer quoted, 5xx, redirects not followed', async () => {

@@ -45,18 +45,23 @@ export function smtpFailure(err: unknown, signal: AbortSignal): DeliveryResult {
       error: `the SMTP server answered ${answer || e.responseCode}`,
     };
   }
+  const message = String((err as Error)?.message ?? '');
+  if (
+    e?.code === 'ETLS' ||
+    /certificate|self.signed|unable to verify|SSL routines|wrong version number/i.test(message)
+  )
+    return {
+      ok: false,
+      retryable: false,
+      error:
+        'TLS with the SMTP server failed (certificate not trusted or not for this host, or [smtp] tls does not match the port)',
+    };
   switch (e?.code) {
     case 'EAUTH':
       return {
         ok: false,
         retryable: false,
         error: 'SMTP authentication failed (check [smtp] username and password)',
-      };
-    case 'ETLS':
-      return {
-        ok: false,
-        retryable: false,
-        error: 'the SMTP server offers no usable TLS (check [smtp] tls)',
       };
     case 'ECONNECTION':
     case 'ESOCKET':

@@ -287,6 +287,32 @@ describe('channels: network.allowed_hosts, hung receivers, retry classes', () =>
     assert.ok(took < 2_000, `settled in ${took} ms`);
   });
 
+  test('an answer whose body never ends: a 2xx is delivered at once, another status ends with the signal', async () => {
+    const sender = createChannelSender(server.deps);
+    const id = await channel(`http://localhost:${receiver.port}/held`);
+    receiver.answer.push({ status: 202, hold: true, body: 'x'.repeat(1000) });
+    let started = Date.now();
+    const accepted = await sender.send(
+      agent.organizationId,
+      id,
+      testNotification(Date.now(), 'held'),
+      AbortSignal.timeout(5000),
+    );
+    assert.deepEqual(accepted, { ok: true, retryable: false, status: 202 });
+    assert.ok(Date.now() - started < 2_000);
+    receiver.answer.push({ status: 503, hold: true, body: 'busy' });
+    started = Date.now();
+    const failed = await sender.send(
+      agent.organizationId,
+      id,
+      testNotification(Date.now(), 'held'),
+      AbortSignal.timeout(300),
+    );
+    assert.equal(failed.ok, false);
+    assert.equal(failed.retryable, true);
+    assert.ok(Date.now() - started < 2_000);
+  });
+
   test('e-mail: an SMTP host in allowed_hosts is reached; a server that never greets ends with the signal', async () => {
     const sockets: net.Socket[] = [];
     const silent = net.createServer((socket) => void sockets.push(socket)); // accepts, says nothing

@@ -163,6 +163,12 @@ export async function sendHttp(
     try {
       req = (secure ? https : http).request(options, (res) => {
         const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) {
+          // delivered: the answer's body is not needed (a slow one cannot hold the attempt)
+          finish(statusResult(status, ''));
+          res.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
         let size = 0;
         const done = () => {

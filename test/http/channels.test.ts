@@ -58,6 +58,11 @@ describe('channels API', () => {
 
     const list = await request(server, 'GET', '/api/v1/channels', undefined, as(agent));
     assert.equal(list.status, 200);
+    assert.deepEqual(list.body.meta, {
+      types: ['webhook', 'ntfy', 'gotify', 'email'],
+      presets: ['slack', 'discord', 'mattermost', 'teams'],
+      email_configured: false,
+    });
     assert.deepEqual(
       list.body.data.map((c: { id: string }) => c.id),
       [ch.id],

@@ -67,6 +67,9 @@ export function createChannelsRepo(db: Db) {
   const byId = db.prepare<[string, string], ChannelRow>(
     'SELECT * FROM channels WHERE id = ? AND organization_id = ?',
   );
+  const exists = db.prepare<[string, string], { one: number }>(
+    'SELECT 1 AS one FROM channels WHERE id = ? AND organization_id = ?',
+  );
   const count = db.prepare<[string], { n: number }>(
     'SELECT COUNT(*) AS n FROM channels WHERE organization_id = ?',
   );
@@ -97,6 +100,8 @@ export function createChannelsRepo(db: Db) {
       const r = byId.get(id, organizationId);
       return r ? toChannel(r) : null;
     },
+    /** whether `id` (lower-case) names a channel of the organization: what a monitor's delivery_channels may name */
+    exists: (organizationId: string, id: string): boolean => exists.get(id, organizationId) !== undefined,
     count: (organizationId: string): number => count.get(organizationId)?.n ?? 0,
     insert(c: StoredChannel): void {
       insert.run(row(c));

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import {
   createProjectWithToken,
   request,
@@ -14,6 +15,7 @@ import {
   type TestServer,
 } from '../helpers/server';
 import { startReceiver, type Receiver } from './channels-receiver';
+import { createChannelsRepo } from '../../src/storage/channels';
 
 const SLACK_URL = 'https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXabcd';
 
@@ -56,6 +58,11 @@ describe('channels API', () => {
 
     const list = await request(server, 'GET', '/api/v1/channels', undefined, as(agent));
     assert.equal(list.status, 200);
+    assert.deepEqual(list.body.meta, {
+      types: ['webhook', 'ntfy', 'gotify', 'email'],
+      presets: ['slack', 'discord', 'mattermost', 'teams'],
+      email_configured: false,
+    });
     assert.deepEqual(
       list.body.data.map((c: { id: string }) => c.id),
       [ch.id],
@@ -82,6 +89,24 @@ describe('channels API', () => {
     assert.equal(renamed.body.data.name, 'Slack #ops');
     assert.deepEqual(renamed.body.data.secrets, { url: '…abcd' });
     assert.equal(renamed.body.data.preset, 'slack');
+    // a form that sends the whole channel back, masked secrets included, changes nothing secret
+    const echoed = await request(
+      server,
+      'PUT',
+      `/api/v1/channels/${ch.id}`,
+      { ...renamed.body.data, name: 'Slack #ops2' },
+      as(agent),
+    );
+    assert.equal(echoed.status, 200, echoed.text);
+    assert.deepEqual(echoed.body.data.secrets, { url: '…abcd' });
+    const wrongMask = await request(
+      server,
+      'PUT',
+      `/api/v1/channels/${ch.id}`,
+      { secrets: { url: '…zzzz' } },
+      as(agent),
+    );
+    assert.equal(wrongMask.status, 422, 'another masked value is no URL');
 
     // at rest: encrypted, the plaintext nowhere in service.db
     const db = new Database(path.join(server.dataDir, 'service.db'), { readonly: true });
@@ -91,6 +116,7 @@ describe('channels API', () => {
         secrets: string;
       };
       assert.match(JSON.parse(row.secrets).url, /^enc:v1:/);
+      assert.equal(server.deps.secrets.decrypt(JSON.parse(row.secrets).url), SLACK_URL);
       assert.doesNotMatch(row.settings + row.secrets, /hooks\.slack\.com/);
     } finally {
       db.close();
@@ -276,6 +302,9 @@ describe('channels API', () => {
     assert.equal(receiver.received.length, before, 'nothing was sent');
     const still = await request(server, 'GET', `/api/v1/channels/${id}`, undefined, as(agent));
     assert.equal(still.body.data.name, 'mine');
+    const repo = createChannelsRepo(server.deps.db);
+    assert.equal(repo.exists(agent.organizationId, id), true, 'what monitors may name in delivery_channels');
+    assert.equal(repo.exists(other.organizationId, id), false);
     const malformed = await request(server, 'GET', '/api/v1/channels/not-a-uuid', undefined, as(agent));
     assert.equal(malformed.status, 404);
   });
@@ -429,6 +458,119 @@ describe('channels API', () => {
       assert.equal(got.headers['content-type'], 'application/json');
       assert.ok(got.headers['x-idempotency-key']);
       expected[preset]!(JSON.parse(got.body));
+    }
+  });
+
+  test('test sends are limited per organization: 30 a minute, then 429 with Retry-After', async () => {
+    const busy = await signupWithOrganization(server);
+    const created = await request(
+      server,
+      'POST',
+      '/api/v1/channels',
+      { name: 'busy', type: 'webhook', secrets: { url: `${receiver.url}/busy` } },
+      as(busy),
+    );
+    const id = created.body.data.id;
+    for (let i = 0; i < 30; i++) {
+      const res = await request(server, 'POST', `/api/v1/channels/${id}/test`, undefined, as(busy));
+      assert.equal(res.status, 200, `send ${i + 1}`);
+    }
+    const limited = await request(server, 'POST', `/api/v1/channels/${id}/test`, undefined, as(busy));
+    assert.equal(limited.status, 429);
+    assert.match(limited.body.errors.detail, /30 test sends a minute/);
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    const otherOrg = await request(
+      server,
+      'POST',
+      '/api/v1/channels',
+      { name: 'calm', type: 'webhook', secrets: { url: `${receiver.url}/calm` } },
+      as(other),
+    );
+    const calm = await request(
+      server,
+      'POST',
+      `/api/v1/channels/${otherOrg.body.data.id}/test`,
+      undefined,
+      as(other),
+    );
+    assert.equal(calm.status, 200, 'another organization is not limited by it');
+  });
+
+  test('random bodies never make a 5xx: POST and PUT answer 201/200, 400 or 422', async () => {
+    const fuzzer = await signupWithOrganization(server);
+    const existing = await request(
+      server,
+      'POST',
+      '/api/v1/channels',
+      { name: 'fuzzed', type: 'ntfy', settings: { topic: 'fuzz', server: `${receiver.url}` } },
+      as(fuzzer),
+    );
+    const id = existing.body.data.id;
+    const key = fc.constantFrom('name', 'type', 'preset', 'settings', 'secrets', 'channel', 'url', 'x');
+    const leaf = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.constant(null),
+      fc.boolean(),
+      fc.constantFrom(
+        'webhook',
+        'ntfy',
+        'gotify',
+        'email',
+        'slack',
+        'teams',
+        '{{value}}',
+        'https://example.com/h',
+      ),
+    );
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        leaf,
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(key, tie('node')),
+      ),
+    })).node;
+    const body = fc.oneof(fc.dictionary(key, value), value);
+    const deep = (depth: number) => {
+      let v: unknown = '{{value}}';
+      for (let i = 0; i < depth; i++) v = { a: v };
+      return v;
+    };
+    const samples = fc.sample(body, { numRuns: 300, seed: 23 }) as unknown[];
+    samples.push(
+      {
+        name: 'deep',
+        type: 'webhook',
+        settings: { body: deep(17) },
+        secrets: { url: 'https://example.com/x' },
+      },
+      { name: 'arr', type: 'webhook', settings: [], secrets: [] },
+    );
+    // 20,000 levels, as raw text (a recursive stringify would overflow here first)
+    const deepText = `{"name":"deep","type":"webhook","secrets":{"url":"https://example.com/x"},"settings":{"body":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}}`;
+    for (const [method, url] of [
+      ['POST', '/api/v1/channels'],
+      ['PUT', `/api/v1/channels/${id}`],
+    ] as const) {
+      const res = await request(server, method, url, undefined, {
+        ...as(fuzzer),
+        raw: deepText,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.ok([400, 422].includes(res.status), `${method} deep: ${res.status}`);
+    }
+    for (const sample of samples) {
+      for (const [method, url] of [
+        ['POST', '/api/v1/channels'],
+        ['PUT', `/api/v1/channels/${id}`],
+      ] as const) {
+        const res = await request(server, method, url, sample, as(fuzzer));
+        assert.ok(
+          [200, 201, 400, 422].includes(res.status),
+          `${method} ${JSON.stringify(sample).slice(0, 200)}: ${res.status} ${res.text.slice(0, 200)}`,
+        );
+      }
     }
   });
 

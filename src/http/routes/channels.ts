@@ -3,6 +3,7 @@
 // for every change and for a test send. Order of answers: auth -> 400 (body not an object) -> 404
 // -> 422.
 import type { Context } from 'koa';
+import { rateLimited } from '../../errors';
 import type { Deps } from '../../deps';
 import {
   type ChannelsContext,
@@ -14,6 +15,8 @@ import {
   updateChannel,
 } from '../../domain/alerts/channels/channels';
 import { createChannelSender } from '../../domain/alerts/channels/sender';
+import { CHANNEL_TYPES } from '../../domain/alerts/channels/fields';
+import { PRESETS } from '../../domain/alerts/channels/presets';
 import type { OutgoingNotification } from '../../domain/alerts/delivery-port';
 import { newId } from '../../lib/ids';
 import { formatTimestamp } from '../../shared/time';
@@ -24,6 +27,26 @@ import { authOf } from '../state';
 
 /** A test send gets this long (a name lookup, a TLS handshake and an SMTP dialogue included). */
 export const TEST_TIMEOUT_MS = 10_000;
+/** Test sends one organization may make a minute (then 429 + Retry-After): not a request cannon. */
+export const TEST_SENDS_PER_MINUTE = 30;
+const TEST_WINDOW_MS = 60_000;
+
+/** The per-organization window of test sends (one per server, in memory, bounded). */
+function testSendTurns() {
+  const recent = new Map<string, number[]>();
+  return (organizationId: string, now: number): void => {
+    const times = (recent.get(organizationId) ?? []).filter((t) => now - t < TEST_WINDOW_MS);
+    if (times.length >= TEST_SENDS_PER_MINUTE) {
+      recent.set(organizationId, times);
+      const retryAfter = Math.max(1, Math.ceil((times[0]! + TEST_WINDOW_MS - now) / 1000));
+      throw rateLimited(`at most ${TEST_SENDS_PER_MINUTE} test sends a minute per organization`, retryAfter);
+    }
+    times.push(now);
+    recent.delete(organizationId);
+    recent.set(organizationId, times);
+    if (recent.size > 10_000) recent.delete(recent.keys().next().value!);
+  };
+}
 
 export const channelInput = {
   fields: validate({ body: parseChannelBody }),
@@ -58,10 +81,15 @@ export function channelRoutes(deps: Deps) {
   const sender = createChannelSender(deps);
   const present = (c: Parameters<typeof presentChannel>[0]) => presentChannel(c, deps.secrets);
   const orgOf = (k: Context) => authOf(k).organizationId;
+  const takeTestTurn = testSendTurns();
 
   return {
     list(k: Context): void {
-      k.body = { data: listChannels(ctx, orgOf(k)).map(present) };
+      k.body = {
+        data: listChannels(ctx, orgOf(k)).map(present),
+        // what a form may offer: e-mail only when the service has [smtp]
+        meta: { types: CHANNEL_TYPES, presets: PRESETS, email_configured: ctx.smtpConfigured },
+      };
     },
 
     show(k: Context): void {
@@ -89,6 +117,7 @@ export function channelRoutes(deps: Deps) {
 
     async test(k: Context): Promise<void> {
       const channel = findChannel(ctx, orgOf(k), k.params.id);
+      takeTestTurn(channel.organizationId, Date.now());
       const result = await sender.send(
         channel.organizationId,
         channel.id,

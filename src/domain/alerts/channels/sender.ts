@@ -35,6 +35,23 @@ export function joinUrl(server: string, path: string): string {
   return `${server.replace(/\/+$/, '')}/${path}`;
 }
 
+/** ntfy takes a message of up to 4,096 bytes as text (a longer one would become an attachment). */
+export const NTFY_MESSAGE_BYTES = 4096;
+
+/** The text cut to at most `max` UTF-8 bytes, on a character boundary, marked with "…" when cut. */
+export function cutBytes(text: string, max: number): string {
+  if (Buffer.byteLength(text) <= max) return text;
+  let out = '';
+  let size = 0;
+  for (const ch of text) {
+    const n = Buffer.byteLength(ch);
+    if (size + n > max - 3) break;
+    out += ch;
+    size += n;
+  }
+  return `${out}…`;
+}
+
 function str(value: unknown, fallback = ''): string {
   return typeof value === 'string' ? value : fallback;
 }
@@ -80,7 +97,7 @@ export function httpRequestOf(
         url: joinUrl(str(s.server, 'https://ntfy.sh'), str(s.topic)),
         method: 'POST',
         headers,
-        body: n.message,
+        body: cutBytes(n.message, NTFY_MESSAGE_BYTES),
       };
     }
     case 'gotify': {
@@ -97,12 +114,21 @@ export function httpRequestOf(
   }
 }
 
-export function createChannelSender(deps: ChannelSenderDeps): ChannelSender {
+export interface ChannelSenderOptions {
+  /** tests only: a name's addresses in place of the system resolver (still checked by the policy) */
+  lookup?: (host: string) => Promise<string[]>;
+}
+
+export function createChannelSender(
+  deps: ChannelSenderDeps,
+  options: ChannelSenderOptions = {},
+): ChannelSender {
   const channels = createChannelsRepo(deps.db);
   const network = deps.config.network;
   const http: HttpDeps = {
     policy: { outbound: network.outbound, allowedHosts: network.allowedHosts },
     lookupTimeoutMs: network.timeoutMs,
+    lookup: options.lookup,
   };
   const mail: MailDeps = { ...http, smtp: deps.config.smtp };
 

@@ -67,6 +67,7 @@ describe('config', () => {
         maxDatabaseSources: 50,
         setupsPerMinute: 10,
       },
+      smtp: { host: null, port: 587, tls: 'starttls', username: null, password: null, from: null },
     });
   });
 
@@ -203,6 +204,12 @@ level = "warn"
       'network.max_database_sources': ['0'],
       'network.setups_per_minute': ['0'],
       'alerts.interval': ['0s', '60', 'often', '25h'],
+      'smtp.host': ['  ', 'smtp example.com'],
+      'smtp.port': ['abc', '70000'],
+      'smtp.tls': ['yes', 'STARTTLS'],
+      'smtp.username': [' '],
+      'smtp.password': [' '],
+      'smtp.from': [' ', 'not an address'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {

@@ -382,6 +382,12 @@ export function loadConfig(input: ConfigInput = {}): Config {
   });
 }
 
+/** Milliseconds of `90s`, `5m`, `1h`; null when unreadable. */
+function intervalMs(text: string): number | null {
+  const m = /^(\d{1,6})(s|m|h)$/.exec(text.trim());
+  return m ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'] : null;
+}
+
 const MAIL_ADDRESS = /^[^\s@<>,;:"()[\]\\]+@[^\s@<>,;:"()[\]\\]+$/;
 
 /** `[smtp]` checked as a whole: a host needs a From address; a user name needs a password. */
@@ -425,12 +431,6 @@ function smtpConfig(values: Record<string, unknown>): Config['smtp'] {
     password,
     from,
   };
-}
-
-/** Milliseconds of `90s`, `5m`, `1h`; null when unreadable. */
-function intervalMs(text: string): number | null {
-  const m = /^(\d{1,6})(s|m|h)$/.exec(text.trim());
-  return m ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'] : null;
 }
 
 function deepFreeze<T extends object>(obj: T): T {

@@ -37,11 +37,8 @@ import { createOutboxRepo } from './storage/outbox';
 import { createEvaluator } from './domain/alerts/evaluator';
 import { createOutboxWorker } from './domain/alerts/outbox';
 import type { ChannelSender } from './domain/alerts/delivery-port';
-
-/** Until channels are built in, every notification is refused for good (the outbox keeps it as failed). */
-const NO_CHANNELS: ChannelSender = {
-  send: async () => ({ ok: false, retryable: false, error: 'no channel sender in this build' }),
-};
+import { createChannelSender } from './domain/alerts/channels/sender';
+import type { OutboxOptions } from './domain/alerts/outbox';
 
 /** The info-level summary of requests, points and errors (SPEC section 11). */
 const SUMMARY_INTERVAL_MS = 60_000;
@@ -116,6 +113,10 @@ export interface StartOptions {
   alertsTimer?: boolean;
   /** the channels' sender of alert notifications (tests pass their own) */
   channelSender?: ChannelSender;
+  /** the outbox worker's timeout, retries and back-off (tests shorten them) */
+  outbox?: Partial<
+    Pick<OutboxOptions, 'timeoutMs' | 'maxAttempts' | 'baseDelayMs' | 'maxDelayMs' | 'random'>
+  >;
   /** the metric writer's settings (tests: e.g. a fold window that does not close by itself) */
   writer?: MetricsEngineOptions['writer'];
 }
@@ -217,9 +218,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const outbox = createOutboxRepo(db);
   const outboxWorker = createOutboxWorker({
     outbox,
-    sender: options.channelSender ?? NO_CHANNELS,
+    sender: options.channelSender ?? createChannelSender({ db, secrets, config, log }),
     now,
     log,
+    ...options.outbox,
   });
   const evaluator = createEvaluator({
     monitors,

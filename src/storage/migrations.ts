@@ -27,7 +27,7 @@ const MIGRATIONS: readonly Migration[] = [
   TRANSPONDERS_SCHEMA,
   DASHBOARD_EDITORS_SCHEMA,
   ALERTS_SCHEMA,
-  CHANNELS_SCHEMA, // 011
+  CHANNELS_SCHEMA, // 011 (010, the monitors, comes before it once merged)
 ];
 
 /** The schema version this build writes (restore refuses newer files). */

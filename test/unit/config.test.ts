@@ -203,13 +203,13 @@ level = "warn"
       'network.timeout_ms': ['10'],
       'network.max_database_sources': ['0'],
       'network.setups_per_minute': ['0'],
+      'alerts.interval': ['0s', '60', 'often', '25h'],
       'smtp.host': ['  ', 'smtp example.com'],
       'smtp.port': ['abc', '70000'],
       'smtp.tls': ['yes', 'STARTTLS'],
       'smtp.username': [' '],
       'smtp.password': [' '],
       'smtp.from': [' ', 'not an address'],
-      'alerts.interval': ['0s', '60', 'often', '25h'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {

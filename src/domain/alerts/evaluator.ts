@@ -79,6 +79,19 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<RoundStats> | null = null;
   let closed = false;
+  /** compiled plans by monitor id, kept while the monitor and its source are unchanged */
+  const plans = new Map<string, { version: string; plan: MonitorPlan | null; problems: string }>();
+
+  function planOf(monitor: Monitor, source: Source): { plan: MonitorPlan | null; problems: string } {
+    const version = `${monitor.updatedAt}\u0000${source.timeZone}\u0000${source.beginningOfWeek}\u0000${source.granularities.join(',')}`;
+    const known = plans.get(monitor.id);
+    if (known && known.version === version) return known;
+    const problems: string[] = [];
+    const plan = compileMonitor(monitor, source, { add: (f, m) => problems.push(`${f} ${m}`) });
+    const compiled = { version, plan, problems: problems.join('; ') };
+    plans.set(monitor.id, compiled);
+    return compiled;
+  }
 
   async function round(): Promise<RoundStats> {
     if (running) return running; // a slow round is never overlapped by the next
@@ -96,7 +109,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       };
       const reader = new RoundReader(ports.metrics);
       const now = ports.now();
-      for (const monitor of ports.monitors.active()) {
+      const active = ports.monitors.active();
+      const ids = new Set(active.map((m) => m.id));
+      for (const id of plans.keys()) if (!ids.has(id)) plans.delete(id);
+      for (const monitor of active) {
         if (closed) break;
         if (monitor.type !== 'alert') continue;
         stats.monitors += 1;
@@ -282,7 +298,17 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       timer = setTimeout(async () => {
         try {
           const stats = await round();
-          if (stats.monitors > 0) ports.log.debug('alerts round', { ...stats });
+          // One line a round (as the minute's request summary): what it evaluated and what it cost.
+          if (stats.monitors > 0)
+            ports.log.info('alerts round', {
+              monitors: stats.monitors,
+              instances: stats.instances,
+              changes: stats.changes,
+              queued: stats.queued,
+              errors: stats.errors,
+              cpu_ms: Math.round(stats.cpuMs),
+              wall_ms: Math.round(stats.wallMs),
+            });
         } catch (err) {
           ports.log.warn('alerts round failed', { error: (err as Error).message });
         }

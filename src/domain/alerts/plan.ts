@@ -36,11 +36,12 @@ export interface MonitorPlan {
 /** A key with a named group (`cpu,host=(?<host>[^,]+)`) or `^`/`$` is a pattern, as transponders'. */
 export const isKeyPattern = (key: string): boolean => isPattern(key) || /\(\?<[A-Za-z_]/.test(key);
 
-/** The regular expression of a key pattern: anchored at both ends unless it anchors itself. */
-export function keyPatternRegExp(key: string): RegExp {
-  const anchored = isPattern(key) ? key : `^(?:${key})$`;
-  return new RegExp(anchored, 'u');
-}
+/** The source of a key pattern's expression: anchored at both ends unless it starts with ^ or ends with $. */
+export const patternSource = (key: string): string =>
+  key.startsWith('^') || key.endsWith('$') ? key : `^(?:${key})$`;
+
+/** The regular expression of a key pattern. */
+export const keyPatternRegExp = (key: string): RegExp => new RegExp(patternSource(key), 'u');
 
 /** The labels of `key` under `pattern` (its named groups), or null when it does not match. */
 export function matchKey(pattern: RegExp, key: string): Record<string, string> | null {
@@ -67,7 +68,7 @@ export function compileMonitor(m: Monitor, source: Source, bag: Bag): MonitorPla
   let pattern: RegExp | null = null;
   if (key === '') add('alert_metric_key', 'is required for alert monitors');
   else if (isKeyPattern(key)) {
-    const problem = patternProblem(isPattern(key) ? key : `^(?:${key})$`);
+    const problem = patternProblem(patternSource(key));
     if (problem) add('alert_metric_key', `as a key pattern ${problem}`);
     else pattern = keyPatternRegExp(key);
   }

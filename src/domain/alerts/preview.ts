@@ -9,7 +9,7 @@ import { RoundReader, type SeriesReader, windowOf } from './reader';
 import { runRule } from './strategies';
 import { spanMs } from '../../shared/spans';
 
-export const MAX_PREVIEW_BUCKETS = 10_000;
+export const MAX_PREVIEW_BUCKETS = 10_080; // 7 days of minutes
 /** keys of a pattern a preview draws */
 export const MAX_PREVIEW_SERIES = 20;
 const DEFAULT_RANGE_MS = 7 * 86_400_000;

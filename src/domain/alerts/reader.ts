@@ -44,6 +44,8 @@ export interface KeySeries {
 
 export class RoundReader {
   private readonly texts = new Map<string, Promise<SeriesText>>();
+  /** the keys written in a window, per source and window (parsed once a round, not once a monitor) */
+  private readonly written = new Map<string, Promise<string[]>>();
   constructor(private readonly metrics: SeriesReader) {}
 
   private read(source: Source, key: string, w: Window): Promise<SeriesText> {
@@ -70,17 +72,24 @@ export class RoundReader {
     w: Window,
   ): Promise<Array<{ key: string; labels: Record<string, string> }>> {
     if (!plan.pattern) return [{ key: plan.key, labels: {} }];
-    const system = await this.read(source, SYSTEM_KEY, w);
-    const seen = new Set<string>();
-    for (const value of system.values) {
-      const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value;
-      if (!isMap(parsed)) continue;
-      forEachLeaf(parsed.keys, (path, count) => {
-        if (count > 0) seen.add(path);
+    const name = `${source.id}\u0000${w.granularity.text}\u0000${w.bucketsMs[0]}\u0000${w.endMs}`;
+    let keys = this.written.get(name);
+    if (!keys) {
+      keys = this.read(source, SYSTEM_KEY, w).then((system) => {
+        const seen = new Set<string>();
+        for (const value of system.values) {
+          const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+          if (!isMap(parsed)) continue;
+          forEachLeaf(parsed.keys, (path, count) => {
+            if (count > 0) seen.add(path);
+          });
+        }
+        return [...seen].sort();
       });
+      this.written.set(name, keys);
     }
     const out: Array<{ key: string; labels: Record<string, string> }> = [];
-    for (const key of [...seen].sort()) {
+    for (const key of await keys) {
       const labels = matchKey(plan.pattern, key);
       if (labels) out.push({ key, labels });
       if (out.length >= MAX_INSTANCES) break;

@@ -1,5 +1,5 @@
-// cusum: drift of the mean. Values are standardised against the window's mean and standard
-// deviation (1 when every value is equal); two cumulative sums S+ = max(0, S+ + z - k) and
+// cusum: drift of the mean. Values are standardised against a reference: the mean and standard
+// deviation of the first half of the window's values (1 when they are all equal); two cumulative sums S+ = max(0, S+ + z - k) and
 // S- = max(0, S- - z - k) grow while values stay above (below) the mean by more than k standard
 // deviations; a bucket where either passes h is violated. Missing buckets leave the sums as they are.
 import type { RuleSeries, StrategyResult } from './series';
@@ -9,8 +9,9 @@ export function cusum(s: RuleSeries, k: number, h: number): StrategyResult {
   const n = s.values.length;
   const violating = new Array<boolean>(n).fill(false);
   if (present.length < 2) return { violating };
-  const mean = present.reduce((a, b) => a + b, 0) / present.length;
-  const variance = present.reduce((a, b) => a + (b - mean) ** 2, 0) / (present.length - 1);
+  const reference = present.slice(0, Math.max(2, Math.ceil(present.length / 2)));
+  const mean = reference.reduce((a, b) => a + b, 0) / reference.length;
+  const variance = reference.reduce((a, b) => a + (b - mean) ** 2, 0) / (reference.length - 1);
   const sd = variance > 0 ? Math.sqrt(variance) : 1;
   let high = 0;
   let low = 0;

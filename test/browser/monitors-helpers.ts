@@ -115,3 +115,15 @@ export async function seedWeek(server: TestServer, seeded: { sourceId: string; s
 }
 
 const HOUR_MS = 3_600_000;
+
+/** Waits (2 s at most) until the focused element's text is `text`: focus returns after a dialog closes. */
+export async function focusOn(page: Page, text: string): Promise<void> {
+  const deadline = Date.now() + 2000;
+  let now: string | undefined;
+  for (;;) {
+    now = await page.evaluate(() => (globalThis as any).document.activeElement?.textContent?.slice(0, 80));
+    if (now === text) return;
+    if (Date.now() > deadline) assert.fail(`focus is on ${JSON.stringify(now)}, not on ${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -17,6 +17,7 @@ import {
   axePage,
   seedWeek,
   expectNoSeriousViolations,
+  focusOn,
   monitorsApiMissing,
   waitForState,
 } from './monitors-helpers';
@@ -132,7 +133,7 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
     await edit.getByLabel('Threshold').fill('145');
     await edit.getByRole('button', { name: 'Save monitor' }).click();
     await page.getByRole('heading', { name: 'Revenue spike' }).waitFor();
-    await page.getByText('above 145', { exact: true }).waitFor();
+    await page.locator('.rule-text', { hasText: 'above 145' }).waitFor();
   });
 
   test('the Monitors page: state badges, last value, a row per instance of a key pattern', async (t) => {
@@ -304,8 +305,7 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
     );
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
-    await page.waitForTimeout(100);
-    assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent), 'Mute…');
+    await focusOn(page, 'Mute…');
 
     await page.goto(`${h.server.url}/channels`);
     const open = page.getByRole('button', { name: 'New channel' });
@@ -319,11 +319,7 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
     );
     await page.keyboard.press('Escape');
     await channel.waitFor({ state: 'detached' });
-    await page.waitForTimeout(100);
-    assert.equal(
-      await page.evaluate(() => (globalThis as any).document.activeElement?.textContent),
-      'New channel',
-    );
+    await focusOn(page, 'New channel');
   });
 
   for (const scheme of ['light', 'dark'] as const) {

@@ -221,7 +221,7 @@ function MonitorView({
             <dd>
               {m.alerts.map((r, i) => (
                 <div key={r.id ?? i}>
-                  {describeRule(r)}
+                  <span class="rule-text">{describeRule(r)}</span>
                   {r.settings.treat_missing_as_zero ? ' (missing as zero)' : ''}
                   {r.last_summary && <div class="muted">{r.last_summary}</div>}
                 </div>

@@ -34,7 +34,11 @@ export function Dialog({
       ?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea, button:not(.dialog__close)')
       ?.focus();
     return () => {
-      requestAnimationFrame(() => opener?.isConnected && opener.focus());
+      // Closing first lets the browser hand focus back; then to the opener, now and once drawn.
+      if (dialog?.open) dialog.close();
+      const back = () => opener?.isConnected && opener.focus();
+      back();
+      requestAnimationFrame(back);
     };
   }, []);
   return (

@@ -82,6 +82,11 @@ export function MonitorPage({ id }: { id: string }) {
           </div>
         ) : monitor?.locked ? (
           <div class="notice">This monitor is locked; unlock it through the API to change it.</div>
+        ) : monitor && monitor.type === 'report' ? (
+          <div class="notice">
+            A report monitor (a dashboard's data on a schedule) is changed through the API; this form edits
+            alert monitors.
+          </div>
         ) : (
           <MonitorForm key={monitor?.id ?? 'new'} initial={monitor} sources={sources} channels={channels} />
         )}
@@ -144,9 +149,9 @@ function MonitorView({
       <div class="page-head">
         <h1>{m.name}</h1>
         <StateBadge state={state} />
-        {m.locked ? (
-          <span class="badge" title="Unlock it through the API to change it">
-            locked
+        {m.locked || m.type === 'report' ? (
+          <span class="badge" title="Change it through the API">
+            {m.locked ? 'locked' : 'report'}
           </span>
         ) : (
           <Link class="button" href={`/monitors/${m.id}?edit`}>

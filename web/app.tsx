@@ -14,6 +14,7 @@ import { ExplorePage } from './pages/explore';
 import { SourcesPage } from './pages/sources';
 import { AccountPage } from './pages/account';
 import { SharedDashboardPage } from './pages/shared';
+import { InvitePage } from './pages/invite';
 import { safeNext } from './lib/next';
 
 type Auth =
@@ -97,6 +98,7 @@ export function App() {
   }, [kiosk]);
   const shared = /^\/s\/([A-Za-z0-9_-]+)$/.exec(loc.path);
   if (shared) return <SharedDashboardPage token={shared[1]!} />;
+  if (loc.path === '/invite') return <InvitePage />;
   return <SignedInApp />;
 }
 

@@ -24,15 +24,19 @@ type Auth =
   | { status: 'signed-in'; account: Account }
   | { status: 'error'; message: string };
 
+/** The first-run state and the session, read side by side (one round trip, not two). */
 async function readAuth(): Promise<Auth> {
+  const session = get<Account>('/session').then(
+    (account): Auth => ({ status: 'signed-in', account }),
+    (err: unknown): Auth => {
+      if (err instanceof ApiError && err.status === 401) return { status: 'signed-out' };
+      throw err;
+    },
+  );
+  session.catch(() => undefined);
   const setup = await get<{ needs_setup: boolean }>('/bootstrap/setup-state');
   if (setup.needs_setup) return { status: 'setup' };
-  try {
-    return { status: 'signed-in', account: await get<Account>('/session') };
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 401) return { status: 'signed-out' };
-    throw err;
-  }
+  return session;
 }
 
 const NAV = [

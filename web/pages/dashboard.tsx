@@ -29,14 +29,14 @@ import { SharePanel } from './dashboard-share';
 import { useRole } from './members';
 import { fetchSeries, fetchShared } from '../lib/series';
 import { readDraft } from '../lib/drafts';
+import { takeDashboardPrefetch } from '../lib/prefetch';
 
 export function DashboardPage({ id }: { id: string }) {
   const loaded = useLoad(
     async (signal) => {
-      const [dashboard, sources] = await Promise.all([
-        get<Dashboard>(`/dashboards/${id}`, { signal }),
-        loadSources(signal),
-      ]);
+      const prefetched = takeDashboardPrefetch(id);
+      const [dashboard, sources] = await ((prefetched && (await prefetched.catch(() => null))) ??
+        Promise.all([get<Dashboard>(`/dashboards/${id}`, { signal }), loadSources(signal)]));
       return { dashboard, source: sources.find((s) => s.id === dashboard.source_id) ?? null };
     },
     [id],
@@ -190,6 +190,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
               view={shown}
               range={range}
               granularity={granularity}
+              wanted={view.granularity ?? dashboard.default_granularity}
               granularities={source.granularities}
               timeZone={source.time_zone}
               setView={setView}

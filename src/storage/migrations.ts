@@ -10,6 +10,7 @@ import { FOLD_CHUNKS_SCHEMA } from './schema/006_fold_chunks';
 import { SESSIONS_SCHEMA } from './schema/007_sessions';
 import { TRANSPONDERS_SCHEMA } from './schema/008_transponders';
 import { DASHBOARD_EDITORS_SCHEMA } from './schema/009_dashboard_editors';
+import { INVITATIONS_SCHEMA } from './schema/012_invitations';
 import { CHANNELS_SCHEMA } from './schema/011_channels';
 
 /** SQL text, or a function for a migration that moves data. */
@@ -25,6 +26,7 @@ const MIGRATIONS: readonly Migration[] = [
   SESSIONS_SCHEMA,
   TRANSPONDERS_SCHEMA,
   DASHBOARD_EDITORS_SCHEMA,
+  INVITATIONS_SCHEMA,
   CHANNELS_SCHEMA, // 011 (010, the monitors, comes before it once merged)
 ];
 

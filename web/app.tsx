@@ -17,6 +17,7 @@ import { SharedDashboardPage } from './pages/shared';
 import { MonitorsPage } from './pages/monitors';
 import { MonitorPage } from './pages/monitor';
 import { ChannelsPage } from './pages/channels';
+import { InvitePage } from './pages/invite';
 import { safeNext } from './lib/next';
 
 type Auth =
@@ -26,15 +27,19 @@ type Auth =
   | { status: 'signed-in'; account: Account }
   | { status: 'error'; message: string };
 
+/** The first-run state and the session, read side by side (one round trip, not two). */
 async function readAuth(): Promise<Auth> {
+  const session = get<Account>('/session').then(
+    (account): Auth => ({ status: 'signed-in', account }),
+    (err: unknown): Auth => {
+      if (err instanceof ApiError && err.status === 401) return { status: 'signed-out' };
+      throw err;
+    },
+  );
+  session.catch(() => undefined);
   const setup = await get<{ needs_setup: boolean }>('/bootstrap/setup-state');
   if (setup.needs_setup) return { status: 'setup' };
-  try {
-    return { status: 'signed-in', account: await get<Account>('/session') };
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 401) return { status: 'signed-out' };
-    throw err;
-  }
+  return session;
 }
 
 const NAV = [
@@ -109,6 +114,7 @@ export function App() {
   }, [kiosk]);
   const shared = /^\/s\/([A-Za-z0-9_-]+)$/.exec(loc.path);
   if (shared) return <SharedDashboardPage token={shared[1]!} />;
+  if (loc.path === '/invite') return <InvitePage />;
   return <SignedInApp />;
 }
 

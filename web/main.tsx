@@ -5,7 +5,9 @@ import './styles/app.css';
 import './styles/alerts.css';
 import { applyTheme, watchSystemTheme } from './lib/theme';
 import { App } from './app';
+import { prefetchForLocation } from './lib/prefetch';
 
 applyTheme();
+prefetchForLocation(location.pathname);
 watchSystemTheme();
 render(<App />, document.getElementById('app')!);

@@ -26,23 +26,24 @@ import { SegmentInputs, segmentValue, TimeControls } from './dashboard-toolbar';
 import { DashboardEditor } from './dashboard-editor';
 import { useSeries, type SeriesReader } from './use-series';
 import { SharePanel } from './dashboard-share';
+import { useRole } from './members';
 import { fetchSeries, fetchShared } from '../lib/series';
 import { readDraft } from '../lib/drafts';
 import { dashboardMonitors, loadMonitors, type Monitor } from '../lib/monitors';
+import { takeDashboardPrefetch } from '../lib/prefetch';
 
 export function DashboardPage({ id }: { id: string }) {
   const loaded = useLoad(
     async (signal) => {
-      const [dashboard, sources, monitors] = await Promise.all([
-        get<Dashboard>(`/dashboards/${id}`, { signal }),
-        loadSources(signal),
-        // Read once per load, for the marks on the widgets; a failure only leaves them out.
-        loadMonitors(signal).catch(() => [] as Monitor[]),
-      ]);
-      return { dashboard, source: sources.find((s) => s.id === dashboard.source_id) ?? null, monitors };
+      const prefetched = takeDashboardPrefetch(id);
+      const [dashboard, sources] = await ((prefetched && (await prefetched.catch(() => null))) ??
+        Promise.all([get<Dashboard>(`/dashboards/${id}`, { signal }), loadSources(signal)]));
+      return { dashboard, source: sources.find((s) => s.id === dashboard.source_id) ?? null };
     },
     [id],
   );
+  // The monitors, read once per dashboard load beside it (never in its way): marks on the widgets.
+  const monitors = useLoad((signal) => loadMonitors(signal).catch(() => [] as Monitor[]), [id]);
   useTitle(loaded.data?.dashboard.name ?? 'Dashboard');
   if (loaded.error) {
     return (
@@ -61,7 +62,7 @@ export function DashboardPage({ id }: { id: string }) {
       </main>
     );
   }
-  const { dashboard, source, monitors } = loaded.data;
+  const { dashboard, source } = loaded.data;
   if (!source)
     return (
       <main>
@@ -72,8 +73,8 @@ export function DashboardPage({ id }: { id: string }) {
     <DashboardView
       dashboard={dashboard}
       source={source}
-      monitors={monitors}
-      onSaved={(d) => loaded.setData({ dashboard: d, source, monitors })}
+      monitors={monitors.data ?? undefined}
+      onSaved={(d) => loaded.setData({ dashboard: d, source })}
     />
   );
 }
@@ -96,6 +97,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken, monitors
   // Unsaved edits kept by this tab (a reload, a sign-in in between) reopen the editor with them.
   const [editing, setEditing] = useState(() => Boolean(onSaved && !shareToken && readDraft(dashboard.id)));
   const [sharing, setSharing] = useState(false);
+  const editor = useRole('editor');
   const [, theme] = useTheme();
   // Leaving the editor (Save, Cancel) puts focus back on the Edit button.
   const editButton = useRef<HTMLButtonElement>(null);
@@ -179,12 +181,12 @@ export function DashboardView({ dashboard, source, onSaved, shareToken, monitors
               <span class="badge" title="Unlock it through the API to change it">
                 locked
               </span>
-            ) : (
+            ) : editor ? (
               <button type="button" ref={editButton} onClick={() => setEditing(true)}>
                 Edit
               </button>
-            )}
-            {!shareToken && (
+            ) : null}
+            {!shareToken && editor && (
               <button type="button" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>
                 Share
               </button>
@@ -199,6 +201,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken, monitors
               view={shown}
               range={range}
               granularity={granularity}
+              wanted={view.granularity ?? dashboard.default_granularity}
               granularities={source.granularities}
               timeZone={source.time_zone}
               setView={setView}

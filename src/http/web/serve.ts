@@ -39,8 +39,8 @@ function isApiPath(p: string): boolean {
 
 /**
  * The paths web/app.tsx shows a page for, exactly as it matches them (case and all): the
- * dashboards list, a dashboard, explore, sources, account, sign-in, first-run setup and a share
- * link. test/http/interface-assets.test.ts checks this list against web/app.tsx.
+ * dashboards list, a dashboard, explore, sources, account, sign-in, first-run setup, a share
+ * link and an invitation. test/http/interface-assets.test.ts checks this list against web/app.tsx.
  */
 const PAGE_PATHS: readonly RegExp[] = [
   /^\/$/,
@@ -48,6 +48,7 @@ const PAGE_PATHS: readonly RegExp[] = [
   /^\/d\/[^/]+$/,
   /^\/monitors\/[^/]+$/,
   /^\/s\/[A-Za-z0-9_-]+$/,
+  /^\/invite$/,
 ];
 
 /** Whether the interface has a page at this path (the path of the URL, still percent-encoded). */

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { request } from '../helpers/server';
+import { request, uniqueEmail } from '../helpers/server';
 import { browserSkipReason } from './browser';
 import { seedOrganization, signedInPage, startHarness, type Harness, type Seeded } from './shell-helpers';
 import {
@@ -320,6 +320,53 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
     await page.keyboard.press('Escape');
     await channel.waitFor({ state: 'detached' });
     await focusOn(page, 'New channel');
+  });
+
+  test('a viewer reads monitors and channels without the controls that would change them', async (t) => {
+    if (missing) return t.skip(missing);
+    const inv = await request(
+      h.server,
+      'POST',
+      '/api/v1/organization/invitations',
+      { role: 'viewer' },
+      { token: seeded.userToken },
+    );
+    assert.equal(inv.status, 201, inv.text);
+    const user = await request(h.server, 'POST', '/api/v1/bootstrap/signup', {
+      email: uniqueEmail('viewer'),
+      password: 'correct horse battery',
+    });
+    assert.equal(user.status, 201, user.text);
+    const viewer = user.body.data.token.value as string;
+    const joined = await request(
+      h.server,
+      'POST',
+      '/api/v1/invitations/accept',
+      { token: inv.body.data.token },
+      { token: viewer },
+    );
+    assert.equal(joined.status, 201, joined.text);
+    const { context, page } = await signedInPage(h, viewer);
+    t.after(() => context.close());
+    await page.goto(`${h.server.url}/monitors`);
+    await page.getByRole('link', { name: 'Revenue dropped' }).click();
+    await page.getByRole('region', { name: 'History' }).waitFor();
+    await page.getByTestId('preview-summary').waitFor({ timeout: 15_000 });
+    for (const name of ['Edit', 'Mute…', 'Pause', 'Delete'])
+      assert.equal(
+        await page
+          .getByRole('button', { name, exact: true })
+          .or(page.getByRole('link', { name, exact: true }))
+          .count(),
+        0,
+        name,
+      );
+    await page.goto(`${h.server.url}/monitors`);
+    await page.locator('li.monitor-row').first().waitFor();
+    assert.equal(await page.getByRole('link', { name: 'New monitor' }).count(), 0);
+    await page.goto(`${h.server.url}/channels`);
+    await page.locator('li[data-channel]').first().waitFor();
+    assert.equal(await page.getByRole('button', { name: /^(New channel|Send test|Edit|Delete)/ }).count(), 0);
   });
 
   for (const scheme of ['light', 'dark'] as const) {

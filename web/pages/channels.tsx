@@ -9,6 +9,7 @@ import { Link } from '../lib/router';
 import { loadChannels, PRESETS, type Channel, type ChannelType } from '../lib/monitors';
 import { ConfirmButton, ErrorNotice, Skeleton } from '../components';
 import { Dialog } from './monitors-parts';
+import { useRole } from './members';
 
 /** The kinds a person picks from: the webhook presets first, as most homelabs use one of them. */
 const KINDS = [
@@ -31,6 +32,8 @@ type TestResult = { ok: boolean; status?: number; error?: string };
 
 export function ChannelsPage() {
   useTitle('Channels');
+  // Viewers see the channels; editors change and test them (the API refuses the rest).
+  const editor = useRole('editor');
   const list = useLoad(loadChannels, []);
   const [editing, setEditing] = useState<Channel | 'new' | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -51,9 +54,11 @@ export function ChannelsPage() {
       <div class="page-head">
         <h1>Channels</h1>
         <Link href="/monitors">Monitors</Link>
-        <button type="button" class="primary" aria-haspopup="dialog" onClick={() => setEditing('new')}>
-          New channel
-        </button>
+        {editor && (
+          <button type="button" class="primary" aria-haspopup="dialog" onClick={() => setEditing('new')}>
+            New channel
+          </button>
+        )}
       </div>
       <ErrorNotice message={error ?? list.error} />
       {!list.data && list.loading && <Skeleton lines={3} />}
@@ -86,15 +91,21 @@ export function ChannelsPage() {
                       </div>
                     )}
                   </div>
-                  <div class="actions">
-                    <button type="button" disabled={test === 'sending'} onClick={() => sendTest(c)}>
-                      Send test<span class="visually-hidden"> to {c.name}</span>
-                    </button>
-                    <button type="button" aria-haspopup="dialog" onClick={() => setEditing(c)}>
-                      Edit<span class="visually-hidden"> {c.name}</span>
-                    </button>
-                    <ConfirmButton label="Delete" confirm={`Delete ${c.name}`} onConfirm={() => remove(c)} />
-                  </div>
+                  {editor && (
+                    <div class="actions">
+                      <button type="button" disabled={test === 'sending'} onClick={() => sendTest(c)}>
+                        Send test<span class="visually-hidden"> to {c.name}</span>
+                      </button>
+                      <button type="button" aria-haspopup="dialog" onClick={() => setEditing(c)}>
+                        Edit<span class="visually-hidden"> {c.name}</span>
+                      </button>
+                      <ConfirmButton
+                        label="Delete"
+                        confirm={`Delete ${c.name}`}
+                        onConfirm={() => remove(c)}
+                      />
+                    </div>
+                  )}
                 </li>
               );
             })}

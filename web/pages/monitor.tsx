@@ -25,6 +25,7 @@ import type { Source } from '../lib/types';
 import { ConfirmButton, ErrorNotice, Skeleton } from '../components';
 import { Dialog, formatAgo, formatValue, formatWhen, StateBadge } from './monitors-parts';
 import { MonitorForm } from './monitors-form';
+import { useRole } from './members';
 import { PREVIEW_DAYS, PreviewChart, previewSentence } from './monitors-preview';
 
 interface Loaded {
@@ -45,7 +46,8 @@ async function load(id: string, signal: AbortSignal): Promise<Loaded> {
 
 export function MonitorPage({ id }: { id: string }) {
   const loc = useLocation();
-  const editing = id === 'new' || loc.query.has('edit');
+  const editor = useRole('editor');
+  const editing = editor && (id === 'new' || loc.query.has('edit'));
   const loaded = useLoad((signal) => load(id, signal), [id, editing]);
   const monitor = loaded.data?.monitor ?? null;
   useTitle(
@@ -93,18 +95,35 @@ export function MonitorPage({ id }: { id: string }) {
       </main>
     );
   }
-  return <MonitorView monitor={monitor!} sources={sources} channels={channels} onChange={loaded.setData} />;
+  if (!monitor)
+    return (
+      <main>
+        <div class="notice">Viewers read monitors; an editor creates them.</div>
+      </main>
+    );
+  return (
+    <MonitorView
+      monitor={monitor}
+      sources={sources}
+      channels={channels}
+      editor={editor}
+      onChange={loaded.setData}
+    />
+  );
 }
 
 function MonitorView({
   monitor: m,
   sources,
   channels,
+  editor,
   onChange,
 }: {
   monitor: Monitor;
   sources: Source[];
   channels: Channel[];
+  /** may change it (an editor of the organization) */
+  editor: boolean;
   onChange: (data: Loaded) => void;
 }) {
   const [error, setError] = useState<string | null>(null);
@@ -149,47 +168,54 @@ function MonitorView({
       <div class="page-head">
         <h1>{m.name}</h1>
         <StateBadge state={state} />
-        {m.locked || m.type === 'report' ? (
-          <span class="badge" title="Change it through the API">
-            {m.locked ? 'locked' : 'report'}
-          </span>
-        ) : (
-          <Link class="button" href={`/monitors/${m.id}?edit`}>
-            Edit
-          </Link>
-        )}
-        {muted ? (
-          <button type="button" onClick={() => act(() => api<Monitor>('DELETE', `/monitors/${m.id}/mute`))}>
-            Unmute
-          </button>
-        ) : (
-          <button type="button" aria-haspopup="dialog" onClick={() => setMuting(true)}>
-            Mute…
-          </button>
-        )}
-        <button
-          type="button"
-          onClick={() =>
-            act(() =>
-              api<Monitor>('PUT', `/monitors/${m.id}`, {
-                status: m.status === 'paused' ? 'active' : 'paused',
-              }),
-            )
-          }
-        >
-          {m.status === 'paused' ? 'Resume' : 'Pause'}
-        </button>
-        {!m.locked && (
-          <ConfirmButton
-            label="Delete"
-            confirm={`Delete ${m.name}`}
-            onConfirm={() =>
-              api('DELETE', `/monitors/${m.id}`).then(
-                () => navigate('/monitors'),
-                (err: Error) => setError(err.message),
-              )
-            }
-          />
+        {editor && (
+          <>
+            {m.locked || m.type === 'report' ? (
+              <span class="badge" title="Change it through the API">
+                {m.locked ? 'locked' : 'report'}
+              </span>
+            ) : (
+              <Link class="button" href={`/monitors/${m.id}?edit`}>
+                Edit
+              </Link>
+            )}
+            {muted ? (
+              <button
+                type="button"
+                onClick={() => act(() => api<Monitor>('DELETE', `/monitors/${m.id}/mute`))}
+              >
+                Unmute
+              </button>
+            ) : (
+              <button type="button" aria-haspopup="dialog" onClick={() => setMuting(true)}>
+                Mute…
+              </button>
+            )}
+            <button
+              type="button"
+              onClick={() =>
+                act(() =>
+                  api<Monitor>('PUT', `/monitors/${m.id}`, {
+                    status: m.status === 'paused' ? 'active' : 'paused',
+                  }),
+                )
+              }
+            >
+              {m.status === 'paused' ? 'Resume' : 'Pause'}
+            </button>
+            {!m.locked && (
+              <ConfirmButton
+                label="Delete"
+                confirm={`Delete ${m.name}`}
+                onConfirm={() =>
+                  api('DELETE', `/monitors/${m.id}`).then(
+                    () => navigate('/monitors'),
+                    (err: Error) => setError(err.message),
+                  )
+                }
+              />
+            )}
+          </>
         )}
       </div>
       <ErrorNotice message={error} />

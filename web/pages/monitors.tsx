@@ -16,6 +16,7 @@ import {
 import { ErrorNotice, Skeleton } from '../components';
 import { formatAgo, formatValue, formatWhen, StateBadge } from './monitors-parts';
 import type { Source } from '../lib/types';
+import { useRole } from './members';
 
 async function loadList(signal: AbortSignal): Promise<{ monitors: Monitor[]; sources: Source[] }> {
   const [monitors, sources] = await Promise.all([loadMonitors(signal), loadSources(signal)]);
@@ -32,6 +33,8 @@ function lastValue(m: Monitor): number | null {
 
 export function MonitorsPage() {
   useTitle('Monitors');
+  // Viewers read monitors; editors change them (the API refuses the rest).
+  const editor = useRole('editor');
   const list = useLoad(loadList, []);
   const now = Date.now();
   const monitors = [...(list.data?.monitors ?? [])].sort(
@@ -54,16 +57,18 @@ export function MonitorsPage() {
         <Link class="button" href="/channels">
           Channels
         </Link>
-        <Link class="button primary" href="/monitors/new">
-          New monitor
-        </Link>
+        {editor && (
+          <Link class="button primary" href="/monitors/new">
+            New monitor
+          </Link>
+        )}
       </div>
       <ErrorNotice message={list.error} />
       {!list.data && list.loading && <Skeleton lines={4} />}
       {list.data && monitors.length === 0 && (
         <div class="notice">
-          No monitors yet. A monitor watches one path of a key and notifies your channels when a rule holds:{' '}
-          <Link href="/monitors/new">create the first one</Link>.
+          No monitors yet. A monitor watches one path of a key and notifies your channels when a rule holds.{' '}
+          {editor ? <Link href="/monitors/new">Create the first one.</Link> : 'An editor creates them.'}
         </div>
       )}
       {monitors.length > 0 && (

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { parseSecretKey } from './lib/secrets';
 import { parseListeners, type ListenerConfig } from './config-listeners';
-import { checkAllowedHosts } from './lib/outbound';
+import { checkAllowedHosts, isHostName } from './lib/outbound';
 
 export interface Config {
   readonly server: {
@@ -61,6 +61,17 @@ export interface Config {
     readonly maxDatabaseSources: number;
     /** setups of database sources one organization may start per minute */
     readonly setupsPerMinute: number;
+  };
+  /** the SMTP server that sends e-mail channels' alerts (docs/alerts-channels.md); host null: no e-mail */
+  readonly smtp: {
+    readonly host: string | null;
+    readonly port: number;
+    /** `starttls` (required, usually port 587), `tls` (implicit, usually 465) or `none` (a local relay) */
+    readonly tls: 'starttls' | 'tls' | 'none';
+    readonly username: string | null;
+    readonly password: string | null;
+    /** the From address: `alerts@example.com` or `Alerts <alerts@example.com>` */
+    readonly from: string | null;
   };
 }
 
@@ -121,6 +132,12 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'network.timeout_ms', env: 'SERVICE_NETWORK_TIMEOUT_MS', kind: 'size', min: 100 },
   { key: 'network.max_database_sources', env: 'SERVICE_NETWORK_MAX_DATABASE_SOURCES', kind: 'size', min: 1 },
   { key: 'network.setups_per_minute', env: 'SERVICE_NETWORK_SETUPS_PER_MINUTE', kind: 'size', min: 1 },
+  { key: 'smtp.host', env: 'SERVICE_SMTP_HOST', kind: 'string' },
+  { key: 'smtp.port', env: 'SERVICE_SMTP_PORT', kind: 'port' },
+  { key: 'smtp.tls', env: 'SERVICE_SMTP_TLS', kind: 'enum', values: ['starttls', 'tls', 'none'] },
+  { key: 'smtp.username', env: 'SERVICE_SMTP_USERNAME', kind: 'string' },
+  { key: 'smtp.password', env: 'SERVICE_SMTP_PASSWORD', kind: 'string' },
+  { key: 'smtp.from', env: 'SERVICE_SMTP_FROM', kind: 'string' },
 ];
 
 const DEFAULTS: Record<string, unknown> = {
@@ -155,6 +172,12 @@ const DEFAULTS: Record<string, unknown> = {
   'network.timeout_ms': 5000,
   'network.max_database_sources': 50,
   'network.setups_per_minute': 10,
+  'smtp.host': null, // no e-mail channels
+  'smtp.port': 587,
+  'smtp.tls': 'starttls',
+  'smtp.username': null,
+  'smtp.password': null,
+  'smtp.from': null,
 };
 
 export interface ConfigInput {
@@ -297,6 +320,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
     ? path.resolve(cwd, values['sources.sqlite_root'] as string)
     : path.join(dataDir, 'sources');
   const secretKey = (values['secrets.key'] as string | null) || null;
+  const smtp = smtpConfig(values);
   return deepFreeze({
     server: {
       host: values['server.host'] as string,
@@ -342,7 +366,53 @@ export function loadConfig(input: ConfigInput = {}): Config {
       maxDatabaseSources: values['network.max_database_sources'] as number,
       setupsPerMinute: values['network.setups_per_minute'] as number,
     },
+    smtp,
   });
+}
+
+const MAIL_ADDRESS = /^[^\s@<>,;:"()[\]\\]+@[^\s@<>,;:"()[\]\\]+$/;
+
+/** `[smtp]` checked as a whole: a host needs a From address; a user name needs a password. */
+function smtpConfig(values: Record<string, unknown>): Config['smtp'] {
+  const host = (values['smtp.host'] as string | null) ?? null;
+  const port = values['smtp.port'] as number;
+  const username = (values['smtp.username'] as string | null) ?? null;
+  const password = (values['smtp.password'] as string | null) ?? null;
+  const from = (values['smtp.from'] as string | null) ?? null;
+  if (host !== null) {
+    const bare = host.trim();
+    if (!isHostName(bare))
+      throw new ConfigError(
+        `invalid value for smtp.host (SERVICE_SMTP_HOST): expected a host name or IP address, got a string (${JSON.stringify(host).slice(0, 40)})`,
+      );
+    if (port === 0)
+      throw new ConfigError(
+        'invalid value for smtp.port (SERVICE_SMTP_PORT): expected a port number 1..65535 with a host, got a number (0)',
+      );
+    if (from === null)
+      throw new ConfigError(
+        'missing value for smtp.from (SERVICE_SMTP_FROM): e-mail needs a From address when smtp.host is set',
+      );
+  }
+  if (from !== null) {
+    const address = /<([^<>]+)>\s*$/.exec(from)?.[1] ?? from.trim();
+    if (!MAIL_ADDRESS.test(address) || /[\r\n]/.test(from))
+      throw new ConfigError(
+        `invalid value for smtp.from (SERVICE_SMTP_FROM): expected an address such as alerts@example.com or "Alerts <alerts@example.com>", got a string (${JSON.stringify(from).slice(0, 40)})`,
+      );
+  }
+  if ((username === null) !== (password === null))
+    throw new ConfigError(
+      'invalid value for smtp.username / smtp.password (SERVICE_SMTP_USERNAME / SERVICE_SMTP_PASSWORD): set both or neither',
+    );
+  return {
+    host: host === null ? null : host.trim(),
+    port,
+    tls: values['smtp.tls'] as Config['smtp']['tls'],
+    username,
+    password,
+    from,
+  };
 }
 
 function deepFreeze<T extends object>(obj: T): T {

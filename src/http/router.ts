@@ -19,6 +19,7 @@ import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
 import { withIntake } from '../intake/routes';
 import { requireAnySourceFlag, transponderRoutes } from './routes/transponders';
+import { channelInput, channelRoutes } from './routes/channels';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
@@ -147,6 +148,16 @@ export function createRoutes(deps: Deps): Middleware {
   r.put('/dashboard-groups/:id', dashWriter, json, groupInput.fields, groups.update);
   r.patch('/dashboard-groups/:id', dashWriter, json, groupInput.fields, groups.update);
   r.delete('/dashboard-groups/:id', dashWriter, groups.remove);
+
+  // Alert channels (SPEC 13, docs/alerts-channels.md): the dashboards' token rules.
+  const channels = channelRoutes(deps);
+  r.get('/channels', dashReader, channels.list);
+  r.post('/channels', dashWriter, json, channelInput.fields, channels.create);
+  r.get('/channels/:id', dashReader, channels.show);
+  r.put('/channels/:id', dashWriter, json, channelInput.fields, channels.update);
+  r.patch('/channels/:id', dashWriter, json, channelInput.fields, channels.update);
+  r.delete('/channels/:id', dashWriter, channels.remove);
+  r.post('/channels/:id/test', dashWriter, channels.test);
   return withIntake(
     withHotRoutes(r, { 'POST /api/v1/metrics': ingest, 'POST /api/v1/metrics/batch': ingestBatch }),
     deps,

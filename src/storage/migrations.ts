@@ -11,6 +11,7 @@ import { SESSIONS_SCHEMA } from './schema/007_sessions';
 import { TRANSPONDERS_SCHEMA } from './schema/008_transponders';
 import { DASHBOARD_EDITORS_SCHEMA } from './schema/009_dashboard_editors';
 import { INVITATIONS_SCHEMA } from './schema/012_invitations';
+import { CHANNELS_SCHEMA } from './schema/011_channels';
 
 /** SQL text, or a function for a migration that moves data. */
 type Migration = string | ((db: Db) => void);
@@ -26,6 +27,7 @@ const MIGRATIONS: readonly Migration[] = [
   TRANSPONDERS_SCHEMA,
   DASHBOARD_EDITORS_SCHEMA,
   INVITATIONS_SCHEMA,
+  CHANNELS_SCHEMA, // 011 (010, the monitors, comes before it once merged)
 ];
 
 /** The schema version this build writes (restore refuses newer files). */

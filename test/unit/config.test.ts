@@ -66,6 +66,7 @@ describe('config', () => {
         maxDatabaseSources: 50,
         setupsPerMinute: 10,
       },
+      smtp: { host: null, port: 587, tls: 'starttls', username: null, password: null, from: null },
     });
   });
 
@@ -201,6 +202,12 @@ level = "warn"
       'network.timeout_ms': ['10'],
       'network.max_database_sources': ['0'],
       'network.setups_per_minute': ['0'],
+      'smtp.host': ['  ', 'smtp example.com'],
+      'smtp.port': ['abc', '70000'],
+      'smtp.tls': ['yes', 'STARTTLS'],
+      'smtp.username': [' '],
+      'smtp.password': [' '],
+      'smtp.from': [' ', 'not an address'],
     };
     const cwd = tempDir();
     for (const def of CONFIG_KEYS) {

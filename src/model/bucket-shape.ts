@@ -182,13 +182,23 @@ export function parseBucket(text: string | undefined, shapes: ShapeRegistry): Bu
   return shape.renderable ? { shape, values: Float64Array.from(values) } : { tree };
 }
 
-/** The bucket with the delta's missing leaves appended (value 0), if that shape nests plainly. */
+/**
+ * The bucket with the delta's missing leaves appended (value 0), if that shape nests plainly. A
+ * new bucket takes the delta's own shape when its leaves keep their order (none or all replaced).
+ */
 function grow(
   bucket: BucketValue,
   delta: RowDelta,
   map: Int32Array,
   shapes: ShapeRegistry,
+  deltaShape: Shape,
 ): BucketValue | null {
+  const { set } = delta;
+  if (bucket.shape!.paths.length === 0 && (set === null || set.every((s) => s === set[0]))) {
+    if (!deltaShape.renderable) return null;
+    shapes.steps += delta.paths.length;
+    return { shape: deltaShape, values: new Float64Array(delta.paths.length) };
+  }
   const paths = [...bucket.shape!.paths];
   for (const replaced of [true, false]) {
     for (let i = 0; i < map.length; i++) {
@@ -225,10 +235,10 @@ export function applyToBucket(
   if (bucket.shape) {
     let map = bucket.shape === deltaShape ? null : bucket.shape.mapping(deltaShape);
     if (map !== null && map.indexOf(-1) >= 0) {
-      const grown = grow(bucket, delta, map, shapes);
+      const grown = grow(bucket, delta, map, shapes, deltaShape);
       if (grown) {
         bucket = grown;
-        map = bucket.shape!.mapping(deltaShape);
+        map = bucket.shape === deltaShape ? null : bucket.shape!.mapping(deltaShape);
       }
     }
     if (map === null || map.indexOf(-1) < 0) {

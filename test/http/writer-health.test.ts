@@ -118,21 +118,21 @@ test('health answers 503 degraded while the writer is dead, with why, and 200 on
     error: 'database is locked',
     code: 'SQLITE_BUSY',
   });
-  const failedAt = performance.now();
-  assert.equal(writers.length, 2);
+  assert.ok(writers.length >= 2);
   assert.ok(
     writers[1]!.at - killedAt >= 450,
     `restarted ${Math.round(writers[1]!.at - killedAt)} ms after the crash`,
   );
   db.exec('ROLLBACK');
 
-  // The next start waits the doubled back-off (1 s), replays the log and runs.
+  // The next start waits the doubled back-off (1 s) after that failure (itself the writer's 5 s
+  // busy timeout after the start), replays the log and runs.
   const back = await healthUntil((h) => h.status === 200, 20_000);
   assert.deepEqual([back.body.status, back.body.writer], ['ok', undefined]);
   assert.equal(writers.length, 3);
   assert.ok(
-    writers[2]!.at - failedAt >= 900,
-    `restarted ${Math.round(writers[2]!.at - failedAt)} ms after the failure`,
+    writers[2]!.at - writers[1]!.at >= 950,
+    `restarted ${Math.round(writers[2]!.at - writers[1]!.at)} ms after the failed start began`,
   );
   assert.equal(await readN('before'), 1, 'what was folded before is kept');
   assert.equal(await readN('unfolded'), 1, 'the acknowledged point is replayed once');

@@ -21,6 +21,7 @@ import { MappingError, mapLineSamples, type IntakePoint } from './mapping';
 import { intakeCountersOf } from './stats';
 import { RemoteWriteError, mapRemoteWrite } from './remote-write';
 import { SnappyError, snappyUncompress } from './snappy';
+import { KeyLimitError, keyLimitOf } from './key-limit';
 
 /** Points per call of the batch entry point (its limit is 10,000 points). */
 const POINTS_PER_BATCH = 10_000;
@@ -114,7 +115,8 @@ function answerError(ctx: Context, err: unknown, flavour: Flavour): void {
     err instanceof MappingError ||
     err instanceof OtlpError ||
     err instanceof RemoteWriteError ||
-    err instanceof SnappyError
+    err instanceof SnappyError ||
+    err instanceof KeyLimitError
   ) {
     status = 400;
     message = err.message;
@@ -195,6 +197,7 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
   const limit = deps.config.limits.maxBodyBytes;
   const counters = intakeCountersOf(deps);
   const input = intakeInput(deps);
+  const keyLimit = keyLimitOf(deps);
 
   /**
    * Reads the body and runs `use` on it; the bytes stay charged to the server-wide budget until
@@ -211,6 +214,12 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
   }
 
   async function write(source: Source, points: IntakePoint[]): Promise<void> {
+    try {
+      await keyLimit.admitAll(source, points); // new keys past the limit refuse the whole body
+    } catch (err) {
+      if (err instanceof KeyLimitError) counters.overKeyLimit += points.length;
+      throw err;
+    }
     // Everything was checked before this point, so parts are refused only by the write path itself
     // (overload, a full disk), never half for a bad line.
     for (let from = 0; from < points.length; from += POINTS_PER_BATCH) {

@@ -13,13 +13,19 @@ import { SERVER_VERSION } from '../version';
 import type { BodyBudget } from '../http/middleware/body-budget';
 import { readRawBody } from '../http/middleware/body';
 import { validate } from '../http/middleware/validate';
-import { LineProtocolError, parseLineProtocol, parsePrecision } from './line-protocol';
+import {
+  LineProtocolError,
+  parseLineProtocol,
+  parseLineProtocolSliced,
+  parsePrecision,
+} from './line-protocol';
 import { OtlpError, mapOtlpJson } from './otlp';
 import { EXPORT_RESPONSE, decodeOtlpProtobuf, statusProtobuf } from './otlp-proto';
 import { parseJsonText } from '../lib/json';
-import { MappingError, mapLineSamples, type IntakePoint } from './mapping';
+import { MappingError, mapLineSamples, mapLineSamplesSliced, type IntakePoint } from './mapping';
 import { intakeCountersOf } from './stats';
-import { RemoteWriteError, mapRemoteWrite } from './remote-write';
+import { RemoteWriteError, mapRemoteWrite, mapRemoteWriteSliced } from './remote-write';
+import { SLICED_ABOVE } from './slices';
 import { SnappyError, snappyUncompress } from './snappy';
 import { KeyLimitError, keyLimitOf } from './key-limit';
 
@@ -231,8 +237,13 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
     const { source, precision } = (api === 2 ? input.writeV2 : input.writeV1).query(ctx);
     await withBody(ctx, limit, async (body) => {
       if (body.length === 0) return;
-      const samples = parseLineProtocol(body.toString('utf8'), { precision });
-      const mapped = mapLineSamples(samples, { nowMs: deps.now() });
+      const text = body.toString('utf8');
+      const nowMs = deps.now();
+      // a large body is parsed and mapped in slices, the event loop free between them
+      const mapped =
+        text.length <= SLICED_ABOVE
+          ? mapLineSamples(parseLineProtocol(text, { precision }), { nowMs })
+          : await mapLineSamplesSliced(await parseLineProtocolSliced(text, { precision }), { nowMs });
       counters.lineProtocol(mapped);
       if (mapped.points.length > 0) await write(source, mapped.points);
     });
@@ -306,7 +317,7 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
           payloadTooLarge(`Request body inflates to ${declared} bytes, over the limit of ${limit} bytes`),
         );
         charge?.take(body.length);
-        const mapped = mapRemoteWrite(body);
+        const mapped = body.length <= SLICED_ABOVE ? mapRemoteWrite(body) : await mapRemoteWriteSliced(body);
         counters.add('prometheus', mapped);
         if (mapped.points.length > 0) await write(source, mapped.points);
       } finally {

@@ -1,6 +1,7 @@
 // Ingest throughput through HTTP: the service in a child process, wrk (its own process) as the load.
 // Run: node --import tsx bench/ingest.ts        (BENCH_SECONDS=10 per measured run by default)
-//      BENCH_PART=single|narrow|live|wide|batches picks parts (comma-separated); default all.
+//      BENCH_PART=single|narrow|live|wide|batches|lp|lp-narrow|lp-live|lp-wide|graphite|remote-write
+//      picks parts (comma-separated); default all.
 //
 // 1. Single points of 3 nested leaves, 32 connections: the service (auth, validation, group commit,
 //    durable commit before each 201) against a bare Koa handler that parses the same body and answers
@@ -18,6 +19,9 @@
 //    behind. So each run starts once the warm-up is folded, and after it the bench waits until the
 //    service is idle again: sustained = leaf values acknowledged / (run + time to fold what was behind),
 //    the rate the service holds for as long as the load lasts; the targets are checked against it.
+// 3. The intake (bench/ingest-intake.ts): line protocol through /api/v2/write against
+//    VictoriaMetrics' and InfluxDB's /write with the same bodies (narrow, live, wide), Graphite over
+//    TCP, and remote write against VictoriaMetrics; both from Debian's packages, extracted into .cache/.
 import {
   cpuSeconds,
   fmt,
@@ -32,13 +36,16 @@ import {
 } from './helpers';
 import { runWrk, type WrkResult } from './wrk';
 import { WORKLOADS, type Workload } from './workloads';
+import { runIntakeBenchmarks } from './ingest-intake';
 
 console.log(`${serviceLabel()}; ${bareKoaLabel()}`);
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SLICES = Number(process.env.BENCH_SLICES ?? 4);
 const PARTS = new Set(
-  (process.env.BENCH_PART ?? 'single,narrow,live,wide').replace('batches', 'narrow,live,wide').split(','),
+  (process.env.BENCH_PART ?? 'single,narrow,live,wide,lp,graphite,remote-write')
+    .replace('batches', 'narrow,live,wide')
+    .split(','),
 );
 const SINGLE = JSON.stringify({
   key: 'bench.single',
@@ -158,3 +165,4 @@ async function bareBatchCeiling(): Promise<void> {
 if (PARTS.has('single')) await singlePoints();
 for (const w of WORKLOADS) if (PARTS.has(w.name)) await batchWorkload(w);
 if (PARTS.has('narrow')) await bareBatchCeiling();
+await runIntakeBenchmarks(PARTS, SECONDS);

@@ -12,6 +12,7 @@ import { parseListenAddress, type ListenerConfig } from '../config-listeners';
 import { mapLineSamples, type IntakePoint } from './mapping';
 import { StatsdAggregator, parseStatsd, STATSD_MAX_LINE_LENGTH } from './statsd';
 import { intakeCountersOf } from './stats';
+import { keyLimitOf } from './key-limit';
 
 export { parseListeners, type ListenerConfig } from '../config-listeners';
 
@@ -62,6 +63,7 @@ function pointsOf(
 
 export async function startListeners(deps: Deps, configs: readonly ListenerConfig[]): Promise<Listeners> {
   const counters = intakeCountersOf(deps);
+  const keyLimit = keyLimitOf(deps);
   const closers: Array<() => Promise<void>> = [];
   const running: RunningListener[] = [];
 
@@ -77,6 +79,13 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
       return;
     }
     try {
+      // the points of new keys past intake.max_keys_per_source are dropped and counted, the rest written
+      const admitted = await keyLimit.admitSome(source, points);
+      if (admitted.dropped > 0) {
+        counters.overKeyLimit += admitted.dropped;
+        counters.dropped += admitted.dropped;
+        points = admitted.points;
+      }
       for (let from = 0; from < points.length; from += POINTS_PER_BATCH) {
         await deps.metrics.ingestBatch(source, { points: points.slice(from, from + POINTS_PER_BATCH) });
       }

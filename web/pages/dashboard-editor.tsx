@@ -6,9 +6,10 @@ import { useLeaveGuard } from '../lib/router';
 import { api, ApiError } from '../lib/api';
 import type { Dashboard, Source } from '../lib/types';
 import { DashboardSettings } from './dashboard-settings';
-import { collectPaths } from '../widgets';
+import { collectPaths, WidgetView } from '../widgets';
 import type { WidgetConfig, WidgetContext } from '../widgets/types';
 import { DashboardGrid } from './dashboard-grid';
+import { compact, firstFree, place, type Box } from '../lib/grid-layout';
 import { JsonEditor } from './json-editor';
 import { newWidget, WIDGET_TYPES, WidgetForm } from './widget-form';
 
@@ -86,11 +87,28 @@ export function DashboardEditor({
   const [stale, setStale] = useState<string | null>(null);
   const paths = collectPaths(ctx.series);
 
+  // Every change of the grid is laid out (web/lib/grid-layout.ts): no overlaps, floated up.
   const change = (index: number, widget: WidgetConfig | null) =>
-    setGrid((g) => (widget ? g.map((w, i) => (i === index ? widget : w)) : g.filter((_, i) => i !== index)));
+    setGrid((g) =>
+      widget
+        ? place(
+            g.map((w, i) => (i === index ? widget : w)),
+            index,
+            widget,
+          )
+        : compact(g.filter((_, i) => i !== index)),
+    );
+  const placeAt = (index: number, box: Box) => setGrid((g) => place(g, index, box));
+  const duplicate = (index: number) =>
+    setGrid((g) => {
+      const source = g[index]!;
+      const copy = { ...structuredClone(source), id: newWidget(source.type, g).id };
+      const spot = firstFree(g, source.w, source.h);
+      return [...g, { ...copy, ...spot }];
+    });
   const apply = (widget: WidgetConfig) => {
     if (drawer?.kind === 'widget' && drawer.index !== null) change(drawer.index, widget);
-    else setGrid((g) => [...g, widget]);
+    else setGrid((g) => place([...g, widget], g.length, widget));
     setDrawer(null);
   };
   // Saves from the version loaded (updated_at), so a change saved meanwhile elsewhere is not
@@ -207,6 +225,8 @@ export function DashboardEditor({
         error={null}
         editing
         onChange={change}
+        onPlace={placeAt}
+        onDuplicate={duplicate}
         onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })}
       />
       {drawer && (
@@ -229,6 +249,7 @@ export function DashboardEditor({
               paths={paths}
               onSave={apply}
               onCancel={() => setDrawer(null)}
+              preview={(w) => <WidgetView widget={w} ctx={ctx} error={null} loading={false} />}
             />
           ) : drawer.kind === 'settings' ? (
             <DashboardSettings

@@ -29,6 +29,15 @@ const SECURITY_HEADERS = {
   'Cross-Origin-Opener-Policy': 'same-origin',
 };
 
+/**
+ * A share link's page (/s/<token>) may be framed by any site: it is read-only and public to whoever
+ * holds the link, and a wall display or Home Assistant's iframe card is what it is for. Every other
+ * page refuses framing (clickjacking).
+ */
+const SHARE_PAGE_HEADERS = {
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY.replace("frame-ancestors 'none'", 'frame-ancestors *'),
+};
+
 const NOT_BUILT =
   '<!doctype html><title>Interface not built</title><p>The web interface has not been built: run <code>npm run build:web</code> (npm start does it).</p>';
 
@@ -97,5 +106,9 @@ export function webInterface(dir: string = defaultWebDir()) {
       return;
     }
     sendFile(ctx, assets.index, 'no-cache');
+    if (ctx.path.startsWith('/s/')) {
+      ctx.set('Content-Security-Policy', SHARE_PAGE_HEADERS['Content-Security-Policy']);
+      ctx.remove('X-Frame-Options');
+    }
   };
 }

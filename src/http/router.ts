@@ -20,6 +20,7 @@ import { shareRoutes } from './routes/shares';
 import { withIntake } from '../intake/routes';
 import { requireAnySourceFlag, transponderRoutes } from './routes/transponders';
 import { channelInput, channelRoutes } from './routes/channels';
+import { intakeListenerRoutes } from './routes/intake-listeners';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
@@ -101,6 +102,7 @@ export function createRoutes(deps: Deps): Middleware {
   r.get('/session/sessions', user, session.listSessions);
   r.delete('/session/sessions/:id', user, session.revokeSession);
   r.get('/sources/:id/metrics', user, session.input.sourceSeries, session.sourceSeries);
+  r.get('/bootstrap/sources/:id/listeners', user, intakeListenerRoutes(deps).list);
   r.get('/dashboards/:id/shares', user, shares.list);
   r.post('/dashboards/:id/shares', editor, shares.create);
   r.delete('/dashboards/:id/shares/:shareId', editor, shares.remove);

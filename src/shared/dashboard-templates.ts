@@ -396,7 +396,7 @@ export function templateBody(
     key: dashboard.key,
     source,
     ...(groupId ? { group_id: groupId } : {}),
-    default_timeframe: '24h',
+    default_timeframe: '6h',
     segments: [
       {
         name: groupName(dashboard.key),

@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createProjectWithToken, request, type ProjectAgent } from '../helpers/server';
-import { telegrafBody } from '../helpers/intake-payloads';
+import { proxmoxBody, telegrafBody } from '../helpers/intake-payloads';
 import { parseListeners, startListeners, type Listeners } from '../../src/intake/listeners';
 import { browserSkipReason } from './browser';
 import { seriousViolations } from './axe-check';
@@ -208,6 +208,69 @@ describe('sending data from the source page', { skip: browserSkipReason() }, () 
     const mine = list.body.data.filter((d: { name: string }) => d.name.startsWith('Telegraf · '));
     assert.equal(mine.length, 4);
     assert.equal(new Set(mine.map((d: { group_id: string }) => d.group_id)).size, 1);
+    await context.close();
+  });
+
+  test('Proxmox VE: its token from the page, its HTTP write, then nodes, guests and storage from the template', async () => {
+    const { context, page } = await signedInPage(h, agent.userToken, { width: 1280, height: 900 });
+    await page.goto(`${h.server.url}/sources`);
+    const panel = page.locator('section.panel[data-source="homelab"]');
+    await panel.locator('[data-testid="send-data"] > summary').click();
+    await panel.getByRole('group', { name: 'Sender' }).getByRole('button', { name: 'Proxmox VE' }).click();
+    await panel.getByRole('button', { name: 'Create a write token for this' }).click();
+    await panel.getByRole('status').filter({ hasText: 'Proxmox VE on homelab' }).waitFor();
+    const fields = (await panel.getByTestId('snippet-proxmox-0').textContent())!;
+    const field = (name: string) => new RegExp(`^${name}: +(.+)$`, 'm').exec(fields)?.[1];
+    const origin = new URL(h.server.url);
+    assert.equal(field('Server'), origin.hostname);
+    assert.equal(field('Port'), origin.port);
+    assert.equal(field('Protocol'), 'HTTP');
+    // What Proxmox VE's InfluxDB plugin sends in HTTP mode: its organization and bucket, a Token
+    // header, nanoseconds without a precision parameter; every 10 s, here every minute for 2 hours.
+    const url = `${field('Protocol')!.toLowerCase()}://${field('Server')}:${field('Port')}/api/v2/write?org=${field('Organization')}&bucket=${field('Bucket')}`;
+    const start = BigInt(Math.floor(Date.now() / 60_000) * 60 - 7200) * 1_000_000_000n;
+    const bodies = Array.from({ length: 119 }, (_, i) => proxmoxBody(i * 60, start));
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Token ${field('Token')}` },
+      body: bodies.join('\n'),
+    });
+    assert.equal(res.status, 204, await res.text());
+
+    await panel.getByRole('button', { name: 'Look again' }).click();
+    const offer = panel.locator('li[data-template="proxmox"]');
+    await offer.waitFor();
+    assert.match(
+      (await offer.textContent())!,
+      /guests \(dns \(101, lxc on pve1\), web \(100, qemu on pve1\)\)/,
+    );
+    await offer.getByRole('button', { name: /Create 4 dashboards/ }).click();
+    const created = offer.getByRole('status');
+    await created.getByRole('link', { name: 'Proxmox VE · guests' }).waitFor();
+    assert.deepEqual(await created.getByRole('link').allTextContents(), [
+      'Proxmox VE · nodes',
+      'Proxmox VE · node memory',
+      'Proxmox VE · guests',
+      'Proxmox VE · storage',
+    ]);
+    for (const [name, widgets, key] of [
+      ['Proxmox VE · nodes', 6, 'cpustat,host=pve1,object=nodes'],
+      ['Proxmox VE · guests', 8, 'system,host=dns,nodename=pve1,object=lxc,vmid=101'],
+      ['Proxmox VE · storage', 4, 'system,host=local,nodename=pve1,object=storages,type=dir'],
+    ] as const) {
+      const list = await request(h.server, 'GET', '/api/v1/dashboards', undefined, {
+        token: agent.userToken,
+      });
+      const id = list.body.data.find((d: { name: string }) => d.name === name).id;
+      await page.goto(`${h.server.url}/d/${id}`);
+      const states = await waitForWidgets(page, widgets);
+      assert.deepEqual(unsettled(states.states), [], `${name}: ${JSON.stringify(states.states)}`);
+      assert.equal(await page.getByTestId('dashboard-key').textContent(), key);
+      assert.deepEqual(await seriousViolations(page), []);
+      // the first guest by label is dns: its memory use is 64 MiB of 512 MiB
+      if (name === 'Proxmox VE · guests')
+        assert.match((await page.locator('[data-widget-id="mem"]').textContent())!, /%12\.5$/);
+    }
     await context.close();
   });
 });

@@ -9,10 +9,9 @@
 // `status`) are quoted.
 export const T0_NS = 1_769_248_805_000_000_000n; // 2026-01-24T10:00:05Z
 
-const ns = (offsetSeconds: number) => String(T0_NS + BigInt(offsetSeconds) * 1_000_000_000n);
-
-export function proxmoxBody(offsetSeconds = 0): string {
-  const t = ns(offsetSeconds);
+/** At `t0Ns` (default 2026-01-24T10:00:05Z) plus `offsetSeconds`. */
+export function proxmoxBody(offsetSeconds = 0, t0Ns = T0_NS): string {
+  const t = String(t0Ns + BigInt(offsetSeconds) * 1_000_000_000n);
   return [
     `system,object=nodes,host=pve1 uptime=86400 ${t}`,
     `cpustat,object=nodes,host=pve1 avg1=0.5,avg5=0.25,avg15=0.2,cpu=0.031,cpus=8,guest=0,guest_nice=0,idle=0.95,iowait=0.01,irq=0,nice=0,softirq=0.001,steal=0,system=0.015,user=0.12,wait=0.004 ${t}`,

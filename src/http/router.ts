@@ -17,10 +17,10 @@ import { dashboardInput, dashboardRoutes } from './routes/dashboards';
 import { dashboardGroupRoutes, groupInput } from './routes/dashboard-groups';
 import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
+import { intakeListenerRoutes } from './routes/intake-listeners';
 import { withIntake } from '../intake/routes';
 import { requireAnySourceFlag, transponderRoutes } from './routes/transponders';
 import { channelInput, channelRoutes } from './routes/channels';
-import { intakeListenerRoutes } from './routes/intake-listeners';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 

@@ -2,7 +2,9 @@
 // error messages, the bounded key patterns, and the per-bucket application rules.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import {
+  compileColumns,
   evaluateWith,
   expressionProblem,
   parseTransponderExpression,
@@ -224,5 +226,53 @@ describe('applying transponders to buckets', () => {
       'an existing member is written whole',
     );
     assert.deepEqual(errors, []);
+  });
+});
+
+describe('expressions compiled over columns (what reads run)', () => {
+  const expression: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
+    e: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      fc.constantFrom('a', 'b', 'c'),
+      fc.oneof(fc.integer({ min: 0, max: 100 }).map(String), fc.constantFrom('0', '0.5', '1e3', '1e308')),
+      fc
+        .tuple(tie('e'), fc.constantFrom('+', '-', '*', '/'), tie('e'))
+        .map(([l, op, r]) => `${l} ${op} ${r}`),
+      tie('e').map((x) => `-(${x})`),
+      tie('e').map((x) => `sqrt(${x})`),
+      fc
+        .tuple(
+          fc.constantFrom('sum', 'mean', 'avg', 'min', 'max'),
+          fc.array(tie('e'), { minLength: 1, maxLength: 3 }),
+        )
+        .map(([f, args]) => `${f}(${args.join(', ')})`),
+    ),
+  })).e;
+  const cell = fc.oneof(
+    fc.constant(null),
+    fc.integer({ min: -3, max: 3 }),
+    fc.double({ min: -1e300, max: 1e300, noNaN: true, noDefaultInfinity: true }),
+  );
+
+  test('agree with evaluate bucket by bucket (NaN where it gives null)', () => {
+    fc.assert(
+      fc.property(
+        expression,
+        fc.array(fc.tuple(cell, cell, cell), { minLength: 1, maxLength: 8 }),
+        (text, rows) => {
+          const expr = parseTransponderExpression(text, 3);
+          const columns = [0, 1, 2].map((k) => Float64Array.from(rows, (row) => row[k] ?? NaN));
+          const out = compileColumns(expr)(columns, rows.length);
+          rows.forEach((row, i) => {
+            const want = evaluateWith(expr, row);
+            const got = out[i]!;
+            if (want === null || !Number.isFinite(want))
+              assert.ok(Number.isNaN(got), `${text} on ${row}: ${got}`);
+            else assert.equal(got === 0 ? 0 : got, want === 0 ? 0 : want, `${text} on ${row}`);
+          });
+        },
+      ),
+      { seed: 20261127, numRuns: 400 },
+    );
   });
 });

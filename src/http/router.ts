@@ -17,7 +17,7 @@ import { dashboardGroupRoutes, groupInput } from './routes/dashboard-groups';
 import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
 import { withIntake } from '../intake/routes';
-import { requireAnySourceFlag, transponderRoutes } from './routes/transponders';
+import { requireAnySourceFlag, transponderRoutes, userSource } from './routes/transponders';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
@@ -117,6 +117,13 @@ export function createRoutes(deps: Deps): Middleware {
   r.put('/transponders/:id', writer, json, transponders.input.update, transponders.update);
   r.patch('/transponders/:id', writer, json, transponders.input.update, transponders.update);
   r.delete('/transponders/:id', writer, transponders.remove);
+  // The same for the web interface: a signed-in user, a source of the user's organization.
+  const own = [user, userSource(deps)] as const;
+  r.get('/sources/:sourceId/transponders', ...own, transponders.list);
+  r.post('/sources/:sourceId/transponders', ...own, json, transponders.input.create, transponders.create);
+  r.get('/sources/:sourceId/transponders/:id', ...own, transponders.show);
+  r.put('/sources/:sourceId/transponders/:id', ...own, json, transponders.input.update, transponders.update);
+  r.delete('/sources/:sourceId/transponders/:id', ...own, transponders.remove);
 
   r.get('/dashboards', dashReader, dashboardInput.page, dash.list);
   r.post('/dashboards', dashWriter, json, dashboardInput.fields, dash.create);

@@ -10,7 +10,7 @@ import {
   parseTransponderExpression,
   ExpressionError,
 } from '../../src/shared/expression';
-import { isPattern, keyMatches, patternProblem } from '../../src/domain/transponders/key-pattern';
+import { isPattern, keyMatches, patternProblem } from '../../src/shared/key-pattern';
 import {
   applyToBuckets,
   applyToTexts,

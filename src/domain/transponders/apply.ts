@@ -23,7 +23,7 @@ import {
 } from '../../shared/expression';
 import type { Transponder } from '../../storage/transponders';
 import { scanSeries, type Column, type Scan } from '../metrics/query/columns';
-import { keyMatches } from './key-pattern';
+import { keyMatches } from '../../shared/key-pattern';
 
 export interface TransponderError {
   id: string;

@@ -321,11 +321,14 @@ const GEOMETRY = ['x', 'y', 'w', 'h'] as const;
 export function WidgetForm({
   initial,
   paths,
+  derived,
   onSave,
   onCancel,
 }: {
   initial: WidgetConfig;
   paths: string[];
+  /** derived paths (transponders' responses), with the transponder that writes each: marked in the list */
+  derived?: ReadonlyMap<string, string>;
   onSave: (w: WidgetConfig) => void;
   onCancel: () => void;
 }) {
@@ -366,9 +369,13 @@ export function WidgetForm({
     <form class="stack" onSubmit={submit} aria-label="Widget">
       <h2>{initial.title ? `Edit ${initial.title}` : `Widget ${initial.id}`}</h2>
       <datalist id={listId}>
-        {paths.map((p) => (
-          <option key={p} value={p} />
-        ))}
+        {paths.map((p) =>
+          derived?.has(p) ? (
+            <option key={p} value={p} label={`derived by ${derived.get(p)}`} data-derived="" />
+          ) : (
+            <option key={p} value={p} />
+          ),
+        )}
       </datalist>
       <div class="form-grid">
         <label class="field wide">

@@ -30,7 +30,7 @@ describe('transponders in the interface', { skip: browserSkipReason() }, () => {
   const screenshot = (page: Page, name: string) => page.screenshot({ path: where(name) });
 
   test('made through the form with a live preview, then offered in Explore and the widget form', async () => {
-    const { context, page } = await signedInPage(h, seeded.userToken, { width: 1280, height: 900 });
+    const { context, page } = await signedInPage(h, seeded.userToken, { width: 1280, height: 1100 });
     await page.goto(`${h.server.url}/sources`);
     const section = page.locator('[data-transponders="Web shop"]');
     await section.getByText('No transponders yet.').waitFor();
@@ -71,11 +71,10 @@ describe('transponders in the interface', { skip: browserSkipReason() }, () => {
     assert.ok(revenue! > 0 && count! > 0, cells.join(' | '));
     assert.ok(Math.abs(derived! - revenue! / count!) < 1e-3, `${revenue} / ${count} = ${derived}`);
     assert.match(await table.locator('thead').innerText(), new RegExp(RESPONSE.replace('.', '\\.')));
-    const panel = page.locator('[data-source="Web shop"]');
-    await panel.screenshot({ path: where('transponders.png') });
+    await screenshot(page, 'transponders.png');
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.waitForFunction("document.documentElement.dataset.theme === 'dark'");
-    await panel.screenshot({ path: where('transponders-dark.png') });
+    await screenshot(page, 'transponders-dark.png');
     await page.emulateMedia({ colorScheme: 'light' });
 
     await form.getByRole('button', { name: 'Create transponder' }).click();

@@ -191,15 +191,24 @@ export interface DerivedColumn {
   values: Float64Array;
 }
 
+/** Compiled expressions (or their error) of the transponders of recent reads: the repo keeps their objects. */
+const compiled = new WeakMap<Transponder, Prepared | string>();
+
 function prepare(list: readonly Transponder[], errors: TransponderError[]): Prepared[] {
   const out: Prepared[] = [];
   for (const t of list) {
-    try {
-      if (t.paths.length === 0) throw new ExpressionError('transponder has no paths');
-      out.push({ t, run: compileColumns(parseTransponderExpression(t.expression, t.paths.length)) });
-    } catch (err) {
-      errors.push({ id: t.id, name: t.name, error: `expression: ${(err as Error).message}` });
+    let made = compiled.get(t);
+    if (made === undefined) {
+      try {
+        if (t.paths.length === 0) throw new ExpressionError('transponder has no paths');
+        made = { t, run: compileColumns(parseTransponderExpression(t.expression, t.paths.length)) };
+      } catch (err) {
+        made = `expression: ${(err as Error).message}`;
+      }
+      compiled.set(t, made);
     }
+    if (typeof made === 'string') errors.push({ id: t.id, name: t.name, error: made });
+    else out.push(made);
   }
   return out;
 }

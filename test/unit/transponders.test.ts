@@ -14,6 +14,7 @@ import { isPattern, keyMatches, patternProblem } from '../../src/shared/key-patt
 import {
   applyToBuckets,
   applyToTexts,
+  scanWithTransponders,
   textsOf,
   type TransponderError,
 } from '../../src/domain/transponders/apply';
@@ -226,6 +227,58 @@ describe('applying transponders to buckets', () => {
       'an existing member is written whole',
     );
     assert.deepEqual(errors, []);
+  });
+
+  test('columns and buckets agree: texts, a stored number replaced, a later one reading an earlier one', () => {
+    const texts = [
+      '{"a":2,"b":4,"m":{"x":1}}',
+      '{}',
+      '{"a":0,"b":1}',
+      '{"a":3,"m":{"x":7}}',
+      '{"a":1,"b":2}',
+    ];
+    const list = [
+      t({ name: '1', paths: ['a', 'b'], expression: 'b / a', response: 'd.r' }),
+      t({ name: '2', paths: ['d.r'], expression: 'a * 10', response: 'd.s' }),
+      t({ name: '3', paths: ['a'], expression: '-a', response: 'm.x' }),
+      t({ name: '4', paths: ['a'], expression: 'a + 1', response: 'top' }),
+    ];
+    const fast = applyToTexts(list, 'k', texts, []).map((x) => JSON.parse(x) as unknown);
+    const buckets = texts.map((x) => JSON.parse(x) as Record<string, unknown>);
+    applyToBuckets(list, buckets, []);
+    assert.deepEqual(fast, JSON.parse(JSON.stringify(buckets)), 'as JSON writes them (-0 as 0)');
+    assert.deepEqual(fast[0], { a: 2, b: 4, m: { x: -2 }, d: { r: 2, s: 20 }, top: 3 });
+    // the query's scan sees the same values, derived paths among the available ones
+    const errors: TransponderError[] = [];
+    const scan = scanWithTransponders(list, 'k', texts, errors)!((path) => path === 'd.s' || path === 'm.x');
+    assert.deepEqual(scan.availablePaths, ['a', 'b', 'd.r', 'd.s', 'm.x', 'top']);
+    const column = (path: string) => {
+      const c = scan.columns.find((x) => x.path === path)!;
+      return Array.from(c.index.subarray(0, c.size), (at, k) => [at, c.value[k]]);
+    };
+    assert.deepEqual(column('d.s'), [
+      [0, 20],
+      [4, 20],
+    ]);
+    assert.deepEqual(column('m.x'), [
+      [0, -2],
+      [2, -0],
+      [3, -3],
+      [4, -1],
+    ]);
+    assert.deepEqual(errors, []);
+  });
+
+  test('a response that runs into a stored number: the bucket-by-bucket path reports it, in both', () => {
+    const texts = ['{"bytes":5}', '{"bytes":6}'];
+    const list = [t({ name: 'KB', paths: ['bytes'], expression: 'a / 1024', response: 'bytes.kb' })];
+    const errors: TransponderError[] = [];
+    assert.deepEqual(applyToTexts(list, 'k', texts, errors), texts);
+    assert.deepEqual(errors[0]?.error, 'response path bytes.kb runs into the value at bytes');
+    const queryErrors: TransponderError[] = [];
+    const scan = scanWithTransponders(list, 'k', texts, queryErrors)!(() => true);
+    assert.deepEqual(scan.availablePaths, ['bytes']);
+    assert.equal(queryErrors.length, 1);
   });
 });
 

@@ -73,7 +73,14 @@ describe('transponders in the interface', { skip: browserSkipReason() }, () => {
     assert.match(await table.locator('thead').innerText(), new RegExp(RESPONSE.replace('.', '\\.')));
     await screenshot(page, 'transponders.png');
     await page.emulateMedia({ colorScheme: 'dark' });
-    await page.waitForFunction("document.documentElement.dataset.theme === 'dark'");
+    // the theme follows the system's (page.evaluate: the page's CSP refuses waitForFunction's eval)
+    for (
+      let i = 0;
+      i < 100 && (await page.evaluate('document.documentElement.dataset.theme')) !== 'dark';
+      i++
+    )
+      await page.waitForTimeout(50);
+    assert.equal(await page.evaluate('document.documentElement.dataset.theme'), 'dark');
     await screenshot(page, 'transponders-dark.png');
     await page.emulateMedia({ colorScheme: 'light' });
 

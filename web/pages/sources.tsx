@@ -8,6 +8,7 @@ import { loadSources } from '../lib/sources';
 import type { Source, SourceToken } from '../lib/types';
 import { ConfirmButton, ErrorNotice, Skeleton } from '../components';
 import { NewDatabaseForm, NewProjectForm } from './sources-forms';
+import { Transponders } from './sources-transponders';
 
 interface Minted {
   value: string;
@@ -165,6 +166,7 @@ function SourcePanel({ source, onChanged }: { source: Source; onChanged: () => v
         {message && <div role="status">{message}</div>}
       </div>
       <Tokens source={source} />
+      <Transponders source={source} />
     </section>
   );
 }

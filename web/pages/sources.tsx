@@ -9,6 +9,7 @@ import type { Source, SourceToken } from '../lib/types';
 import { SourceIntake } from './source-intake';
 import { ConfirmButton, ErrorNotice, Skeleton } from '../components';
 import { NewDatabaseForm, NewProjectForm } from './sources-forms';
+import { Transponders } from './sources-transponders';
 
 interface Minted {
   value: string;
@@ -167,6 +168,7 @@ function SourcePanel({ source, onChanged }: { source: Source; onChanged: () => v
       </div>
       <SourceIntake source={source} />
       <Tokens source={source} />
+      <Transponders source={source} />
     </section>
   );
 }

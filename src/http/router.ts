@@ -17,8 +17,9 @@ import { dashboardInput, dashboardRoutes } from './routes/dashboards';
 import { dashboardGroupRoutes, groupInput } from './routes/dashboard-groups';
 import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
+import { intakeListenerRoutes } from './routes/intake-listeners';
 import { withIntake } from '../intake/routes';
-import { requireAnySourceFlag, transponderRoutes } from './routes/transponders';
+import { requireAnySourceFlag, transponderRoutes, userSource } from './routes/transponders';
 import { monitorInput, monitorRoutes } from './routes/monitors';
 import { channelInput, channelRoutes } from './routes/channels';
 
@@ -102,6 +103,7 @@ export function createRoutes(deps: Deps): Middleware {
   r.get('/session/sessions', user, session.listSessions);
   r.delete('/session/sessions/:id', user, session.revokeSession);
   r.get('/sources/:id/metrics', user, session.input.sourceSeries, session.sourceSeries);
+  r.get('/bootstrap/sources/:id/listeners', user, intakeListenerRoutes(deps).list);
   r.get('/dashboards/:id/shares', user, shares.list);
   r.post('/dashboards/:id/shares', editor, shares.create);
   r.delete('/dashboards/:id/shares/:shareId', editor, shares.remove);
@@ -135,6 +137,27 @@ export function createRoutes(deps: Deps): Middleware {
   r.put('/transponders/:id', writer, json, transponders.input.update, transponders.update);
   r.patch('/transponders/:id', writer, json, transponders.input.update, transponders.update);
   r.delete('/transponders/:id', writer, transponders.remove);
+  // The same for the web interface: a signed-in user, a source of the user's organization; changing
+  // a source's transponders is an admin's, as changing the source is (docs/members.md).
+  const own = [user, userSource(deps)] as const;
+  const ownAdmin = [admin, userSource(deps)] as const;
+  r.get('/sources/:sourceId/transponders', ...own, transponders.list);
+  r.post(
+    '/sources/:sourceId/transponders',
+    ...ownAdmin,
+    json,
+    transponders.input.create,
+    transponders.create,
+  );
+  r.get('/sources/:sourceId/transponders/:id', ...own, transponders.show);
+  r.put(
+    '/sources/:sourceId/transponders/:id',
+    ...ownAdmin,
+    json,
+    transponders.input.update,
+    transponders.update,
+  );
+  r.delete('/sources/:sourceId/transponders/:id', ...ownAdmin, transponders.remove);
 
   r.get('/dashboards', dashReader, dashboardInput.page, dash.list);
   r.post('/dashboards', dashWriter, json, dashboardInput.fields, dash.create);

@@ -28,6 +28,15 @@ export interface Listeners {
   close(): Promise<void>;
 }
 
+// The listeners running for a server (by its Ops), for the interface's read of a source's
+// listeners (GET /api/v1/bootstrap/sources/:id/listeners): their real ports when 0 was asked.
+const runningByOps = new WeakMap<Deps['ops'], Set<RunningListener>>();
+
+/** The listeners this server runs now, in the order they started. */
+export function runningListenersOf(deps: Pick<Deps, 'ops'>): RunningListener[] {
+  return [...(runningByOps.get(deps.ops) ?? [])];
+}
+
 const MAX_TCP_CONNECTIONS = 256;
 const TCP_IDLE_MS = 5 * 60_000;
 const POINTS_PER_BATCH = 10_000;
@@ -224,9 +233,13 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
     );
   }
 
+  let registry = runningByOps.get(deps.ops);
+  if (!registry) runningByOps.set(deps.ops, (registry = new Set()));
+  for (const listener of running) registry.add(listener);
   return {
     running,
     async close() {
+      for (const listener of running) registry.delete(listener);
       for (const close of closers) await close();
     },
   };

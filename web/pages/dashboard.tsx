@@ -155,6 +155,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken, monitors
       <DashboardEditor
         dashboard={dashboard}
         source={source}
+        metricKey={key}
         ctx={ctx}
         onClose={() => setEditing(false)}
         onSaved={(d, keepEditing) => {

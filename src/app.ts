@@ -1,6 +1,7 @@
 // The Koa application: middleware in one visible order.
 import Koa from 'koa';
 import type { Deps } from './deps';
+import { compressJson } from './http/middleware/compress';
 import { errorHandler } from './http/middleware/errors';
 import { requestLog } from './http/middleware/request-log';
 import { stoppingGuard } from './http/middleware/stopping';
@@ -14,6 +15,7 @@ export function createApp(deps: Deps): Koa {
   app.use(requestLog(deps.log, deps.ops.stats));
   app.use(errorHandler(deps.log));
   app.use(stoppingGuard(() => deps.ops.stopping));
+  app.use(compressJson());
   app.use(selfMetricsRoute(deps));
   app.use(createRoutes(deps));
   // The web interface takes the GETs no API route answered (its pages and assets); /api/* stays JSON.

@@ -50,7 +50,11 @@ export interface Config {
    */
   readonly session: { readonly idleTimeoutSeconds: number; readonly maxLifetimeSeconds: number };
   /** TCP/UDP listeners of the intake formats, each bound to one source (docs/intake.md); none by default */
-  readonly intake: { readonly listeners: readonly ListenerConfig[] };
+  readonly intake: {
+    readonly listeners: readonly ListenerConfig[];
+    /** distinct keys one source may hold through the intake (SPEC 12); new keys past it are refused */
+    readonly maxKeysPerSource: number;
+  };
   /** connections made for tenants: database sources (and alert channels), SPEC 13 */
   readonly network: {
     /** `any`: every address; `public`: no loopback, private, link-local, CGNAT or metadata address */
@@ -88,6 +92,7 @@ interface KeyDef {
   kind: Kind;
   values?: readonly string[];
   min?: number;
+  max?: number;
 }
 
 /** Every key the service reads; config.example.toml documents the same list. */
@@ -130,6 +135,13 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'session.idle_timeout_seconds', env: 'SERVICE_SESSION_IDLE_TIMEOUT_SECONDS', kind: 'size', min: 60 },
   { key: 'session.max_lifetime_seconds', env: 'SERVICE_SESSION_MAX_LIFETIME_SECONDS', kind: 'size', min: 60 },
   { key: 'intake.listeners', env: 'SERVICE_INTAKE_LISTENERS', kind: 'listeners' },
+  {
+    key: 'intake.max_keys_per_source',
+    env: 'SERVICE_INTAKE_MAX_KEYS_PER_SOURCE',
+    kind: 'size',
+    min: 1,
+    max: 1_000_000, // a source's keys are held in memory (about 40 bytes a key)
+  },
   { key: 'network.outbound', env: 'SERVICE_NETWORK_OUTBOUND', kind: 'enum', values: ['any', 'public'] },
   { key: 'network.allowed_hosts', env: 'SERVICE_NETWORK_ALLOWED_HOSTS', kind: 'list' },
   { key: 'network.timeout_ms', env: 'SERVICE_NETWORK_TIMEOUT_MS', kind: 'size', min: 100 },
@@ -171,6 +183,7 @@ const DEFAULTS: Record<string, unknown> = {
   'session.idle_timeout_seconds': 604_800, // 7 days
   'session.max_lifetime_seconds': 2_592_000, // 30 days
   'intake.listeners': [],
+  'intake.max_keys_per_source': 100_000,
   'network.outbound': null, // any (self_hosted), public (saas)
   'network.allowed_hosts': [],
   'network.timeout_ms': 5000,
@@ -250,6 +263,7 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
       if (!Number.isSafeInteger(v)) return fail('expected a whole number');
       if (def.kind === 'port' && (v < 0 || v > 65535)) fail('expected a port number 0..65535');
       if (def.kind === 'size' && v < (def.min ?? 0)) fail(`expected at least ${def.min}`);
+      if (def.kind === 'size' && def.max !== undefined && v > def.max) fail(`expected at most ${def.max}`);
       return v;
     }
   }
@@ -368,7 +382,10 @@ export function loadConfig(input: ConfigInput = {}): Config {
       idleTimeoutSeconds: values['session.idle_timeout_seconds'] as number,
       maxLifetimeSeconds: values['session.max_lifetime_seconds'] as number,
     },
-    intake: { listeners: values['intake.listeners'] as ListenerConfig[] },
+    intake: {
+      listeners: values['intake.listeners'] as ListenerConfig[],
+      maxKeysPerSource: values['intake.max_keys_per_source'] as number,
+    },
     network: {
       outbound:
         (values['network.outbound'] as 'any' | 'public' | null) ??

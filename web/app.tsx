@@ -14,6 +14,7 @@ import { ExplorePage } from './pages/explore';
 import { SourcesPage } from './pages/sources';
 import { AccountPage } from './pages/account';
 import { SharedDashboardPage } from './pages/shared';
+import { InvitePage } from './pages/invite';
 import { safeNext } from './lib/next';
 
 type Auth =
@@ -23,15 +24,19 @@ type Auth =
   | { status: 'signed-in'; account: Account }
   | { status: 'error'; message: string };
 
+/** The first-run state and the session, read side by side (one round trip, not two). */
 async function readAuth(): Promise<Auth> {
+  const session = get<Account>('/session').then(
+    (account): Auth => ({ status: 'signed-in', account }),
+    (err: unknown): Auth => {
+      if (err instanceof ApiError && err.status === 401) return { status: 'signed-out' };
+      throw err;
+    },
+  );
+  session.catch(() => undefined);
   const setup = await get<{ needs_setup: boolean }>('/bootstrap/setup-state');
   if (setup.needs_setup) return { status: 'setup' };
-  try {
-    return { status: 'signed-in', account: await get<Account>('/session') };
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 401) return { status: 'signed-out' };
-    throw err;
-  }
+  return session;
 }
 
 const NAV = [
@@ -97,6 +102,7 @@ export function App() {
   }, [kiosk]);
   const shared = /^\/s\/([A-Za-z0-9_-]+)$/.exec(loc.path);
   if (shared) return <SharedDashboardPage token={shared[1]!} />;
+  if (loc.path === '/invite') return <InvitePage />;
   return <SignedInApp />;
 }
 

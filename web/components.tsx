@@ -82,7 +82,7 @@ export function RenameForm({
 
 export function Skeleton({ lines = 3 }: { lines?: number }) {
   return (
-    <div class="stack" aria-busy="true" aria-label="Loading">
+    <div class="stack" role="status" aria-busy="true" aria-label="Loading">
       {Array.from({ length: lines }, (_, i) => (
         <div key={i} class="skeleton" style={{ height: '36px' }} />
       ))}

@@ -4,7 +4,9 @@ import './styles/theme.css';
 import './styles/app.css';
 import { applyTheme, watchSystemTheme } from './lib/theme';
 import { App } from './app';
+import { prefetchForLocation } from './lib/prefetch';
 
 applyTheme();
+prefetchForLocation(location.pathname);
 watchSystemTheme();
 render(<App />, document.getElementById('app')!);

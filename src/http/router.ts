@@ -8,7 +8,8 @@ import { AppError, notFound } from '../errors';
 import type { Deps } from '../deps';
 import { jsonBody, jsonOrMultipartBody, rawJsonBody } from './middleware/body';
 import { createBodyBudget } from './middleware/body-budget';
-import { requireOrganizationToken, requireSource, requireUser } from './middleware/auth';
+import { requireMember, requireOrganizationToken, requireSource, requireUser } from './middleware/auth';
+import { memberRoutes } from './routes/members';
 import { healthRoutes } from './routes/health';
 import { bootstrapRoutes } from './routes/bootstrap';
 import { metricsInput, metricsRoutes } from './routes/metrics';
@@ -16,8 +17,9 @@ import { dashboardInput, dashboardRoutes } from './routes/dashboards';
 import { dashboardGroupRoutes, groupInput } from './routes/dashboard-groups';
 import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
+import { intakeListenerRoutes } from './routes/intake-listeners';
 import { withIntake } from '../intake/routes';
-import { requireAnySourceFlag, transponderRoutes } from './routes/transponders';
+import { requireAnySourceFlag, transponderRoutes, userSource } from './routes/transponders';
 import { monitorInput, monitorRoutes } from './routes/monitors';
 import { channelInput, channelRoutes } from './routes/channels';
 
@@ -63,6 +65,10 @@ export function createRoutes(deps: Deps): Middleware {
   const writer = requireSource(deps, 'write');
   const dashReader = requireOrganizationToken(deps, 'read');
   const dashWriter = requireOrganizationToken(deps, 'write');
+  // Roles (src/domain/members.ts): editors change dashboards, share links, monitors and channels;
+  // admins also sources, source tokens and members.
+  const editor = requireMember(deps, 'editor');
+  const admin = requireMember(deps, 'admin');
 
   const health = healthRoutes(deps);
   const boot = bootstrapRoutes(deps);
@@ -80,28 +86,40 @@ export function createRoutes(deps: Deps): Middleware {
   r.get('/bootstrap/me', user, boot.me);
   r.post('/bootstrap/organizations', user, json, boot.input.organization, boot.createOrganization);
   r.get('/bootstrap/sources', user, boot.listSources);
-  r.post('/bootstrap/databases', user, upload, boot.input.database, boot.createDatabase);
-  r.post('/bootstrap/databases/:id/setup', user, json, boot.input.setup, boot.setupDatabase);
-  r.post('/bootstrap/projects', user, json, boot.input.project, boot.createProject);
-  r.put('/bootstrap/projects/:id', user, json, boot.input.projectUpdate, boot.updateProject);
-  r.patch('/bootstrap/projects/:id', user, json, boot.input.projectUpdate, boot.updateProject);
-  r.post('/bootstrap/source-tokens', user, json, boot.input.sourceToken, boot.createSourceToken);
+  r.post('/bootstrap/databases', admin, upload, boot.input.database, boot.createDatabase);
+  r.post('/bootstrap/databases/:id/setup', admin, json, boot.input.setup, boot.setupDatabase);
+  r.post('/bootstrap/projects', admin, json, boot.input.project, boot.createProject);
+  r.put('/bootstrap/projects/:id', admin, json, boot.input.projectUpdate, boot.updateProject);
+  r.patch('/bootstrap/projects/:id', admin, json, boot.input.projectUpdate, boot.updateProject);
+  r.post('/bootstrap/source-tokens', admin, json, boot.input.sourceToken, boot.createSourceToken);
 
   // The web interface's extensions (docs/interface.md).
   r.get('/bootstrap/setup-state', session.setupState);
   r.get('/bootstrap/source-tokens', user, session.input.sourceTokens, session.listSourceTokens);
-  r.delete('/bootstrap/source-tokens/:id', user, session.revokeSourceToken);
+  r.delete('/bootstrap/source-tokens/:id', admin, session.revokeSourceToken);
   r.get('/session', user, session.show);
   r.post('/session', json, session.input.create, session.create);
   r.delete('/session', user, session.remove);
   r.get('/session/sessions', user, session.listSessions);
   r.delete('/session/sessions/:id', user, session.revokeSession);
   r.get('/sources/:id/metrics', user, session.input.sourceSeries, session.sourceSeries);
+  r.get('/bootstrap/sources/:id/listeners', user, intakeListenerRoutes(deps).list);
   r.get('/dashboards/:id/shares', user, shares.list);
-  r.post('/dashboards/:id/shares', user, shares.create);
-  r.delete('/dashboards/:id/shares/:shareId', user, shares.remove);
+  r.post('/dashboards/:id/shares', editor, shares.create);
+  r.delete('/dashboards/:id/shares/:shareId', editor, shares.remove);
   r.get('/shared/:token', shares.show);
   r.get('/shared/:token/metrics', shares.input.series, shares.series);
+
+  // Members and invitations (docs/members.md); the domain checks who may change whom.
+  const members = memberRoutes(deps);
+  r.get('/organization/members', user, members.list);
+  r.patch('/organization/members/:id', admin, json, members.input.role, members.update);
+  r.delete('/organization/members/:id', admin, members.remove);
+  r.get('/organization/invitations', admin, members.invitations);
+  r.post('/organization/invitations', admin, json, members.input.invitation, members.invite);
+  r.delete('/organization/invitations/:id', admin, members.revoke);
+  r.post('/invitations/preview', json, members.input.token, members.preview);
+  r.post('/invitations/accept', user, json, members.input.token, members.accept);
 
   r.get('/metrics', reader, metricsInput.series, metrics.series);
   const ingest = [writer, json, metrics.ingestEnabled, metricsInput.ingest, metrics.ingest] as const;
@@ -119,6 +137,27 @@ export function createRoutes(deps: Deps): Middleware {
   r.put('/transponders/:id', writer, json, transponders.input.update, transponders.update);
   r.patch('/transponders/:id', writer, json, transponders.input.update, transponders.update);
   r.delete('/transponders/:id', writer, transponders.remove);
+  // The same for the web interface: a signed-in user, a source of the user's organization; changing
+  // a source's transponders is an admin's, as changing the source is (docs/members.md).
+  const own = [user, userSource(deps)] as const;
+  const ownAdmin = [admin, userSource(deps)] as const;
+  r.get('/sources/:sourceId/transponders', ...own, transponders.list);
+  r.post(
+    '/sources/:sourceId/transponders',
+    ...ownAdmin,
+    json,
+    transponders.input.create,
+    transponders.create,
+  );
+  r.get('/sources/:sourceId/transponders/:id', ...own, transponders.show);
+  r.put(
+    '/sources/:sourceId/transponders/:id',
+    ...ownAdmin,
+    json,
+    transponders.input.update,
+    transponders.update,
+  );
+  r.delete('/sources/:sourceId/transponders/:id', ...ownAdmin, transponders.remove);
 
   r.get('/dashboards', dashReader, dashboardInput.page, dash.list);
   r.post('/dashboards', dashWriter, json, dashboardInput.fields, dash.create);

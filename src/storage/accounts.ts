@@ -30,6 +30,24 @@ export interface UserTokenRow {
   created_at: number;
 }
 
+export interface InvitationRow {
+  id: string;
+  organization_id: string;
+  role: string;
+  token_hash: string;
+  last5: string;
+  created_by: string | null;
+  created_at: number;
+  expires_at: number;
+  accepted_by: string | null;
+  accepted_at: number | null;
+}
+/** A member as the members list shows it: the membership and its user's public fields. */
+export interface MemberRow extends MembershipRow {
+  email: string;
+  name: string | null;
+}
+
 export function createAccountsRepo(db: Db) {
   const q = {
     insertUser: db.prepare<[string, string, string, string | null, string, number]>(
@@ -55,6 +73,37 @@ export function createAccountsRepo(db: Db) {
     ),
     userTokenByHash: db.prepare<[string], UserTokenRow>('SELECT * FROM user_tokens WHERE token_hash = ?'),
     deleteUserToken: db.prepare<[string]>('DELETE FROM user_tokens WHERE id = ?'),
+    membershipById: db.prepare<[string, string], MembershipRow>(
+      'SELECT * FROM memberships WHERE id = ? AND organization_id = ?',
+    ),
+    members: db.prepare<[string], MemberRow>(
+      `SELECT m.*, u.email, u.name FROM memberships m JOIN users u ON u.id = m.user_id
+       WHERE m.organization_id = ? ORDER BY m.created_at, m.id`,
+    ),
+    updateRole: db.prepare<[string, string, string]>(
+      'UPDATE memberships SET role = ? WHERE id = ? AND organization_id = ?',
+    ),
+    deleteMembership: db.prepare<[string, string]>(
+      'DELETE FROM memberships WHERE id = ? AND organization_id = ?',
+    ),
+    insertInvitation: db.prepare<[string, string, string, string, string, string | null, number, number]>(
+      `INSERT INTO invitations (id, organization_id, role, token_hash, last5, created_by, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    invitationByHash: db.prepare<[string], InvitationRow>('SELECT * FROM invitations WHERE token_hash = ?'),
+    pendingInvitations: db.prepare<[string, number], InvitationRow>(
+      `SELECT * FROM invitations WHERE organization_id = ? AND accepted_at IS NULL AND expires_at > ?
+       ORDER BY created_at DESC, id`,
+    ),
+    deleteInvitation: db.prepare<[string, string]>(
+      'DELETE FROM invitations WHERE id = ? AND organization_id = ? AND accepted_at IS NULL',
+    ),
+    acceptInvitation: db.prepare<[string, number, string]>(
+      'UPDATE invitations SET accepted_by = ?, accepted_at = ? WHERE id = ? AND accepted_at IS NULL',
+    ),
+    countPending: db.prepare<[string, number], { n: number }>(
+      'SELECT COUNT(*) AS n FROM invitations WHERE organization_id = ? AND accepted_at IS NULL AND expires_at > ?',
+    ),
     anyUser: db.prepare<[], { one: number }>('SELECT 1 AS one FROM users LIMIT 1'),
   };
   return {
@@ -74,6 +123,32 @@ export function createAccountsRepo(db: Db) {
     /** sign-out: the token stops working at once (user tokens are not cached) */
     deleteUserToken: (id: string) => q.deleteUserToken.run(id).changes > 0,
     hasAnyUser: () => q.anyUser.get() !== undefined,
+    membershipById: (id: string, organizationId: string) => q.membershipById.get(id, organizationId),
+    members: (organizationId: string) => q.members.all(organizationId),
+    updateRole: (id: string, organizationId: string, role: string) =>
+      q.updateRole.run(role, id, organizationId).changes > 0,
+    deleteMembership: (id: string, organizationId: string) =>
+      q.deleteMembership.run(id, organizationId).changes > 0,
+    insertInvitation: (i: InvitationRow) =>
+      q.insertInvitation.run(
+        i.id,
+        i.organization_id,
+        i.role,
+        i.token_hash,
+        i.last5,
+        i.created_by,
+        i.created_at,
+        i.expires_at,
+      ),
+    invitationByHash: (hash: string) => q.invitationByHash.get(hash),
+    pendingInvitations: (organizationId: string, now: number) =>
+      q.pendingInvitations.all(organizationId, now),
+    pendingInvitationCount: (organizationId: string, now: number) =>
+      q.countPending.get(organizationId, now)!.n,
+    deleteInvitation: (id: string, organizationId: string) =>
+      q.deleteInvitation.run(id, organizationId).changes > 0,
+    acceptInvitation: (id: string, userId: string, now: number) =>
+      q.acceptInvitation.run(userId, now, id).changes > 0,
   };
 }
 

@@ -108,6 +108,94 @@ describe('channels under network.outbound = public', () => {
     assert.equal(receiver.received.length, 0);
   });
 
+  test('names that resolve to internal addresses are refused after resolution; no rebinding', async () => {
+    const answers: Record<string, string[]> = {
+      'loopback.example': ['127.0.0.1'],
+      'mixed.example': ['93.184.216.34', '10.0.0.5'], // one refused address refuses the name
+      'metadata.example': ['169.254.169.254'],
+      'v6.example': ['::1'],
+    };
+    const asked: string[] = [];
+    const sender = createChannelSender(server.deps, { lookup: async (host) => answers[host] ?? [] });
+    receiver.received.length = 0;
+    for (const name of ['loopback.example', 'mixed.example', 'metadata.example', 'v6.example']) {
+      const created = await request(
+        server,
+        'POST',
+        '/api/v1/channels',
+        { name, type: 'webhook', secrets: { url: `http://${name}:${receiver.port}/x` } },
+        { token: agent.userToken },
+      );
+      const result = await sender.send(
+        agent.organizationId,
+        created.body.data.id,
+        testNotification(Date.now(), name),
+        AbortSignal.timeout(2000),
+      );
+      assert.deepEqual(result, { ok: false, retryable: false, error: REFUSED_MESSAGE }, name);
+    }
+    // Rebinding: the name first answers an address the policy lets through (127.0.0.2, listed in
+    // allowed_hosts here; nothing listens there), then the receiver's 127.0.0.1. The attempt
+    // resolves once and connects to the checked address: the receiver never hears of it.
+    const rebinding = createChannelSender(
+      {
+        ...server.deps,
+        config: {
+          ...server.deps.config,
+          network: { ...server.deps.config.network, allowedHosts: ['127.0.0.2'] },
+        },
+      },
+      {
+        lookup: async (host) => {
+          asked.push(host);
+          return asked.length === 1 ? ['127.0.0.2'] : ['127.0.0.1'];
+        },
+      },
+    );
+    const created = await request(
+      server,
+      'POST',
+      '/api/v1/channels',
+      { name: 'rebind', type: 'webhook', secrets: { url: `http://rebind.example:${receiver.port}/x` } },
+      { token: agent.userToken },
+    );
+    asked.length = 0;
+    const result = await rebinding.send(
+      agent.organizationId,
+      created.body.data.id,
+      testNotification(Date.now(), 'rebind'),
+      AbortSignal.timeout(2000),
+    );
+    assert.deepEqual(result, { ok: false, retryable: true, error: 'connection refused' });
+    assert.deepEqual(asked, ['rebind.example'], 'resolved once');
+    assert.equal(receiver.received.length, 0, 'nothing reached the receiver on 127.0.0.1');
+  });
+
+  test('any mode: the connection goes to the resolved address, the name kept for Host', async () => {
+    const deps = {
+      ...server.deps,
+      config: { ...server.deps.config, network: { ...server.deps.config.network, outbound: 'any' as const } },
+    };
+    const sender = createChannelSender(deps, { lookup: async () => ['127.0.0.1'] });
+    const created = await request(
+      server,
+      'POST',
+      '/api/v1/channels',
+      { name: 'pinned', type: 'webhook', secrets: { url: `http://pinned.example:${receiver.port}/pinned` } },
+      { token: agent.userToken },
+    );
+    receiver.received.length = 0;
+    const result = await sender.send(
+      agent.organizationId,
+      created.body.data.id,
+      testNotification(Date.now(), 'pinned'),
+      AbortSignal.timeout(2000),
+    );
+    assert.deepEqual(result, { ok: true, retryable: false, status: 200 });
+    assert.equal(receiver.received[0]!.headers.host, `pinned.example:${receiver.port}`);
+    assert.equal(receiver.received[0]!.path, '/pinned');
+  });
+
   test('the sender refuses the same for an organization, and another organization gets "not found"', async () => {
     const created = await request(
       server,
@@ -197,6 +285,32 @@ describe('channels: network.allowed_hosts, hung receivers, retry classes', () =>
     const took = Date.now() - started;
     assert.deepEqual(result, { ok: false, retryable: true, error: 'timed out' });
     assert.ok(took < 2_000, `settled in ${took} ms`);
+  });
+
+  test('an answer whose body never ends: a 2xx is delivered at once, another status ends with the signal', async () => {
+    const sender = createChannelSender(server.deps);
+    const id = await channel(`http://localhost:${receiver.port}/held`);
+    receiver.answer.push({ status: 202, hold: true, body: 'x'.repeat(1000) });
+    let started = Date.now();
+    const accepted = await sender.send(
+      agent.organizationId,
+      id,
+      testNotification(Date.now(), 'held'),
+      AbortSignal.timeout(5000),
+    );
+    assert.deepEqual(accepted, { ok: true, retryable: false, status: 202 });
+    assert.ok(Date.now() - started < 2_000);
+    receiver.answer.push({ status: 503, hold: true, body: 'busy' });
+    started = Date.now();
+    const failed = await sender.send(
+      agent.organizationId,
+      id,
+      testNotification(Date.now(), 'held'),
+      AbortSignal.timeout(300),
+    );
+    assert.equal(failed.ok, false);
+    assert.equal(failed.retryable, true);
+    assert.ok(Date.now() - started < 2_000);
   });
 
   test('e-mail: an SMTP host in allowed_hosts is reached; a server that never greets ends with the signal', async () => {

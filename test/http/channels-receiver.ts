@@ -15,7 +15,14 @@ export interface Receiver {
   port: number;
   received: Received[];
   /** the next answers, in order (then 200 `{}`) */
-  answer: Array<{ status: number; body?: string; headers?: Record<string, string>; delayMs?: number }>;
+  answer: Array<{
+    status: number;
+    body?: string;
+    headers?: Record<string, string>;
+    delayMs?: number;
+    /** send the head and the body, then never end the answer */
+    hold?: boolean;
+  }>;
   close(): Promise<void>;
 }
 
@@ -36,7 +43,8 @@ export async function startReceiver(host = '127.0.0.1'): Promise<Receiver> {
       const reply = () => {
         if (res.destroyed) return;
         res.writeHead(next.status, { 'content-type': 'application/json', ...(next.headers ?? {}) });
-        res.end(next.body ?? '{}');
+        if (next.hold) res.write(next.body ?? '{');
+        else res.end(next.body ?? '{}');
       };
       if (next.delayMs) setTimeout(reply, next.delayMs).unref();
       else reply();

@@ -6,7 +6,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
+import https from 'node:https';
 import { SMTPServer } from 'smtp-server';
+import getTLSOptions from 'smtp-server/lib/tls-options';
 import {
   request,
   signupWithOrganization,
@@ -15,7 +17,8 @@ import {
   type TestServer,
 } from '../helpers/server';
 import { startReceiver, type Receiver } from './channels-receiver';
-import { httpRequestOf, headerText } from '../../src/domain/alerts/channels/sender';
+import { createChannelSender, httpRequestOf, headerText } from '../../src/domain/alerts/channels/sender';
+import { testNotification } from '../../src/http/routes/channels';
 import type { OutgoingNotification } from '../../src/domain/alerts/delivery-port';
 import type { StoredChannel } from '../../src/storage/channels';
 
@@ -283,6 +286,63 @@ describe('channels against real receivers', () => {
       );
       assert.equal(res.status, 422, JSON.stringify(to));
       assert.deepEqual(Object.keys(res.body.errors), ['settings.to']);
+    }
+  });
+
+  test('TLS: a certificate the machine does not trust is a permanent failure (HTTPS, STARTTLS, implicit TLS)', async () => {
+    // smtp-server's built-in certificate for localhost: self-signed (and expired), so never trusted
+    const tls = getTLSOptions({});
+    const secure = https.createServer({ key: tls.key, cert: tls.cert }, (_req, res) => res.end('{}'));
+    await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', resolve));
+    const starttls = new SMTPServer({ authOptional: true, logger: false });
+    await new Promise<void>((resolve) => starttls.listen(0, '127.0.0.1', resolve));
+    try {
+      const httpsPort = (secure.address() as AddressInfo).port;
+      const ch = await create({
+        name: 'tls',
+        type: 'webhook',
+        secrets: { url: `https://localhost:${httpsPort}/hook` },
+      });
+      const result = await sendTest(ch.id);
+      assert.equal(result.ok, false);
+      assert.match(result.error, /^TLS handshake failed/);
+      const smtpPort = (starttls.server.address() as AddressInfo).port;
+      const id = '00000000-0000-4000-8000-0000000000aa';
+      server.deps.db
+        .prepare(
+          `INSERT INTO channels (id, organization_id, name, type, preset, settings, secrets, inserted_at, updated_at)
+           VALUES (?, ?, 'tls mail', 'email', NULL, '{"to":["ops@example.com"]}', '{}', 0, 0)`,
+        )
+        .run(id, agent.organizationId);
+      for (const mode of ['starttls', 'tls'] as const) {
+        const deps = {
+          ...server.deps,
+          config: {
+            ...server.deps.config,
+            smtp: {
+              ...server.deps.config.smtp,
+              host: 'localhost',
+              port: smtpPort,
+              tls: mode,
+              username: null,
+              password: null,
+            },
+          },
+        };
+        const sent = await createChannelSender(deps).send(
+          agent.organizationId,
+          id,
+          testNotification(Date.now(), 'tls mail'),
+          AbortSignal.timeout(5000),
+        );
+        assert.equal(sent.ok, false, mode);
+        assert.equal(sent.retryable, false, mode);
+        assert.match(sent.error!, /^TLS with the SMTP server failed/, mode);
+      }
+    } finally {
+      await new Promise<void>((resolve) => starttls.close(() => resolve()));
+      secure.closeAllConnections();
+      await new Promise<void>((resolve) => secure.close(() => resolve()));
     }
   });
 

@@ -58,6 +58,11 @@ describe('channels API', () => {
 
     const list = await request(server, 'GET', '/api/v1/channels', undefined, as(agent));
     assert.equal(list.status, 200);
+    assert.deepEqual(list.body.meta, {
+      types: ['webhook', 'ntfy', 'gotify', 'email'],
+      presets: ['slack', 'discord', 'mattermost', 'teams'],
+      email_configured: false,
+    });
     assert.deepEqual(
       list.body.data.map((c: { id: string }) => c.id),
       [ch.id],
@@ -84,6 +89,24 @@ describe('channels API', () => {
     assert.equal(renamed.body.data.name, 'Slack #ops');
     assert.deepEqual(renamed.body.data.secrets, { url: '…abcd' });
     assert.equal(renamed.body.data.preset, 'slack');
+    // a form that sends the whole channel back, masked secrets included, changes nothing secret
+    const echoed = await request(
+      server,
+      'PUT',
+      `/api/v1/channels/${ch.id}`,
+      { ...renamed.body.data, name: 'Slack #ops2' },
+      as(agent),
+    );
+    assert.equal(echoed.status, 200, echoed.text);
+    assert.deepEqual(echoed.body.data.secrets, { url: '…abcd' });
+    const wrongMask = await request(
+      server,
+      'PUT',
+      `/api/v1/channels/${ch.id}`,
+      { secrets: { url: '…zzzz' } },
+      as(agent),
+    );
+    assert.equal(wrongMask.status, 422, 'another masked value is no URL');
 
     // at rest: encrypted, the plaintext nowhere in service.db
     const db = new Database(path.join(server.dataDir, 'service.db'), { readonly: true });
@@ -93,6 +116,7 @@ describe('channels API', () => {
         secrets: string;
       };
       assert.match(JSON.parse(row.secrets).url, /^enc:v1:/);
+      assert.equal(server.deps.secrets.decrypt(JSON.parse(row.secrets).url), SLACK_URL);
       assert.doesNotMatch(row.settings + row.secrets, /hooks\.slack\.com/);
     } finally {
       db.close();

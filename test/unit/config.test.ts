@@ -59,7 +59,7 @@ describe('config', () => {
       retention: { sweepIntervalSeconds: 60 },
       alerts: { intervalMs: 60_000 },
       session: { idleTimeoutSeconds: 604_800, maxLifetimeSeconds: 2_592_000 },
-      intake: { listeners: [] },
+      intake: { listeners: [], maxKeysPerSource: 100_000 },
       network: {
         outbound: 'any',
         allowedHosts: [],
@@ -198,6 +198,7 @@ level = "warn"
         '{}',
         '[{"protocol":"graphite","transport":"udp","listen":"127.0.0.1:2003","source":"nope"}]',
       ],
+      'intake.max_keys_per_source': ['0', '1000001', 'many', '1.5'],
       'network.outbound': ['private'],
       'network.allowed_hosts': ['10.0.0.0/99', 'a host', 'db.example/8'],
       'network.timeout_ms': ['10'],

@@ -41,6 +41,8 @@ export interface RequestOptions {
   /** a bearer token (only the first-run signup's token, handed straight to POST /session) */
   token?: string;
   signal?: AbortSignal;
+  /** a 401 is this request's own answer only (a prefetch made before sign-in is known) */
+  silent?: boolean;
 }
 
 export async function api<T = unknown>(
@@ -74,7 +76,7 @@ export async function api<T = unknown>(
     parsed = null;
   }
   // A session revoked elsewhere (sign-out in another tab): the shell goes back to sign-in.
-  if (res.status === 401 && path !== '/session' && !options.token)
+  if (res.status === 401 && path !== '/session' && !options.token && !options.silent)
     (globalThis as unknown as EventTarget).dispatchEvent(new Event(SESSION_EXPIRED));
   if (!res.ok) throw new ApiError(res.status, parsed);
   return (parsed as { data: T }).data;

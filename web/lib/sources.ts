@@ -2,8 +2,11 @@
 import { get } from './api';
 import type { Source } from './types';
 
-export async function loadSources(signal?: AbortSignal): Promise<Source[]> {
-  const data = await get<{ projects: Source[]; databases: Source[] }>('/bootstrap/sources', { signal });
+export async function loadSources(signal?: AbortSignal, silent = false): Promise<Source[]> {
+  const data = await get<{ projects: Source[]; databases: Source[] }>('/bootstrap/sources', {
+    signal,
+    silent,
+  });
   return [...data.projects, ...data.databases];
 }
 

@@ -13,8 +13,9 @@ export const REFRESH_MS: Record<string, number | null> = {
   '1m': 60_000,
   '5m': 300_000,
 };
-/** More buckets than this in one read is too slow to draw; a finer granularity gives way to a coarser. */
-export const MAX_BUCKETS = 2000;
+/** More buckets than this in one read is too slow to draw; a finer granularity gives way to a coarser
+ * (with a notice). 2,500 keeps 90 days and more at 1h (2,160). */
+export const MAX_BUCKETS = 2500;
 
 /** Milliseconds of `24h`, `7d`, `1mo` ... (a month as 30 days, a quarter as 91), or null. */
 export function spanMs(text: string | null | undefined): number | null {

@@ -1,10 +1,12 @@
 // Account: who you are, your organization (create one if the account has none), your signed-in
+// members and invitation links (web/pages/members.tsx), your signed-in
 // sessions (each revocable; GET and DELETE /api/v1/session/sessions), theme, sign out.
 import { useState } from 'preact/hooks';
 import { api, get } from '../lib/api';
 import { useLoad, useSession, useTitle } from '../lib/hooks';
 import { ConfirmButton, ErrorNotice, Skeleton } from '../components';
 import { setThemeChoice, useTheme, type ThemeChoice } from '../lib/theme';
+import { MembersPanel } from './members';
 
 const THEMES: [ThemeChoice, string][] = [
   ['system', 'System'],
@@ -203,6 +205,7 @@ export function AccountPage() {
             </div>
           )}
         </section>
+        {organization && <MembersPanel />}
         <Sessions />
         <section class="panel">
           <header>

@@ -1,14 +1,17 @@
 // Editing a dashboard: a draft of its grid changed by the cells' controls and the widget form,
 // saved with one PUT; or the JSON editor of the whole payload and segments.
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { clearDraft, readDraft, writeDraft } from '../lib/drafts';
 import { useLeaveGuard } from '../lib/router';
 import { api, ApiError } from '../lib/api';
+import { useLoad } from '../lib/hooks';
+import { derivedPaths, loadTransponders, withDerived } from '../lib/transponders';
 import type { Dashboard, Source } from '../lib/types';
 import { DashboardSettings } from './dashboard-settings';
-import { collectPaths } from '../widgets';
+import { collectPaths, WidgetView } from '../widgets';
 import type { WidgetConfig, WidgetContext } from '../widgets/types';
 import { DashboardGrid } from './dashboard-grid';
+import { compact, firstFree, place, type Box } from '../lib/grid-layout';
 import { JsonEditor } from './json-editor';
 import { newWidget, WIDGET_TYPES, WidgetForm } from './widget-form';
 
@@ -21,12 +24,15 @@ type Drawer =
 export function DashboardEditor({
   dashboard,
   source,
+  metricKey,
   ctx,
   onClose,
   onSaved,
 }: {
   dashboard: Dashboard;
   source: Source;
+  /** the key the dashboard reads, segments filled in (its derived paths are offered) */
+  metricKey?: string;
   ctx: WidgetContext;
   onClose: () => void;
   onSaved: (d: Dashboard, keepEditing?: boolean) => void;
@@ -84,13 +90,35 @@ export function DashboardEditor({
   const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({});
   // A save refused because someone else saved since this dashboard was loaded (409): its message.
   const [stale, setStale] = useState<string | null>(null);
-  const paths = collectPaths(ctx.series);
+  const transponders = useLoad((signal) => loadTransponders(source.id, signal).catch(() => []), [source.id]);
+  const derived = useMemo(
+    () => derivedPaths(transponders.data, metricKey ?? dashboard.key),
+    [transponders.data, metricKey, dashboard.key],
+  );
+  const paths = withDerived(collectPaths(ctx.series), derived);
 
+  // Every change of the grid is laid out (web/lib/grid-layout.ts): no overlaps, floated up.
   const change = (index: number, widget: WidgetConfig | null) =>
-    setGrid((g) => (widget ? g.map((w, i) => (i === index ? widget : w)) : g.filter((_, i) => i !== index)));
+    setGrid((g) =>
+      widget
+        ? place(
+            g.map((w, i) => (i === index ? widget : w)),
+            index,
+            widget,
+          )
+        : compact(g.filter((_, i) => i !== index)),
+    );
+  const placeAt = (index: number, box: Box) => setGrid((g) => place(g, index, box));
+  const duplicate = (index: number) =>
+    setGrid((g) => {
+      const source = g[index]!;
+      const copy = { ...structuredClone(source), id: newWidget(source.type, g).id };
+      const spot = firstFree(g, source.w, source.h);
+      return [...g, { ...copy, ...spot }];
+    });
   const apply = (widget: WidgetConfig) => {
     if (drawer?.kind === 'widget' && drawer.index !== null) change(drawer.index, widget);
-    else setGrid((g) => [...g, widget]);
+    else setGrid((g) => place([...g, widget], g.length, widget));
     setDrawer(null);
   };
   // Saves from the version loaded (updated_at), so a change saved meanwhile elsewhere is not
@@ -207,6 +235,8 @@ export function DashboardEditor({
         error={null}
         editing
         onChange={change}
+        onPlace={placeAt}
+        onDuplicate={duplicate}
         onEdit={(index) => setDrawer({ kind: 'widget', index, widget: grid[index]! })}
       />
       {drawer && (
@@ -227,8 +257,10 @@ export function DashboardEditor({
               key={drawer.widget.id}
               initial={drawer.widget}
               paths={paths}
+              derived={derived}
               onSave={apply}
               onCancel={() => setDrawer(null)}
+              preview={(w) => <WidgetView widget={w} ctx={ctx} error={null} loading={false} />}
             />
           ) : drawer.kind === 'settings' ? (
             <DashboardSettings

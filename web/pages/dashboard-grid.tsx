@@ -1,40 +1,81 @@
 // The 12-column grid of a dashboard (one column under 700 px, see app.css): each cell is the
-// widgets' WidgetView with the shared series; in edit mode each cell gets move, resize, edit and
-// remove controls.
+// widgets' WidgetView with the shared series. In edit mode each cell can be dragged by its handle and
+// resized by its corner (pointer: mouse, pen or touch), or moved and resized with its buttons (the
+// keyboard's way); every change goes through web/lib/grid-layout.ts, so widgets never overlap and
+// float up.
 import { WidgetView } from '../widgets';
 import type { WidgetConfig, WidgetContext } from '../widgets/types';
+import { COLUMNS, type Box } from '../lib/grid-layout';
 
-export const COLUMNS = 12;
+export { COLUMNS };
 
-type Change = (widget: WidgetConfig) => void;
+type Place = (box: Box) => void;
 
-function clampGeometry(w: WidgetConfig): WidgetConfig {
-  const width = Math.min(COLUMNS, Math.max(1, w.w));
-  return {
-    ...w,
-    w: width,
-    h: Math.max(1, w.h),
-    x: Math.min(COLUMNS - width, Math.max(0, w.x)),
-    y: Math.max(0, w.y),
+/** Column width and row pitch of the grid element, in pixels (CSS decides both). */
+function gridMetrics(grid: HTMLElement): { col: number; row: number } {
+  const style = getComputedStyle(grid);
+  const gapX = parseFloat(style.columnGap) || 0;
+  const gapY = parseFloat(style.rowGap) || 0;
+  const rowHeight = parseFloat(style.gridAutoRows) || 84;
+  return { col: (grid.clientWidth + gapX) / COLUMNS, row: rowHeight + gapY };
+}
+
+/**
+ * A pointer drag that turns movement into whole grid steps from the widget's box at the start:
+ * `mode` move changes x/y, resize changes w/h. Placed only when the step changes.
+ */
+function startDrag(e: PointerEvent, mode: 'move' | 'resize', widget: WidgetConfig, onPlace: Place): void {
+  const handle = e.currentTarget as HTMLElement;
+  const grid = handle.closest<HTMLElement>('.grid');
+  if (!grid || e.button !== 0) return;
+  e.preventDefault();
+  const { col, row } = gridMetrics(grid);
+  const start = { x: widget.x, y: widget.y, w: widget.w, h: widget.h };
+  const [sx, sy] = [e.clientX, e.clientY];
+  let last = '';
+  handle.setPointerCapture(e.pointerId);
+  grid.classList.add('dragging');
+  const move = (ev: PointerEvent) => {
+    const dx = Math.round((ev.clientX - sx) / col);
+    const dy = Math.round((ev.clientY - sy) / row);
+    const box =
+      mode === 'move'
+        ? { ...start, x: start.x + dx, y: start.y + dy }
+        : { ...start, w: Math.max(1, start.w + dx), h: Math.max(1, start.h + dy) };
+    const step = `${box.x},${box.y},${box.w},${box.h}`;
+    if (step === last) return;
+    last = step;
+    onPlace(box);
   };
+  const end = () => {
+    handle.removeEventListener('pointermove', move);
+    handle.removeEventListener('pointerup', end);
+    handle.removeEventListener('pointercancel', end);
+    grid.classList.remove('dragging');
+  };
+  handle.addEventListener('pointermove', move);
+  handle.addEventListener('pointerup', end);
+  handle.addEventListener('pointercancel', end);
 }
 
 function CellTools({
   widget,
-  onChange,
+  onPlace,
   onEdit,
+  onDuplicate,
   onRemove,
 }: {
   widget: WidgetConfig;
-  onChange: Change;
+  onPlace: Place;
   onEdit: () => void;
+  onDuplicate: () => void;
   onRemove: () => void;
 }) {
   const name = widget.title || widget.id;
   const nudge = (delta: Partial<Record<'x' | 'y' | 'w' | 'h', number>>) => {
-    const next = { ...widget };
-    for (const [k, d] of Object.entries(delta) as ['x' | 'y' | 'w' | 'h', number][]) next[k] = widget[k] + d;
-    onChange(clampGeometry(next));
+    const box = { x: widget.x, y: widget.y, w: widget.w, h: widget.h };
+    for (const [k, d] of Object.entries(delta) as ['x' | 'y' | 'w' | 'h', number][]) box[k] += d;
+    onPlace(box);
   };
   const tools: [string, string, () => void][] = [
     ['←', `Move ${name} left`, () => nudge({ x: -1 })],
@@ -48,6 +89,15 @@ function CellTools({
   ];
   return (
     <div class="cell-tools">
+      <span
+        class="drag-handle"
+        title={`Drag to move ${name}`}
+        aria-hidden="true"
+        data-testid="drag-handle"
+        onPointerDown={(e) => startDrag(e, 'move', widget, onPlace)}
+      >
+        ⠿
+      </span>
       {tools.map(([label, aria, run]) => (
         // The accessible name starts with the visible label (voice control: "click W−").
         <button key={aria} type="button" aria-label={`${label} ${aria}`} title={aria} onClick={run}>
@@ -56,6 +106,9 @@ function CellTools({
       ))}
       <button type="button" aria-label={`Edit ${name}`} onClick={onEdit}>
         Edit
+      </button>
+      <button type="button" aria-label={`Duplicate ${name}`} onClick={onDuplicate}>
+        Duplicate
       </button>
       <button type="button" class="danger" aria-label={`Remove ${name}`} onClick={onRemove}>
         ✕
@@ -71,10 +124,23 @@ export interface GridProps {
   error: string | null;
   editing: boolean;
   onChange?: (index: number, widget: WidgetConfig | null) => void;
+  /** a move or resize in edit mode (laid out by the editor: no overlaps, compacted) */
+  onPlace?: (index: number, box: Box) => void;
+  onDuplicate?: (index: number) => void;
   onEdit?: (index: number) => void;
 }
 
-export function DashboardGrid({ widgets, ctx, loading, error, editing, onChange, onEdit }: GridProps) {
+export function DashboardGrid({
+  widgets,
+  ctx,
+  loading,
+  error,
+  editing,
+  onChange,
+  onPlace,
+  onDuplicate,
+  onEdit,
+}: GridProps) {
   if (widgets.length === 0) {
     return (
       <div class="panel empty-grid">
@@ -98,15 +164,25 @@ export function DashboardGrid({ widgets, ctx, loading, error, editing, onChange,
             gridRow: `${widget.y + 1} / span ${widget.h}`,
           }}
         >
-          {editing && onChange && onEdit && (
+          {editing && onChange && onEdit && onPlace && onDuplicate && (
             <CellTools
               widget={widget}
-              onChange={(w) => onChange(i, w)}
+              onPlace={(box) => onPlace(i, box)}
               onEdit={() => onEdit(i)}
+              onDuplicate={() => onDuplicate(i)}
               onRemove={() => onChange(i, null)}
             />
           )}
           <WidgetView widget={widget} ctx={ctx} error={error} loading={loading} />
+          {editing && onPlace && (
+            <span
+              class="resize-handle"
+              title={`Drag to resize ${widget.title || widget.id}`}
+              aria-hidden="true"
+              data-testid="resize-handle"
+              onPointerDown={(e) => startDrag(e, 'resize', widget, (box) => onPlace(i, box))}
+            />
+          )}
         </div>
       ))}
     </div>

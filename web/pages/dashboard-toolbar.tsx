@@ -2,13 +2,15 @@
 // granularity (the source's allowed list), auto-refresh, and one input per segment.
 import { useState } from 'preact/hooks';
 import type { Segment } from '../lib/types';
-import { isoSeconds, PRESETS, REFRESH, type ViewState } from '../lib/view';
+import { isoSeconds, MAX_BUCKETS, PRESETS, REFRESH, spanMs, type ViewState } from '../lib/view';
 import { formatInZone, fromZoneInput, toZoneInput } from '../lib/zone';
 
 export interface ToolbarProps {
   view: ViewState;
   range: { from: number; to: number };
   granularity: string;
+  /** the granularity asked for (the view's or the dashboard's), when the range made it coarser */
+  wanted?: string | null;
   granularities: string[];
   timeZone: string;
   setView: (view: ViewState) => void;
@@ -69,12 +71,15 @@ export function TimeControls({
   view,
   range,
   granularity,
+  wanted,
   granularities,
   timeZone,
   setView,
   shift,
   refreshNow,
 }: ToolbarProps) {
+  const span = range.to - range.from;
+  const buckets = (g: string) => Math.ceil(span / (spanMs(g) ?? span));
   return (
     <>
       <div class="presets" role="group" aria-label="Time range">
@@ -118,12 +123,18 @@ export function TimeControls({
           onChange={(e) => setView({ ...view, granularity: (e.target as HTMLSelectElement).value })}
         >
           {granularities.map((g) => (
-            <option key={g} value={g}>
+            <option key={g} value={g} disabled={buckets(g) > MAX_BUCKETS}>
               {g}
             </option>
           ))}
         </select>
       </label>
+      {wanted && wanted !== granularity && (
+        <span class="muted coarsened" role="status" data-testid="coarsened">
+          Shown by {granularity}: {wanted} would be {buckets(wanted).toLocaleString('en')} points, more than{' '}
+          {MAX_BUCKETS.toLocaleString('en')}. Narrow the range to see {wanted}.
+        </span>
+      )}
       <label>
         <span class="muted">Refresh</span>
         <select

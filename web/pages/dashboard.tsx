@@ -26,16 +26,17 @@ import { SegmentInputs, segmentValue, TimeControls } from './dashboard-toolbar';
 import { DashboardEditor } from './dashboard-editor';
 import { useSeries, type SeriesReader } from './use-series';
 import { SharePanel } from './dashboard-share';
+import { useRole } from './members';
 import { fetchSeries, fetchShared } from '../lib/series';
 import { readDraft } from '../lib/drafts';
+import { takeDashboardPrefetch } from '../lib/prefetch';
 
 export function DashboardPage({ id }: { id: string }) {
   const loaded = useLoad(
     async (signal) => {
-      const [dashboard, sources] = await Promise.all([
-        get<Dashboard>(`/dashboards/${id}`, { signal }),
-        loadSources(signal),
-      ]);
+      const prefetched = takeDashboardPrefetch(id);
+      const [dashboard, sources] = await ((prefetched && (await prefetched.catch(() => null))) ??
+        Promise.all([get<Dashboard>(`/dashboards/${id}`, { signal }), loadSources(signal)]));
       return { dashboard, source: sources.find((s) => s.id === dashboard.source_id) ?? null };
     },
     [id],
@@ -90,6 +91,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
   // Unsaved edits kept by this tab (a reload, a sign-in in between) reopen the editor with them.
   const [editing, setEditing] = useState(() => Boolean(onSaved && !shareToken && readDraft(dashboard.id)));
   const [sharing, setSharing] = useState(false);
+  const editor = useRole('editor');
   const [, theme] = useTheme();
   // Leaving the editor (Save, Cancel) puts focus back on the Edit button.
   const editButton = useRef<HTMLButtonElement>(null);
@@ -142,6 +144,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
       <DashboardEditor
         dashboard={dashboard}
         source={source}
+        metricKey={key}
         ctx={ctx}
         onClose={() => setEditing(false)}
         onSaved={(d, keepEditing) => {
@@ -168,12 +171,12 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
               <span class="badge" title="Unlock it through the API to change it">
                 locked
               </span>
-            ) : (
+            ) : editor ? (
               <button type="button" ref={editButton} onClick={() => setEditing(true)}>
                 Edit
               </button>
-            )}
-            {!shareToken && (
+            ) : null}
+            {!shareToken && editor && (
               <button type="button" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>
                 Share
               </button>
@@ -188,6 +191,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
               view={shown}
               range={range}
               granularity={granularity}
+              wanted={view.granularity ?? dashboard.default_granularity}
               granularities={source.granularities}
               timeZone={source.time_zone}
               setView={setView}

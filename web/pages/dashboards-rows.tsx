@@ -4,6 +4,7 @@ import { api } from '../lib/api';
 import { Link } from '../lib/router';
 import type { Dashboard, DashboardGroup, Source } from '../lib/types';
 import { ConfirmButton, RenameForm } from '../components';
+import { useRole } from './members';
 
 export function GroupHeader(props: {
   group: DashboardGroup | null;
@@ -15,6 +16,7 @@ export function GroupHeader(props: {
 }) {
   const { group } = props;
   const [renaming, setRenaming] = useState(false);
+  const editor = useRole('editor');
   if (!group) {
     return (
       <header>
@@ -34,32 +36,36 @@ export function GroupHeader(props: {
       ) : (
         <h2>{group.name}</h2>
       )}
-      <button type="button" onClick={() => setRenaming(true)} aria-label={`Rename ${group.name}`}>
-        Rename
-      </button>
-      <button
-        type="button"
-        class="icon"
-        aria-label={`Move group ${group.name} up`}
-        disabled={props.first}
-        onClick={() => props.onMove(-1)}
-      >
-        ↑
-      </button>
-      <button
-        type="button"
-        class="icon"
-        aria-label={`Move group ${group.name} down`}
-        disabled={props.last}
-        onClick={() => props.onMove(1)}
-      >
-        ↓
-      </button>
-      <ConfirmButton
-        label="Delete group"
-        confirm="Delete group (dashboards stay)"
-        onConfirm={props.onDelete}
-      />
+      {editor && (
+        <>
+          <button type="button" onClick={() => setRenaming(true)} aria-label={`Rename ${group.name}`}>
+            Rename
+          </button>
+          <button
+            type="button"
+            class="icon"
+            aria-label={`Move group ${group.name} up`}
+            disabled={props.first}
+            onClick={() => props.onMove(-1)}
+          >
+            ↑
+          </button>
+          <button
+            type="button"
+            class="icon"
+            aria-label={`Move group ${group.name} down`}
+            disabled={props.last}
+            onClick={() => props.onMove(1)}
+          >
+            ↓
+          </button>
+          <ConfirmButton
+            label="Delete group"
+            confirm="Delete group (dashboards stay)"
+            onConfirm={props.onDelete}
+          />
+        </>
+      )}
     </header>
   );
 }
@@ -88,6 +94,7 @@ export function DashboardRow(props: {
   onRenumber: () => Promise<void>;
 }) {
   const { dashboard: d, act } = props;
+  const editor = useRole('editor');
   const put = (body: Record<string, unknown>) => act(() => api('PUT', `/dashboards/${d.id}`, body));
   const locked = d.locked;
   const [renaming, setRenaming] = useState(false);
@@ -113,61 +120,63 @@ export function DashboardRow(props: {
           </span>
         </span>
       )}
-      <span class="actions">
-        <button
-          type="button"
-          disabled={locked}
-          onClick={() => setRenaming(true)}
-          aria-label={`Rename ${d.name}`}
-        >
-          Rename
-        </button>
-        <label>
-          <span class="visually-hidden">Group of {d.name}</span>
-          <select
+      {editor && (
+        <span class="actions">
+          <button
+            type="button"
             disabled={locked}
-            value={d.group_id ?? ''}
-            onChange={(e) => put({ group_id: (e.target as HTMLSelectElement).value || null })}
+            onClick={() => setRenaming(true)}
+            aria-label={`Rename ${d.name}`}
           >
-            <option value="">No group</option>
-            {props.groups.map((g) => (
-              <option key={g.id} value={g.id}>
-                {g.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button
-          type="button"
-          class="icon"
-          aria-label={`Move ${d.name} up`}
-          disabled={locked || props.first}
-          onClick={() => props.onMove(-1)}
-        >
-          ↑
-        </button>
-        <button
-          type="button"
-          class="icon"
-          aria-label={`Move ${d.name} down`}
-          disabled={locked || props.last}
-          onClick={() => props.onMove(1)}
-        >
-          ↓
-        </button>
-        <button
-          type="button"
-          onClick={() => act(() => api('POST', '/dashboards', duplicateBody(d)).then(props.onRenumber))}
-        >
-          Duplicate
-        </button>
-        <ConfirmButton
-          label="Delete"
-          confirm={`Delete ${d.name}`}
-          disabled={locked}
-          onConfirm={() => act(() => api('DELETE', `/dashboards/${d.id}`))}
-        />
-      </span>
+            Rename
+          </button>
+          <label>
+            <span class="visually-hidden">Group of {d.name}</span>
+            <select
+              disabled={locked}
+              value={d.group_id ?? ''}
+              onChange={(e) => put({ group_id: (e.target as HTMLSelectElement).value || null })}
+            >
+              <option value="">No group</option>
+              {props.groups.map((g) => (
+                <option key={g.id} value={g.id}>
+                  {g.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button
+            type="button"
+            class="icon"
+            aria-label={`Move ${d.name} up`}
+            disabled={locked || props.first}
+            onClick={() => props.onMove(-1)}
+          >
+            ↑
+          </button>
+          <button
+            type="button"
+            class="icon"
+            aria-label={`Move ${d.name} down`}
+            disabled={locked || props.last}
+            onClick={() => props.onMove(1)}
+          >
+            ↓
+          </button>
+          <button
+            type="button"
+            onClick={() => act(() => api('POST', '/dashboards', duplicateBody(d)).then(props.onRenumber))}
+          >
+            Duplicate
+          </button>
+          <ConfirmButton
+            label="Delete"
+            confirm={`Delete ${d.name}`}
+            disabled={locked}
+            onConfirm={() => act(() => api('DELETE', `/dashboards/${d.id}`))}
+          />
+        </span>
+      )}
     </li>
   );
 }

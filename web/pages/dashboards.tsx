@@ -9,6 +9,7 @@ import { loadSources } from '../lib/sources';
 import type { Dashboard, DashboardGroup, Source } from '../lib/types';
 import { ErrorNotice, Skeleton } from '../components';
 import { NewDashboardForm, NewGroupForm } from './dashboards-forms';
+import { useRole } from './members';
 import { DashboardRow, GroupHeader } from './dashboards-rows';
 
 interface ListData {
@@ -46,6 +47,7 @@ function moved<T>(list: T[], index: number, delta: -1 | 1): T[] | null {
 
 export function DashboardsPage() {
   useTitle('Dashboards');
+  const editor = useRole('editor');
   const loc = useLocation();
   const search = loc.query.get('q') ?? '';
   const list = useLoad(loadList, []);
@@ -145,14 +147,16 @@ export function DashboardsPage() {
               </section>
             );
           })}
-          <div class="row" style={{ alignItems: 'flex-start' }}>
-            <NewDashboardForm
-              sources={data.sources}
-              groups={data.groups}
-              onCreated={(d) => navigate(`/d/${d.id}`)}
-            />
-            <NewGroupForm onCreated={list.reload} />
-          </div>
+          {editor && (
+            <div class="row" style={{ alignItems: 'flex-start' }}>
+              <NewDashboardForm
+                sources={data.sources}
+                groups={data.groups}
+                onCreated={(d) => navigate(`/d/${d.id}`)}
+              />
+              <NewGroupForm onCreated={list.reload} />
+            </div>
+          )}
         </div>
       )}
     </main>

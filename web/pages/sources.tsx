@@ -6,8 +6,10 @@ import { api, get } from '../lib/api';
 import { useLoad, useSession, useTitle } from '../lib/hooks';
 import { loadSources } from '../lib/sources';
 import type { Source, SourceToken } from '../lib/types';
+import { SourceIntake } from './source-intake';
 import { ConfirmButton, ErrorNotice, Skeleton } from '../components';
 import { NewDatabaseForm, NewProjectForm } from './sources-forms';
+import { Transponders } from './sources-transponders';
 
 interface Minted {
   value: string;
@@ -164,7 +166,9 @@ function SourcePanel({ source, onChanged }: { source: Source; onChanged: () => v
         default {source.default_timeframe} by {source.default_granularity}
         {message && <div role="status">{message}</div>}
       </div>
+      <SourceIntake source={source} />
       <Tokens source={source} />
+      <Transponders source={source} />
     </section>
   );
 }

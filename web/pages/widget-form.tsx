@@ -1,7 +1,9 @@
 // The form of one widget: its type's fields, with path fields offering the paths seen in the
 // dashboard's data (collectPaths), and its place on the grid.
 import { useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
 import type { WidgetConfig } from '../widgets/types';
+import { firstFree } from '../lib/grid-layout';
 
 export const WIDGET_TYPES = [
   'kpi',
@@ -66,17 +68,10 @@ export function newWidget(type: string, grid: WidgetConfig[]): WidgetConfig {
   const taken = new Set(grid.map((w) => w.id));
   let n = grid.length + 1;
   while (taken.has(`${type}-${n}`)) n++;
-  const y = grid.reduce((max, w) => Math.max(max, w.y + w.h), 0);
   const small = type === 'kpi' || type === 'text';
-  const base: WidgetConfig = {
-    id: `${type}-${n}`,
-    type,
-    title: '',
-    x: 0,
-    y,
-    w: small ? 3 : 6,
-    h: small ? 2 : 3,
-  };
+  const [w, h] = small ? [3, 2] : [6, 3];
+  // The first free space of the grid (web/lib/grid-layout.ts), top to bottom, left to right.
+  const base: WidgetConfig = { id: `${type}-${n}`, type, title: '', ...firstFree(grid, w, h), w, h };
   if (type === 'kpi') return { ...base, path: '', function: 'sum' };
   if (SPECS[type]?.some((f) => f.name === 'paths')) return { ...base, paths: [''] };
   if (type === 'group') return { ...base, children: [] };
@@ -321,13 +316,19 @@ const GEOMETRY = ['x', 'y', 'w', 'h'] as const;
 export function WidgetForm({
   initial,
   paths,
+  derived,
   onSave,
   onCancel,
+  preview,
 }: {
   initial: WidgetConfig;
   paths: string[];
+  /** derived paths (transponders' responses), with the transponder that writes each: marked in the list */
+  derived?: ReadonlyMap<string, string>;
   onSave: (w: WidgetConfig) => void;
   onCancel: () => void;
+  /** draws the widget as it is being edited (the dashboard's data), above the fields */
+  preview?: (w: WidgetConfig) => ComponentChildren;
 }) {
   const [widget, setWidget] = useState<WidgetConfig>(initial);
   const set = (name: string, value: unknown) => setWidget((w) => ({ ...w, [name]: value }));
@@ -365,10 +366,19 @@ export function WidgetForm({
   return (
     <form class="stack" onSubmit={submit} aria-label="Widget">
       <h2>{initial.title ? `Edit ${initial.title}` : `Widget ${initial.id}`}</h2>
+      {preview && (
+        <div class="widget-preview" aria-label="Preview" role="group">
+          {preview(widget)}
+        </div>
+      )}
       <datalist id={listId}>
-        {paths.map((p) => (
-          <option key={p} value={p} />
-        ))}
+        {paths.map((p) =>
+          derived?.has(p) ? (
+            <option key={p} value={p} label={`derived by ${derived.get(p)}`} data-derived="" />
+          ) : (
+            <option key={p} value={p} />
+          ),
+        )}
       </datalist>
       <div class="form-grid">
         <label class="field wide">

@@ -21,7 +21,7 @@ function gridOf(widget: Record<string, unknown>, ctx: WidgetContext) {
     visibleEntries(timeline.resolved).filter((e) => e.values.some((v) => v)),
     ctx.series.at,
   );
-  return { data: timeline, grid, total: grid.total };
+  return { data: timeline, grid, total: grid.total, perColumn: grid.perColumn };
 }
 
 const cellFill = (t: number) =>
@@ -30,7 +30,7 @@ const cellFill = (t: number) =>
     : `color-mix(in srgb, var(--series-1, #0072b2) ${Math.round(12 + t * 88)}%, var(--panel, #fff))`;
 
 export function HeatmapWidget({ widget, ctx }: WidgetViewProps) {
-  const { data, grid, total } = useMemo(() => gridOf(widget, ctx), [widget, ctx]);
+  const { data, grid, total, perColumn = 1 } = useMemo(() => gridOf(widget, ctx), [widget, ctx]);
   const ready = grid.yLabels.length > 0 && grid.max > 0;
   const { state, message, paths } = drawable(data);
   return (
@@ -40,7 +40,12 @@ export function HeatmapWidget({ widget, ctx }: WidgetViewProps) {
       message={message}
       paths={paths}
       meta={
-        grid.timeAxis && total > grid.yLabels.length ? `top ${grid.yLabels.length} of ${total}` : undefined
+        [
+          grid.timeAxis && total > grid.yLabels.length ? `top ${grid.yLabels.length} of ${total}` : null,
+          perColumn > 1 ? `${perColumn} buckets per column` : null,
+        ]
+          .filter(Boolean)
+          .join(' · ') || undefined
       }
     >
       <div class="heatmap">

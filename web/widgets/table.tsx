@@ -11,6 +11,12 @@ import { currentBucketIndex, formatBucket, formatBucketShort } from './data/time
 import { seriesColorVar } from './colors';
 import type { WidgetViewProps } from './types';
 
+/**
+ * The newest buckets a table shows. A table of 2,000 columns is not read column by column, and laying
+ * it out held the main thread for seconds; the chart widgets show the whole range.
+ */
+export const TABLE_MAX_COLUMNS = 400;
+
 export function TableWidget({ widget, ctx }: WidgetViewProps) {
   const data = useMemo(() => widgetTimeline(widget, ctx.series), [widget, ctx.series]);
   const { state, entries: all, message, paths } = drawable(data);
@@ -23,15 +29,18 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
     const el = scroller.current;
     if (el) showNewest(el);
   }, [entries.length, ctx.series]);
-  const { at } = ctx.series;
+  const first = Math.max(0, ctx.series.at.length - TABLE_MAX_COLUMNS);
+  const at = first > 0 ? ctx.series.at.slice(first) : ctx.series.at;
   const current = currentBucketIndex(at, ctx.now, ctx.range.granularity);
+  const rowsNote = total > entries.length ? `largest ${entries.length} of ${total} rows` : null;
+  const columnsNote = first > 0 ? `newest ${at.length} of ${ctx.series.at.length} buckets` : null;
   return (
     <Frame
       widget={widget}
       state={state}
       message={message}
       paths={paths}
-      meta={total > entries.length ? `largest ${entries.length} of ${total} rows` : undefined}
+      meta={[rowsNote, columnsNote].filter(Boolean).join(' · ') || undefined}
     >
       <div class="table-scroll" ref={scroller} tabIndex={0} aria-label="Values by bucket, scrolls sideways">
         <table class="data-table">
@@ -60,7 +69,7 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
                   <i style={{ background: seriesColorVar(r, entry.color) }} />
                   {entry.name}
                 </th>
-                {entry.values.map((v, i) => (
+                {(first > 0 ? entry.values.slice(first) : entry.values).map((v, i) => (
                   <td key={i} class={i === current ? 'is-current' : undefined}>
                     {formatExact(v)}
                   </td>

@@ -6,7 +6,7 @@
 import type { AlertRule, Monitor } from '../../model/monitor';
 import type { Source } from '../types';
 import { type Expr, parseExpression } from '../../shared/expression';
-import { isPattern, patternProblem } from '../transponders/key-pattern';
+import { isPattern, patternProblem } from '../../shared/key-pattern';
 import { parseGranularity, countBuckets, type Granularity } from '../../model/time/granularity';
 import { spanMs } from '../../shared/spans';
 import { type RuleSettings, parseRuleSettings, type Bag } from './strategies/settings';

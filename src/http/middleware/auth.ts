@@ -13,6 +13,7 @@ import type { Deps } from '../../deps';
 import { resolveSession } from '../../domain/sessions';
 import type { Auth, SourceAuth, UserAuth } from '../../domain/types';
 import { stateOf } from '../state';
+import { hasRole, type Role } from '../../domain/members';
 
 /** The repositories, and for sessions the database, limits and clock. */
 export type AuthRepos = Pick<Deps, 'accounts' | 'sources' | 'db' | 'config' | 'now'>;
@@ -111,6 +112,27 @@ export function checkSourceHeader(ctx: Context, auth: SourceAuth, required: bool
   if (id !== auth.sourceId) throw forbidden();
 }
 
+/**
+ * A member below `minimum` is 403 (src/domain/members.ts). A user without an organization passes:
+ * the route answers its own 409 for that.
+ */
+function checkRole(auth: Auth, minimum: Role): void {
+  if (auth.kind === 'user' && auth.organizationId !== null && !hasRole(auth.role, minimum)) {
+    throw forbidden(`Requires the ${minimum} role`);
+  }
+}
+
+/** Routes that change what an organization shares: a user API token of a member with at least `minimum`. */
+export function requireMember(repos: AuthRepos, minimum: Role) {
+  return async function memberOnly(ctx: Context, next: Next): Promise<void> {
+    const auth = authenticate(ctx, repos);
+    if (auth.kind !== 'user') throw forbidden();
+    checkRole(auth, minimum);
+    stateOf(ctx).auth = auth;
+    await next();
+  };
+}
+
 /** Bootstrap endpoints: a user API token only; a source token is 403. */
 export function requireUser(repos: AuthRepos) {
   return async function userOnly(ctx: Context, next: Next): Promise<void> {
@@ -157,6 +179,8 @@ export function requireOrganizationToken(repos: AuthRepos, permission: 'read' | 
     if (auth.kind === 'source') {
       checkSourceHeader(ctx, auth, false);
       if (!auth[permission]) throw forbidden();
+    } else if (permission === 'write') {
+      checkRole(auth, 'editor');
     }
     stateOf(ctx).auth = auth;
     await next();

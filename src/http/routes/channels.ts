@@ -15,6 +15,8 @@ import {
   updateChannel,
 } from '../../domain/alerts/channels/channels';
 import { createChannelSender } from '../../domain/alerts/channels/sender';
+import { CHANNEL_TYPES } from '../../domain/alerts/channels/fields';
+import { PRESETS } from '../../domain/alerts/channels/presets';
 import type { OutgoingNotification } from '../../domain/alerts/delivery-port';
 import { newId } from '../../lib/ids';
 import { formatTimestamp } from '../../shared/time';
@@ -83,7 +85,11 @@ export function channelRoutes(deps: Deps) {
 
   return {
     list(k: Context): void {
-      k.body = { data: listChannels(ctx, orgOf(k)).map(present) };
+      k.body = {
+        data: listChannels(ctx, orgOf(k)).map(present),
+        // what a form may offer: e-mail only when the service has [smtp]
+        meta: { types: CHANNEL_TYPES, presets: PRESETS, email_configured: ctx.smtpConfigured },
+      };
     },
 
     show(k: Context): void {

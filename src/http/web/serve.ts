@@ -29,6 +29,15 @@ const SECURITY_HEADERS = {
   'Cross-Origin-Opener-Policy': 'same-origin',
 };
 
+/**
+ * A share link's page (/s/<token>) may be framed by any site: it is read-only and public to whoever
+ * holds the link, and a wall display or Home Assistant's iframe card is what it is for. Every other
+ * page refuses framing (clickjacking).
+ */
+const SHARE_PAGE_HEADERS = {
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY.replace("frame-ancestors 'none'", 'frame-ancestors *'),
+};
+
 const NOT_BUILT =
   '<!doctype html><title>Interface not built</title><p>The web interface has not been built: run <code>npm run build:web</code> (npm start does it).</p>';
 
@@ -39,14 +48,15 @@ function isApiPath(p: string): boolean {
 
 /**
  * The paths web/app.tsx shows a page for, exactly as it matches them (case and all): the
- * dashboards list, a dashboard, explore, sources, account, sign-in, first-run setup and a share
- * link. test/http/interface-assets.test.ts checks this list against web/app.tsx.
+ * dashboards list, a dashboard, explore, sources, account, sign-in, first-run setup, a share
+ * link and an invitation. test/http/interface-assets.test.ts checks this list against web/app.tsx.
  */
 const PAGE_PATHS: readonly RegExp[] = [
   /^\/$/,
   /^\/(explore|sources|account|signin|setup)$/,
   /^\/d\/[^/]+$/,
   /^\/s\/[A-Za-z0-9_-]+$/,
+  /^\/invite$/,
 ];
 
 /** Whether the interface has a page at this path (the path of the URL, still percent-encoded). */
@@ -95,5 +105,9 @@ export function webInterface(dir: string = defaultWebDir()) {
       return;
     }
     sendFile(ctx, assets.index, 'no-cache');
+    if (ctx.path.startsWith('/s/')) {
+      ctx.set('Content-Security-Policy', SHARE_PAGE_HEADERS['Content-Security-Policy']);
+      ctx.remove('X-Frame-Options');
+    }
   };
 }

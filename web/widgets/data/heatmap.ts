@@ -14,6 +14,9 @@ export interface HeatmapGrid {
   timeAxis: boolean;
 }
 
+/** Columns a time heatmap draws at most (one SVG cell each per row). */
+export const HEATMAP_MAX_COLUMNS = 240;
+
 /** x × y matrix from totals entries whose bindings are `x.y`. */
 export function matrixGrid(entries: readonly Entry[]): HeatmapGrid {
   const sums = new Map<string, number>();
@@ -36,7 +39,12 @@ export function matrixGrid(entries: readonly Entry[]): HeatmapGrid {
  * Children down, buckets across, from timeline entries. Past `limit` rows only the largest (by
  * total) are kept, in their original order, so labels stay readable; `total` says how many there were.
  */
-export function timeGrid(entries: readonly Entry[], at: readonly number[], limit = 24): HeatmapGrid & { total: number } {
+export function timeGrid(
+  entries: readonly Entry[],
+  at: readonly number[],
+  limit = 24,
+  maxColumns = HEATMAP_MAX_COLUMNS,
+): HeatmapGrid & { total: number; perColumn: number } {
   const sum = (e: Entry) => e.values.reduce<number>((s, v) => s + (v ?? 0), 0);
   const keep = new Set([...entries].sort((a, b) => sum(b) - sum(a)).slice(0, limit));
   let shown = entries.filter((e) => keep.has(e));
@@ -46,8 +54,18 @@ export function timeGrid(entries: readonly Entry[], at: readonly number[], limit
   if (shown.length > 1 && shown.every((e) => /^-?\d+(\.\d+)?\+?$/.test(label(e)))) {
     shown = [...shown].sort((a, b) => compareBucketLabels(label(b), label(a)));
   }
-  const cells = shown.map((e) => at.map((_, i) => e.values[i] ?? 0));
-  return { xLabels: at.map(String), yLabels: shown.map(label), cells, max: maxOf(cells), timeAxis: true, total: entries.length };
+  // More buckets than columns: adjacent buckets are summed into one column (counts add up), labelled
+  // by the first bucket's start. Thousands of cells per row neither read nor draw well.
+  const perColumn = Math.max(1, Math.ceil(at.length / maxColumns));
+  const columns = Math.ceil(at.length / perColumn);
+  const xLabels: string[] = [];
+  for (let c = 0; c < columns; c++) xLabels.push(String(at[c * perColumn]));
+  const cells = shown.map((e) => {
+    const row = new Array<number>(columns).fill(0);
+    for (let i = 0; i < at.length; i++) row[Math.floor(i / perColumn)]! += e.values[i] ?? 0;
+    return row;
+  });
+  return { xLabels, yLabels: shown.map(label), cells, max: maxOf(cells), timeAxis: true, total: entries.length, perColumn };
 }
 
 /** True when the entries' bindings are two levels deep (x.y), the matrix shape. */

@@ -18,40 +18,58 @@ export function currentBucketIndex(at: readonly number[], now: number, granulari
   return -1;
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
+// Formatters by option set (the constants below, so the look-up is by identity) and zone: a table or
+// an axis formats thousands of times per draw.
+const formatters = new WeakMap<Intl.DateTimeFormatOptions, Map<string, Intl.DateTimeFormat>>();
 
 function formatter(timeZone: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
-  const key = `${timeZone}|${JSON.stringify(options)}`;
-  let f = formatters.get(key);
+  let byZone = formatters.get(options);
+  if (!byZone) formatters.set(options, (byZone = new Map()));
+  let f = byZone.get(timeZone);
   if (!f) {
     try {
       f = new Intl.DateTimeFormat('en-GB', { timeZone, ...options });
     } catch {
       f = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', ...options });
     }
-    formatters.set(key, f);
+    byZone.set(timeZone, f);
   }
   return f;
 }
+
+const YEAR: Intl.DateTimeFormatOptions = { year: 'numeric' };
+const MONTH_YEAR: Intl.DateTimeFormatOptions = { month: 'short', year: 'numeric' };
+const DAY_MONTH: Intl.DateTimeFormatOptions = { day: 'numeric', month: 'short' };
+const CLOCK: Intl.DateTimeFormatOptions = { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' };
+const CLOCK_SECONDS: Intl.DateTimeFormatOptions = { ...CLOCK, second: '2-digit' };
+const WEEKDAY_DATE: Intl.DateTimeFormatOptions = { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' };
+const WEEKDAY_TIME: Intl.DateTimeFormatOptions = {
+  weekday: 'short',
+  day: 'numeric',
+  month: 'short',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+};
 
 const DAY = 86_400_000;
 
 /** An axis tick at `ms` for ticks `incrMs` apart: "14:00", "5 Jan", "Jan 2026", "2026". */
 export function formatTick(ms: number, incrMs: number, timeZone: string): string {
-  if (incrMs >= 365 * DAY) return formatter(timeZone, { year: 'numeric' }).format(ms);
-  if (incrMs >= 28 * DAY) return formatter(timeZone, { month: 'short', year: 'numeric' }).format(ms);
-  if (incrMs >= DAY) return formatter(timeZone, { day: 'numeric', month: 'short' }).format(ms);
-  const clock = formatter(timeZone, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', ...(incrMs < 60_000 ? { second: '2-digit' } : {}) }).format(ms);
+  if (incrMs >= 365 * DAY) return formatter(timeZone, YEAR).format(ms);
+  if (incrMs >= 28 * DAY) return formatter(timeZone, MONTH_YEAR).format(ms);
+  if (incrMs >= DAY) return formatter(timeZone, DAY_MONTH).format(ms);
+  const clock = formatter(timeZone, incrMs < 60_000 ? CLOCK_SECONDS : CLOCK).format(ms);
   // Midnight ticks name the day instead, so a multi-day hourly axis stays readable.
-  return clock === '00:00' ? formatter(timeZone, { day: 'numeric', month: 'short' }).format(ms) : clock;
+  return clock === '00:00' ? formatter(timeZone, DAY_MONTH).format(ms) : clock;
 }
 
 /** A bucket's start for read-outs and table headers: "Mon 5 Jan 2026, 14:00". */
 export function formatBucket(ms: number, timeZone: string, granularity: string): string {
   const span = granularityMs(granularity) ?? 0;
-  if (span >= 28 * DAY) return formatter(timeZone, { month: 'short', year: 'numeric' }).format(ms);
-  if (span >= DAY) return formatter(timeZone, { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' }).format(ms);
-  return formatter(timeZone, { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(ms);
+  if (span >= 28 * DAY) return formatter(timeZone, MONTH_YEAR).format(ms);
+  if (span >= DAY) return formatter(timeZone, WEEKDAY_DATE).format(ms);
+  return formatter(timeZone, WEEKDAY_TIME).format(ms);
 }
 
 /** A short bucket label for table column headers: "14:00", "5 Jan", "Jan 2026". */

@@ -30,17 +30,18 @@ export interface ChannelsContext {
   smtpConfigured: boolean;
 }
 
+/** The masked form of a stored secret ("…" when it cannot be read). */
+function maskedOf(ctx: Pick<ChannelsContext, 'secrets'>, stored: string): string {
+  try {
+    return maskSecret(ctx.secrets.decrypt(stored));
+  } catch {
+    return '…';
+  }
+}
+
 export function presentChannel(c: StoredChannel, box: SecretBox) {
   const secrets: Record<string, string> = {};
-  for (const [name, stored] of Object.entries(c.secrets)) {
-    let plain = '';
-    try {
-      plain = box.decrypt(stored);
-    } catch {
-      plain = ''; // a key that changed: shown as set, not readable
-    }
-    secrets[name] = maskSecret(plain);
-  }
+  for (const [name, stored] of Object.entries(c.secrets)) secrets[name] = maskedOf({ secrets: box }, stored);
   return {
     id: c.id,
     name: c.name,
@@ -122,9 +123,17 @@ function check(ctx: ChannelsContext, current: StoredChannel | null, input: Chann
 
   const secrets: Record<string, string> = {};
   for (const [field, rule] of Object.entries(spec.secrets)) {
-    const given = givenSecrets[field];
+    let given = givenSecrets[field];
+    const kept = sameType ? current!.secrets[field] : undefined;
+    // A form that sends back the masked value it was shown ("…abcd") means "unchanged".
+    if (
+      typeof given === 'string' &&
+      given.startsWith('…') &&
+      kept !== undefined &&
+      given === maskedOf(ctx, kept)
+    )
+      given = undefined;
     if (given === undefined) {
-      const kept = sameType ? current!.secrets[field] : undefined;
       if (kept !== undefined) secrets[field] = kept;
       else if (rule.required) add(`secrets.${field}`, 'is required');
       continue;

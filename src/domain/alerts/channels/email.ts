@@ -6,10 +6,10 @@ import net from 'node:net';
 import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { Config } from '../../../config';
-import { bareHost, resolveOutbound } from '../../../lib/outbound';
+import { bareHost } from '../../../lib/outbound';
 import type { StoredChannel } from '../../../storage/channels';
 import type { DeliveryResult, OutgoingNotification } from '../delivery-port';
-import { networkFailure, raceAbort, type HttpDeps } from './outbound-http';
+import { checkedAddress, networkFailure, raceAbort, type HttpDeps } from './outbound-http';
 import { instanceText } from './template';
 
 export interface MailDeps extends HttpDeps {
@@ -45,18 +45,23 @@ export function smtpFailure(err: unknown, signal: AbortSignal): DeliveryResult {
       error: `the SMTP server answered ${answer || e.responseCode}`,
     };
   }
+  const message = String((err as Error)?.message ?? '');
+  if (
+    e?.code === 'ETLS' ||
+    /certificate|self.signed|unable to verify|SSL routines|wrong version number/i.test(message)
+  )
+    return {
+      ok: false,
+      retryable: false,
+      error:
+        'TLS with the SMTP server failed (certificate not trusted or not for this host, or [smtp] tls does not match the port)',
+    };
   switch (e?.code) {
     case 'EAUTH':
       return {
         ok: false,
         retryable: false,
         error: 'SMTP authentication failed (check [smtp] username and password)',
-      };
-    case 'ETLS':
-      return {
-        ok: false,
-        retryable: false,
-        error: 'the SMTP server offers no usable TLS (check [smtp] tls)',
       };
     case 'ECONNECTION':
     case 'ESOCKET':
@@ -95,7 +100,7 @@ export async function sendMail(
   if (to.length === 0) return { ok: false, retryable: false, error: 'the channel names no recipient' };
   let address: string;
   try {
-    address = await raceAbort(resolveOutbound(smtp.host, deps.policy, deps.lookupTimeoutMs), signal);
+    address = await raceAbort(checkedAddress(deps, smtp.host), signal);
   } catch (err) {
     return networkFailure(err, signal);
   }

@@ -5,9 +5,16 @@
 // ends when the caller's signal aborts. Never throws: every outcome is a DeliveryResult.
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { OutboundRefused, bareHost, resolveOutbound, type NetworkPolicy } from '../../../lib/outbound';
+import net from 'node:net';
+import {
+  OutboundRefused,
+  addressAllowed,
+  bareHost,
+  isHostName,
+  resolveOutbound,
+  type NetworkPolicy,
+} from '../../../lib/outbound';
 import type { DeliveryResult } from '../delivery-port';
 
 /** The answer's body is read up to this many bytes (the rest is discarded, the socket closed). */
@@ -26,6 +33,26 @@ export interface HttpDeps {
   policy: NetworkPolicy;
   /** the name lookup's own bound (the signal bounds the whole attempt) */
   lookupTimeoutMs: number;
+  /**
+   * Tests only: a name's addresses in place of the system resolver (a name that resolves to
+   * 127.0.0.1, or rebinds). Its answers are checked by the same policy as the system's.
+   */
+  lookup?: (host: string) => Promise<string[]>;
+}
+
+/**
+ * The address to connect to for `host`: resolved and checked by `network.outbound`
+ * (lib/outbound.ts, every address of the name; one refused address refuses it), or OutboundRefused.
+ */
+export async function checkedAddress(deps: HttpDeps, host: string): Promise<string> {
+  if (!deps.lookup || net.isIP(bareHost(host)) !== 0)
+    return resolveOutbound(host, deps.policy, deps.lookupTimeoutMs);
+  if (!isHostName(host)) throw new OutboundRefused('the host must be a DNS name or an IP address');
+  const addresses = await deps.lookup(bareHost(host));
+  if (addresses.length === 0) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
+  for (const address of addresses)
+    if (!addressAllowed(deps.policy, host, address)) throw new OutboundRefused('refused by network.outbound');
+  return addresses[0]!;
 }
 
 /** The message of a refusal by the policy: the same whatever is listening on the address. */
@@ -106,7 +133,7 @@ export async function sendHttp(
   if (signal.aborted) return { ok: false, retryable: true, error: 'timed out' };
   let address: string;
   try {
-    address = await raceAbort(resolveOutbound(url.hostname, deps.policy, deps.lookupTimeoutMs), signal);
+    address = await raceAbort(checkedAddress(deps, url.hostname), signal);
   } catch (err) {
     return networkFailure(err, signal);
   }
@@ -136,6 +163,12 @@ export async function sendHttp(
     try {
       req = (secure ? https : http).request(options, (res) => {
         const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) {
+          // delivered: the answer's body is not needed (a slow one cannot hold the attempt)
+          finish(statusResult(status, ''));
+          res.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
         let size = 0;
         const done = () => {

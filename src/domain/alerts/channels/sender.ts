@@ -114,12 +114,21 @@ export function httpRequestOf(
   }
 }
 
-export function createChannelSender(deps: ChannelSenderDeps): ChannelSender {
+export interface ChannelSenderOptions {
+  /** tests only: a name's addresses in place of the system resolver (still checked by the policy) */
+  lookup?: (host: string) => Promise<string[]>;
+}
+
+export function createChannelSender(
+  deps: ChannelSenderDeps,
+  options: ChannelSenderOptions = {},
+): ChannelSender {
   const channels = createChannelsRepo(deps.db);
   const network = deps.config.network;
   const http: HttpDeps = {
     policy: { outbound: network.outbound, allowedHosts: network.allowedHosts },
     lookupTimeoutMs: network.timeoutMs,
+    lookup: options.lookup,
   };
   const mail: MailDeps = { ...http, smtp: deps.config.smtp };
 

@@ -10,9 +10,9 @@ import { FOLD_CHUNKS_SCHEMA } from './schema/006_fold_chunks';
 import { SESSIONS_SCHEMA } from './schema/007_sessions';
 import { TRANSPONDERS_SCHEMA } from './schema/008_transponders';
 import { DASHBOARD_EDITORS_SCHEMA } from './schema/009_dashboard_editors';
-import { ALERTS_SCHEMA } from './schema/010_alerts';
 import { INVITATIONS_SCHEMA } from './schema/012_invitations';
 import { CHANNELS_SCHEMA } from './schema/011_channels';
+import { ALERTS_SCHEMA } from './schema/010_alerts';
 
 /** SQL text, or a function for a migration that moves data. */
 type Migration = string | ((db: Db) => void);
@@ -28,8 +28,8 @@ const MIGRATIONS: readonly Migration[] = [
   TRANSPONDERS_SCHEMA,
   DASHBOARD_EDITORS_SCHEMA,
   INVITATIONS_SCHEMA,
-  CHANNELS_SCHEMA, // 011 (after the invitations, as main has them)
-  ALERTS_SCHEMA, // 010 (main has the invitations and the channels before it)
+  CHANNELS_SCHEMA,
+  ALERTS_SCHEMA, // 010 by its name, after the invitations and channels that shipped first
 ];
 
 /** The schema version this build writes (restore refuses newer files). */

@@ -162,7 +162,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       findings = await readFindings(source, plan, reader, now);
     }
     stats.instances += findings.length;
-    commit(monitor, plan, findings, now, stats);
+    commit(monitor, findings, now, stats);
   }
 
   async function readFindings(
@@ -234,13 +234,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     return findings;
   }
 
-  function commit(
-    monitor: Monitor,
-    plan: MonitorPlan | null,
-    findings: Finding[],
-    now: number,
-    stats: RoundStats,
-  ) {
+  function commit(monitor: Monitor, findings: Finding[], now: number, stats: RoundStats) {
     ports.monitors.transaction(() => {
       // The monitor may have changed or gone while its series were read: that round's findings are dropped.
       const fresh = ports.monitors.byId(monitor.id, monitor.organizationId);
@@ -276,7 +270,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       }
       // Keys that no longer match a pattern are forgotten (their history stays).
       for (const key of known.keys()) if (!seen.has(key)) ports.monitors.removeInstance(fresh.id, key);
-      if (plan) ports.monitors.saveEvaluated(withRuleStatus(fresh, findings, now, muted));
+      ports.monitors.saveEvaluated(withRuleStatus(fresh, findings, now, muted));
     });
   }
 

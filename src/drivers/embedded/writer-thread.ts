@@ -8,12 +8,13 @@
 // that copies the WAL back into the database file every CHECKPOINT_MS, on a thread of its own, so
 // that neither the writer's commits nor the event loop's stop for a checkpoint and its fsync.
 // Any message stops it.
-import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { Logger } from '../../lib/log';
 import { openDatabase } from '../../storage/db';
 import { WriteGate } from '../../storage/write-gate';
 import { createSourcesRepo } from '../../storage/sources';
 import { MetricWriter } from './metric-writer';
+import { type PackedPart, type PendingSeries, packPart, packedBuffers } from '../../model/row-delta';
 import { errorToWire, type WriterRequest, type WriterThreadData } from './writer-protocol';
 
 const port = parentPort;
@@ -59,8 +60,17 @@ const threadLog: Logger = {
 function writer(): void {
   let db: ReturnType<typeof openDatabase>;
   let metrics: MetricWriter;
+  const reads = data.readPort;
+  // Reads first: they are answered from inside long merges and spreads too (pollReads), where
+  // nothing but reading the windows may run.
+  const pollReads = () => {
+    if (!reads) return;
+    for (let m = receiveMessageOnPort(reads); m; m = receiveMessageOnPort(reads))
+      handleRead(m.message as WriterRequest);
+  };
   // Requests that arrive while a fold's transaction runs are taken from inside it (MetricWriter's poll).
   const poll = () => {
+    pollReads();
     for (let m = receiveMessageOnPort(port!); m; m = receiveMessageOnPort(port!))
       handle(m.message as WriterRequest);
   };
@@ -75,6 +85,7 @@ function writer(): void {
       log: threadLog,
       sourceSettings: (id) => sources.byId(id),
       poll,
+      pollReads,
       appends: false,
       gate,
     });
@@ -105,20 +116,33 @@ function writer(): void {
     });
   };
   port!.on('message', handle);
+  reads?.on('message', (req: WriterRequest) => handleRead(req));
+
+  /** A read's question, answered at once (the windows hold the log's records up to `mergedUpTo`). */
+  function handleRead(req: WriterRequest, on: MessagePort = reads ?? port!): void {
+    if (req.op !== 'pending') return;
+    let value: PendingSeries & { packed: PackedPart[] };
+    try {
+      const series = metrics.pending(req.sourceId, req.key, req.granularity, req.startsMs);
+      value = { ...series, parts: [], packed: series.parts.map(packPart) };
+    } catch (err) {
+      on.postMessage({ id: req.id, ok: false, error: errorToWire(err) });
+      return;
+    }
+    on.postMessage({ id: req.id, ok: true, value }, packedBuffers(value.packed));
+  }
 
   function handle(req: WriterRequest): void {
     switch (req.op) {
-      // Merges and reads are taken at once, also from inside a fold's transaction.
+      // Merges are taken at once, also from inside a fold's transaction; a read waiting on its own
+      // port goes before each.
       case 'merge':
+        pollReads();
         return metrics.merge(req.entries, req.upTo, () => mergedUpTo(req.upTo));
       case 'append':
         return metrics.appendThen(req.entries, (err) => reply(req.id, err));
-      case 'pending': {
-        const answerNow = () =>
-          reply(req.id, undefined, metrics.pending(req.sourceId, req.key, req.granularity, req.startsMs));
-        // an acknowledged merge that waits for a fold (its source's settings changed) comes first
-        return metrics.waiting ? void metrics.whenDrained().then(answerNow) : answerNow();
-      }
+      case 'pending':
+        return handleRead(req, port!);
       case 'settle':
         return void answer(req.id, metrics.settle());
       case 'apply':

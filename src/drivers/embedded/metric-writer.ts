@@ -86,6 +86,11 @@ export interface MetricWriterOptions {
    */
   foldStallMs?: number;
   /**
+   * Told after each fold how far the log is folded (committed): the event loop then reads a series
+   * with nothing appended since without asking the writer (embedded/writer-client.ts).
+   */
+  onFolded?: (upTo: number) => void;
+  /**
    * Tests: every merge first stalls this long, answering reads meanwhile (pollReads), as a writer
    * far behind a burst does: reads must not wait for the merges queued before them.
    */
@@ -166,6 +171,7 @@ export class MetricWriter {
       | 'gate'
       | 'foldStallMs'
       | 'mergeStallMs'
+      | 'onFolded'
     >
   >;
   /** what the fold's transactions call every few pieces of work (MetricWriterOptions.poll) */
@@ -476,6 +482,7 @@ export class MetricWriter {
   }
 
   private foldFinished(): void {
+    this.options.onFolded?.(this.foldedUpTo);
     for (const done of this.afterFold.splice(0)) done();
   }
 

@@ -20,6 +20,7 @@ import type { Db } from '../../storage/db';
 import { LogAppender } from './log';
 import type { EmbeddedWriter } from './store';
 import type { LoggedPoints } from '../../model/wire';
+import { SYSTEM_KEY } from '../../model/write-set';
 import { type PackedPart, type PendingSeries, type UnmergedAppend, unpackPart } from '../../model/row-delta';
 import { MetricWriter, type MetricWriterOptions, logHead } from './metric-writer';
 import { wireToParts } from '../../model/point-wire';
@@ -53,6 +54,9 @@ const MAX_RESTART_MS = 30_000;
  */
 const CLOSE_FOLD_MS = 1_000;
 
+/** Keys whose last append the event loop remembers (lastAppended), about 100 bytes each. */
+const MAX_KNOWN_KEYS = 200_000;
+
 /** Points logged and handed to the thread but not merged yet, beyond which appends wait. */
 const MAX_UNMERGED_POINTS = 500_000;
 /**
@@ -80,6 +84,7 @@ type Reply =
   | { log: ['debug' | 'info' | 'warn' | 'error', string, Record<string, unknown> | undefined] }
   | { failed: true; error: WireError }
   | { merged: number }
+  | { folded: number }
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: WireError };
 
@@ -139,6 +144,17 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   let nextId = 1;
   /** the running thread's read port */
   let reads: MessagePort | null = null;
+  /** the log is folded (committed) up to this record, as the thread last said; -1 before it started */
+  let foldedUpTo = -1;
+  /**
+   * Per source, per key: the last record of an append of its points (the source's own entry, under
+   * the system key, for any of them). A series whose last append is folded is read without asking
+   * the thread. Emptied past MAX_KNOWN_KEYS: keys no longer in it were last appended at or before
+   * `forgottenUpTo`.
+   */
+  const lastAppended = new Map<string, Map<string, number>>();
+  let knownKeys = 0;
+  let forgottenUpTo = 0;
   let closed = false;
   let status: WriterStatus = { state: 'starting' };
   /** the writer's failure to start or its exit, for whenStarted */
@@ -251,6 +267,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
           void w.terminate();
           return;
         }
+        foldedUpTo = Math.max(foldedUpTo, reply.lastSeq); // the thread folded the log it replayed
         restartMs = 0;
         restartAt = 0;
         startFailure = null;
@@ -265,6 +282,10 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
           ...(reply.error.app ? {} : { code: reply.error.code }),
         });
         return failStart(unavailable('The metric writer did not start; retry', 1));
+      }
+      if ('folded' in reply) {
+        foldedUpTo = Math.max(foldedUpTo, reply.folded);
+        return;
       }
       if ('merged' in reply) {
         let merged = 0;
@@ -336,6 +357,19 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     if (full(points)) throw unavailable('The metric writer is behind, retry later', 1);
     const upTo = a.append(entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })));
     unmerged.push({ upTo, points, entries });
+    for (const { settings, wire } of entries) {
+      let keys = lastAppended.get(settings.id);
+      if (!keys) lastAppended.set(settings.id, (keys = new Map()));
+      const before = keys.size;
+      keys.set(SYSTEM_KEY, upTo);
+      for (const key of wire.keys) keys.set(key, upTo);
+      knownKeys += keys.size - before;
+    }
+    if (knownKeys > MAX_KNOWN_KEYS) {
+      lastAppended.clear();
+      knownKeys = 0;
+      forgottenUpTo = upTo;
+    }
     unmergedPoints += points;
     w.ref();
     w.postMessage({ op: 'merge', id: 0, entries, upTo });
@@ -393,6 +427,9 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     // answered: the read merges those itself (embedded/store.ts), instead of waiting for the
     // thread to merge every append queued before the read.
     async pending(sourceId, key, granularity, startsMs) {
+      // Nothing appended since the last fold the thread told of: the stored rows hold it all.
+      const last = lastAppended.get(sourceId)?.get(key) ?? forgottenUpTo;
+      if (foldedUpTo >= 0 && last <= foldedUpTo) return { parts: [] };
       const handedOn = unmerged.slice();
       const series = await send<PendingSeries & { packed?: PackedPart[] }>(
         { op: 'pending', sourceId, key, granularity, startsMs },

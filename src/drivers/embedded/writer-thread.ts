@@ -86,6 +86,7 @@ function writer(): void {
       sourceSettings: (id) => sources.byId(id),
       poll,
       pollReads,
+      onFolded: (upTo) => port!.postMessage({ folded: upTo }),
       appends: false,
       gate,
     });

@@ -21,6 +21,8 @@ const port = parentPort;
 if (!port) throw new Error('writer-thread runs as a worker thread');
 const data = workerData as WriterThreadData;
 
+/** Merges are told at least this often, also in the middle of a long turn. */
+const TELL_MS = 10;
 /** How often the checkpointer copies the WAL back (a passive checkpoint never blocks a writer). */
 const CHECKPOINT_MS = 250;
 
@@ -104,17 +106,23 @@ function writer(): void {
       (value) => reply(id, undefined, value),
       (err: unknown) => reply(id, err ?? new Error('failed')),
     );
-  // How far merges have gone, told once per turn (the event loop bounds what it handed on by it).
+  // How far merges have gone, told once per turn (the event loop bounds what it handed on by it,
+  // and keeps what it handed on until told), and at once when the last telling is TELL_MS old: a
+  // burst of merges is taken in one long turn (a port hands over every message queued).
   let merged = 0;
+  let told = 0;
   let telling = false;
+  const tell = () => {
+    telling = false;
+    told = performance.now();
+    port!.postMessage({ merged });
+  };
   const mergedUpTo = (upTo: number) => {
     merged = Math.max(merged, upTo);
+    if (performance.now() - told >= TELL_MS) return tell();
     if (telling) return;
     telling = true;
-    setImmediate(() => {
-      telling = false;
-      port!.postMessage({ merged });
-    });
+    setImmediate(() => telling && tell());
   };
   port!.on('message', handle);
   reads?.on('message', (req: WriterRequest) => handleRead(req));

@@ -434,6 +434,9 @@ export class IngestWindow {
     // the groups, summed per bucket of the granularity and shape
     const groups = this.groups;
     const sums = new Map<number, Map<number, Float64Array>>();
+    let lastBucket = Number.NaN;
+    let lastShape = -1;
+    let values: Float64Array = new Float64Array(0);
     for (let g = state.groupHead; g >= 0; g = groups.nextOfKey[g]!) {
       if (groups.live[g] === 0) continue;
       const id = source.vectorById[groups.finest[g]!]![slot]!;
@@ -442,10 +445,16 @@ export class IngestWindow {
       if (bucketMs < firstMs || bucketMs > lastMs) continue;
       const shape = groups.shape[g]!;
       const n = this.shapes.paths[shape]!.length;
-      let byShape = sums.get(bucketMs);
-      if (!byShape) sums.set(bucketMs, (byShape = new Map()));
-      let values = byShape.get(shape);
-      if (!values) byShape.set(shape, (values = new Float64Array(n)));
+      // a key's groups come newest first: neighbours mostly share the bucket and shape
+      if (bucketMs !== lastBucket || shape !== lastShape) {
+        let byShape = sums.get(bucketMs);
+        if (!byShape) sums.set(bucketMs, (byShape = new Map()));
+        let found = byShape.get(shape);
+        if (!found) byShape.set(shape, (found = new Float64Array(n)));
+        values = found;
+        lastBucket = bucketMs;
+        lastShape = shape;
+      }
       const at = groups.at[g]!;
       for (let i = 0; i < n; i++) values[i]! += groups.sums.data[at + i]!;
     }

@@ -18,7 +18,8 @@
 // again on reads.
 import type { Db } from '../../storage/db';
 import { PathSplitter, addToLeaf, parseTree, setLeaf, type Tree } from '../../model/leaves';
-import { type PendingSeries, type UnmergedAppend, applyDelta } from '../../model/row-delta';
+import { type PendingSeries, type RowDelta, type UnmergedAppend, applyDelta } from '../../model/row-delta';
+import { ShapeRegistry } from '../../model/bucket-shape';
 import { PlanCache } from '../../model/plan';
 import { partOfAppends } from '../../model/window/appends';
 import { SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../../model/write-set';
@@ -47,6 +48,7 @@ export interface EmbeddedWriter {
 
 const SERIES_CACHE_LIMIT = 100_000;
 const COUNT_PATH = ['count'];
+const EMPTY = '{}';
 
 /** Stored rows of a range, ascending: each the bucket (epoch seconds) then its JSON text, `1735689600{...}`. */
 type Rows = string[];
@@ -90,6 +92,8 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
   const splitter = new PathSplitter();
   const seriesIds = new Map<string, number>();
   const plans = new PlanCache();
+  /** leaf paths of lent rows, with the JSON template of each list */
+  const shapes = new ShapeRegistry();
 
   function seriesId(ref: SeriesRef): number | undefined {
     const name = `${ref.sourceId}\u0000${ref.key}\u0000${ref.granularity}`;
@@ -175,8 +179,13 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     snapshot: Stored,
   ): void {
     const trees = new Map<number, Tree>();
-    /** the tree of a bucket start of the read (ascending startsMs), or undefined if it is not one */
-    const treeAt = (bucketMs: number): Tree | undefined => {
+    /**
+     * Buckets with no stored row and so far one delta: written from that delta's shape (its JSON
+     * template, as a fold writes rows) unless another change follows, without a tree.
+     */
+    const alone = new Map<number, RowDelta>();
+    /** the index of a bucket start of the read (ascending startsMs), -1 if it is not one */
+    const indexOf = (bucketMs: number): number => {
       let lo = 0;
       let hi = startsMs.length - 1;
       while (lo <= hi) {
@@ -184,13 +193,20 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
         const ms = startsMs[mid]!;
         if (ms < bucketMs) lo = mid + 1;
         else if (ms > bucketMs) hi = mid - 1;
-        else {
-          let tree = trees.get(mid);
-          if (!tree) trees.set(mid, (tree = parseTree(out[mid])));
-          return tree;
-        }
+        else return mid;
       }
-      return undefined;
+      return -1;
+    };
+    const treeOf = (i: number): Tree => {
+      let tree = trees.get(i);
+      if (tree) return tree;
+      trees.set(i, (tree = parseTree(out[i])));
+      const first = alone.get(i);
+      if (first) {
+        applyDelta(tree, first, splitter);
+        alone.delete(i);
+      }
+      return tree;
     };
     /** whether the snapshot's row of the bucket already holds what fold `fold` writes to it */
     const holds = (bucketMs: number, fold: number) =>
@@ -203,17 +219,30 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     for (const part of pending.parts) {
       for (const { bucketMs, delta } of part.rows) {
         if (holds(bucketMs, part.fold)) continue;
-        const tree = treeAt(bucketMs);
-        if (tree) applyDelta(tree, delta, splitter);
+        const i = indexOf(bucketMs);
+        if (i < 0) continue;
+        if (out[i] === EMPTY && !trees.has(i) && !alone.has(i)) alone.set(i, delta);
+        else applyDelta(treeOf(i), delta, splitter);
       }
       for (const { bucketMs, count, keys } of part.counts) {
-        const tree = treeAt(bucketMs);
-        if (!tree) continue;
+        const i = indexOf(bucketMs);
+        if (i < 0) continue;
+        const tree = treeOf(i);
         if (count !== 0 && !holds(bucketMs, part.fold)) addToLeaf(tree, COUNT_PATH, count);
         for (const [key, n] of keys) {
           if (!keyHolds(bucketMs, key, part.fold))
             addToLeaf(tree, splitter.split(SYSTEM_KEYS_PREFIX + key), n);
         }
+      }
+    }
+    for (const [i, delta] of alone) {
+      const shape = shapes.of(delta.paths);
+      const values = Float64Array.from(delta.values);
+      if (shape.renderable && values.every(Number.isFinite)) out[i] = shape.render(values);
+      else {
+        const tree = parseTree(out[i]);
+        applyDelta(tree, delta, splitter);
+        trees.set(i, tree);
       }
     }
     for (const [i, tree] of trees) out[i] = JSON.stringify(tree);
@@ -231,7 +260,7 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     },
 
     async read(ref: SeriesRef, bucketStartsMs: readonly number[]): Promise<string[]> {
-      const out = new Array<string>(bucketStartsMs.length).fill('{}');
+      const out = new Array<string>(bucketStartsMs.length).fill(EMPTY);
       if (bucketStartsMs.length === 0) return out;
       const firstMs = bucketStartsMs[0]!;
       const lastMs = bucketStartsMs[bucketStartsMs.length - 1]!;

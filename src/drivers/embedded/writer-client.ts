@@ -20,7 +20,6 @@ import type { Db } from '../../storage/db';
 import { LogAppender } from './log';
 import type { EmbeddedWriter } from './store';
 import type { LoggedPoints } from '../../model/wire';
-import { SYSTEM_KEY } from '../../model/write-set';
 import { type PackedPart, type PendingSeries, type UnmergedAppend, unpackPart } from '../../model/row-delta';
 import { MetricWriter, type MetricWriterOptions, logHead } from './metric-writer';
 import { wireToParts } from '../../model/point-wire';
@@ -53,9 +52,6 @@ const MAX_RESTART_MS = 30_000;
  * which the next start replays.
  */
 const CLOSE_FOLD_MS = 1_000;
-
-/** Keys whose last append the event loop remembers (lastAppended), about 100 bytes each. */
-const MAX_KNOWN_KEYS = 200_000;
 
 /** Points logged and handed to the thread but not merged yet, beyond which appends wait. */
 const MAX_UNMERGED_POINTS = 500_000;
@@ -147,14 +143,12 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   /** the log is folded (committed) up to this record, as the thread last said; -1 before it started */
   let foldedUpTo = -1;
   /**
-   * Per source, per key: the last record of an append of its points (the source's own entry, under
-   * the system key, for any of them). A series whose last append is folded is read without asking
-   * the thread. Emptied past MAX_KNOWN_KEYS: keys no longer in it were last appended at or before
-   * `forgottenUpTo`.
+   * Per source: the last record of an append of its points. A series of a source whose last append
+   * is folded is read without asking the thread. (Per key it would spare the round trip to more
+   * reads, but a map of every key of every append cost the event loop about as much as the log's
+   * writev under the live workload.)
    */
-  const lastAppended = new Map<string, Map<string, number>>();
-  let knownKeys = 0;
-  let forgottenUpTo = 0;
+  const lastAppended = new Map<string, number>();
   let closed = false;
   let status: WriterStatus = { state: 'starting' };
   /** the writer's failure to start or its exit, for whenStarted */
@@ -357,19 +351,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     if (full(points)) throw unavailable('The metric writer is behind, retry later', 1);
     const upTo = a.append(entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })));
     unmerged.push({ upTo, points, entries });
-    for (const { settings, wire } of entries) {
-      let keys = lastAppended.get(settings.id);
-      if (!keys) lastAppended.set(settings.id, (keys = new Map()));
-      const before = keys.size;
-      keys.set(SYSTEM_KEY, upTo);
-      for (const key of wire.keys) keys.set(key, upTo);
-      knownKeys += keys.size - before;
-    }
-    if (knownKeys > MAX_KNOWN_KEYS) {
-      lastAppended.clear();
-      knownKeys = 0;
-      forgottenUpTo = upTo;
-    }
+    for (const { settings } of entries) lastAppended.set(settings.id, upTo);
     unmergedPoints += points;
     w.ref();
     w.postMessage({ op: 'merge', id: 0, entries, upTo });
@@ -428,7 +410,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     // thread to merge every append queued before the read.
     async pending(sourceId, key, granularity, startsMs) {
       // Nothing appended since the last fold the thread told of: the stored rows hold it all.
-      const last = lastAppended.get(sourceId)?.get(key) ?? forgottenUpTo;
+      const last = lastAppended.get(sourceId) ?? 0;
       if (foldedUpTo >= 0 && last <= foldedUpTo) return { parts: [] };
       const handedOn = unmerged.slice();
       const series = await send<PendingSeries & { packed?: PackedPart[] }>(

@@ -130,8 +130,9 @@ export class Fold {
     const { target, window } = this;
     const { rows } = window;
     for (const series of order) {
-      const list = window.rowsOf(series);
-      if (list.length > 1) list.sort((a, b) => rows.bucketMs[a]! - rows.bucketMs[b]!);
+      // newest first: points that came in time order are ascending once reversed (no sort)
+      const list = window.rowsOf(series).reverse();
+      if (!ascending(list, rows.bucketMs)) list.sort((a, b) => rows.bucketMs[a]! - rows.bucketMs[b]!);
       for (const r of list) {
         if (rows.folded(r)) continue;
         target.writeBucket(ids[series]!, rows.bucketMs[r]!, this.number, rows.delta(r), 0);
@@ -221,4 +222,9 @@ export class Fold {
       granularities[slot]!.text,
     );
   }
+}
+
+function ascending(list: readonly number[], bucketMs: Float64Array): boolean {
+  for (let i = 1; i < list.length; i++) if (bucketMs[list[i - 1]!]! > bucketMs[list[i]!]!) return false;
+  return true;
 }

@@ -65,6 +65,11 @@ export interface MetricWriterOptions {
    */
   poll?: () => void;
   /**
+   * Answers the reads waiting for the writer (pending) and nothing else: called in the middle of
+   * a long spread of a window's groups (model/window/window.ts), where a merge must not run.
+   */
+  pollReads?: () => void;
+  /**
    * Whether the writer appends to the write log itself (default). Its thread leaves that to the
    * event loop (embedded/writer-client.ts), which logs a commit and acknowledges it at once, and only hands
    * the logged points on (`merge`).
@@ -80,6 +85,16 @@ export interface MetricWriterOptions {
    * disk, a large window), so that requests are answered in the middle of long transactions.
    */
   foldStallMs?: number;
+  /**
+   * Told after each fold how far the log is folded (committed): the event loop then reads a series
+   * with nothing appended since without asking the writer (embedded/writer-client.ts).
+   */
+  onFolded?: (upTo: number) => void;
+  /**
+   * Tests: every merge first stalls this long, answering reads meanwhile (pollReads), as a writer
+   * far behind a burst does: reads must not wait for the merges queued before them.
+   */
+  mergeStallMs?: number;
 }
 
 interface AppendJob {
@@ -147,7 +162,16 @@ export class MetricWriter {
   private readonly o: Required<
     Omit<
       MetricWriterOptions,
-      'log' | 'cacheLimits' | 'sourceSettings' | 'poll' | 'appends' | 'gate' | 'foldStallMs'
+      | 'log'
+      | 'cacheLimits'
+      | 'sourceSettings'
+      | 'poll'
+      | 'pollReads'
+      | 'appends'
+      | 'gate'
+      | 'foldStallMs'
+      | 'mergeStallMs'
+      | 'onFolded'
     >
   >;
   /** what the fold's transactions call every few pieces of work (MetricWriterOptions.poll) */
@@ -182,6 +206,7 @@ export class MetricWriter {
     this.recover(records, state.foldingUpTo);
     this.lastSeq = lastSeq;
     this.currentUpTo = lastSeq;
+    this.current.poll = options.pollReads ?? null;
     this.appender = options.appends === false ? null : new LogAppender(this.logDir, lastSeq);
   }
 
@@ -226,10 +251,12 @@ export class MetricWriter {
    * What a read of one series must add to the stored rows: the part of each window, tagged with the
    * number of the fold that writes it (the folding window's, and the next for the gathering one). The
    * read compares that number with each stored row's `fold` in its own read transaction, whenever
-   * that begins: nothing to retry (drivers/embedded.ts).
+   * that begins: nothing to retry (embedded/store.ts). `mergedUpTo` says which log records the
+   * windows hold: the read merges the later ones it was acknowledged itself, so it never waits for
+   * the merges queued before it.
    */
   pending(sourceId: string, key: string, granularity: string, startsMs: readonly number[]): PendingSeries {
-    const out: PendingSeries = { parts: [] };
+    const out: PendingSeries = { parts: [], mergedUpTo: this.currentUpTo };
     if (startsMs.length === 0) return out;
     const firstMs = startsMs[0]!;
     const lastMs = startsMs[startsMs.length - 1]!;
@@ -360,9 +387,12 @@ export class MetricWriter {
         this.startFold();
         return this.waitForFold();
       }
+      const stall = this.options.mergeStallMs ?? 0;
+      for (const until = performance.now() + stall; performance.now() < until;) this.options.pollReads?.();
       this.queue.shift();
+      let upTo: number;
       try {
-        this.currentUpTo =
+        upTo =
           job.loggedUpTo ??
           this.appender!.append(
             job.entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })),
@@ -371,7 +401,11 @@ export class MetricWriter {
         job.done(err);
         continue;
       }
+      // A read is answered between two merges, never inside one (the window does not poll while it
+      // adds): it finds every record up to currentUpTo in the windows and none after it.
       job.entries.forEach((e, i) => this.current.add(plans[i]!, e.wire));
+      this.currentUpTo = upTo;
+      this.current.spreadIfFull(); // a long spread: it answers reads as it goes
       job.done();
     }
     if (this.current.bytes >= this.o.foldAtBytes) this.urgent = true;
@@ -396,6 +430,7 @@ export class MetricWriter {
     const window = this.current;
     window.reserveRows(this.lastFoldRows); // its groups spread into about as many rows as the last fold's
     this.current = this.spare ?? new IngestWindow({ rows: 0, groups: window.held.groups });
+    this.current.poll = this.options.pollReads ?? null;
     this.spare = null;
     this.folding = new Fold(this.target, window, ++this.foldNumber, this.currentUpTo);
     this.foldStarted = performance.now();
@@ -447,6 +482,7 @@ export class MetricWriter {
   }
 
   private foldFinished(): void {
+    this.options.onFolded?.(this.foldedUpTo);
     for (const done of this.afterFold.splice(0)) done();
   }
 

@@ -12,12 +12,16 @@
 // the stored row's `fold` column is below that number (a fold writes each row once, in one of its
 // transactions, and folds commit in their numbers' order). A row the fold committed before the
 // snapshot already holds the part; one it commits after is not in the snapshot (docs/storage.md
-// "Reads").
+// "Reads"). The appends the writer had not merged when it answered are merged by the read itself,
+// for its series only; the snapshot's fold state tells which of them its rows hold already.
 // The system key's per-key counts live in their own table (one row per key), nested under `keys`
 // again on reads.
 import type { Db } from '../../storage/db';
 import { PathSplitter, addToLeaf, parseTree, setLeaf, type Tree } from '../../model/leaves';
-import { type PendingPart, type PendingSeries, applyDelta } from '../../model/row-delta';
+import { type PendingSeries, type RowDelta, type UnmergedAppend, applyDelta } from '../../model/row-delta';
+import { ShapeRegistry } from '../../model/bucket-shape';
+import { PlanCache } from '../../model/plan';
+import { partOfAppends } from '../../model/window/appends';
 import { SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../../model/write-set';
 import type { LoggedPoints } from '../../model/wire';
 import { statements } from './sql';
@@ -44,6 +48,7 @@ export interface EmbeddedWriter {
 
 const SERIES_CACHE_LIMIT = 100_000;
 const COUNT_PATH = ['count'];
+const EMPTY = '{}';
 
 /** Stored rows of a range, ascending: each the bucket (epoch seconds) then its JSON text, `1735689600{...}`. */
 type Rows = string[];
@@ -57,7 +62,15 @@ interface Stored {
   folds: Map<number, number>;
   /** the system key's per-key counts (empty for other keys) */
   counts: KeyCount[];
+  /**
+   * The unmerged appends the snapshot does not hold whole, by the fold that writes them: the fold
+   * in progress in the snapshot (its rows at that number hold them), or NO_FOLD (no row holds them).
+   */
+  appends: Array<[fold: number, appends: UnmergedAppend[]]>;
 }
+
+/** The tag of appends that no fold of the snapshot has begun: no stored row holds them. */
+const NO_FOLD = Number.MAX_SAFE_INTEGER;
 
 /** The bucket of a stored row and where its JSON starts (digits read in place: no substring). */
 function splitRow(row: string): { bucket: number; at: number } {
@@ -78,6 +91,9 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
   const sql = statements(db);
   const splitter = new PathSplitter();
   const seriesIds = new Map<string, number>();
+  const plans = new PlanCache();
+  /** leaf paths of lent rows, with the JSON template of each list */
+  const shapes = new ShapeRegistry();
 
   function seriesId(ref: SeriesRef): number | undefined {
     const name = `${ref.sourceId}\u0000${ref.key}\u0000${ref.granularity}`;
@@ -123,19 +139,37 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
   /**
    * The stored rows of the range in one read transaction (one snapshot), with the fold numbers
    * that tell which lent parts they hold: of the rows written by fold `fromFold` or later, and of
-   * the system key's per-key counts.
+   * the system key's per-key counts. The snapshot's fold state sorts the unmerged appends: those
+   * up to its `folded_up_to` are in the rows; those of the fold in progress are in the rows that
+   * carry its number; the later ones are in none (a fold records its start in its first commit).
    */
-  const stored = db.transaction((ref: SeriesRef, first: number, last: number, fromFold: number): Stored => {
-    const id = seriesId(ref);
-    if (id === undefined) return { rows: [], folds: new Map(), counts: [] };
-    const rows = sql.readRange.all(id, first, last);
-    const folds = new Map<number, number>(
-      Number.isFinite(fromFold) ? rowFolds.all(id, first, last, fromFold) : [],
-    );
-    if (ref.key !== SYSTEM_KEY) return { rows, folds, counts: [] };
-    const counts = keyCounts.all(id, first, last);
-    return { rows: withKeyCounts(rows, counts), folds, counts };
-  });
+  const stored = db.transaction(
+    (ref: SeriesRef, first: number, last: number, lentFrom: number, unmerged: UnmergedAppend[]): Stored => {
+      const appends: Stored['appends'] = [];
+      let fromFold = lentFrom;
+      if (unmerged.length > 0) {
+        const state = sql.foldState.get()!;
+        for (const append of unmerged) {
+          if (append.upTo <= state.foldedUpTo) continue;
+          const fold =
+            state.foldingUpTo !== null && append.upTo <= state.foldingUpTo ? state.foldNumber : NO_FOLD;
+          if (fold !== NO_FOLD) fromFold = Math.min(fromFold, fold);
+          const tail = appends[appends.length - 1];
+          if (tail && tail[0] === fold) tail[1].push(append);
+          else appends.push([fold, [append]]);
+        }
+      }
+      const id = seriesId(ref);
+      if (id === undefined) return { rows: [], folds: new Map(), counts: [], appends };
+      const rows = sql.readRange.all(id, first, last);
+      const folds = new Map<number, number>(
+        Number.isFinite(fromFold) ? rowFolds.all(id, first, last, fromFold) : [],
+      );
+      if (ref.key !== SYSTEM_KEY) return { rows, folds, counts: [], appends };
+      const counts = keyCounts.all(id, first, last);
+      return { rows: withKeyCounts(rows, counts), folds, counts, appends };
+    },
+  );
 
   /** Adds the lent parts the snapshot does not hold to the texts of the buckets they touch. */
   function addPending(
@@ -144,14 +178,34 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     pending: PendingSeries,
     snapshot: Stored,
   ): void {
-    const index = new Map<number, number>();
-    startsMs.forEach((ms, i) => index.set(ms, i));
     const trees = new Map<number, Tree>();
-    const treeAt = (bucketMs: number): Tree | undefined => {
-      const i = index.get(bucketMs);
-      if (i === undefined) return undefined;
+    /**
+     * Buckets with no stored row and so far one delta: written from that delta's shape (its JSON
+     * template, as a fold writes rows) unless another change follows, without a tree.
+     */
+    const alone = new Map<number, RowDelta>();
+    /** the index of a bucket start of the read (ascending startsMs), -1 if it is not one */
+    const indexOf = (bucketMs: number): number => {
+      let lo = 0;
+      let hi = startsMs.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const ms = startsMs[mid]!;
+        if (ms < bucketMs) lo = mid + 1;
+        else if (ms > bucketMs) hi = mid - 1;
+        else return mid;
+      }
+      return -1;
+    };
+    const treeOf = (i: number): Tree => {
       let tree = trees.get(i);
-      if (!tree) trees.set(i, (tree = parseTree(out[i])));
+      if (tree) return tree;
+      trees.set(i, (tree = parseTree(out[i])));
+      const first = alone.get(i);
+      if (first) {
+        applyDelta(tree, first, splitter);
+        alone.delete(i);
+      }
       return tree;
     };
     /** whether the snapshot's row of the bucket already holds what fold `fold` writes to it */
@@ -165,17 +219,30 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     for (const part of pending.parts) {
       for (const { bucketMs, delta } of part.rows) {
         if (holds(bucketMs, part.fold)) continue;
-        const tree = treeAt(bucketMs);
-        if (tree) applyDelta(tree, delta, splitter);
+        const i = indexOf(bucketMs);
+        if (i < 0) continue;
+        if (out[i] === EMPTY && !trees.has(i) && !alone.has(i)) alone.set(i, delta);
+        else applyDelta(treeOf(i), delta, splitter);
       }
       for (const { bucketMs, count, keys } of part.counts) {
-        const tree = treeAt(bucketMs);
-        if (!tree) continue;
+        const i = indexOf(bucketMs);
+        if (i < 0) continue;
+        const tree = treeOf(i);
         if (count !== 0 && !holds(bucketMs, part.fold)) addToLeaf(tree, COUNT_PATH, count);
         for (const [key, n] of keys) {
           if (!keyHolds(bucketMs, key, part.fold))
             addToLeaf(tree, splitter.split(SYSTEM_KEYS_PREFIX + key), n);
         }
+      }
+    }
+    for (const [i, delta] of alone) {
+      const shape = shapes.of(delta.paths);
+      const values = Float64Array.from(delta.values);
+      if (shape.renderable && values.every(Number.isFinite)) out[i] = shape.render(values);
+      else {
+        const tree = parseTree(out[i]);
+        applyDelta(tree, delta, splitter);
+        trees.set(i, tree);
       }
     }
     for (const [i, tree] of trees) out[i] = JSON.stringify(tree);
@@ -193,7 +260,7 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     },
 
     async read(ref: SeriesRef, bucketStartsMs: readonly number[]): Promise<string[]> {
-      const out = new Array<string>(bucketStartsMs.length).fill('{}');
+      const out = new Array<string>(bucketStartsMs.length).fill(EMPTY);
       if (bucketStartsMs.length === 0) return out;
       const firstMs = bucketStartsMs[0]!;
       const lastMs = bucketStartsMs[bucketStartsMs.length - 1]!;
@@ -201,7 +268,17 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
       // between, the fold numbers of the snapshot tell which lent parts it holds.
       const pending = await writer.pending(ref.sourceId, ref.key, ref.granularity, bucketStartsMs);
       const fromFold = pending.parts.reduce((min, p) => Math.min(min, p.fold), Infinity);
-      const snapshot = stored(ref, Math.floor(firstMs / 1000), Math.floor(lastMs / 1000), fromFold);
+      const snapshot = stored(
+        ref,
+        Math.floor(firstMs / 1000),
+        Math.floor(lastMs / 1000),
+        fromFold,
+        pending.unmerged ?? [],
+      );
+      // The appends the writer had not merged: merged here, for this series only, after the
+      // windows' parts (they follow them in the log).
+      for (const [fold, appends] of snapshot.appends)
+        pending.parts.push(partOfAppends(appends, plans, ref, firstMs, lastMs, fold));
       // Rows and bucket starts are both ascending: walk them together.
       let i = 0;
       for (const row of snapshot.rows) {

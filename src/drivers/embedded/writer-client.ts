@@ -3,21 +3,24 @@
 //
 // With a thread, the event loop appends each group commit to the write log itself (one writev)
 // and acknowledges it at once; the logged points are then handed to the thread, which merges them
-// in order and answers reads after every merge handed to it before. A commit costs no round trip
-// to the thread. The thread says how far it has merged, and the points handed on and not yet
-// merged are bounded (past MAX_UNMERGED_POINTS appends wait for room, and answer 503 if none
+// in order. A commit costs no round trip to the thread. Reads ask on a port of their own, which the
+// thread answers ahead of the merges queued before them, saying how far it had merged; the event
+// loop keeps what it handed on until the thread says it merged it, and a read merges the rest of
+// its own series itself (embedded/store.ts). The thread says how far it has merged, and the points
+// handed on and not yet merged are bounded (past MAX_UNMERGED_POINTS appends wait for room, and answer 503 if none
 // comes within MAX_ROOM_WAIT_MS), so a thread that falls behind is back pressure, not memory. If
 // the thread dies, what it held fails with 503, the log is closed, and the next request starts a
 // new thread, which replays the log first (nothing acknowledged is lost) and says where the event
 // loop's appends go on.
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { unavailable } from '../../errors';
 import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
 import { LogAppender } from './log';
 import type { EmbeddedWriter } from './store';
 import type { LoggedPoints } from '../../model/wire';
+import { type PackedPart, type PendingSeries, type UnmergedAppend, unpackPart } from '../../model/row-delta';
 import { MetricWriter, type MetricWriterOptions, logHead } from './metric-writer';
 import { wireToParts } from '../../model/point-wire';
 import { type WireError, type WriterRequest, type WriterThreadData, errorFromWire } from './writer-protocol';
@@ -77,6 +80,7 @@ type Reply =
   | { log: ['debug' | 'info' | 'warn' | 'error', string, Record<string, unknown> | undefined] }
   | { failed: true; error: WireError }
   | { merged: number }
+  | { folded: number }
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: WireError };
 
@@ -86,16 +90,6 @@ interface Job {
 }
 
 type Request = WriterRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
-
-/** The wires' buffers, moved instead of copied (each once: a transfer list takes no duplicates). */
-function transfers(entries: readonly LoggedPoints[]): ArrayBuffer[] {
-  const buffers = new Set<ArrayBuffer>();
-  for (const { wire } of entries) {
-    for (const array of [wire.meta, wire.values])
-      if (array.buffer instanceof ArrayBuffer) buffers.add(array.buffer);
-  }
-  return [...buffers];
-}
 
 const pointsOf = (entries: readonly LoggedPoints[]) =>
   entries.reduce((n, e) => n + e.wire.meta.length / 2, 0);
@@ -135,12 +129,26 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   /** this thread's appender to the log, once the writer has replayed it */
   let appender: LogAppender | null = null;
   let ready: Promise<LogAppender> = Promise.resolve(null as never);
-  /** handed on, not merged yet: [last record number, points] in order */
-  const unmerged: Array<[number, number]> = [];
+  /**
+   * Handed on, not merged yet, in order: the appends' last record numbers, points, and the points
+   * themselves (copied to the thread, not moved), which a read merges itself (pending).
+   */
+  const unmerged: Array<UnmergedAppend & { points: number }> = [];
   let unmergedPoints = 0;
   /** appends waiting for the thread to merge: woken by each merge report and when it stops */
   let waitingForRoom: Array<() => void> = [];
   let nextId = 1;
+  /** the running thread's read port */
+  let reads: MessagePort | null = null;
+  /** the log is folded (committed) up to this record, as the thread last said; -1 before it started */
+  let foldedUpTo = -1;
+  /**
+   * Per source: the last record of an append of its points. A series of a source whose last append
+   * is folded is read without asking the thread. (Per key it would spare the round trip to more
+   * reads, but a map of every key of every append cost the event loop about as much as the log's
+   * writev under the live workload.)
+   */
+  const lastAppended = new Map<string, number>();
   let closed = false;
   let status: WriterStatus = { state: 'starting' };
   /** the writer's failure to start or its exit, for whenStarted */
@@ -213,12 +221,18 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   }
 
   function start(): Worker {
+    // Reads ask on a port of their own: the thread answers them ahead of the merges queued on its own.
+    const channel = new MessageChannel();
     const w = new Worker(writerThreadCode(), {
       eval: true,
       name: 'metric-writer',
-      workerData: data,
+      workerData: { ...data, readPort: channel.port2 },
+      transferList: [channel.port2],
       resourceLimits: WRITER_LIMITS,
     });
+    reads = channel.port1;
+    reads.on('message', (reply: Reply) => answered(w, reply));
+    reads.unref(); // the thread's reference keeps the process alive while a read waits (send)
     let becomeReady!: (a: LogAppender) => void;
     let failStart!: (err: unknown) => void;
     ready = new Promise<LogAppender>((resolve, reject) => {
@@ -247,6 +261,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
           void w.terminate();
           return;
         }
+        foldedUpTo = Math.max(foldedUpTo, reply.lastSeq); // the thread folded the log it replayed
         restartMs = 0;
         restartAt = 0;
         startFailure = null;
@@ -262,21 +277,25 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
         });
         return failStart(unavailable('The metric writer did not start; retry', 1));
       }
+      if ('folded' in reply) {
+        foldedUpTo = Math.max(foldedUpTo, reply.folded);
+        return;
+      }
       if ('merged' in reply) {
-        while (unmerged.length > 0 && unmerged[0]![0] <= reply.merged) unmergedPoints -= unmerged.shift()![1];
+        let merged = 0;
+        while (merged < unmerged.length && unmerged[merged]!.upTo <= reply.merged)
+          unmergedPoints -= unmerged[merged++]!.points;
+        unmerged.splice(0, merged);
         wakeWaiting();
         return updateRef(w);
       }
-      const job = jobs.get(reply.id);
-      if (!job) return;
-      jobs.delete(reply.id);
-      updateRef(w);
-      if (reply.ok) job.resolve(reply.value);
-      else job.reject(errorFromWire(reply.error));
+      answered(w, reply);
     });
     w.on('error', (err) => log?.error('metric writer failed', { error: err.message }));
     w.on('exit', (code) => {
       if (worker === w) worker = null;
+      channel.port1.close();
+      if (reads === channel.port1) reads = null;
       if (!closed) {
         log?.error('metric writer stopped', { code });
         const cause = failedToStart ? startFailure : null;
@@ -298,7 +317,18 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     return w;
   }
 
-  function send<T>(request: Request, transfer: ArrayBuffer[] = []): Promise<T> {
+  /** A request's answer (on the thread's port or the read port). */
+  function answered(w: Worker, reply: Reply): void {
+    if (!('id' in reply)) return;
+    const job = jobs.get(reply.id);
+    if (!job) return;
+    jobs.delete(reply.id);
+    updateRef(w);
+    if (reply.ok) job.resolve(reply.value);
+    else job.reject(errorFromWire(reply.error));
+  }
+
+  function send<T>(request: Request, transfer: ArrayBuffer[] = [], onReadPort = false): Promise<T> {
     if (closed) return Promise.reject(unavailable('The server is shutting down, retry later', 1));
     let w: Worker;
     try {
@@ -310,7 +340,8 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     return new Promise<T>((resolve, reject) => {
       jobs.set(id, { resolve: resolve as (value: unknown) => void, reject });
       w.ref();
-      w.postMessage({ ...request, id }, transfer);
+      if (onReadPort && reads) reads.postMessage({ ...request, id });
+      else w.postMessage({ ...request, id }, transfer);
     });
   }
 
@@ -319,10 +350,11 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     const points = pointsOf(entries);
     if (full(points)) throw unavailable('The metric writer is behind, retry later', 1);
     const upTo = a.append(entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })));
-    unmerged.push([upTo, points]);
+    unmerged.push({ upTo, points, entries });
+    for (const { settings } of entries) lastAppended.set(settings.id, upTo);
     unmergedPoints += points;
     w.ref();
-    w.postMessage({ op: 'merge', id: 0, entries, upTo }, transfers(entries));
+    w.postMessage({ op: 'merge', id: 0, entries, upTo });
   }
 
   /** The close's fold, for CLOSE_FOLD_MS at most: its points are in the log either way. */
@@ -373,8 +405,25 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       }
       appendNow(a, w, entries);
     },
-    pending: (sourceId, key, granularity, startsMs) =>
-      send({ op: 'pending', sourceId, key, granularity, startsMs }),
+    // What the thread's windows hold, and the appends handed on that it had not merged when it
+    // answered: the read merges those itself (embedded/store.ts), instead of waiting for the
+    // thread to merge every append queued before the read.
+    async pending(sourceId, key, granularity, startsMs) {
+      // Nothing appended since the last fold the thread told of: the stored rows hold it all.
+      const last = lastAppended.get(sourceId) ?? 0;
+      if (foldedUpTo >= 0 && last <= foldedUpTo) return { parts: [] };
+      const handedOn = unmerged.slice();
+      const series = await send<PendingSeries & { packed?: PackedPart[] }>(
+        { op: 'pending', sourceId, key, granularity, startsMs },
+        [],
+        true,
+      );
+      if (series.packed) series.parts = series.packed.map(unpackPart);
+      delete series.packed;
+      const mergedUpTo = series.mergedUpTo ?? Infinity;
+      series.unmerged = handedOn.filter((a) => a.upTo > mergedUpTo);
+      return series;
+    },
     settle: () => send({ op: 'settle' }),
     apply: (writes) => send({ op: 'apply', writes }),
     async close() {

@@ -1,6 +1,7 @@
 // The messages between the event loop and the metric writer's thread (embedded/writer-client.ts,
 // embedded/writer-thread.ts). Errors cross as data: their message and code (SQLITE_FULL, ENOSPC, ...,
 // which errors.ts maps to the client's answer) or the AppError they were.
+import type { MessagePort } from 'node:worker_threads';
 import { AppError, type AppErrorOptions, type ErrorKind } from '../../errors';
 import type { WriteSet } from '../../model/write-set';
 import type { MetricWriterOptions, AppendEntry } from './metric-writer';
@@ -14,6 +15,11 @@ export interface WriterThreadData {
   checkpointPages?: number;
   /** the event loop connection's write gate (storage/write-gate.ts) */
   writeGate?: SharedArrayBuffer;
+  /**
+   * The port reads ask on (`pending`), answered ahead of the merges queued on the thread's own port
+   * and from inside long merges and folds: a read never waits for the backlog.
+   */
+  readPort?: MessagePort;
   options: Omit<MetricWriterOptions, 'db' | 'log' | 'sourceSettings'>;
 }
 

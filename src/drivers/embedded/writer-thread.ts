@@ -8,18 +8,21 @@
 // that copies the WAL back into the database file every CHECKPOINT_MS, on a thread of its own, so
 // that neither the writer's commits nor the event loop's stop for a checkpoint and its fsync.
 // Any message stops it.
-import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { Logger } from '../../lib/log';
 import { openDatabase } from '../../storage/db';
 import { WriteGate } from '../../storage/write-gate';
 import { createSourcesRepo } from '../../storage/sources';
 import { MetricWriter } from './metric-writer';
+import { type PackedPart, type PendingSeries, packPart, packedBuffers } from '../../model/row-delta';
 import { errorToWire, type WriterRequest, type WriterThreadData } from './writer-protocol';
 
 const port = parentPort;
 if (!port) throw new Error('writer-thread runs as a worker thread');
 const data = workerData as WriterThreadData;
 
+/** Merges are told at least this often, also in the middle of a long turn. */
+const TELL_MS = 10;
 /** How often the checkpointer copies the WAL back (a passive checkpoint never blocks a writer). */
 const CHECKPOINT_MS = 250;
 
@@ -59,8 +62,17 @@ const threadLog: Logger = {
 function writer(): void {
   let db: ReturnType<typeof openDatabase>;
   let metrics: MetricWriter;
+  const reads = data.readPort;
+  // Reads first: they are answered from inside long merges and spreads too (pollReads), where
+  // nothing but reading the windows may run.
+  const pollReads = () => {
+    if (!reads) return;
+    for (let m = receiveMessageOnPort(reads); m; m = receiveMessageOnPort(reads))
+      handleRead(m.message as WriterRequest);
+  };
   // Requests that arrive while a fold's transaction runs are taken from inside it (MetricWriter's poll).
   const poll = () => {
+    pollReads();
     for (let m = receiveMessageOnPort(port!); m; m = receiveMessageOnPort(port!))
       handle(m.message as WriterRequest);
   };
@@ -75,6 +87,8 @@ function writer(): void {
       log: threadLog,
       sourceSettings: (id) => sources.byId(id),
       poll,
+      pollReads,
+      onFolded: (upTo) => port!.postMessage({ folded: upTo }),
       appends: false,
       gate,
     });
@@ -92,33 +106,52 @@ function writer(): void {
       (value) => reply(id, undefined, value),
       (err: unknown) => reply(id, err ?? new Error('failed')),
     );
-  // How far merges have gone, told once per turn (the event loop bounds what it handed on by it).
+  // How far merges have gone, told once per turn (the event loop bounds what it handed on by it,
+  // and keeps what it handed on until told), and at once when the last telling is TELL_MS old: a
+  // burst of merges is taken in one long turn (a port hands over every message queued).
   let merged = 0;
+  let told = 0;
   let telling = false;
+  const tell = () => {
+    telling = false;
+    told = performance.now();
+    port!.postMessage({ merged });
+  };
   const mergedUpTo = (upTo: number) => {
     merged = Math.max(merged, upTo);
+    if (performance.now() - told >= TELL_MS) return tell();
     if (telling) return;
     telling = true;
-    setImmediate(() => {
-      telling = false;
-      port!.postMessage({ merged });
-    });
+    setImmediate(() => telling && tell());
   };
   port!.on('message', handle);
+  reads?.on('message', (req: WriterRequest) => handleRead(req));
+
+  /** A read's question, answered at once (the windows hold the log's records up to `mergedUpTo`). */
+  function handleRead(req: WriterRequest, on: MessagePort = reads ?? port!): void {
+    if (req.op !== 'pending') return;
+    let value: PendingSeries & { packed: PackedPart[] };
+    try {
+      const series = metrics.pending(req.sourceId, req.key, req.granularity, req.startsMs);
+      value = { ...series, parts: [], packed: series.parts.map(packPart) };
+    } catch (err) {
+      on.postMessage({ id: req.id, ok: false, error: errorToWire(err) });
+      return;
+    }
+    on.postMessage({ id: req.id, ok: true, value }, packedBuffers(value.packed));
+  }
 
   function handle(req: WriterRequest): void {
     switch (req.op) {
-      // Merges and reads are taken at once, also from inside a fold's transaction.
+      // Merges are taken at once, also from inside a fold's transaction; a read waiting on its own
+      // port goes before each.
       case 'merge':
+        pollReads();
         return metrics.merge(req.entries, req.upTo, () => mergedUpTo(req.upTo));
       case 'append':
         return metrics.appendThen(req.entries, (err) => reply(req.id, err));
-      case 'pending': {
-        const answerNow = () =>
-          reply(req.id, undefined, metrics.pending(req.sourceId, req.key, req.granularity, req.startsMs));
-        // an acknowledged merge that waits for a fold (its source's settings changed) comes first
-        return metrics.waiting ? void metrics.whenDrained().then(answerNow) : answerNow();
-      }
+      case 'pending':
+        return handleRead(req, port!);
       case 'settle':
         return void answer(req.id, metrics.settle());
       case 'apply':

@@ -20,8 +20,12 @@ import { CountRow, Groups, ID_UNIT, Rows, Shapes, columnSize, type LeafWrite } f
 export { CountRow } from './rows';
 export const UNTRACKED_KEY = '__untracked__';
 
-/** Group slots a window fills before it spreads them all into rows (bounds its memory). */
+/** Group slots a window holds before its owner spreads them all into rows (spreadIfFull). */
 const MAX_GROUPS = 500_000;
+/** ... and before it spreads them itself, in the middle of an add (bounds its memory). */
+const HARD_MAX_GROUPS = 2 * MAX_GROUPS;
+/** Groups spread between two calls of a window's `poll` (a key of a year of minutes holds 525,600). */
+const POLL_EVERY_GROUPS = 4096;
 /** Finest buckets whose bucket vectors a source remembers. */
 const MAX_VECTORS = 50_000;
 
@@ -135,6 +139,13 @@ export class IngestWindow {
   readonly seriesRows: number[] = [];
   /** points merged into this window */
   points = 0;
+  /**
+   * Called every few thousand groups of a long spread (the metric writer answers reads there):
+   * it must not change the window, only read it (pendingRows, pendingCounts).
+   */
+  poll: (() => void) | null = null;
+  /** inside add: a read must not see the window (it holds part of a merge), so no poll */
+  private adding = false;
   /** the most groups held at once (sizes the next window's group columns) */
   private maxGroups = 0;
   /** the write being merged: one object reused for every point, so merging allocates nothing per point */
@@ -218,6 +229,22 @@ export class IngestWindow {
 
   /** Merges a request's points, in order. The window must not hold the source under another plan. */
   add(plan: SourcePlan, wire: WirePoints): void {
+    this.adding = true;
+    try {
+      this.addPoints(plan, wire);
+    } finally {
+      this.adding = false;
+    }
+  }
+
+  /** Spreads every group into rows once the window holds MAX_GROUPS of them; true if it did. */
+  spreadIfFull(): boolean {
+    if (this.groups.count < MAX_GROUPS) return false;
+    this.spreadAll();
+    return true;
+  }
+
+  private addPoints(plan: SourcePlan, wire: WirePoints): void {
     const source = this.source(plan);
     const keys = wire.keys.map((key) => this.keyState(source, key));
     const shapes = wire.pathLists.map((list) => this.shapes.id(list));
@@ -252,7 +279,7 @@ export class IngestWindow {
       v += sizes[(low - flags) / LIST_UNIT]!;
     }
     this.points += count;
-    if (this.groups.count >= MAX_GROUPS) this.spreadAll();
+    if (this.groups.count >= HARD_MAX_GROUPS) this.spreadAll();
   }
 
   /**
@@ -372,40 +399,73 @@ export class IngestWindow {
 
   /**
    * Rows not folded yet of one series at the given bucket starts (ascending), as a read must add
-   * them: looked up one by one when the range has fewer buckets than the series has rows (the last
-   * day at 1m of a window that holds a year), else found by walking the series' rows.
+   * them, in the order they apply: the series' rows (looked up one by one when the range has fewer
+   * buckets than the series has rows, else found by walking them), then the key's groups (tracks
+   * merged after every row's writes) summed per bucket. Changes nothing: a read may be answered
+   * in the middle of a spread (`poll`), and a spread's groups are either live or in the rows.
    */
   pendingRows(sourceId: string, key: string, granularity: string, startsMs: readonly number[]): PendingRow[] {
     const source = this.sources.get(sourceId);
     const slot = source ? slotOf(source.plan, granularity) : -1;
     const state = source?.keys.get(key);
     if (!source || slot < 0 || !state || startsMs.length === 0) return [];
-    this.spreadKey(state);
-    const series = state.series[slot]!;
-    if (series < 0) return [];
     const out: PendingRow[] = [];
-    const rows = this.rows;
-    const take = (r: number) => {
-      if (!rows.folded(r)) out.push({ bucketMs: rows.bucketMs[r]!, delta: copy(rows.delta(r)) });
-    };
-    if (startsMs.length < this.seriesRows[series]!) {
-      for (const ms of startsMs) {
-        const id = source.knownBucketId(slot, ms);
-        const r = id < 0 ? -1 : rows.table.find(series * ID_UNIT + id);
-        if (r >= 0) take(r);
-      }
-      return out;
-    }
     const firstMs = startsMs[0]!;
     const lastMs = startsMs[startsMs.length - 1]!;
-    for (let r = this.seriesHead[series]!; r >= 0; r = rows.next[r]!) {
-      const bucketMs = rows.bucketMs[r]!;
-      if (bucketMs >= firstMs && bucketMs <= lastMs) take(r);
+    const series = state.series[slot]!;
+    if (series >= 0) {
+      const rows = this.rows;
+      const take = (r: number) => {
+        if (!rows.folded(r)) out.push({ bucketMs: rows.bucketMs[r]!, delta: copy(rows.delta(r)) });
+      };
+      if (startsMs.length < this.seriesRows[series]!) {
+        for (const ms of startsMs) {
+          const id = source.knownBucketId(slot, ms);
+          const r = id < 0 ? -1 : rows.table.find(series * ID_UNIT + id);
+          if (r >= 0) take(r);
+        }
+      } else {
+        for (let r = this.seriesHead[series]!; r >= 0; r = rows.next[r]!) {
+          const bucketMs = rows.bucketMs[r]!;
+          if (bucketMs >= firstMs && bucketMs <= lastMs) take(r);
+        }
+      }
+    }
+    // the groups, summed per bucket of the granularity and shape
+    const groups = this.groups;
+    const sums = new Map<number, Map<number, Float64Array>>();
+    let lastBucket = Number.NaN;
+    let lastShape = -1;
+    let values: Float64Array = new Float64Array(0);
+    for (let g = state.groupHead; g >= 0; g = groups.nextOfKey[g]!) {
+      if (groups.live[g] === 0) continue;
+      const id = source.vectorById[groups.finest[g]!]![slot]!;
+      if (id < 0) continue;
+      const bucketMs = source.starts[id]!;
+      if (bucketMs < firstMs || bucketMs > lastMs) continue;
+      const shape = groups.shape[g]!;
+      const n = this.shapes.paths[shape]!.length;
+      // a key's groups come newest first: neighbours mostly share the bucket and shape
+      if (bucketMs !== lastBucket || shape !== lastShape) {
+        let byShape = sums.get(bucketMs);
+        if (!byShape) sums.set(bucketMs, (byShape = new Map()));
+        let found = byShape.get(shape);
+        if (!found) byShape.set(shape, (found = new Float64Array(n)));
+        values = found;
+        lastBucket = bucketMs;
+        lastShape = shape;
+      }
+      const at = groups.at[g]!;
+      for (let i = 0; i < n; i++) values[i]! += groups.sums.data[at + i]!;
+    }
+    for (const [bucketMs, byShape] of sums) {
+      for (const [shape, values] of byShape)
+        out.push({ bucketMs, delta: { paths: this.shapes.paths[shape]!, values, set: null } });
     }
     return out;
   }
 
-  /** The system key's counts not folded yet within [firstMs, lastMs]. */
+  /** The system key's counts not folded yet within [firstMs, lastMs]; changes nothing (pendingRows). */
   pendingCounts(sourceId: string, granularity: string, firstMs: number, lastMs: number): PendingCounts[] {
     const source = this.sources.get(sourceId);
     const slot = source ? slotOf(source.plan, granularity) : -1;
@@ -417,14 +477,33 @@ export class IngestWindow {
       return e;
     };
     const inRange = (ms: number) => ms >= firstMs && ms <= lastMs;
+    const groups = this.groups;
     for (const state of source.keys.values()) {
-      this.spreadKey(state);
       const series = state.series[slot]!;
       for (const r of series < 0 ? [] : this.rowsOf(series)) {
         const bucketMs = this.rows.bucketMs[r]!;
         const tracked = this.rows.tracked[r]!;
         if (tracked > 0 && !this.rows.countFolded(r) && inRange(bucketMs))
           entry(bucketMs).keys.push([state.key, tracked]);
+      }
+      // groups not spread yet: their points are in no count row either
+      const perBucket = new Map<number, [tracked: number, untracked: number]>();
+      for (let g = state.groupHead; g >= 0; g = groups.nextOfKey[g]!) {
+        if (groups.live[g] === 0) continue;
+        const id = source.vectorById[groups.finest[g]!]![slot]!;
+        if (id < 0 || !inRange(source.starts[id]!)) continue;
+        const bucketMs = source.starts[id]!;
+        const sum = perBucket.get(bucketMs);
+        if (sum) {
+          sum[0] += groups.tracked[g]!;
+          sum[1] += groups.untracked[g]!;
+        } else perBucket.set(bucketMs, [groups.tracked[g]!, groups.untracked[g]!]);
+      }
+      for (const [bucketMs, [tracked, untracked]] of perBucket) {
+        const e = entry(bucketMs);
+        e.count += tracked + untracked;
+        if (tracked > 0) e.keys.push([state.key, tracked]);
+        if (untracked > 0) e.keys.push([UNTRACKED_KEY, untracked]);
       }
     }
     for (const row of source.counts[slot]!.values()) {
@@ -477,7 +556,9 @@ export class IngestWindow {
     const groups = this.groups;
     const source = state.source;
     const leaf = this.spread;
+    let n = 0;
     for (let g = state.groupHead; g >= 0; g = groups.nextOfKey[g]!) {
+      if (++n % POLL_EVERY_GROUPS === 0 && !this.adding) this.poll?.();
       const vector = source.vectorById[groups.finest[g]!]!;
       leaf.shape = groups.shape[g]!;
       leaf.values = groups.sums.data;
@@ -522,8 +603,9 @@ export class IngestWindow {
   }
 }
 
+/** A row's delta that stays as it is (its paths are a shape's, never changed; its numbers are copied). */
 function copy(delta: RowDelta): RowDelta {
-  return { paths: delta.paths.slice(), values: delta.values.slice(), set: delta.set?.slice() ?? null };
+  return { paths: delta.paths, values: delta.values.slice(), set: delta.set?.slice() ?? null };
 }
 
 /** The operations of a key's bucket in a write set, created on first use. */

@@ -90,6 +90,11 @@ export function createRoutes(deps: Deps): Middleware {
   r.put('/bootstrap/projects/:id', admin, json, boot.input.projectUpdate, boot.updateProject);
   r.patch('/bootstrap/projects/:id', admin, json, boot.input.projectUpdate, boot.updateProject);
   r.post('/bootstrap/source-tokens', admin, json, boot.input.sourceToken, boot.createSourceToken);
+  // Editing and removing sources from the web interface (docs/bootstrap.md#editing-and-removing-sources).
+  r.delete('/bootstrap/projects/:id', admin, boot.removeProject);
+  r.patch('/bootstrap/databases/:id', admin, json, boot.input.databaseUpdate, boot.updateDatabase);
+  r.delete('/bootstrap/databases/:id', admin, boot.removeDatabase);
+  r.get('/bootstrap/sources/:id/dependents', user, boot.dependents);
 
   // The web interface's extensions (docs/interface.md).
   r.get('/bootstrap/setup-state', session.setupState);

@@ -23,6 +23,28 @@ import { channelInput, channelRoutes } from './routes/channels';
 
 type Handler = (ctx: Context, next: Next) => unknown;
 
+/**
+ * GET /session?optional=1 (docs/interface.md): without an Authorization header, no valid session is
+ * 200 `{data:null}` instead of 401, so the signed-out landing page logs no failed request. Without
+ * the parameter, or with a bearer token, it is the user check as everywhere.
+ */
+function optionalUser(user: Handler): Handler {
+  return async (ctx, next) => {
+    if (ctx.query.optional !== '1' || ctx.get('authorization')) return user(ctx, next);
+    let passed = false;
+    try {
+      await user(ctx, () => {
+        passed = true;
+        return next();
+      });
+    } catch (err) {
+      if (passed || !(err instanceof AppError) || err.kind !== 'unauthorized') throw err;
+      ctx.status = 200;
+      ctx.body = { data: null };
+    }
+  };
+}
+
 /** Runs handlers in order, each one's `next` calling the one after it (a fixed koa-compose). */
 function chain(handlers: readonly Handler[]): Handler {
   return handlers.reduceRight<Handler>(
@@ -100,7 +122,7 @@ export function createRoutes(deps: Deps): Middleware {
   r.get('/bootstrap/setup-state', session.setupState);
   r.get('/bootstrap/source-tokens', user, session.input.sourceTokens, session.listSourceTokens);
   r.delete('/bootstrap/source-tokens/:id', admin, session.revokeSourceToken);
-  r.get('/session', user, session.show);
+  r.get('/session', optionalUser(user), session.show);
   r.post('/session', json, session.input.create, session.create);
   r.delete('/session', user, session.remove);
   r.get('/session/sessions', user, session.listSessions);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { request } from '../helpers/server';
 import { browserSkipReason } from './browser';
+import { seriousViolations } from './axe-check';
 import { shot, signedInPage, withSeededHarness, type Harness, type Seeded } from './shell-helpers';
 
 describe('source settings', { skip: browserSkipReason() }, () => {
@@ -33,6 +34,12 @@ describe('source settings', { skip: browserSkipReason() }, () => {
     assert.equal(await form.getByLabel('Time zone').isDisabled(), true);
     await panel.getByRole('button', { name: 'Delete source…' }).click();
     await panel.getByTestId('delete-dependents').waitFor();
+    // The open settings and the confirmation pass axe in both themes.
+    for (const theme of ['light', 'dark']) {
+      await page.evaluate(`document.documentElement.dataset.theme = '${theme}'`);
+      assert.deepEqual(await seriousViolations(page), [], theme);
+    }
+    await page.evaluate(`document.documentElement.dataset.theme = 'light'`);
     if (process.env.SOURCE_SETTINGS_SHOT) {
       await panel.screenshot({
         path: path.join(import.meta.dirname, '..', '..', 'docs', 'screenshots', 'source-settings.png'),

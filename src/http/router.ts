@@ -8,6 +8,7 @@ import { AppError, notFound } from '../errors';
 import type { Deps } from '../deps';
 import { jsonBody, jsonOrMultipartBody, rawJsonBody } from './middleware/body';
 import { createBodyBudget } from './middleware/body-budget';
+import { validate } from './middleware/validate';
 import { requireMember, requireOrganizationToken, requireSource, requireUser } from './middleware/auth';
 import { memberRoutes } from './routes/members';
 import { healthRoutes } from './routes/health';
@@ -28,9 +29,10 @@ type Handler = (ctx: Context, next: Next) => unknown;
  * 200 `{data:null}` instead of 401, so the signed-out landing page logs no failed request. Without
  * the parameter, or with a bearer token, it is the user check as everywhere.
  */
+const sessionQuery = validate({ query: (query) => ({ optional: query.optional === '1' }) });
 function optionalUser(user: Handler): Handler {
   return async (ctx, next) => {
-    if (ctx.query.optional !== '1' || ctx.get('authorization')) return user(ctx, next);
+    if (!sessionQuery.query(ctx).optional || ctx.get('authorization')) return user(ctx, next);
     let passed = false;
     try {
       await user(ctx, () => {
@@ -122,7 +124,7 @@ export function createRoutes(deps: Deps): Middleware {
   r.get('/bootstrap/setup-state', session.setupState);
   r.get('/bootstrap/source-tokens', user, session.input.sourceTokens, session.listSourceTokens);
   r.delete('/bootstrap/source-tokens/:id', admin, session.revokeSourceToken);
-  r.get('/session', optionalUser(user), session.show);
+  r.get('/session', sessionQuery, optionalUser(user), session.show);
   r.post('/session', json, session.input.create, session.create);
   r.delete('/session', user, session.remove);
   r.get('/session/sessions', user, session.listSessions);

@@ -100,6 +100,23 @@ describe('editing and removing sources', () => {
     const p = await createProjectWithToken(server);
     const other = await createProjectWithToken(server);
     for (const key of ['hits', 'orders', 'signups']) assert.equal((await write(p, key)).status, 201);
+    // Enough buckets of one series for several of the sweep's 128-row statements.
+    const points = Array.from({ length: 400 }, (_, i) => ({
+      key: 'hits',
+      at: new Date(Date.now() - i * 60_000).toISOString(),
+      values: { count: 1 },
+    }));
+    const batch = await request(
+      server,
+      'POST',
+      '/api/v1/metrics/batch',
+      { points },
+      {
+        token: p.sourceToken,
+        sourceId: p.sourceId,
+      },
+    );
+    assert.equal(batch.status, 201, batch.text);
     assert.equal((await write(other)).status, 201);
     const dash = await api('POST', '/dashboards', p.userToken, {
       name: 'Shop',
@@ -136,7 +153,7 @@ describe('editing and removing sources', () => {
       transponders,
       metric_keys: 3,
     });
-    assert.ok(bucketsOf(p.sourceId) > 0);
+    assert.ok(bucketsOf(p.sourceId) > 400);
 
     const removed = await api('DELETE', `/bootstrap/projects/${p.sourceId}`, p.userToken);
     assert.equal(removed.status, 200, removed.text);

@@ -145,6 +145,53 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
 }
 
+/** CPU seconds of a process so far split by kind and by thread (Linux /proc). */
+export interface CpuSplit {
+  user: number;
+  system: number;
+  /**
+   * per thread name, digits at the end dropped (`V8Worker`, `libuv-worker`): the event loop is
+   * `MainThread`, the worker threads carry their names (`metric-writer`, `db-checkpointer`,
+   * `batch-parser`). Node 24 (the executable) names its threads; Node 20 calls every one `node`.
+   */
+  threads: Map<string, number>;
+}
+
+export function cpuSplit(pid: number): CpuSplit {
+  const split: CpuSplit = { user: 0, system: 0, threads: new Map() };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[-_:]?\d+$/, '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const user = Number(fields[11]) / 100;
+    const system = Number(fields[12]) / 100;
+    split.user += user;
+    split.system += system;
+    split.threads.set(name, (split.threads.get(name) ?? 0) + user + system);
+  }
+  return split;
+}
+
+/**
+ * What a process spent between two splits, per unit of work (e.g. per batch) in ms: user and
+ * system time, and per thread name when the runtime names its threads. Threads that ended in
+ * between are not counted (the service's threads live as long as it does).
+ */
+export function cpuSplitLine(before: CpuSplit, after: CpuSplit, units: number): string {
+  const ms = (seconds: number) => fmt((seconds / units) * 1e3, 3);
+  const threads = [...after.threads]
+    .map(([name, seconds]) => [name, seconds - (before.threads.get(name) ?? 0)] as const)
+    .filter(([, seconds]) => seconds > 0)
+    .sort((a, b) => b[1] - a[1]);
+  const named = threads.length > 1 ? `; ${threads.map(([name, s]) => `${name} ${ms(s)}`).join(', ')}` : '';
+  return `user ${ms(after.user - before.user)}, system ${ms(after.system - before.system)}${named}`;
+}
+
 /**
  * Waits until a process is idle (under a tenth of a core over a quarter second, twice in a row): the
  * service has folded what it acknowledged. Returns the seconds waited, not counting the idle quarters.

@@ -1,6 +1,7 @@
 // Ingest throughput through HTTP: the service in a child process, wrk (its own process) as the load.
 // Run: node --import tsx bench/ingest.ts        (BENCH_SECONDS=10 per measured run by default)
-//      BENCH_PART=single|narrow|live|wide|batches picks parts (comma-separated); default all.
+//      BENCH_PART=single|narrow|live|wide|batches|lp|lp-narrow|lp-live|lp-wide|graphite|remote-write
+//      picks parts (comma-separated); default all.
 //
 // 1. Single points of 3 nested leaves, 32 connections: the service (auth, validation, group commit,
 //    durable commit before each 201) against a bare Koa handler that parses the same body and answers
@@ -14,12 +15,23 @@
 //    live:   1,000 of 5,000 keys per request, timestamps within one minute (each body its own minute);
 //    wide:   1,000 of 5,000 keys per request, timestamps over 24 hours.
 //    The bare Koa handler on the narrow bodies is the ceiling of parsing alone.
+//    BENCH_DELAY_MS=n has each connection pause n ms before each batch: a rate below the maximum.
 //    A 201 means the points are durable in the write log; the writer thread folds them into bucket rows
 //    behind. So each run starts once the warm-up is folded, and after it the bench waits until the
 //    service is idle again: sustained = leaf values acknowledged / (run + time to fold what was behind),
 //    the rate the service holds for as long as the load lasts; the targets are checked against it.
+//    Server CPU per batch is printed with its user and system parts and, where the runtime names its
+//    threads (the executable's Node 24), per thread. It is no constant of the code: it falls as the
+//    rate rises (a commit serves the requests that arrived meanwhile; a fold writes each touched
+//    row once for all the batches its window holds) and rises on a busy machine. Two versions are
+//    compared on the same machine at the same time, alternately, at the same rate (BENCH_DELAY_MS).
+// 3. The intake (bench/ingest-intake.ts): line protocol through /api/v2/write against
+//    VictoriaMetrics' and InfluxDB's /write with the same bodies (narrow, live, wide), Graphite over
+//    TCP, and remote write against VictoriaMetrics; both from Debian's packages, extracted into .cache/.
 import {
   cpuSeconds,
+  cpuSplit,
+  cpuSplitLine,
   fmt,
   projectHeaders,
   seeded,
@@ -32,13 +44,17 @@ import {
 } from './helpers';
 import { runWrk, type WrkResult } from './wrk';
 import { WORKLOADS, type Workload } from './workloads';
+import { runIntakeBenchmarks } from './ingest-intake';
 
 console.log(`${serviceLabel()}; ${bareKoaLabel()}`);
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SLICES = Number(process.env.BENCH_SLICES ?? 4);
+const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 0);
 const PARTS = new Set(
-  (process.env.BENCH_PART ?? 'single,narrow,live,wide').replace('batches', 'narrow,live,wide').split(','),
+  (process.env.BENCH_PART ?? 'single,narrow,live,wide,lp,graphite,remote-write')
+    .replace('batches', 'narrow,live,wide')
+    .split(','),
 );
 const SINGLE = JSON.stringify({
   key: 'bench.single',
@@ -66,9 +82,10 @@ async function measure(
   connections: number,
   seconds: number,
   into?: Totals,
+  delayMs = 0,
 ): Promise<WrkResult> {
   const cpu = cpuSeconds(server.pid);
-  const r = await runWrk({ url: `${server.url}${path}`, headers, bodies, connections, seconds });
+  const r = await runWrk({ url: `${server.url}${path}`, headers, bodies, connections, seconds, delayMs });
   if (into) {
     into.cpu += cpuSeconds(server.pid) - cpu;
     into.ok += r.perSecond * r.seconds;
@@ -119,14 +136,16 @@ async function batchWorkload(w: Workload): Promise<void> {
   const bodies = w.bodies(seeded(42));
   const service = await spawnService();
   const headers = await projectHeaders(service);
-  await measure(service, '/api/v1/metrics/batch', headers, bodies, 8, 2);
+  await measure(service, '/api/v1/metrics/batch', headers, bodies, 8, 2, undefined, DELAY_MS);
   await waitIdle(service.pid); // the warm-up's points folded: the run starts with nothing behind
   const cpu = cpuSeconds(service.pid);
-  const r = await measure(service, '/api/v1/metrics/batch', headers, bodies, 8, SECONDS);
+  const split = cpuSplit(service.pid);
+  const r = await measure(service, '/api/v1/metrics/batch', headers, bodies, 8, SECONDS, undefined, DELAY_MS);
   // What was acknowledged is durable in the log; the rate that holds is the one the writer folds at.
   const behind = await waitIdle(service.pid);
   const batches = r.perSecond * r.seconds;
   const cpuPerBatch = (cpuSeconds(service.pid) - cpu) / batches;
+  const after = cpuSplit(service.pid);
   await service.stop();
   service.remove();
   const acked = r.perSecond * 3000;
@@ -134,11 +153,14 @@ async function batchWorkload(w: Workload): Promise<void> {
   const p99 = w.p99Target
     ? `, p99 target <= ${w.p99Target} ms: ${r.perSecond > 0 && r.p99 <= w.p99Target ? 'met' : 'missed'}`
     : '';
+  const target = DELAY_MS
+    ? `targets not checked at a held rate (BENCH_DELAY_MS=${DELAY_MS})`
+    : `target ${fmt(w.target)}: x${(sustained / w.target).toFixed(2)}${p99}`;
   console.log(
     `${w.name}: ${fmt(sustained)} leaf values/s sustained (${fmt(acked)}/s acknowledged, ${fmt(r.perSecond, 1)} batches/s, ` +
       `folded ${fmt(behind, 1)} s after the ${fmt(r.seconds, 1)} s run), p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms, ` +
       `failures ${r.failures}${r.failures ? ` (${r.failureText})` : ''}, server CPU ${fmt(cpuPerBatch * 1e3, 2)} ms per batch ` +
-      `(${fmt((cpuPerBatch * batches) / (r.seconds + behind), 2)} cores); target ${fmt(w.target)}: x${(sustained / w.target).toFixed(2)}${p99}`,
+      `(${fmt((cpuPerBatch * batches) / (r.seconds + behind), 2)} cores; ${cpuSplitLine(split, after, batches)}); ${target}`,
   );
 }
 
@@ -158,3 +180,4 @@ async function bareBatchCeiling(): Promise<void> {
 if (PARTS.has('single')) await singlePoints();
 for (const w of WORKLOADS) if (PARTS.has(w.name)) await batchWorkload(w);
 if (PARTS.has('narrow')) await bareBatchCeiling();
+await runIntakeBenchmarks(PARTS, SECONDS);

@@ -26,7 +26,7 @@ export interface WrkLoad {
   method?: string;
   headers: Record<string, string>;
   /** bodies sent in turn (each wrk thread starts at its own offset) */
-  bodies: string[];
+  bodies: Array<string | Uint8Array>;
   connections: number;
   threads?: number;
   seconds: number;

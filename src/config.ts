@@ -41,6 +41,8 @@ export interface Config {
   /** GET /metrics (Prometheus text); token null: no authentication (docs/operations.md) */
   readonly metrics: { readonly enabled: boolean; readonly token: string | null };
   readonly retention: { readonly sweepIntervalSeconds: number };
+  /** monitors are evaluated every `intervalMs` (SPEC 13, `[alerts] interval`, default 60 s) */
+  readonly alerts: { readonly intervalMs: number };
   /**
    * The web interface's sign-in sessions (docs/interface.md): a session unused for
    * `session.idle_timeout_seconds`, or older than `session.max_lifetime_seconds`, is ended by the
@@ -48,7 +50,11 @@ export interface Config {
    */
   readonly session: { readonly idleTimeoutSeconds: number; readonly maxLifetimeSeconds: number };
   /** TCP/UDP listeners of the intake formats, each bound to one source (docs/intake.md); none by default */
-  readonly intake: { readonly listeners: readonly ListenerConfig[] };
+  readonly intake: {
+    readonly listeners: readonly ListenerConfig[];
+    /** distinct keys one source may hold through the intake (SPEC 12); new keys past it are refused */
+    readonly maxKeysPerSource: number;
+  };
   /** connections made for tenants: database sources (and alert channels), SPEC 13 */
   readonly network: {
     /** `any`: every address; `public`: no loopback, private, link-local, CGNAT or metadata address */
@@ -79,13 +85,14 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export class ConfigError extends Error {}
 
-type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key' | 'listeners' | 'list';
+type Kind = 'string' | 'port' | 'bool' | 'size' | 'enum' | 'key' | 'listeners' | 'list' | 'interval';
 interface KeyDef {
   key: string; // TOML dotted key
   env: string;
   kind: Kind;
   values?: readonly string[];
   min?: number;
+  max?: number;
 }
 
 /** Every key the service reads; config.example.toml documents the same list. */
@@ -124,9 +131,17 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
     kind: 'size',
     min: 1,
   },
+  { key: 'alerts.interval', env: 'SERVICE_ALERTS_INTERVAL', kind: 'interval' },
   { key: 'session.idle_timeout_seconds', env: 'SERVICE_SESSION_IDLE_TIMEOUT_SECONDS', kind: 'size', min: 60 },
   { key: 'session.max_lifetime_seconds', env: 'SERVICE_SESSION_MAX_LIFETIME_SECONDS', kind: 'size', min: 60 },
   { key: 'intake.listeners', env: 'SERVICE_INTAKE_LISTENERS', kind: 'listeners' },
+  {
+    key: 'intake.max_keys_per_source',
+    env: 'SERVICE_INTAKE_MAX_KEYS_PER_SOURCE',
+    kind: 'size',
+    min: 1,
+    max: 1_000_000, // a source's keys are held in memory (about 40 bytes a key)
+  },
   { key: 'network.outbound', env: 'SERVICE_NETWORK_OUTBOUND', kind: 'enum', values: ['any', 'public'] },
   { key: 'network.allowed_hosts', env: 'SERVICE_NETWORK_ALLOWED_HOSTS', kind: 'list' },
   { key: 'network.timeout_ms', env: 'SERVICE_NETWORK_TIMEOUT_MS', kind: 'size', min: 100 },
@@ -164,9 +179,11 @@ const DEFAULTS: Record<string, unknown> = {
   'metrics.enabled': true,
   'metrics.token': null,
   'retention.sweep_interval_seconds': 60,
+  'alerts.interval': '60s',
   'session.idle_timeout_seconds': 604_800, // 7 days
   'session.max_lifetime_seconds': 2_592_000, // 30 days
   'intake.listeners': [],
+  'intake.max_keys_per_source': 100_000,
   'network.outbound': null, // any (self_hosted), public (saas)
   'network.allowed_hosts': [],
   'network.timeout_ms': 5000,
@@ -204,6 +221,12 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
       const listeners = parseListeners(raw);
       return typeof listeners === 'string' ? fail(listeners) : listeners;
     }
+    case 'interval': {
+      const ms = typeof raw === 'string' ? intervalMs(raw) : null;
+      if (ms === null || ms < 1000 || ms > 86_400_000)
+        fail('expected a count and a unit from 1s to 24h, such as 60s or 5m');
+      return raw;
+    }
     case 'key':
       if (typeof raw !== 'string' || !parseSecretKey(raw))
         fail('expected 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)');
@@ -240,6 +263,7 @@ function coerce(def: KeyDef, raw: unknown, origin: string): unknown {
       if (!Number.isSafeInteger(v)) return fail('expected a whole number');
       if (def.kind === 'port' && (v < 0 || v > 65535)) fail('expected a port number 0..65535');
       if (def.kind === 'size' && v < (def.min ?? 0)) fail(`expected at least ${def.min}`);
+      if (def.kind === 'size' && def.max !== undefined && v > def.max) fail(`expected at most ${def.max}`);
       return v;
     }
   }
@@ -315,6 +339,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
       `invalid value for server.body_bytes_in_flight: expected at least limits.max_body_bytes (${values['limits.max_body_bytes']})`,
     );
   }
+  const alertsIntervalMs = intervalMs(values['alerts.interval'] as string)!;
   const dataDir = path.resolve(cwd, values['storage.data_dir'] as string);
   const sqliteRoot = values['sources.sqlite_root']
     ? path.resolve(cwd, values['sources.sqlite_root'] as string)
@@ -352,11 +377,15 @@ export function loadConfig(input: ConfigInput = {}): Config {
       token: (values['metrics.token'] as string | null) ?? null,
     },
     retention: { sweepIntervalSeconds: values['retention.sweep_interval_seconds'] as number },
+    alerts: { intervalMs: alertsIntervalMs },
     session: {
       idleTimeoutSeconds: values['session.idle_timeout_seconds'] as number,
       maxLifetimeSeconds: values['session.max_lifetime_seconds'] as number,
     },
-    intake: { listeners: values['intake.listeners'] as ListenerConfig[] },
+    intake: {
+      listeners: values['intake.listeners'] as ListenerConfig[],
+      maxKeysPerSource: values['intake.max_keys_per_source'] as number,
+    },
     network: {
       outbound:
         (values['network.outbound'] as 'any' | 'public' | null) ??
@@ -368,6 +397,12 @@ export function loadConfig(input: ConfigInput = {}): Config {
     },
     smtp,
   });
+}
+
+/** Milliseconds of `90s`, `5m`, `1h`; null when unreadable. */
+function intervalMs(text: string): number | null {
+  const m = /^(\d{1,6})(s|m|h)$/.exec(text.trim());
+  return m ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'] : null;
 }
 
 const MAIL_ADDRESS = /^[^\s@<>,;:"()[\]\\]+@[^\s@<>,;:"()[\]\\]+$/;

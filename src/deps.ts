@@ -2,11 +2,15 @@
 import type { Ports } from './domain/ports';
 import type { OpsStats } from './ops/stats';
 import type { RetentionSweeper } from './ops/retention-sweeper';
+import type { Evaluator } from './domain/alerts/evaluator';
+import type { OutboxWorker } from './domain/alerts/outbox';
 
 /** Running the service: counters for /metrics and logs, the retention sweep, the stop flag. */
 export interface Ops {
   stats: OpsStats;
   sweeper: RetentionSweeper;
+  /** alert evaluation rounds and the outbox sender (SPEC 13) */
+  alerts: { evaluator: Evaluator; outbox: OutboxWorker };
   /** set when a stop began: new requests answer 503 and every answer closes its connection */
   stopping: boolean;
 }

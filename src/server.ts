@@ -32,6 +32,13 @@ import { createRetentionSweeper } from './ops/retention-sweeper';
 import { removePidFile, writePidFile } from './ops/pid-file';
 import { SERVER_VERSION } from './version';
 import { startListeners, type Listeners } from './intake/listeners';
+import { createMonitorsRepo } from './storage/monitors';
+import { createOutboxRepo } from './storage/outbox';
+import { createEvaluator } from './domain/alerts/evaluator';
+import { createOutboxWorker } from './domain/alerts/outbox';
+import type { ChannelSender } from './domain/alerts/delivery-port';
+import { createChannelSender } from './domain/alerts/channels/sender';
+import type { OutboxOptions } from './domain/alerts/outbox';
 
 /** The info-level summary of requests, points and errors (SPEC section 11). */
 const SUMMARY_INTERVAL_MS = 60_000;
@@ -99,6 +106,17 @@ export interface StartOptions {
   now?: () => number;
   /** run the retention sweep on its timer (default true; tests call deps.ops.sweeper.sweep()) */
   sweepTimer?: boolean;
+  /**
+   * run alert evaluation and the outbox on their timers (default true; tests call
+   * deps.ops.alerts.evaluator.round() and deps.ops.alerts.outbox.drain() with their own clock)
+   */
+  alertsTimer?: boolean;
+  /** the channels' sender of alert notifications (tests pass their own) */
+  channelSender?: ChannelSender;
+  /** the outbox worker's timeout, retries and back-off (tests shorten them) */
+  outbox?: Partial<
+    Pick<OutboxOptions, 'timeoutMs' | 'maxAttempts' | 'baseDelayMs' | 'maxDelayMs' | 'random'>
+  >;
   /** the metric writer's settings (tests: e.g. a fold window that does not close by itself) */
   writer?: MetricsEngineOptions['writer'];
 }
@@ -196,6 +214,24 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     beforeSweep: () => deps.metrics.flush(),
   });
   const sources = createSourcesRepo(db);
+  const monitors = createMonitorsRepo(db);
+  const outbox = createOutboxRepo(db);
+  const outboxWorker = createOutboxWorker({
+    outbox,
+    sender: options.channelSender ?? createChannelSender({ db, secrets, config, log }),
+    now,
+    log,
+    ...options.outbox,
+  });
+  const evaluator = createEvaluator({
+    monitors,
+    outbox,
+    sources,
+    metrics: { readSeries: (source, params) => deps.metrics.readSeries(source, params) },
+    now,
+    log,
+    onQueued: () => outboxWorker.kick(),
+  });
   const deps: Deps = {
     config,
     db,
@@ -205,6 +241,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     sources,
     dashboards: createDashboardsRepo(db),
     shares: createSharesRepo(db),
+    monitors,
+    outbox,
     loginThrottle: createLoginThrottle(),
     metrics: createMetricsEngine({
       db,
@@ -216,7 +254,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       onCommitted: (points, leaves, seconds) => stats.committed(points, leaves, seconds),
       writer: options.writer,
     }),
-    ops: { stats, sweeper, stopping: false },
+    ops: { stats, sweeper, stopping: false, alerts: { evaluator, outbox: outboxWorker } },
     nativeBinding: options.nativeBinding,
     secrets,
   };
@@ -259,6 +297,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const url = `http://${host}:${port}`;
   writePidFile(config.storage.dataDir, { pid: process.pid, url });
   sweeper.start();
+  if (options.alertsTimer !== false) {
+    evaluator.start(config.alerts.intervalMs);
+    outboxWorker.start();
+  } else outboxWorker.start(0);
   const summary = setInterval(
     () => log.info('summary', { interval_s: SUMMARY_INTERVAL_MS / 1000, ...stats.takeWindow() }),
     SUMMARY_INTERVAL_MS,
@@ -303,6 +345,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           `${what} did not finish; stopping without it (the write log keeps every acknowledged point)`,
           { waited_ms: STOP_FOLD_MS },
         );
+      await within(evaluator.close(), STOP_FOLD_MS, late('alert evaluation'));
+      await outboxWorker.close(); // attempts in flight are aborted; their rows resume at the next start
       await within(sweeper.close(), STOP_FOLD_MS, late('retention sweep'));
       await within(deps.metrics.close(), STOP_FOLD_MS, late('metric writer')); // commits pending writes, closes source files
       db.close();

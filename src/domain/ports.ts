@@ -9,6 +9,8 @@ import type { DashboardsRepo } from '../storage/dashboards';
 import type { SharesRepo } from '../storage/shares';
 import type { Db } from '../storage/db';
 import type { SourcesRepo } from '../storage/sources';
+import type { MonitorsRepo } from '../storage/monitors';
+import type { OutboxRepo } from '../storage/outbox';
 import type { LoginThrottle } from './login-throttle';
 import type { MetricsEngine } from './metrics/engine';
 
@@ -26,6 +28,10 @@ export interface Ports {
   loginThrottle: LoginThrottle;
   /** metric ingestion (group commit) and reads over every source's store */
   metrics: MetricsEngine;
+  /** alert monitors, their instances and history (SPEC 13) */
+  monitors: MonitorsRepo;
+  /** alert notifications waiting to be sent */
+  outbox: OutboxRepo;
   /** encrypts database source secrets at rest (server.ts loads the key) */
   secrets: SecretBox;
 }

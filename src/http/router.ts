@@ -18,8 +18,10 @@ import { dashboardInput, dashboardRoutes } from './routes/dashboards';
 import { dashboardGroupRoutes, groupInput } from './routes/dashboard-groups';
 import { sessionRoutes } from './routes/session';
 import { shareRoutes } from './routes/shares';
+import { intakeListenerRoutes } from './routes/intake-listeners';
 import { withIntake } from '../intake/routes';
-import { requireAnySourceFlag, transponderRoutes } from './routes/transponders';
+import { requireAnySourceFlag, transponderRoutes, userSource } from './routes/transponders';
+import { monitorInput, monitorRoutes } from './routes/monitors';
 import { channelInput, channelRoutes } from './routes/channels';
 
 type Handler = (ctx: Context, next: Next) => unknown;
@@ -130,6 +132,7 @@ export function createRoutes(deps: Deps): Middleware {
   r.get('/session/sessions', user, session.listSessions);
   r.delete('/session/sessions/:id', user, session.revokeSession);
   r.get('/sources/:id/metrics', user, session.input.sourceSeries, session.sourceSeries);
+  r.get('/bootstrap/sources/:id/listeners', user, intakeListenerRoutes(deps).list);
   r.get('/dashboards/:id/shares', user, shares.list);
   r.post('/dashboards/:id/shares', editor, shares.create);
   r.delete('/dashboards/:id/shares/:shareId', editor, shares.remove);
@@ -163,6 +166,27 @@ export function createRoutes(deps: Deps): Middleware {
   r.put('/transponders/:id', writer, json, transponders.input.update, transponders.update);
   r.patch('/transponders/:id', writer, json, transponders.input.update, transponders.update);
   r.delete('/transponders/:id', writer, transponders.remove);
+  // The same for the web interface: a signed-in user, a source of the user's organization; changing
+  // a source's transponders is an admin's, as changing the source is (docs/members.md).
+  const own = [user, userSource(deps)] as const;
+  const ownAdmin = [admin, userSource(deps)] as const;
+  r.get('/sources/:sourceId/transponders', ...own, transponders.list);
+  r.post(
+    '/sources/:sourceId/transponders',
+    ...ownAdmin,
+    json,
+    transponders.input.create,
+    transponders.create,
+  );
+  r.get('/sources/:sourceId/transponders/:id', ...own, transponders.show);
+  r.put(
+    '/sources/:sourceId/transponders/:id',
+    ...ownAdmin,
+    json,
+    transponders.input.update,
+    transponders.update,
+  );
+  r.delete('/sources/:sourceId/transponders/:id', ...ownAdmin, transponders.remove);
 
   r.get('/dashboards', dashReader, dashboardInput.page, dash.list);
   r.post('/dashboards', dashWriter, json, dashboardInput.fields, dash.create);
@@ -178,6 +202,18 @@ export function createRoutes(deps: Deps): Middleware {
   r.patch('/dashboard-groups/:id', dashWriter, json, groupInput.fields, groups.update);
   r.delete('/dashboard-groups/:id', dashWriter, groups.remove);
 
+  // Alert monitors (SPEC 13): the tokens and locking of dashboards.
+  const monitors = monitorRoutes(deps);
+  r.get('/monitors', dashReader, monitorInput.page, monitors.list);
+  r.post('/monitors', dashWriter, json, monitorInput.fields, monitors.create);
+  r.post('/monitors/preview', dashReader, json, monitorInput.preview, monitors.preview);
+  r.get('/monitors/:id', dashReader, monitors.show);
+  r.put('/monitors/:id', dashWriter, json, monitorInput.fields, monitors.update);
+  r.patch('/monitors/:id', dashWriter, json, monitorInput.fields, monitors.update);
+  r.delete('/monitors/:id', dashWriter, monitors.remove);
+  r.get('/monitors/:id/history', dashReader, monitorInput.history, monitors.history);
+  r.post('/monitors/:id/mute', dashWriter, json, monitorInput.mute, monitors.mute);
+  r.delete('/monitors/:id/mute', dashWriter, monitors.unmute);
   // Alert channels (SPEC 13, docs/alerts-channels.md): the dashboards' token rules.
   const channels = channelRoutes(deps);
   r.get('/channels', dashReader, channels.list);

@@ -14,6 +14,7 @@
 
 import { LineError } from './line-error';
 import type { Precision } from '../config-listeners';
+import { SLICE_BYTES, nextTurn } from './slices';
 export type { Precision };
 
 export type FieldValue =
@@ -362,25 +363,54 @@ function clip(text: string): string {
 export function parseLineProtocol(text: string, options: ParseOptions = {}): LineSample[] {
   const s = new Scanner(text, options);
   const out: LineSample[] = [];
+  while (s.pos < text.length) step(s, out);
+  return out;
+}
+
+/**
+ * The same in slices of about `sliceChars` characters, the event loop free between them (large
+ * bodies: docs/intake.md "Large bodies"); the same samples and the same errors.
+ */
+export async function parseLineProtocolSliced(
+  text: string,
+  options: ParseOptions = {},
+  sliceChars = SLICE_BYTES,
+): Promise<LineSample[]> {
+  const s = new Scanner(text, options);
+  const out: LineSample[] = [];
+  let sliceEnd = sliceChars;
   while (s.pos < text.length) {
-    s.lineStart = s.pos;
-    s.skipSpaces();
-    if (s.atLineEnd()) {
-      if (s.pos >= text.length) break;
-      s.nextLine();
-      continue;
+    step(s, out);
+    if (s.pos >= sliceEnd) {
+      sliceEnd = s.pos + sliceChars;
+      await nextTurn();
     }
-    if (text.charCodeAt(s.pos) === HASH) {
-      s.skipRestOfLine();
-      s.checkLength();
-      s.nextLine();
-      continue;
-    }
-    const start = s.pos;
-    const sample = s.sample();
-    s.countBreaks(start, s.pos);
-    out.push(sample);
-    if (s.pos < text.length) s.nextLine();
   }
   return out;
+}
+
+/** Reads one line (a sample, a comment or a blank line) from where the scanner stands. */
+function step(s: Scanner, out: LineSample[]): void {
+  const text = s.text;
+  s.lineStart = s.pos;
+  s.skipSpaces();
+  if (s.atLineEnd()) {
+    if (s.pos >= text.length) {
+      s.pos = text.length;
+      return;
+    }
+    s.nextLine();
+    return;
+  }
+  if (text.charCodeAt(s.pos) === HASH) {
+    s.skipRestOfLine();
+    s.checkLength();
+    s.nextLine();
+    return;
+  }
+  const start = s.pos;
+  const sample = s.sample();
+  s.countBreaks(start, s.pos);
+  out.push(sample);
+  if (s.pos < text.length) s.nextLine();
 }

@@ -12,6 +12,7 @@ import { parseListenAddress, type ListenerConfig } from '../config-listeners';
 import { mapLineSamples, type IntakePoint } from './mapping';
 import { StatsdAggregator, parseStatsd, STATSD_MAX_LINE_LENGTH } from './statsd';
 import { intakeCountersOf } from './stats';
+import { keyLimitOf } from './key-limit';
 
 export { parseListeners, type ListenerConfig } from '../config-listeners';
 
@@ -25,6 +26,15 @@ export interface Listeners {
   running: RunningListener[];
   /** stops every listener; StatsD holdings are flushed and written first */
   close(): Promise<void>;
+}
+
+// The listeners running for a server (by its Ops), for the interface's read of a source's
+// listeners (GET /api/v1/bootstrap/sources/:id/listeners): their real ports when 0 was asked.
+const runningByOps = new WeakMap<Deps['ops'], Set<RunningListener>>();
+
+/** The listeners this server runs now, in the order they started. */
+export function runningListenersOf(deps: Pick<Deps, 'ops'>): RunningListener[] {
+  return [...(runningByOps.get(deps.ops) ?? [])];
 }
 
 const MAX_TCP_CONNECTIONS = 256;
@@ -62,6 +72,7 @@ function pointsOf(
 
 export async function startListeners(deps: Deps, configs: readonly ListenerConfig[]): Promise<Listeners> {
   const counters = intakeCountersOf(deps);
+  const keyLimit = keyLimitOf(deps);
   const closers: Array<() => Promise<void>> = [];
   const running: RunningListener[] = [];
 
@@ -77,6 +88,13 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
       return;
     }
     try {
+      // the points of new keys past intake.max_keys_per_source are dropped and counted, the rest written
+      const admitted = await keyLimit.admitSome(source, points);
+      if (admitted.dropped > 0) {
+        counters.overKeyLimit += admitted.dropped;
+        counters.dropped += admitted.dropped;
+        points = admitted.points;
+      }
       for (let from = 0; from < points.length; from += POINTS_PER_BATCH) {
         await deps.metrics.ingestBatch(source, { points: points.slice(from, from + POINTS_PER_BATCH) });
       }
@@ -215,9 +233,13 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
     );
   }
 
+  let registry = runningByOps.get(deps.ops);
+  if (!registry) runningByOps.set(deps.ops, (registry = new Set()));
+  for (const listener of running) registry.add(listener);
   return {
     running,
     async close() {
+      for (const listener of running) registry.delete(listener);
       for (const close of closers) await close();
     },
   };

@@ -13,6 +13,7 @@
 //   whole before any of it is written.
 import { LineError } from './line-error';
 import type { LineSample } from './line-protocol';
+import { SLICE_SAMPLES, nextTurn } from './slices';
 
 /** What a point of POST /api/v1/metrics/batch holds. */
 export interface IntakePoint {
@@ -148,6 +149,23 @@ export function mapLineSamples(samples: readonly LineSample[], options: MappingO
       );
     }
     gaugePoints(key, at, [...gauges], result.points);
+  }
+  return result;
+}
+
+/** mapLineSamples in slices of SLICE_SAMPLES samples, the event loop free between them (large bodies). */
+export async function mapLineSamplesSliced(
+  samples: readonly LineSample[],
+  options: MappingOptions,
+): Promise<MappedBody> {
+  const result: MappedBody = { points: [], samples: 0, skippedStrings: 0, skippedNonFinite: 0 };
+  for (let from = 0; from < samples.length; from += SLICE_SAMPLES) {
+    if (from > 0) await nextTurn();
+    const part = mapLineSamples(samples.slice(from, from + SLICE_SAMPLES), options);
+    for (const point of part.points) result.points.push(point);
+    result.samples += part.samples;
+    result.skippedStrings += part.skippedStrings;
+    result.skippedNonFinite += part.skippedNonFinite;
   }
   return result;
 }

@@ -19,6 +19,7 @@ import {
   type MappedBody,
 } from './mapping';
 import { ProtoReader, ProtobufError } from './protobuf';
+import { SLICE_BYTES, nextTurn } from './slices';
 
 export class RemoteWriteError extends Error {
   constructor(message: string) {
@@ -34,28 +35,70 @@ export function isCumulativeName(name: string): boolean {
   return COUNTER_SUFFIX.test(name);
 }
 
+/** Reads a WriteRequest one series at a time. */
+class RemoteWriteMapper {
+  readonly result: MappedBody = { points: [], samples: 0, skippedStrings: 0, skippedNonFinite: 0 };
+  private readonly r: ProtoReader;
+  private index = -1;
+
+  constructor(
+    body: Buffer,
+    private readonly prefix: string,
+  ) {
+    this.r = new ProtoReader(body);
+  }
+
+  get pos(): number {
+    return this.r.pos;
+  }
+
+  /** Maps the next series; false once the body is read. */
+  next(): boolean {
+    const r = this.r;
+    try {
+      while (r.more()) {
+        const { field, wire } = r.tag();
+        if (field !== 1 || wire !== 2) {
+          r.skip(wire);
+          continue;
+        }
+        this.index++;
+        mapSeries(r.sub(), this.index, this.prefix, this.result.points, this.result);
+        return true;
+      }
+      return false;
+    } catch (err) {
+      if (err instanceof ProtobufError)
+        throw new RemoteWriteError(
+          this.index >= 0 ? `timeseries[${this.index}]: ${err.message}` : err.message,
+        );
+      throw err;
+    }
+  }
+}
+
 /** The points of an uncompressed WriteRequest; RemoteWriteError names the series that cannot be stored. */
 export function mapRemoteWrite(body: Buffer, options: { keyPrefix?: string } = {}): MappedBody {
-  const result: MappedBody = { points: [], samples: 0, skippedStrings: 0, skippedNonFinite: 0 };
-  const prefix = options.keyPrefix ?? '';
-  const r = new ProtoReader(body);
-  let index = -1;
-  try {
-    while (r.more()) {
-      const { field, wire } = r.tag();
-      if (field !== 1 || wire !== 2) {
-        r.skip(wire);
-        continue;
-      }
-      index++;
-      mapSeries(r.sub(), index, prefix, result.points, result);
+  const mapper = new RemoteWriteMapper(body, options.keyPrefix ?? '');
+  while (mapper.next());
+  return mapper.result;
+}
+
+/** The same in slices of about `sliceBytes` of the body, the event loop free between them (large bodies). */
+export async function mapRemoteWriteSliced(
+  body: Buffer,
+  options: { keyPrefix?: string } = {},
+  sliceBytes = SLICE_BYTES,
+): Promise<MappedBody> {
+  const mapper = new RemoteWriteMapper(body, options.keyPrefix ?? '');
+  let sliceEnd = sliceBytes;
+  while (mapper.next()) {
+    if (mapper.pos >= sliceEnd) {
+      sliceEnd = mapper.pos + sliceBytes;
+      await nextTurn();
     }
-  } catch (err) {
-    if (err instanceof ProtobufError)
-      throw new RemoteWriteError(index >= 0 ? `timeseries[${index}]: ${err.message}` : err.message);
-    throw err;
   }
-  return result;
+  return mapper.result;
 }
 
 function mapSeries(

@@ -13,14 +13,21 @@ import { SERVER_VERSION } from '../version';
 import type { BodyBudget } from '../http/middleware/body-budget';
 import { readRawBody } from '../http/middleware/body';
 import { validate } from '../http/middleware/validate';
-import { LineProtocolError, parseLineProtocol, parsePrecision } from './line-protocol';
+import {
+  LineProtocolError,
+  parseLineProtocol,
+  parseLineProtocolSliced,
+  parsePrecision,
+} from './line-protocol';
 import { OtlpError, mapOtlpJson } from './otlp';
 import { EXPORT_RESPONSE, decodeOtlpProtobuf, statusProtobuf } from './otlp-proto';
 import { parseJsonText } from '../lib/json';
-import { MappingError, mapLineSamples, type IntakePoint } from './mapping';
+import { MappingError, mapLineSamples, mapLineSamplesSliced, type IntakePoint } from './mapping';
 import { intakeCountersOf } from './stats';
-import { RemoteWriteError, mapRemoteWrite } from './remote-write';
+import { RemoteWriteError, mapRemoteWrite, mapRemoteWriteSliced } from './remote-write';
+import { SLICED_ABOVE } from './slices';
 import { SnappyError, snappyUncompress } from './snappy';
+import { KeyLimitError, keyLimitOf } from './key-limit';
 
 /** Points per call of the batch entry point (its limit is 10,000 points). */
 const POINTS_PER_BATCH = 10_000;
@@ -114,7 +121,8 @@ function answerError(ctx: Context, err: unknown, flavour: Flavour): void {
     err instanceof MappingError ||
     err instanceof OtlpError ||
     err instanceof RemoteWriteError ||
-    err instanceof SnappyError
+    err instanceof SnappyError ||
+    err instanceof KeyLimitError
   ) {
     status = 400;
     message = err.message;
@@ -195,6 +203,7 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
   const limit = deps.config.limits.maxBodyBytes;
   const counters = intakeCountersOf(deps);
   const input = intakeInput(deps);
+  const keyLimit = keyLimitOf(deps);
 
   /**
    * Reads the body and runs `use` on it; the bytes stay charged to the server-wide budget until
@@ -211,6 +220,12 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
   }
 
   async function write(source: Source, points: IntakePoint[]): Promise<void> {
+    try {
+      await keyLimit.admitAll(source, points); // new keys past the limit refuse the whole body
+    } catch (err) {
+      if (err instanceof KeyLimitError) counters.overKeyLimit += points.length;
+      throw err;
+    }
     // Everything was checked before this point, so parts are refused only by the write path itself
     // (overload, a full disk), never half for a bad line.
     for (let from = 0; from < points.length; from += POINTS_PER_BATCH) {
@@ -222,8 +237,13 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
     const { source, precision } = (api === 2 ? input.writeV2 : input.writeV1).query(ctx);
     await withBody(ctx, limit, async (body) => {
       if (body.length === 0) return;
-      const samples = parseLineProtocol(body.toString('utf8'), { precision });
-      const mapped = mapLineSamples(samples, { nowMs: deps.now() });
+      const text = body.toString('utf8');
+      const nowMs = deps.now();
+      // a large body is parsed and mapped in slices, the event loop free between them
+      const mapped =
+        text.length <= SLICED_ABOVE
+          ? mapLineSamples(parseLineProtocol(text, { precision }), { nowMs })
+          : await mapLineSamplesSliced(await parseLineProtocolSliced(text, { precision }), { nowMs });
       counters.lineProtocol(mapped);
       if (mapped.points.length > 0) await write(source, mapped.points);
     });
@@ -297,7 +317,7 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
           payloadTooLarge(`Request body inflates to ${declared} bytes, over the limit of ${limit} bytes`),
         );
         charge?.take(body.length);
-        const mapped = mapRemoteWrite(body);
+        const mapped = body.length <= SLICED_ABOVE ? mapRemoteWrite(body) : await mapRemoteWriteSliced(body);
         counters.add('prometheus', mapped);
         if (mapped.points.length > 0) await write(source, mapped.points);
       } finally {

@@ -13,6 +13,8 @@ export class IntakeCounters {
   skippedNonFinite = 0;
   /** on listeners: datagrams and connections' text that did not parse, samples or points not stored */
   dropped = 0;
+  /** points refused (HTTP) or dropped (listeners) because their key was new and over intake.max_keys_per_source */
+  overKeyLimit = 0;
 
   lineProtocol(mapped: MappedBody): void {
     this.add('influx', mapped);
@@ -70,5 +72,10 @@ export function renderIntakeMetrics(c: IntakeCounters): string {
     'On the TCP/UDP listeners: text that did not parse, samples and points that could not be stored.',
   );
   lines.push(`service_intake_listener_dropped_total ${c.dropped}`);
+  family(
+    'service_intake_key_limit_points_total',
+    'Points refused (HTTP: the whole request) or dropped (listeners) because their key would take the source past intake.max_keys_per_source.',
+  );
+  lines.push(`service_intake_key_limit_points_total ${c.overKeyLimit}`);
   return `${lines.join('\n')}\n`;
 }

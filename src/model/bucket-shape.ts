@@ -8,6 +8,11 @@
 // the text is exactly the one the tree path writes. Rows a shape cannot spell (a path that is both
 // a leaf and a map, a value that is not a number) and deltas that would change a row that way go
 // through trees (leaves.ts), as before.
+//
+// Every step costs work in proportion to the leaves it touches, so that a wide row (a key whose
+// points keep bringing new leaf names, up to hundreds of thousands in one bucket) is folded in
+// time linear in its width: a template is spelled in one walk of the nested leaves, and a shape
+// finds a leaf of another through an index from path to place.
 import { PathSplitter, type Tree, addToLeaf, setLeaf } from './leaves';
 import type { RowDelta } from './row-delta';
 
@@ -23,12 +28,15 @@ export class Shape {
   private readonly order: Int32Array;
   /** where each leaf of another shape sits in this one (-1: absent), by that shape */
   private readonly mappings = new Map<Shape, Int32Array>();
+  /** path -> its place in this shape (made on first use) */
+  private index: Map<string, number> | null = null;
 
   constructor(
     readonly paths: readonly string[],
-    splitter: PathSplitter,
+    private readonly registry: ShapeRegistry,
   ) {
-    const cut = template(paths, splitter);
+    const cut = template(paths, registry.splitter);
+    registry.steps += paths.length;
     this.text = cut?.text ?? null;
     this.order = cut?.order ?? new Int32Array(0);
   }
@@ -49,60 +57,86 @@ export class Shape {
     let map = this.mappings.get(other);
     if (!map) {
       if (this.mappings.size >= 64) this.mappings.clear();
-      map = Int32Array.from(other.paths, (p) => this.paths.indexOf(p));
+      if (!this.index) {
+        this.index = new Map();
+        for (let i = 0; i < this.paths.length; i++)
+          if (!this.index.has(this.paths[i]!)) this.index.set(this.paths[i]!, i);
+        this.registry.steps += this.paths.length;
+      }
+      const index = this.index;
+      map = Int32Array.from(other.paths, (p) => index.get(p) ?? -1);
+      this.registry.steps += other.paths.length;
       this.mappings.set(other, map);
     }
     return map;
   }
 }
 
-/** Sentinel numbers that JSON.stringify spells uniquely, to find where each leaf's value goes. */
-const sentinel = (i: number) => -(i + 0.5) * 1e-300;
-
+/**
+ * The text JSON.stringify gives for the nested leaves, cut where their values go, and which leaf
+ * goes in each cut; null when a leaf is missing from the nesting (a later path replaced it). One
+ * walk of the tree in JSON.stringify's order (Object.keys: integer-like names first), each leaf
+ * holding its index.
+ */
 function template(
   paths: readonly string[],
   splitter: PathSplitter,
 ): { text: string[]; order: Int32Array } | null {
   const tree: Tree = {};
-  paths.forEach((path, i) => setLeaf(tree, splitter.split(path), sentinel(i)));
-  const json = JSON.stringify(tree);
-  const found: Array<[at: number, leaf: number, length: number]> = [];
-  for (let i = 0; i < paths.length; i++) {
-    const spelled = `:${String(sentinel(i))}`;
-    const at = json.indexOf(spelled);
-    // absent (a later path replaced it), or spelled twice (a name holds the same text): no template
-    if (at < 0 || json.indexOf(spelled, at + 1) >= 0) return null;
-    const after = json[at + spelled.length];
-    if (after !== ',' && after !== '}') return null;
-    found.push([at + 1, i, spelled.length - 1]);
-  }
-  found.sort((a, b) => a[0] - b[0]);
+  paths.forEach((path, i) => setLeaf(tree, splitter.split(path), i));
   const text: string[] = [];
-  let from = 0;
-  for (const [at, , length] of found) {
-    text.push(json.slice(from, at));
-    from = at + length;
-  }
-  text.push(json.slice(from));
-  return { text, order: Int32Array.from(found, (f) => f[1]) };
+  const order: number[] = [];
+  let piece = '';
+  const walk = (node: Tree): void => {
+    piece += '{';
+    let first = true;
+    for (const name of Object.keys(node)) {
+      piece += `${first ? '' : ','}${JSON.stringify(name)}:`;
+      first = false;
+      const value = node[name];
+      if (typeof value === 'number') {
+        text.push(piece);
+        piece = '';
+        order.push(value);
+      } else walk(value as Tree);
+    }
+    piece += '}';
+  };
+  walk(tree);
+  text.push(piece);
+  return order.length === paths.length ? { text, order: Int32Array.from(order) } : null;
 }
 
-/** Shapes by their paths; bounded (a client can spell endless shapes), then simply started over. */
+/**
+ * Shapes by their paths; bounded (a client can spell endless shapes, and a wide key a new shape
+ * of as many leaves per fold), then simply started over: at `limit` shapes or `pathLimit` paths.
+ */
 export class ShapeRegistry {
   private readonly byList = new WeakMap<readonly string[], Shape>();
   private readonly byText = new Map<string, Shape>();
+  private paths = 0;
   readonly splitter = new PathSplitter();
+  /** paths visited making and mapping shapes and growing buckets (tests check how it grows) */
+  steps = 0;
 
-  constructor(private readonly limit = 20_000) {}
+  constructor(
+    private readonly limit = 20_000,
+    private readonly pathLimit = 2_000_000,
+  ) {}
 
   of(paths: readonly string[]): Shape {
     let shape = this.byList.get(paths);
     if (shape) return shape;
     const text = paths.map((p) => `${p.length}:${p}`).join('');
+    this.steps += paths.length;
     shape = this.byText.get(text);
     if (!shape) {
-      if (this.byText.size >= this.limit) this.byText.clear();
-      this.byText.set(text, (shape = new Shape(paths, this.splitter)));
+      if (this.byText.size >= this.limit || this.paths + paths.length > this.pathLimit) {
+        this.byText.clear();
+        this.paths = 0;
+      }
+      this.byText.set(text, (shape = new Shape(paths, this)));
+      this.paths += paths.length;
     }
     this.byList.set(paths, shape);
     return shape;
@@ -148,13 +182,23 @@ export function parseBucket(text: string | undefined, shapes: ShapeRegistry): Bu
   return shape.renderable ? { shape, values: Float64Array.from(values) } : { tree };
 }
 
-/** The bucket with the delta's missing leaves appended (value 0), if that shape nests plainly. */
+/**
+ * The bucket with the delta's missing leaves appended (value 0), if that shape nests plainly. A
+ * new bucket takes the delta's own shape when its leaves keep their order (none or all replaced).
+ */
 function grow(
   bucket: BucketValue,
   delta: RowDelta,
   map: Int32Array,
   shapes: ShapeRegistry,
+  deltaShape: Shape,
 ): BucketValue | null {
+  const { set } = delta;
+  if (bucket.shape!.paths.length === 0 && (set === null || set.every((s) => s === set[0]))) {
+    if (!deltaShape.renderable) return null;
+    shapes.steps += delta.paths.length;
+    return { shape: deltaShape, values: new Float64Array(delta.paths.length) };
+  }
   const paths = [...bucket.shape!.paths];
   for (const replaced of [true, false]) {
     for (let i = 0; i < map.length; i++) {
@@ -163,6 +207,7 @@ function grow(
     }
   }
   const shape = shapes.of(paths);
+  shapes.steps += paths.length;
   if (!shape.renderable) return null;
   const values = new Float64Array(paths.length);
   values.set(bucket.values!);
@@ -190,10 +235,10 @@ export function applyToBucket(
   if (bucket.shape) {
     let map = bucket.shape === deltaShape ? null : bucket.shape.mapping(deltaShape);
     if (map !== null && map.indexOf(-1) >= 0) {
-      const grown = grow(bucket, delta, map, shapes);
+      const grown = grow(bucket, delta, map, shapes, deltaShape);
       if (grown) {
         bucket = grown;
-        map = bucket.shape!.mapping(deltaShape);
+        map = bucket.shape === deltaShape ? null : bucket.shape!.mapping(deltaShape);
       }
     }
     if (map === null || map.indexOf(-1) < 0) {

@@ -243,3 +243,160 @@ export function evaluate(expr: Expr, env: Env): number | null {
     }
   }
 }
+
+/**
+ * `expr` compiled once into a function over columns: variable i is `columns[i]`, one number per
+ * bucket with NaN for no value (an infinite input counts as none), and the result is a new column
+ * of `length` with NaN where `evaluate` gives null. The same rules as `evaluate` (a null input or
+ * argument, a division by zero, the square root of a negative number, a non-finite result: no
+ * value), computed a whole column per node, so a read of many buckets walks the tree once rather
+ * than once per bucket. Variables are read in place and a constant stays a number: only the
+ * operations make columns, each reusing an operand's column where it made one.
+ */
+export function compileColumns(
+  expr: Expr,
+): (columns: ReadonlyArray<Float64Array>, length: number) => Float64Array {
+  const run = compileNode(expr);
+  return (columns, length) => {
+    const result = run(columns, length);
+    if (typeof result === 'number') return new Float64Array(length).fill(finiteOrNaN(result));
+    const out = result.owned ? result.v : new Float64Array(length);
+    const v = result.v;
+    for (let i = 0; i < length; i++) out[i] = finiteOrNaN(v[i]!);
+    return out;
+  };
+}
+
+/** A node's value: a constant, or a column (`owned`: made by this evaluation, free to overwrite). */
+type ColumnValue = number | { v: Float64Array; owned: boolean };
+type ColumnNode = (columns: ReadonlyArray<Float64Array>, length: number) => ColumnValue;
+
+const NO_COLUMN = new Float64Array(0);
+
+/** A column to write `length` results into: `a`'s or `b`'s when owned, else a new one. */
+function target(a: ColumnValue, b: ColumnValue, length: number): Float64Array {
+  if (typeof a !== 'number' && a.owned) return a.v;
+  if (typeof b !== 'number' && b.owned) return b.v;
+  return new Float64Array(length);
+}
+
+function binary(op: '+' | '-' | '*' | '/', l: ColumnValue, r: ColumnValue, length: number): ColumnValue {
+  if (typeof l === 'number' && typeof r === 'number') {
+    if (op === '/') return r === 0 ? NaN : finiteOrNaN(l / r);
+    return finiteOrNaN(op === '+' ? l + r : op === '-' ? l - r : l * r);
+  }
+  const out = target(l, r, length);
+  // NaN (no value) propagates through the arithmetic; non-finite results become NaN
+  if (typeof r === 'number') {
+    const a = (l as { v: Float64Array }).v;
+    if (op === '+') for (let i = 0; i < length; i++) out[i] = finiteOrNaN(a[i]! + r);
+    else if (op === '-') for (let i = 0; i < length; i++) out[i] = finiteOrNaN(a[i]! - r);
+    else if (op === '*') for (let i = 0; i < length; i++) out[i] = finiteOrNaN(a[i]! * r);
+    else if (r === 0) out.fill(NaN, 0, length);
+    else for (let i = 0; i < length; i++) out[i] = finiteOrNaN(a[i]! / r);
+  } else if (typeof l === 'number') {
+    const b = r.v;
+    if (op === '+') for (let i = 0; i < length; i++) out[i] = finiteOrNaN(l + b[i]!);
+    else if (op === '-') for (let i = 0; i < length; i++) out[i] = finiteOrNaN(l - b[i]!);
+    else if (op === '*') for (let i = 0; i < length; i++) out[i] = finiteOrNaN(l * b[i]!);
+    else
+      for (let i = 0; i < length; i++) {
+        const d = b[i]!;
+        out[i] = d === 0 ? NaN : finiteOrNaN(l / d);
+      }
+  } else {
+    const a = l.v;
+    const b = r.v;
+    if (op === '+') for (let i = 0; i < length; i++) out[i] = finiteOrNaN(a[i]! + b[i]!);
+    else if (op === '-') for (let i = 0; i < length; i++) out[i] = finiteOrNaN(a[i]! - b[i]!);
+    else if (op === '*') for (let i = 0; i < length; i++) out[i] = finiteOrNaN(a[i]! * b[i]!);
+    else
+      for (let i = 0; i < length; i++) {
+        const d = b[i]!;
+        out[i] = d === 0 ? NaN : finiteOrNaN(a[i]! / d);
+      }
+  }
+  return { v: out, owned: true };
+}
+
+function compileNode(expr: Expr): ColumnNode {
+  switch (expr.kind) {
+    case 'num': {
+      const value = expr.value;
+      return () => value;
+    }
+    case 'var': {
+      const index = expr.name.length === 1 ? expr.name.charCodeAt(0) - 97 : -1;
+      return (columns, length) => {
+        const v = (index >= 0 ? columns[index] : undefined) ?? NO_COLUMN;
+        if (v.length >= length) {
+          let clean = true; // an infinite input is no figure: copied without it (rare)
+          for (let i = 0; i < length && clean; i++) if (v[i]! - v[i]! !== 0 && v[i] === v[i]) clean = false;
+          if (clean) return { v, owned: false };
+        }
+        const out = new Float64Array(length);
+        for (let i = 0; i < length; i++) out[i] = i < v.length ? finiteOrNaN(v[i]!) : NaN;
+        return { v: out, owned: true };
+      };
+    }
+    case 'neg': {
+      const arg = compileNode(expr.arg);
+      return (columns, length) => binary('*', arg(columns, length), -1, length);
+    }
+    case 'bin': {
+      const left = compileNode(expr.left);
+      const right = compileNode(expr.right);
+      const op = expr.op;
+      return (columns, length) => binary(op, left(columns, length), right(columns, length), length);
+    }
+    case 'call': {
+      const args = expr.args.map(compileNode);
+      const name = expr.name;
+      return (columns, length) => {
+        let acc = args[0]!(columns, length);
+        if (name === 'sqrt') {
+          if (typeof acc === 'number') return acc < 0 ? NaN : Math.sqrt(acc);
+          const out = acc.owned ? acc.v : new Float64Array(length);
+          const v = acc.v;
+          for (let i = 0; i < length; i++) out[i] = Math.sqrt(v[i]!); // NaN below zero
+          return { v: out, owned: true };
+        }
+        // NaN arguments propagate through + and Math.min/max alike
+        for (let a = 1; a < args.length; a++) {
+          const next = args[a]!(columns, length);
+          acc =
+            name === 'min' || name === 'max' ? extreme(name, acc, next, length) : sumOf(acc, next, length);
+        }
+        if (name === 'mean' || name === 'avg') acc = binary('/', acc, args.length, length);
+        return finiteValue(acc, length);
+      };
+    }
+  }
+}
+
+/** The running sum of a call: unlike `+` in the language, not checked until the call's end. */
+function sumOf(a: ColumnValue, b: ColumnValue, length: number): ColumnValue {
+  if (typeof a === 'number' && typeof b === 'number') return a + b;
+  const out = target(a, b, length);
+  for (let i = 0; i < length; i++)
+    out[i] = (typeof a === 'number' ? a : a.v[i]!) + (typeof b === 'number' ? b : b.v[i]!);
+  return { v: out, owned: true };
+}
+
+function extreme(name: 'min' | 'max', a: ColumnValue, b: ColumnValue, length: number): ColumnValue {
+  const pick = name === 'min' ? Math.min : Math.max;
+  if (typeof a === 'number' && typeof b === 'number') return pick(a, b);
+  const out = target(a, b, length);
+  for (let i = 0; i < length; i++)
+    out[i] = pick(typeof a === 'number' ? a : a.v[i]!, typeof b === 'number' ? b : b.v[i]!);
+  return { v: out, owned: true };
+}
+
+function finiteValue(value: ColumnValue, length: number): ColumnValue {
+  if (typeof value === 'number') return finiteOrNaN(value);
+  const out = value.owned ? value.v : new Float64Array(length);
+  for (let i = 0; i < length; i++) out[i] = finiteOrNaN(value.v[i]!);
+  return { v: out, owned: true };
+}
+
+const finiteOrNaN = (n: number): number => (n - n === 0 ? n : NaN);

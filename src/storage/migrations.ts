@@ -12,6 +12,7 @@ import { TRANSPONDERS_SCHEMA } from './schema/008_transponders';
 import { DASHBOARD_EDITORS_SCHEMA } from './schema/009_dashboard_editors';
 import { INVITATIONS_SCHEMA } from './schema/012_invitations';
 import { CHANNELS_SCHEMA } from './schema/011_channels';
+import { ALERTS_SCHEMA } from './schema/010_alerts';
 
 /** SQL text, or a function for a migration that moves data. */
 type Migration = string | ((db: Db) => void);
@@ -27,7 +28,8 @@ const MIGRATIONS: readonly Migration[] = [
   TRANSPONDERS_SCHEMA,
   DASHBOARD_EDITORS_SCHEMA,
   INVITATIONS_SCHEMA,
-  CHANNELS_SCHEMA, // 011 (010, the monitors, comes before it once merged)
+  CHANNELS_SCHEMA,
+  ALERTS_SCHEMA, // 010 by its name, after the invitations and channels that shipped first
 ];
 
 /** The schema version this build writes (restore refuses newer files). */

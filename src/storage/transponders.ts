@@ -65,7 +65,21 @@ export type TransponderFields = Pick<
   'name' | 'key' | 'paths' | 'expression' | 'response' | 'enabled' | 'order'
 >;
 
+/**
+ * The enabled transponders of recent reads, per database and source: every read of a metric key
+ * asks for them, and they change rarely. Any change through a repo of the same database clears
+ * that database's entries (every statement that changes the table is in this file).
+ */
+const enabledCache = new WeakMap<Db, Map<string, readonly Transponder[]>>();
+const ENABLED_CACHE_SOURCES = 1000;
+
 export function createTranspondersRepo(db: Db) {
+  let cache = enabledCache.get(db);
+  if (!cache) {
+    cache = new Map();
+    enabledCache.set(db, cache);
+  }
+  const cached = cache;
   const list = db.prepare<[string], TransponderRow>(
     'SELECT * FROM transponders WHERE source_id = ? ORDER BY position, inserted_at, id',
   );
@@ -105,8 +119,16 @@ export function createTranspondersRepo(db: Db) {
 
   return {
     list: (sourceId: string): Transponder[] => list.all(sourceId).map(toTransponder),
-    /** the enabled ones, in order: what a read applies */
-    enabled: (sourceId: string): Transponder[] => enabled.all(sourceId).map(toTransponder),
+    /** the enabled ones, in order: what a read applies (kept until a change; not to be mutated) */
+    enabled(sourceId: string): readonly Transponder[] {
+      let found = cached.get(sourceId);
+      if (!found) {
+        found = enabled.all(sourceId).map(toTransponder);
+        if (cached.size >= ENABLED_CACHE_SOURCES) cached.clear();
+        cached.set(sourceId, found);
+      }
+      return found;
+    },
     get(sourceId: string, id: string): Transponder | null {
       const r = byId.get(id, sourceId);
       return r ? toTransponder(r) : null;
@@ -114,12 +136,15 @@ export function createTranspondersRepo(db: Db) {
     nextOrder: (sourceId: string): number => (lastPosition.get(sourceId)?.p ?? 0) + 1,
     insert(t: Transponder): void {
       insert.run(row(t));
+      cached.clear();
     },
     update(t: Transponder): void {
       update.run(row(t));
+      cached.clear();
     },
     remove(sourceId: string, id: string): void {
       remove.run(id, sourceId);
+      cached.clear();
     },
   };
 }

@@ -552,6 +552,43 @@ describe('transponders', () => {
     assert.equal(info.body.data.type, 'database');
     assert.deepEqual(info.body.data.available_granularities, ['1h']);
   });
+  test('the interface’s routes: a user of the organization manages its sources’ transponders', async () => {
+    const base = `/api/v1/sources/${p.sourceId}/transponders`;
+    const user = { token: p.userToken };
+    const made = await request(
+      server,
+      'POST',
+      base,
+      { name: 'UI', key: 'ui-orders', paths: ['a'], expression: 'a * 2', response: 'twice' },
+      user,
+    );
+    assert.equal(made.status, 201, made.text);
+    assert.equal(made.body.data.source_id, p.sourceId);
+    const id = made.body.data.id as string;
+    const listed = await request(server, 'GET', base, undefined, user);
+    assert.ok(listed.body.data.some((t: { id: string }) => t.id === id));
+    const seen = await call('GET', `/api/v1/transponders/${id}`);
+    assert.equal(seen.status, 200, 'the same transponder the source token sees');
+    const changed = await request(server, 'PUT', `${base}/${id}`, { enabled: false, order: '9' }, user);
+    assert.equal(changed.status, 200, changed.text);
+    assert.deepEqual([changed.body.data.enabled, changed.body.data.order], [false, 9]);
+    const bad = await request(server, 'PUT', `${base}/${id}`, { expression: 'a +' }, user);
+    assert.equal(bad.status, 422);
+    // another organization's user: its source is unknown, and so is this one's transponder
+    const stranger = { token: other.userToken };
+    assert.equal((await request(server, 'GET', base, undefined, stranger)).status, 404);
+    const otherBase = `/api/v1/sources/${other.sourceId}/transponders`;
+    assert.equal((await request(server, 'GET', `${otherBase}/${id}`, undefined, stranger)).status, 404);
+    assert.equal(
+      (await request(server, 'GET', base, undefined, as(p))).status,
+      403,
+      'not with a source token',
+    );
+    const removed = await request(server, 'DELETE', `${base}/${id}`, undefined, user);
+    assert.equal(removed.status, 200);
+    assert.equal(removed.body.data.id, id);
+    assert.equal((await request(server, 'GET', `${base}/${id}`, undefined, user)).status, 404);
+  });
 });
 
 describe('GET /source of a database that cannot be reached', () => {

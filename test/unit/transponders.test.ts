@@ -2,16 +2,19 @@
 // error messages, the bounded key patterns, and the per-bucket application rules.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import {
+  compileColumns,
   evaluateWith,
   expressionProblem,
   parseTransponderExpression,
   ExpressionError,
 } from '../../src/shared/expression';
-import { isPattern, keyMatches, patternProblem } from '../../src/domain/transponders/key-pattern';
+import { isPattern, keyMatches, patternProblem } from '../../src/shared/key-pattern';
 import {
   applyToBuckets,
   applyToTexts,
+  scanWithTransponders,
   textsOf,
   type TransponderError,
 } from '../../src/domain/transponders/apply';
@@ -224,5 +227,105 @@ describe('applying transponders to buckets', () => {
       'an existing member is written whole',
     );
     assert.deepEqual(errors, []);
+  });
+
+  test('columns and buckets agree: texts, a stored number replaced, a later one reading an earlier one', () => {
+    const texts = [
+      '{"a":2,"b":4,"m":{"x":1}}',
+      '{}',
+      '{"a":0,"b":1}',
+      '{"a":3,"m":{"x":7}}',
+      '{"a":1,"b":2}',
+    ];
+    const list = [
+      t({ name: '1', paths: ['a', 'b'], expression: 'b / a', response: 'd.r' }),
+      t({ name: '2', paths: ['d.r'], expression: 'a * 10', response: 'd.s' }),
+      t({ name: '3', paths: ['a'], expression: '-a', response: 'm.x' }),
+      t({ name: '4', paths: ['a'], expression: 'a + 1', response: 'top' }),
+    ];
+    const fast = applyToTexts(list, 'k', texts, []).map((x) => JSON.parse(x) as unknown);
+    const buckets = texts.map((x) => JSON.parse(x) as Record<string, unknown>);
+    applyToBuckets(list, buckets, []);
+    assert.deepEqual(fast, JSON.parse(JSON.stringify(buckets)), 'as JSON writes them (-0 as 0)');
+    assert.deepEqual(fast[0], { a: 2, b: 4, m: { x: -2 }, d: { r: 2, s: 20 }, top: 3 });
+    // the query's scan sees the same values, derived paths among the available ones
+    const errors: TransponderError[] = [];
+    const scan = scanWithTransponders(list, 'k', texts, errors)!((path) => path === 'd.s' || path === 'm.x');
+    assert.deepEqual(scan.availablePaths, ['a', 'b', 'd.r', 'd.s', 'm.x', 'top']);
+    const column = (path: string) => {
+      const c = scan.columns.find((x) => x.path === path)!;
+      return Array.from(c.index.subarray(0, c.size), (at, k) => [at, c.value[k]]);
+    };
+    assert.deepEqual(column('d.s'), [
+      [0, 20],
+      [4, 20],
+    ]);
+    assert.deepEqual(column('m.x'), [
+      [0, -2],
+      [2, -0],
+      [3, -3],
+      [4, -1],
+    ]);
+    assert.deepEqual(errors, []);
+  });
+
+  test('a response that runs into a stored number: the bucket-by-bucket path reports it, in both', () => {
+    const texts = ['{"bytes":5}', '{"bytes":6}'];
+    const list = [t({ name: 'KB', paths: ['bytes'], expression: 'a / 1024', response: 'bytes.kb' })];
+    const errors: TransponderError[] = [];
+    assert.deepEqual(applyToTexts(list, 'k', texts, errors), texts);
+    assert.deepEqual(errors[0]?.error, 'response path bytes.kb runs into the value at bytes');
+    const queryErrors: TransponderError[] = [];
+    const scan = scanWithTransponders(list, 'k', texts, queryErrors)!(() => true);
+    assert.deepEqual(scan.availablePaths, ['bytes']);
+    assert.equal(queryErrors.length, 1);
+  });
+});
+
+describe('expressions compiled over columns (what reads run)', () => {
+  const expression: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
+    e: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      fc.constantFrom('a', 'b', 'c'),
+      fc.oneof(fc.integer({ min: 0, max: 100 }).map(String), fc.constantFrom('0', '0.5', '1e3', '1e308')),
+      fc
+        .tuple(tie('e'), fc.constantFrom('+', '-', '*', '/'), tie('e'))
+        .map(([l, op, r]) => `${l} ${op} ${r}`),
+      tie('e').map((x) => `-(${x})`),
+      tie('e').map((x) => `sqrt(${x})`),
+      fc
+        .tuple(
+          fc.constantFrom('sum', 'mean', 'avg', 'min', 'max'),
+          fc.array(tie('e'), { minLength: 1, maxLength: 3 }),
+        )
+        .map(([f, args]) => `${f}(${args.join(', ')})`),
+    ),
+  })).e;
+  const cell = fc.oneof(
+    fc.constant(null),
+    fc.integer({ min: -3, max: 3 }),
+    fc.double({ min: -1e300, max: 1e300, noNaN: true, noDefaultInfinity: true }),
+  );
+
+  test('agree with evaluate bucket by bucket (NaN where it gives null)', () => {
+    fc.assert(
+      fc.property(
+        expression,
+        fc.array(fc.tuple(cell, cell, cell), { minLength: 1, maxLength: 8 }),
+        (text, rows) => {
+          const expr = parseTransponderExpression(text, 3);
+          const columns = [0, 1, 2].map((k) => Float64Array.from(rows, (row) => row[k] ?? NaN));
+          const out = compileColumns(expr)(columns, rows.length);
+          rows.forEach((row, i) => {
+            const want = evaluateWith(expr, row);
+            const got = out[i]!;
+            if (want === null || !Number.isFinite(want))
+              assert.ok(Number.isNaN(got), `${text} on ${row}: ${got}`);
+            else assert.equal(got === 0 ? 0 : got, want === 0 ? 0 : want, `${text} on ${row}`);
+          });
+        },
+      ),
+      { seed: 20261127, numRuns: 400 },
+    );
   });
 });

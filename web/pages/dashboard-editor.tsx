@@ -1,9 +1,11 @@
 // Editing a dashboard: a draft of its grid changed by the cells' controls and the widget form,
 // saved with one PUT; or the JSON editor of the whole payload and segments.
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { clearDraft, readDraft, writeDraft } from '../lib/drafts';
 import { useLeaveGuard } from '../lib/router';
 import { api, ApiError } from '../lib/api';
+import { useLoad } from '../lib/hooks';
+import { derivedPaths, loadTransponders, withDerived } from '../lib/transponders';
 import type { Dashboard, Source } from '../lib/types';
 import { DashboardSettings } from './dashboard-settings';
 import { collectPaths, WidgetView } from '../widgets';
@@ -22,12 +24,15 @@ type Drawer =
 export function DashboardEditor({
   dashboard,
   source,
+  metricKey,
   ctx,
   onClose,
   onSaved,
 }: {
   dashboard: Dashboard;
   source: Source;
+  /** the key the dashboard reads, segments filled in (its derived paths are offered) */
+  metricKey?: string;
   ctx: WidgetContext;
   onClose: () => void;
   onSaved: (d: Dashboard, keepEditing?: boolean) => void;
@@ -85,7 +90,12 @@ export function DashboardEditor({
   const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({});
   // A save refused because someone else saved since this dashboard was loaded (409): its message.
   const [stale, setStale] = useState<string | null>(null);
-  const paths = collectPaths(ctx.series);
+  const transponders = useLoad((signal) => loadTransponders(source.id, signal).catch(() => []), [source.id]);
+  const derived = useMemo(
+    () => derivedPaths(transponders.data, metricKey ?? dashboard.key),
+    [transponders.data, metricKey, dashboard.key],
+  );
+  const paths = withDerived(collectPaths(ctx.series), derived);
 
   // Every change of the grid is laid out (web/lib/grid-layout.ts): no overlaps, floated up.
   const change = (index: number, widget: WidgetConfig | null) =>
@@ -247,6 +257,7 @@ export function DashboardEditor({
               key={drawer.widget.id}
               initial={drawer.widget}
               paths={paths}
+              derived={derived}
               onSave={apply}
               onCancel={() => setDrawer(null)}
               preview={(w) => <WidgetView widget={w} ctx={ctx} error={null} loading={false} />}

@@ -148,6 +148,7 @@ export function DashboardView({ dashboard, source, onSaved, shareToken }: Dashbo
       <DashboardEditor
         dashboard={dashboard}
         source={source}
+        metricKey={key}
         ctx={ctx}
         onClose={() => setEditing(false)}
         onSaved={(d, keepEditing) => {

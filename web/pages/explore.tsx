@@ -8,6 +8,7 @@ import { keyCounts, seriesCsv, type KeyCounts } from '../lib/explore-data';
 import { useInterval, useLoad, useTitle } from '../lib/hooks';
 import { navigate, useLocation, withQuery } from '../lib/router';
 import { fetchSeries, leaf } from '../lib/series';
+import { derivedPaths, loadTransponders, withDerived } from '../lib/transponders';
 import { hasSegments } from '../lib/segments';
 import { loadSources, sourceLabel } from '../lib/sources';
 import { useTheme } from '../lib/theme';
@@ -88,7 +89,14 @@ function Explorer({ sources }: { sources: Source[] }) {
     (signal) => (key ? fetchSeries(source.id, key, timed, signal) : Promise.resolve(null)),
     [source.id, key, range.from, range.to, granularity, tick],
   );
-  const paths = useMemo(() => (series.data ? collectPaths(series.data) : []), [series.data]);
+  // Derived paths (the responses of the transponders that apply to the key) are offered even
+  // where the range holds no value for them, and marked.
+  const transponders = useLoad((signal) => loadTransponders(source.id, signal).catch(() => []), [source.id]);
+  const derived = useMemo(() => derivedPaths(transponders.data, key), [transponders.data, key]);
+  const paths = useMemo(
+    () => (series.data ? withDerived(collectPaths(series.data), derived) : []),
+    [series.data, derived],
+  );
 
   return (
     <main>
@@ -139,6 +147,7 @@ function Explorer({ sources }: { sources: Source[] }) {
               metricKey={key}
               path={path ?? paths[0] ?? null}
               paths={paths}
+              derived={derived}
               loaded={series}
               range={timed}
               now={now}
@@ -223,6 +232,8 @@ interface KeyViewProps {
   metricKey: string;
   path: string | null;
   paths: string[];
+  /** derived paths, with the name of the transponder that writes each */
+  derived: ReadonlyMap<string, string>;
   loaded: { data: import('../widgets/types').SeriesData | null; error: string | null; loading: boolean };
   range: { from: number; to: number; granularity: string };
   now: number;
@@ -230,7 +241,18 @@ interface KeyViewProps {
   onZoom: (from: number, to: number) => void;
 }
 
-function KeyView({ source, metricKey, path, paths, loaded, range, now, onPath, onZoom }: KeyViewProps) {
+function KeyView({
+  source,
+  metricKey,
+  path,
+  paths,
+  derived,
+  loaded,
+  range,
+  now,
+  onPath,
+  onZoom,
+}: KeyViewProps) {
   const [, theme] = useTheme();
   const [pathFilter, setPathFilter] = useState('');
   const needle = pathFilter.trim().toLowerCase();
@@ -304,12 +326,18 @@ function KeyView({ source, metricKey, path, paths, loaded, range, now, onPath, o
                     key={p}
                     type="button"
                     aria-pressed={p === path}
-                    aria-label={p}
-                    title={p}
+                    aria-label={derived.has(p) ? `${p} (derived)` : p}
+                    title={derived.has(p) ? `${p}: derived by the transponder ${derived.get(p)}` : p}
                     class={p === path ? 'primary' : ''}
+                    data-derived={derived.has(p) ? '' : undefined}
                     onClick={() => onPath(p)}
                   >
                     {parent ? p.slice(parent.length + 1) : p}
+                    {derived.has(p) && (
+                      <span class="derived-mark" aria-hidden="true">
+                        derived
+                      </span>
+                    )}
                   </button>
                 ))}
               </div>

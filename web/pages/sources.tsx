@@ -6,8 +6,10 @@ import { api, get } from '../lib/api';
 import { useLoad, useSession, useTitle } from '../lib/hooks';
 import { loadSources } from '../lib/sources';
 import type { Source, SourceToken } from '../lib/types';
+import { SourceIntake } from './source-intake';
 import { ConfirmButton, ErrorNotice, Skeleton } from '../components';
 import { NewDatabaseForm, NewProjectForm } from './sources-forms';
+import { Transponders } from './sources-transponders';
 import { SourceSettings } from './source-settings';
 
 /** A token's creation time in the reader's own words (the ISO instant stays in the title). */
@@ -172,7 +174,9 @@ function SourcePanel({ source, onChanged }: { source: Source; onChanged: () => v
         {message && <div role="status">{message}</div>}
       </div>
       <SourceSettings source={source} onChanged={onChanged} />
+      <SourceIntake source={source} />
       <Tokens source={source} />
+      <Transponders source={source} />
     </section>
   );
 }

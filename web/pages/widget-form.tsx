@@ -316,12 +316,15 @@ const GEOMETRY = ['x', 'y', 'w', 'h'] as const;
 export function WidgetForm({
   initial,
   paths,
+  derived,
   onSave,
   onCancel,
   preview,
 }: {
   initial: WidgetConfig;
   paths: string[];
+  /** derived paths (transponders' responses), with the transponder that writes each: marked in the list */
+  derived?: ReadonlyMap<string, string>;
   onSave: (w: WidgetConfig) => void;
   onCancel: () => void;
   /** draws the widget as it is being edited (the dashboard's data), above the fields */
@@ -369,9 +372,13 @@ export function WidgetForm({
         </div>
       )}
       <datalist id={listId}>
-        {paths.map((p) => (
-          <option key={p} value={p} />
-        ))}
+        {paths.map((p) =>
+          derived?.has(p) ? (
+            <option key={p} value={p} label={`derived by ${derived.get(p)}`} data-derived="" />
+          ) : (
+            <option key={p} value={p} />
+          ),
+        )}
       </datalist>
       <div class="form-grid">
         <label class="field wide">

@@ -84,6 +84,8 @@ export interface MetricsEngine {
   ): Promise<{ params: SeriesParams; series: SeriesData }>;
   /** The series of parameters the edge already parsed (parseSeriesParams). */
   readSeries(source: Source, params: SeriesParams): Promise<SeriesText>;
+  /** readSeries for the query maths: the transponders are applied by the query's scan. */
+  readSeriesData(source: Source, params: SeriesParams): Promise<SeriesData>;
   /** Creates a database source's store layout (idempotent); rejects with an Error meant for the client. */
   setup(source: Source): Promise<SetupResult>;
   /** Commits every pending write. */
@@ -262,6 +264,11 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     async readSeries(source, params) {
       const text = await readSeriesText(drivers.storeFor(source), source, params);
       return applyTransponders(text, params.key, () => transponders.enabled(source.id));
+    },
+
+    async readSeriesData(source, params) {
+      const text = await readSeriesText(drivers.storeFor(source), source, params);
+      return applyTranspondersData(text, params.key, () => transponders.enabled(source.id));
     },
 
     async setup(source) {

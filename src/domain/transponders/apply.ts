@@ -5,15 +5,25 @@
 // run in `order`, so a later one can read an earlier one's response. A transponder that fails
 // (its expression no longer parses, its key pattern is refused, its response path runs into a
 // number or names a map) is skipped whole and reported, never failing the read.
+//
+// A read applies them through columns (applyToTexts, scanWithTransponders): each expression is
+// parsed and compiled once per read, the buckets' texts are scanned once for the paths the
+// transponders read (the query scanner's text path, no JSON.parse), the expression runs a whole
+// column at a time, and the results are spliced onto the stored texts (or merged into the query's
+// columns). A read where a response path could run into a stored value or name a stored map, or
+// into another transponder's response, takes the bucket-by-bucket path (applyToBuckets), whose
+// checks decide exactly which transponder fails.
 import {
   ExpressionError,
+  compileColumns,
   evaluate,
   parseTransponderExpression,
   rowLetter,
   type Expr,
 } from '../../shared/expression';
 import type { Transponder } from '../../storage/transponders';
-import { keyMatches } from './key-pattern';
+import { scanSeries, type Column, type Scan } from '../metrics/query/columns';
+import { keyMatches } from '../../shared/key-pattern';
 
 export interface TransponderError {
   id: string;
@@ -169,13 +179,513 @@ export function textsOf(
   return out;
 }
 
-/** applyToSeries as texts: the same array when no transponder applies. */
+/** A transponder ready for a read: its expression compiled once. */
+interface Prepared {
+  t: Transponder;
+  run: (columns: ReadonlyArray<Float64Array>, length: number) => Float64Array;
+}
+
+/** A path's values after the transponders, one per bucket, NaN where there is none. */
+export interface DerivedColumn {
+  path: string;
+  values: Float64Array;
+}
+
+/** Compiled expressions (or their error) of the transponders of recent reads: the repo keeps their objects. */
+const compiled = new WeakMap<Transponder, Prepared | string>();
+
+function prepare(list: readonly Transponder[], errors: TransponderError[]): Prepared[] {
+  const out: Prepared[] = [];
+  for (const t of list) {
+    let made = compiled.get(t);
+    if (made === undefined) {
+      try {
+        if (t.paths.length === 0) throw new ExpressionError('transponder has no paths');
+        made = { t, run: compileColumns(parseTransponderExpression(t.expression, t.paths.length)) };
+      } catch (err) {
+        made = `expression: ${(err as Error).message}`;
+      }
+      compiled.set(t, made);
+    }
+    if (typeof made === 'string') errors.push({ id: t.id, name: t.name, error: made });
+    else out.push(made);
+  }
+  return out;
+}
+
+/** The stored paths the transponders read, and those they write (a stored number there is kept where they give no value). */
+function pathsNeeded(prepared: readonly Prepared[]): Set<string> {
+  const need = new Set<string>();
+  for (const { t } of prepared) {
+    for (const path of t.paths) need.add(path);
+    need.add(t.response);
+  }
+  return need;
+}
+
+const dense = (column: Column | undefined, length: number): Float64Array => {
+  const out = new Float64Array(length).fill(NaN);
+  if (column) for (let k = 0; k < column.size; k++) out[column.index[k]!] = column.value[k]!;
+  return out;
+};
+
+/**
+ * The transponders over a scan that selected pathsNeeded: the derived columns in the order of
+ * their first response, or null when a response may run into or name a stored value or map, or
+ * another response (the bucket-by-bucket path then decides).
+ */
+function derive(prepared: readonly Prepared[], scan: Scan, length: number): DerivedColumn[] | null {
+  const leaves = new Set(scan.availablePaths);
+  const maps = new Set(scan.mapPaths);
+  const stored = new Map(scan.columns.map((c) => [c.path, c]));
+  const current = new Map<string, Float64Array>();
+  const densed = new Map<string, Float64Array>(); // each stored column made dense once per read
+  const column = (path: string): Float64Array => {
+    const made = current.get(path) ?? densed.get(path);
+    if (made) return made;
+    const fresh = dense(stored.get(path), length);
+    densed.set(path, fresh);
+    return fresh;
+  };
+  for (const { t, run } of prepared) {
+    const response = t.response;
+    if (maps.has(response)) return null;
+    for (let dot = response.indexOf('.'); dot > 0; dot = response.indexOf('.', dot + 1))
+      if (leaves.has(response.slice(0, dot))) return null;
+    for (const path of current.keys())
+      if (path.startsWith(`${response}.`) || response.startsWith(`${path}.`)) return null;
+    const result = run(t.paths.map(column), length);
+    const base = current.get(response) ?? (leaves.has(response) ? column(response) : null);
+    for (let i = 0; i < length; i++) {
+      const v = result[i]!;
+      // a literal beyond the range of a double is no value either; no value keeps what was there
+      if (v - v !== 0) result[i] = base ? base[i]! : NaN;
+    }
+    current.set(response, result);
+  }
+  return [...current].map(([path, values]) => ({ path, values }));
+}
+
+/**
+ * The derived members of every bucket, appended by the writer of the response (http/present/
+ * metrics.ts) after the bucket's stored members, as bytes: each derived column is formatted once
+ * per read, with one JSON.stringify of the whole column (a number per bucket; formatting numbers
+ * one by one, and building a text per bucket, cost several times more in allocation alone), and
+ * its cells are copied from there. No string is made per bucket.
+ */
+export interface DerivedMembers {
+  /** the most bytes `write` adds to one bucket */
+  readonly bytes: number;
+  /**
+   * Writes bucket `i`'s derived members into `out` at `n`, after its stored members (`empty`: it
+   * has none, so no leading comma); returns the new end. Writes nothing for a bucket whose text
+   * was written whole.
+   */
+  write(out: Uint8Array, n: number, i: number, empty: boolean): number;
+}
+
+/** A node of the derived members' tree: a leaf holds one column's cells. */
+interface OutNode {
+  prefix: Uint8Array; // `"name":` as UTF-8
+  /** whether bucket i has a value here (a map: under it) */
+  has: Uint8Array;
+  cells: Uint8Array | null; // a leaf: the column as JSON numbers, comma-separated
+  starts: Int32Array | null; // a leaf: where cell i starts; cell i ends one byte before starts[i + 1]
+  children: Map<string, OutNode>;
+}
+
+const COMMA = 0x2c;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+
+/** A column formatted as JSON numbers: the cells, where each starts, the longest's length. */
+interface Cells {
+  hash: string;
+  values: Float64Array;
+  cells: Uint8Array;
+  starts: Int32Array;
+  longest: number;
+}
+
+function formatCells(values: Float64Array, hash: string): Cells {
+  const length = values.length;
+  const numbers: Array<number | null> = new Array(length);
+  for (let i = 0; i < length; i++) {
+    const v = values[i]!;
+    numbers[i] = v === v ? v : null;
+  }
+  const json = JSON.stringify(numbers); // `[1.5,null,2]`: ASCII
+  const cells = Buffer.from(json.slice(1, -1) + ',', 'latin1');
+  const starts = new Int32Array(length + 1);
+  let at = 0;
+  let longest = 0;
+  for (let i = 0; i < length; i++) {
+    starts[i] = at;
+    let next = at;
+    while (cells[next] !== COMMA) next++;
+    next++;
+    if (next - at > longest) longest = next - at;
+    at = next;
+  }
+  starts[length] = at;
+  return { hash, values, cells, starts, longest };
+}
+
+/**
+ * Formatted columns of recent reads, found by their numbers (a hash, then compared in full): a
+ * dashboard's widgets on one key, and a refresh of a range whose buckets did not change, format
+ * each derived column once. Formatting is most of a read's cost with transponders (about 90 ns a
+ * number). Bounded by bytes; the least recently used go first. Holding only numbers and their text,
+ * it cannot show one source's data to another: equal numbers have equal text.
+ */
+class ByteBoundCache<T> {
+  private readonly map = new Map<string, { value: T; bytes: number }>();
+  private bytes = 0;
+  constructor(private readonly limit: number) {}
+
+  get(key: string): T | undefined {
+    const kept = this.map.get(key);
+    if (!kept) return undefined;
+    this.map.delete(key); // most recently used goes last
+    this.map.set(key, kept);
+    return kept.value;
+  }
+
+  set(key: string, value: T, bytes: number): void {
+    if (bytes > this.limit / 4) return;
+    const old = this.map.get(key);
+    if (old) {
+      this.map.delete(key);
+      this.bytes -= old.bytes;
+    }
+    this.map.set(key, { value, bytes });
+    this.bytes += bytes;
+    for (const [k, v] of this.map) {
+      if (this.bytes <= this.limit) break;
+      this.map.delete(k);
+      this.bytes -= v.bytes;
+    }
+  }
+}
+
+const cellsCache = new ByteBoundCache<Cells>(16 * 1024 * 1024);
+
+function columnHash(values: Float64Array): string {
+  const words = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
+  let h1 = 0x811c9dc5;
+  let h2 = 0x1b873593;
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k]!;
+    h1 = Math.imul(h1 ^ w, 0x01000193);
+    h2 = Math.imul(h2 + w, 0x5bd1e995) ^ (h2 >>> 13);
+  }
+  return `${values.length}:${h1 >>> 0}:${h2 >>> 0}`;
+}
+
+function sameValues(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x !== y && (x === x || y === y)) return false; // NaN equals NaN here
+    if (x === 0 && 1 / x !== 1 / y) return false; // -0 is written as 0 but kept apart anyway
+  }
+  return true;
+}
+
+function cellsOf(values: Float64Array): Cells {
+  const hash = columnHash(values);
+  const kept = cellsCache.get(hash);
+  if (kept && sameValues(kept.values, values)) return kept;
+  const made = formatCells(values, hash);
+  cellsCache.set(hash, made, made.values.byteLength + made.cells.byteLength + made.starts.byteLength);
+  return made;
+}
+
+/** Fills a leaf's cells. */
+function leafCells(node: OutNode, values: Float64Array): Cells {
+  const length = values.length;
+  for (let i = 0; i < length; i++) {
+    const v = values[i]!;
+    node.has[i] = v === v ? 1 : 0;
+  }
+  const made = cellsOf(values);
+  node.cells = made.cells;
+  node.starts = made.starts;
+  return made;
+}
+
+/** The derived paths as a tree of members, by top-level name (no path is a prefix of another: derive checked). */
+function outTree(
+  derived: readonly DerivedColumn[],
+  length: number,
+): { tops: OutNode[]; bytes: number; leaves: Cells[] } {
+  const leaves: Cells[] = [];
+  const root = new Map<string, OutNode>();
+  let bytes = 0;
+  const nodes: OutNode[] = [];
+  for (const { path, values } of derived) {
+    let siblings = root;
+    let node: OutNode | undefined;
+    for (const part of path.split('.')) {
+      node = siblings.get(part);
+      if (!node) {
+        node = {
+          prefix: Buffer.from(`${JSON.stringify(part)}:`, 'utf8'),
+          has: new Uint8Array(length),
+          cells: null,
+          starts: null,
+          children: new Map(),
+        };
+        siblings.set(part, node);
+        nodes.push(node);
+      }
+      siblings = node.children;
+    }
+    const cells = leafCells(node!, values);
+    leaves.push(cells);
+    bytes += cells.longest;
+  }
+  // per bucket at most: every prefix, a comma and braces per node
+  for (const node of nodes) bytes += node.prefix.length + 3;
+  const tops = [...root.values()];
+  for (const top of tops) mapHas(top);
+  return { tops, bytes, leaves };
+}
+
+function mapHas(node: OutNode): Uint8Array {
+  if (node.cells) return node.has;
+  for (const child of node.children.values()) {
+    const has = mapHas(child);
+    for (let i = 0; i < has.length; i++) node.has[i] = node.has[i]! | has[i]!;
+  }
+  return node.has;
+}
+
+function writeNode(node: OutNode, i: number, out: Uint8Array, n: number): number {
+  const prefix = node.prefix;
+  for (let k = 0; k < prefix.length; k++) out[n++] = prefix[k]!;
+  if (node.cells) {
+    const cells = node.cells;
+    const end = node.starts![i + 1]! - 1;
+    for (let k = node.starts![i]!; k < end; k++) out[n++] = cells[k]!;
+    return n;
+  }
+  out[n++] = LBRACE;
+  let first = true;
+  for (const child of node.children.values()) {
+    if (!child.has[i]) continue;
+    if (!first) out[n++] = COMMA;
+    first = false;
+    n = writeNode(child, i, out, n);
+  }
+  out[n++] = RBRACE;
+  return n;
+}
+
+/**
+ * The derived columns for the writer of the response. A bucket that may hold the top-level name
+ * of a derived path (its quoted name appears in the text, and the scan met that name) is parsed,
+ * given its values and written whole into `values` instead; the others keep their stored text.
+ */
+function derivedMembers(values: string[], derived: readonly DerivedColumn[], scan: Scan): DerivedMembers {
+  const length = values.length;
+  const known = new Set<string>();
+  for (const path of scan.availablePaths) known.add(path.split('.', 1)[0]!);
+  for (const path of scan.mapPaths) known.add(path.split('.', 1)[0]!);
+  const storedTops = [...new Set(derived.map((d) => d.path.split('.', 1)[0]!))]
+    .filter((top) => known.has(top))
+    .map((top) => JSON.stringify(top));
+  const whole = new Uint8Array(length);
+  if (storedTops.length > 0) {
+    for (let i = 0; i < length; i++) {
+      const text = values[i]!;
+      if (!storedTops.some((quoted) => text.includes(quoted))) continue;
+      const bucket = JSON.parse(text) as Bucket;
+      for (const { path, values: column } of derived) {
+        const v = column[i]!;
+        if (v === v) place(bucket, path.split('.'), v);
+      }
+      values[i] = JSON.stringify(bucket);
+      whole[i] = 1;
+    }
+  }
+  const { cells, starts, bytes } = composed(derived, length);
+  return {
+    bytes,
+    write(out, n, i, empty) {
+      const start = starts[i]!;
+      const end = starts[i + 1]!;
+      if (whole[i] || start === end) return n;
+      if (!empty) out[n++] = COMMA;
+      return n + cells.copy(out, n, start, end);
+    },
+  };
+}
+
+/** Every bucket's derived members as one run of bytes (`"d":{"x":1,"y":2}`), where each bucket's start. */
+interface Composed {
+  cells: Buffer;
+  starts: Int32Array;
+  bytes: number;
+  leaves: Cells[];
+}
+
+/** Compositions of recent reads, found by the paths and their formatted columns. */
+const composedCache = new ByteBoundCache<Composed>(16 * 1024 * 1024);
+
+/**
+ * The members of each bucket composed once per read (one copy per bucket when writing, rather
+ * than one per member), kept with the columns they were made of: a read whose columns all came
+ * from the cells cache reuses the composition too.
+ */
+function composed(derived: readonly DerivedColumn[], length: number): Composed {
+  const { tops, bytes, leaves } = outTree(derived, length);
+  const key = `${derived.map((d) => d.path).join('\0')}\0${leaves.map((c) => c.hash).join('\0')}`;
+  const kept = composedCache.get(key);
+  if (kept && kept.leaves.every((c, k) => c === leaves[k])) return kept;
+  const cells = Buffer.allocUnsafe(bytes * length);
+  const starts = new Int32Array(length + 1);
+  let n = 0;
+  for (let i = 0; i < length; i++) {
+    starts[i] = n;
+    let first = true;
+    for (const top of tops) {
+      if (!top.has[i]) continue;
+      if (!first) cells[n++] = COMMA;
+      first = false;
+      n = writeNode(top, i, cells, n);
+    }
+  }
+  starts[length] = n;
+  const made = { cells: cells.subarray(0, n), starts, bytes, leaves };
+  composedCache.set(key, made, bytes * length + starts.byteLength);
+  return made;
+}
+
+/** The texts of `values` with `derived` written in (for callers that need each bucket's whole text). */
+export function withDerived(values: readonly string[], derived: DerivedMembers | undefined): string[] {
+  if (!derived) return values as string[];
+  return values.map((text, i) => {
+    const out = Buffer.allocUnsafe(text.length * 3 + derived.bytes);
+    let n = out.write(text, 0, 'utf8') - 1; // before the closing brace
+    n = derived.write(out, n, i, text.length <= 2);
+    out[n++] = RBRACE;
+    return out.toString('utf8', 0, n);
+  });
+}
+
+/**
+ * The transponders applied to the texts of one read (those whose key matches `key`), or null when
+ * none applies: `values` is the texts (a bucket written whole replaced), `derived` what the writer
+ * of the response appends to each. `errors` collects the transponders that were skipped.
+ */
+export function applyToRead(
+  list: readonly Transponder[],
+  key: string,
+  values: string[],
+  errors: TransponderError[],
+): { values: string[]; derived?: DerivedMembers } | null {
+  const applied = matching(list, key, errors);
+  if (applied.length === 0) return null;
+  const own: TransponderError[] = [];
+  const prepared = prepare(applied, own);
+  if (prepared.length === 0) {
+    errors.push(...own);
+    return { values };
+  }
+  const need = pathsNeeded(prepared);
+  const scan = scanSeries(values, (path) => need.has(path));
+  const derived = derive(prepared, scan, values.length);
+  if (derived === null) {
+    const buckets = values.map((text) => JSON.parse(text) as Bucket);
+    applyToBuckets(applied, buckets, errors);
+    return { values: textsOf(applied, values, buckets) };
+  }
+  errors.push(...own);
+  if (derived.length === 0) return { values };
+  const copy = values.slice();
+  return { values: copy, derived: derivedMembers(copy, derived, scan) };
+}
+
+/** applyToRead as whole texts: the same array when no transponder applies. */
 export function applyToTexts(
   list: readonly Transponder[],
   key: string,
   values: string[],
   errors: TransponderError[],
 ): string[] {
-  const buckets = applyToSeries(list, key, values, errors);
-  return buckets ? textsOf(list, values, buckets) : values;
+  const read = applyToRead(list, key, values, errors);
+  return read ? withDerived(read.values, read.derived) : values;
+}
+
+/** A derived column as a query column: the buckets that have a value. */
+function sparse(path: string, values: Float64Array): Column {
+  let size = 0;
+  for (let i = 0; i < values.length; i++) if (values[i] === values[i]) size++;
+  const column: Column = {
+    path,
+    size,
+    index: new Int32Array(Math.max(size, 1)),
+    value: new Float64Array(Math.max(size, 1)),
+  };
+  let k = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (v !== v) continue;
+    column.index[k] = i;
+    column.value[k++] = v;
+  }
+  return column;
+}
+
+const byPath = (a: Column, b: Column) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+/**
+ * For the query maths: a scan of `values` (selecting what the query selects) that sees the
+ * transponders' responses as if they were stored, in one pass over the texts; null when no
+ * transponder applies to `key`. `errors` is filled when the scan runs.
+ */
+export function scanWithTransponders(
+  list: readonly Transponder[],
+  key: string,
+  values: ReadonlyArray<string>,
+  errors: TransponderError[],
+): ((selects: (path: string) => boolean) => Scan) | null {
+  const applied = matching(list, key, errors);
+  if (applied.length === 0) return null;
+  return (selects) => {
+    const own: TransponderError[] = [];
+    const prepared = prepare(applied, own);
+    if (prepared.length === 0) {
+      errors.push(...own);
+      return scanSeries(values, selects);
+    }
+    const need = pathsNeeded(prepared);
+    const scan = scanSeries(values, (path) => selects(path) || need.has(path));
+    const derived = derive(prepared, scan, values.length);
+    if (derived === null) {
+      const buckets = values.map((text) => JSON.parse(text) as Bucket);
+      applyToBuckets(applied, buckets, errors);
+      return scanSeries(buckets, selects);
+    }
+    errors.push(...own);
+    const leaves = new Set(scan.availablePaths);
+    const columns = new Map(scan.columns.filter((c) => selects(c.path)).map((c) => [c.path, c]));
+    let added = false;
+    for (const { path, values: column } of derived) {
+      const made = sparse(path, column);
+      if (made.size === 0) continue;
+      if (!leaves.has(path)) {
+        leaves.add(path);
+        added = true;
+      }
+      if (selects(path)) columns.set(path, made);
+    }
+    return {
+      availablePaths: added ? [...leaves].sort() : scan.availablePaths,
+      columns: [...columns.values()].sort(byPath),
+      mapPaths: scan.mapPaths,
+    };
+  };
 }

@@ -5,7 +5,7 @@
 import { invalid } from '../../errors';
 import { MAX_TRANSPONDER_PATHS, expressionProblem } from '../../shared/expression';
 import type { TransponderFields } from '../../storage/transponders';
-import { isPattern, patternProblem } from './key-pattern';
+import { isPattern, patternProblem } from '../../shared/key-pattern';
 
 const MAX_NAME = 255;
 const MAX_PATH = 255;

@@ -19,6 +19,13 @@ export function compressJson(): Middleware {
     if (body === undefined || body === null || ctx.status === 204 || ctx.method === 'HEAD') return;
     if (ctx.response.get('Content-Encoding')) return;
     if (typeof (body as { pipe?: unknown }).pipe === 'function') return;
+    // br where the client takes it (smaller at the same CPU), else gzip; a client's own order between
+    // equally weighted encodings is not a preference worth following here. A client that takes
+    // neither (most senders of metrics) costs one header look-up.
+    if (ctx.get('accept-encoding') === '') return;
+    const encoding =
+      ctx.acceptsEncodings('br') === 'br' ? 'br' : ctx.acceptsEncodings('gzip') === 'gzip' ? 'gzip' : null;
+    if (encoding === null) return;
     let payload: string | Buffer;
     if (Buffer.isBuffer(body)) {
       // Pre-serialized JSON (series reads); other bytes (files, exports) are left alone.
@@ -28,17 +35,15 @@ export function compressJson(): Middleware {
       if (!ctx.response.is('json')) return;
       payload = body;
     } else if (typeof body === 'object') {
+      // Serialized once here; Koa sends the string as it is rather than serializing the object again.
       payload = JSON.stringify(body);
+      ctx.body = payload;
+      ctx.type = 'application/json';
     } else {
       return;
     }
-    if (Buffer.byteLength(payload) < COMPRESS_MIN_BYTES) return;
     ctx.vary('Accept-Encoding');
-    // br where the client takes it (smaller at the same CPU), else gzip; a client's own order between
-    // equally weighted encodings is not a preference worth following here.
-    const encoding =
-      ctx.acceptsEncodings('br') === 'br' ? 'br' : ctx.acceptsEncodings('gzip') === 'gzip' ? 'gzip' : null;
-    if (encoding === null) return;
+    if (Buffer.byteLength(payload) < COMPRESS_MIN_BYTES) return;
     const type = ctx.response.get('Content-Type') || 'application/json; charset=utf-8';
     const compressed =
       encoding === 'br'

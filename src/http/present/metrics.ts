@@ -14,13 +14,21 @@ export function presentSeriesJson(series: SeriesText): Buffer {
   const labels = labelsJson(at);
   let room = 48 + labels.length;
   for (let i = 0; i < values.length; i++) room += values[i]!.length * 3 + 1;
+  const derived = series.derived;
+  if (derived) room += derived.bytes * values.length;
   const out = Buffer.allocUnsafe(room);
   let n = out.write('{"data":{"at":[', 0, 'latin1');
   n += labels.copy(out, n);
   n += out.write('],"values":[', n, 'latin1');
   for (let i = 0; i < values.length; i++) {
     if (i > 0) out[n++] = COMMA;
-    n += out.write(values[i]!, n, 'utf8');
+    const text = values[i]!;
+    n += out.write(text, n, 'utf8');
+    if (derived) {
+      // SPEC 15: the derived members go after the stored ones, inside the bucket's object
+      n = derived.write(out, n - 1, i, text.length <= 2);
+      out[n++] = RBRACE;
+    }
   }
   n += out.write(']}}', n, 'latin1');
   const body = out.subarray(0, n);
@@ -59,6 +67,7 @@ function labelsJson(at: readonly string[]): Buffer {
 }
 
 const COMMA = 0x2c;
+const RBRACE = 0x7d;
 const QUOTE = 0x22;
 
 export function presentCreated(created: 'ok' | number) {

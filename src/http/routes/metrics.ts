@@ -81,7 +81,7 @@ export function metricsRoutes(deps: Deps) {
 
     async query(ctx: Context): Promise<void> {
       const { params, mode, valuePath, aggregator, slices } = metricsInput.query.takeBody(ctx);
-      const series = await deps.metrics.readSeries(sourceOf(ctx), params);
+      const series = await deps.metrics.readSeriesData(sourceOf(ctx), params);
       const answer = answerQuery(
         {
           key: params.key,

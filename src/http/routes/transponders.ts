@@ -14,7 +14,7 @@ import { createTranspondersRepo, type Transponder } from '../../storage/transpon
 import { authenticate, checkSourceHeader, requireSource } from '../middleware/auth';
 import { objectBody } from '../middleware/body';
 import { validate } from '../middleware/validate';
-import { sourceOf, stateOf } from '../state';
+import { sourceOf, stateOf, userAuthOf } from '../state';
 
 export function presentTransponder(t: Transponder) {
   return {
@@ -44,6 +44,21 @@ export function requireAnySourceFlag(deps: Deps) {
     const state = stateOf(ctx);
     state.auth = auth;
     state.source = source;
+    await next();
+  };
+}
+
+/**
+ * The web interface's way to a source's transponders (/sources/:sourceId/transponders, after
+ * requireUser): a source of the user's organization, any other id 404, as the source series route.
+ */
+export function userSource(deps: Deps) {
+  return async function organizationSource(ctx: Context, next: Next): Promise<void> {
+    const id = normalizeId(ctx.params.sourceId);
+    const org = userAuthOf(ctx).organizationId;
+    const source = id && org ? deps.sources.inOrganization(id, org) : undefined;
+    if (!source) throw notFound();
+    stateOf(ctx).source = source;
     await next();
   };
 }

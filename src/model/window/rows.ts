@@ -3,30 +3,77 @@
 //   with the points they count for the system key, and whether their fold has committed.
 // - Groups: tracks of one key that share every bucket, summed before they are spread into rows.
 // Leaf paths are interned per window as shapes (lists of paths): a row or group holds a shape id
-// and the offset of its values; a row that receives other leaves moves to the union shape.
+// and the offset of its values; a row that receives other leaves moves to the union shape, which
+// extends its own (Shapes), its values kept in place while its room lasts.
 import type { RowDelta } from '../row-delta';
 import { DoubleColumn, IntColumn, SlotTable } from './table';
 
 /** Bucket ids and group keys share one number: high part x 2^26 + bucket id. */
 export const ID_UNIT = 2 ** 26;
 
-/** Path lists of a window, interned, with the index maps between them. */
+/** A list of paths that only grows at its end, with the first place of each path in it. */
+interface Lineage {
+  paths: string[];
+  index: Map<string, number>;
+}
+
+/**
+ * Path lists of a window, with the index maps between them. A list a point brings is interned by
+ * its text; the union a row moves to when it receives other leaves is made by appending the
+ * missing paths to its shape's lineage, so a shape is the first `size` paths of a lineage, and
+ * finding a path in it is one look-up in the lineage's index. A row that keeps gaining leaves
+ * thus costs work in proportion to the leaves it gains, not to its width times their number.
+ */
 export class Shapes {
-  readonly paths: string[][] = [];
+  /** per shape: how many paths it holds */
+  readonly sizes: number[] = [];
+  /** per shape: its paths (made on first use for a union: pathsOf) */
+  private readonly lists: Array<string[] | null> = [];
+  /** per shape: the lineage it is a prefix of (made on first use for an interned list) */
+  private readonly lineages: Array<Lineage | null> = [];
   private readonly ids = new Map<string, number>();
   private readonly maps = new Map<number, Int32Array>();
+  /** base * ID_UNIT + extra -> their union */
+  private readonly unions = new Map<number, number>();
+  /**
+   * Paths read, copied or looked up by interning, mapping and extending shapes, and row values
+   * moved when a row outgrows its room: what merging wide keys costs (tests check that it grows in
+   * proportion to the leaves, test/unit/replay-scaling.test.ts).
+   */
+  steps = 0;
 
   reset(): void {
-    this.paths.length = 0;
+    this.sizes.length = 0;
+    this.lists.length = 0;
+    this.lineages.length = 0;
     this.ids.clear();
     this.maps.clear();
+    this.unions.clear();
   }
 
+  /** The shape of a path list (a copy is kept: the caller's list may change). */
   id(paths: readonly string[]): number {
+    this.steps += paths.length;
     const text = paths.map((p) => `${p.length}:${p}`).join('');
     let id = this.ids.get(text);
-    if (id === undefined) this.ids.set(text, (id = this.paths.push([...paths]) - 1));
+    if (id === undefined) {
+      id = this.sizes.push(paths.length) - 1;
+      this.lists.push([...paths]);
+      this.lineages.push(null);
+      this.ids.set(text, id);
+    }
     return id;
+  }
+
+  /** The paths of a shape (not to be changed). */
+  pathsOf(shape: number): string[] {
+    let list = this.lists[shape]!;
+    if (list === null) {
+      list = this.lineages[shape]!.paths.slice(0, this.sizes[shape]!);
+      this.lists[shape] = list;
+      this.steps += list.length;
+    }
+    return list;
   }
 
   /** Where each path of shape `from` sits in shape `to` (-1: absent). */
@@ -34,22 +81,64 @@ export class Shapes {
     const key = from * ID_UNIT + to;
     let map = this.maps.get(key);
     if (!map) {
-      const target = this.paths[to]!;
-      this.maps.set(key, (map = Int32Array.from(this.paths[from]!, (p) => target.indexOf(p))));
+      const { index } = this.lineageOf(to);
+      const size = this.sizes[to]!;
+      const paths = this.lists[from] ?? this.lineages[from]!.paths;
+      const n = this.sizes[from]!;
+      map = new Int32Array(n);
+      for (let i = 0; i < n; i++) {
+        const at = index.get(paths[i]!);
+        map[i] = at !== undefined && at < size ? at : -1;
+      }
+      this.steps += n;
+      this.maps.set(key, map);
     }
     return map;
   }
 
-  /** The shape holding `base`'s paths, then those of `extra` it lacks (replacements first). */
-  union(base: number, extra: number, replaced: (i: number) => boolean): number {
-    const paths = [...this.paths[base]!];
+  /**
+   * The shape holding `base`'s paths, then those of `extra` it lacks, in their order. Appended to
+   * `base`'s lineage when `base` is its end; else (another union grew the lineage past `base`)
+   * to a copy of `base`'s paths.
+   */
+  union(base: number, extra: number): number {
+    const key = base * ID_UNIT + extra;
+    const known = this.unions.get(key);
+    if (known !== undefined) return known;
     const missing = this.map(extra, base);
-    for (const first of [true, false]) {
-      missing.forEach((at, i) => {
-        if (at < 0 && replaced(i) === first) paths.push(this.paths[extra]![i]!);
-      });
+    let lineage = this.lineageOf(base);
+    const size = this.sizes[base]!;
+    if (lineage.paths.length !== size) lineage = this.newLineage(lineage.paths.slice(0, size));
+    const extraPaths = this.lists[extra] ?? this.lineages[extra]!.paths;
+    const { paths, index } = lineage;
+    for (let i = 0; i < missing.length; i++) {
+      if (missing[i]! >= 0) continue;
+      const path = extraPaths[i]!;
+      if (!index.has(path)) index.set(path, paths.length);
+      paths.push(path);
     }
-    return this.id(paths);
+    this.steps += missing.length;
+    const id = this.sizes.push(paths.length) - 1;
+    this.lists.push(null);
+    this.lineages.push(lineage);
+    this.unions.set(key, id);
+    return id;
+  }
+
+  private lineageOf(shape: number): Lineage {
+    let lineage = this.lineages[shape]!;
+    if (lineage === null) {
+      lineage = this.newLineage(this.lists[shape]!.slice());
+      this.lineages[shape] = lineage;
+    }
+    return lineage;
+  }
+
+  private newLineage(paths: string[]): Lineage {
+    const index = new Map<string, number>();
+    for (let i = 0; i < paths.length; i++) if (!index.has(paths[i]!)) index.set(paths[i]!, i);
+    this.steps += paths.length;
+    return { paths, index };
   }
 }
 
@@ -81,6 +170,8 @@ export class Rows {
   bucketMs: Float64Array;
   shape: Int32Array;
   at: Int32Array;
+  /** values the row has room for from `at` on (more than its shape holds once it has grown) */
+  room: Int32Array;
   /** points counted for the system key (a window holds far fewer than 2^31) */
   tracked: Int32Array;
   untracked: Int32Array;
@@ -103,6 +194,7 @@ export class Rows {
     this.bucketMs = new Float64Array(n);
     this.shape = new Int32Array(n);
     this.at = new Int32Array(n);
+    this.room = new Int32Array(n);
     this.tracked = new Int32Array(n);
     this.untracked = new Int32Array(n);
     this.flags = new Uint8Array(n);
@@ -134,7 +226,9 @@ export class Rows {
     this.bucket[row] = bucketId;
     this.bucketMs[row] = bucketMs;
     this.shape[row] = shape;
-    this.at[row] = this.allocValues(this.shapes.paths[shape]!.length);
+    const size = this.shapes.sizes[shape]!;
+    this.at[row] = this.allocValues(size);
+    this.room[row] = size;
     this.tracked[row] = 0;
     this.untracked[row] = 0;
     this.flags[row] = 0;
@@ -149,16 +243,13 @@ export class Rows {
     if (shape !== this.shape[row]) {
       map = this.shapes.map(shape, this.shape[row]!);
       if (map.indexOf(-1) >= 0) {
-        this.reshape(
-          row,
-          this.shapes.union(this.shape[row]!, shape, () => assign),
-        );
+        this.reshape(row, this.shapes.union(this.shape[row]!, shape));
         map = this.shapes.map(shape, this.shape[row]!);
       }
     }
     const values = this.values.data;
     const base = this.at[row]!;
-    const n = this.shapes.paths[shape]!.length;
+    const n = this.shapes.sizes[shape]!;
     for (let i = 0; i < n; i++) {
       const at = base + (map === null ? i : map[i]!);
       if (assign) {
@@ -170,7 +261,7 @@ export class Rows {
 
   /** The row's pending change; its values are a view of the column (copy it to keep it). */
   delta(row: number): RowDelta {
-    const paths = this.shapes.paths[this.shape[row]!]!;
+    const paths = this.shapes.pathsOf(this.shape[row]!);
     const from = this.at[row]!;
     const sets = this.sets.subarray(from, from + paths.length);
     return {
@@ -196,14 +287,25 @@ export class Rows {
     this.flags[row]! |= COUNT_FOLDED;
   }
 
+  /**
+   * Moves a row to a shape that extends its own (a union): the new leaves take the zeroed room
+   * after its values, or the values move to room for twice as many, so that a row gaining leaves
+   * one record after another moves each value a few times at most.
+   */
   private reshape(row: number, shape: number): void {
-    const old = this.at[row]!;
-    const oldLength = this.shapes.paths[this.shape[row]!]!.length;
-    const at = this.allocValues(this.shapes.paths[shape]!.length);
-    this.values.data.copyWithin(at, old, old + oldLength);
-    this.sets.copyWithin(at, old, old + oldLength);
+    const size = this.shapes.sizes[shape]!;
+    if (size > this.room[row]!) {
+      const old = this.at[row]!;
+      const oldLength = this.shapes.sizes[this.shape[row]!]!;
+      const room = Math.max(size, 2 * oldLength);
+      const at = this.allocValues(room);
+      this.values.data.copyWithin(at, old, old + oldLength);
+      this.sets.copyWithin(at, old, old + oldLength);
+      this.shapes.steps += oldLength;
+      this.at[row] = at;
+      this.room[row] = room;
+    }
     this.shape[row] = shape;
-    this.at[row] = at;
   }
 
   private allocValues(n: number): number {
@@ -225,6 +327,7 @@ export class Rows {
     this.bucketMs = widen(this.bucketMs, n);
     this.shape = widen(this.shape, n);
     this.at = widen(this.at, n);
+    this.room = widen(this.room, n);
     this.tracked = widen(this.tracked, n);
     this.untracked = widen(this.untracked, n);
     this.flags = widen(this.flags, n);
@@ -250,7 +353,7 @@ function widen<T extends Int32Array | Float64Array | Uint8Array>(a: T, n: number
 
 /**
  * Groups: tracks of one key whose buckets agree in every granularity, summed. Found by key and
- * finest bucket (other shapes of the same buckets chain behind the first); a spread group is kept
+ * finest bucket (other shapes of the same buckets in a second table); a spread group is kept
  * for reuse by the next track of its key and bucket, as long as the window lives.
  */
 export class Groups {
@@ -263,13 +366,15 @@ export class Groups {
   tracked: Int32Array;
   untracked: Int32Array;
   live: Uint8Array;
-  /** the next group of the same buckets (another shape), -1 at the end */
-  nextShape: Int32Array;
   /** the key's next live group (a list per key), -1 at the end */
   nextOfKey: Int32Array;
   readonly sums: DoubleColumn;
   /** table slot -> first group of those buckets */
   private readonly heads = new IntColumn();
+  /** the other shapes of the same buckets: table slot * ID_UNIT + shape -> a slot of `others` */
+  private readonly otherTable = new SlotTable(1024);
+  /** slot of `otherTable` -> group */
+  private readonly others = new IntColumn();
   /** whether the last `find` took a group that was not live (the key's list must take it) */
   revived = false;
 
@@ -286,7 +391,6 @@ export class Groups {
     this.tracked = new Int32Array(n);
     this.untracked = new Int32Array(n);
     this.live = new Uint8Array(n);
-    this.nextShape = new Int32Array(n);
     this.nextOfKey = new Int32Array(n);
     this.sums = new DoubleColumn(3 * n);
   }
@@ -295,6 +399,10 @@ export class Groups {
   reset(): void {
     this.table.reset();
     this.heads.data.fill(-1);
+    if (this.otherTable.size > 0) {
+      this.otherTable.reset();
+      this.others.data.fill(-1);
+    }
     this.sums.reset();
     this.count = 0;
   }
@@ -304,15 +412,13 @@ export class Groups {
     this.heads.reach(slot);
     let group = this.heads.data[slot]!;
     if (group < 0) return (this.heads.data[slot] = this.create(key, finest, shape));
-    for (;;) {
-      if (this.shape[group] === shape) break;
-      const next = this.nextShape[group]!;
-      if (next < 0) {
-        const made = this.create(key, finest, shape);
-        this.nextShape[group] = made;
-        return made;
-      }
-      group = next;
+    if (this.shape[group] !== shape) {
+      // another shape of the same buckets (a key whose points bring other leaves): one look-up,
+      // however many shapes those buckets have
+      const other = this.otherTable.add(slot * ID_UNIT + shape);
+      this.others.reach(other);
+      group = this.others.data[other]!;
+      if (group < 0) return (this.others.data[other] = this.create(key, finest, shape));
     }
     this.revived = this.live[group] === 0;
     if (this.revived) {
@@ -320,7 +426,7 @@ export class Groups {
       this.tracked[group] = 0;
       this.untracked[group] = 0;
       const at = this.at[group]!;
-      this.sums.data.fill(0, at, at + this.shapes.paths[shape]!.length);
+      this.sums.data.fill(0, at, at + this.shapes.sizes[shape]!);
     }
     return group;
   }
@@ -336,17 +442,15 @@ export class Groups {
       this.tracked = widen(this.tracked, n);
       this.untracked = widen(this.untracked, n);
       this.live = widen(this.live, n);
-      this.nextShape = widen(this.nextShape, n);
       this.nextOfKey = widen(this.nextOfKey, n);
     }
     this.key[group] = key;
     this.finest[group] = finest;
     this.shape[group] = shape;
-    this.at[group] = this.sums.alloc(this.shapes.paths[shape]!.length);
+    this.at[group] = this.sums.alloc(this.shapes.sizes[shape]!);
     this.tracked[group] = 0;
     this.untracked[group] = 0;
     this.live[group] = 1;
-    this.nextShape[group] = -1;
     this.revived = true;
     return group;
   }

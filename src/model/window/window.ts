@@ -223,7 +223,7 @@ export class IngestWindow {
     const shapes = wire.pathLists.map((list) => this.shapes.id(list));
     const finest = plan.granularities[plan.finest]!.bucketer;
     const { meta, values } = wire;
-    const sizes = shapes.map((id) => this.shapes.paths[id]!.length);
+    const sizes = shapes.map((id) => this.shapes.sizes[id]!);
     const count = meta.length / 2;
     let v = 0;
     for (let i = 0; i < count; i++) {
@@ -466,7 +466,7 @@ export class IngestWindow {
     }
     const sums = groups.sums.data;
     const at = groups.at[g]!;
-    const n = this.shapes.paths[shape]!.length;
+    const n = this.shapes.sizes[shape]!;
     for (let i = 0; i < n; i++) sums[at + i]! += values[offset + i]!;
     groups.tracked[g]! += leaf.tracked;
     groups.untracked[g]! += leaf.untracked;

@@ -45,12 +45,16 @@ function grow(column: Column): void {
 export interface Scan {
   availablePaths: string[];
   columns: Column[]; // sorted by path
+  /** every path met, leaf or map (transponders check where their responses may be written) */
+  mapPaths: string[];
 }
 
 /** What is known of one dot path; shared by the trie nodes that spell it (`a.b` vs `a: {b}`). */
 interface PathInfo {
   path: string;
   isLeaf: boolean;
+  /** a map in some bucket */
+  isMap: boolean;
   column: Column | null; // null when the query does not select this path
 }
 
@@ -89,7 +93,7 @@ class SeriesScanner {
   };
 
   constructor(private readonly selects: (path: string) => boolean) {
-    this.root = newNode({ path: '', isLeaf: false, column: null }, '');
+    this.root = newNode({ path: '', isLeaf: false, isMap: true, column: null }, '');
   }
 
   scan(values: ReadonlyArray<string | unknown>): Scan {
@@ -108,7 +112,9 @@ class SeriesScanner {
     const leaves = [...this.infos.values()].filter((info) => info.isLeaf);
     const columns = leaves.flatMap((info) => (info.column ? [info.column] : []));
     const availablePaths = leaves.map((info) => info.path).sort();
-    return { availablePaths, columns: columns.sort(byPath) };
+    const mapPaths: string[] = [];
+    for (const info of this.infos.values()) if (info.isMap) mapPaths.push(info.path);
+    return { availablePaths, columns: columns.sort(byPath), mapPaths };
   }
 
   private walk(map: Record<string, unknown>, node: TrieNode, depth: number): void {
@@ -120,7 +126,9 @@ class SeriesScanner {
       if (typeof child === 'number') {
         if (Number.isFinite(child)) this.record(this.child(node, key, position).info, child);
       } else if (depth < MAX_PATH_DEPTH && isMap(child)) {
-        this.walk(child, this.child(node, key, position), depth + 1);
+        const inner = this.child(node, key, position);
+        inner.info.isMap = true;
+        this.walk(child, inner, depth + 1);
       }
       position++;
     }
@@ -140,7 +148,7 @@ class SeriesScanner {
       const path = node === this.root ? key : `${node.info.path}.${key}`;
       let info = this.infos.get(path);
       if (!info) {
-        info = { path, isLeaf: false, column: this.selects(path) ? newColumn(path) : null };
+        info = { path, isLeaf: false, isMap: false, column: this.selects(path) ? newColumn(path) : null };
         this.infos.set(path, info);
       }
       child = newNode(info, key);
@@ -198,6 +206,7 @@ class SeriesScanner {
         this.outerObjects[depth] = object;
         depth++;
         node = child;
+        child.info.isMap = true;
         position = 0;
         object = ++this.objects;
         i++;

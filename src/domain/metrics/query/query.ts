@@ -14,6 +14,7 @@ import { queryError } from '../../../errors';
 import { formatTimestamp } from '../../../shared/time';
 import {
   type Column,
+  type Scan,
   type SlicePlan,
   denseValues,
   finiteOrNull,
@@ -54,6 +55,8 @@ export interface SeriesData {
   values: ReadonlyArray<string | Record<string, unknown>>;
   /** transponders skipped by the read (SPEC 15), sent as `meta.transponder_errors` */
   transponderErrors?: ReadonlyArray<unknown>;
+  /** scans `values` with the transponders' responses seen as stored (SPEC 15); scanSeries when absent */
+  scan?: (selects: (path: string) => boolean) => Scan;
 }
 
 /**
@@ -120,7 +123,8 @@ export function answerQuery(req: QueryRequest, series: SeriesData): QueryAnswer 
   const buckets = series.at.length;
   checkSlicesFit(slices, buckets);
   // Aggregate works on one leaf; timeline and category expand a map path to the leaves below it.
-  const scan = scanSeries(series.values, pathSelector(req.valuePath, req.mode !== 'aggregate'));
+  const selects = pathSelector(req.valuePath, req.mode !== 'aggregate');
+  const scan = series.scan ? series.scan(selects) : scanSeries(series.values, selects);
   const ctx: Context = { req, series, plan: planSlices(buckets, slices), ...scan };
   checkMatched(ctx);
   const body = aggregator

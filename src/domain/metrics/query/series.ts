@@ -14,7 +14,12 @@ import {
 } from '../../../model/time/granularity';
 import { MAX_KEY_LENGTH } from '../ingest/points';
 import { SYSTEM_KEY } from '../merge';
-import { applyToSeries, textsOf, type TransponderError } from '../../transponders/apply';
+import {
+  applyToRead,
+  scanWithTransponders,
+  type DerivedMembers,
+  type TransponderError,
+} from '../../transponders/apply';
 import type { SeriesData } from './query';
 import type { Transponder } from '../../../storage/transponders';
 
@@ -42,6 +47,11 @@ export interface SeriesText {
   values: string[];
   /** transponders skipped by this read (SPEC 15), sent as `meta.transponder_errors`; absent when none */
   transponderErrors?: TransponderError[];
+  /**
+   * SPEC 15: the transponders' values, appended to each bucket's members by the writer of the
+   * response (withDerived makes whole texts of them); absent when no transponder wrote any
+   */
+  derived?: DerivedMembers;
 }
 
 /** A single string parameter (a repeated query parameter arrives as an array). */
@@ -135,12 +145,20 @@ export function applyTransponders(
   const list = enabled();
   if (list.length === 0) return series;
   const errors: TransponderError[] = [];
-  const buckets = applyToSeries(list, key, series.values, errors);
-  const values = buckets ? textsOf(list, series.values, buckets) : series.values;
-  return errors.length > 0 ? { at: series.at, values, transponderErrors: errors } : { at: series.at, values };
+  const read = applyToRead(list, key, series.values, errors);
+  if (!read) return errors.length > 0 ? { ...series, transponderErrors: errors } : series;
+  return {
+    at: series.at,
+    values: read.values,
+    ...(read.derived ? { derived: read.derived } : {}),
+    ...(errors.length > 0 ? { transponderErrors: errors } : {}),
+  };
 }
 
-/** applyTransponders for the query maths: the buckets stay parsed (the maths would parse them again). */
+/**
+ * applyTransponders for the query maths: the texts stay as stored and the query's one scan of them
+ * sees the derived values (`scan`); `transponderErrors` is filled by that scan.
+ */
 export function applyTranspondersData(
   series: SeriesText,
   key: string,
@@ -150,8 +168,9 @@ export function applyTranspondersData(
   const list = enabled();
   if (list.length === 0) return series;
   const errors: TransponderError[] = [];
-  const values = applyToSeries(list, key, series.values, errors) ?? series.values;
-  return errors.length > 0 ? { at: series.at, values, transponderErrors: errors } : { at: series.at, values };
+  const scan = scanWithTransponders(list, key, series.values, errors);
+  if (!scan) return errors.length > 0 ? { ...series, transponderErrors: errors } : series;
+  return { at: series.at, values: series.values, transponderErrors: errors, scan };
 }
 
 /**

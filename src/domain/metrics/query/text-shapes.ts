@@ -35,8 +35,13 @@ interface Shape<T> {
    * the rest in a lookahead. One call per bucket instead of one per segment: about a quarter less.
    */
   check: RegExp;
-  /** `steps[k]` runs from selected number k to selected number k + 1 (only on texts the check took) */
-  steps: RegExp[];
+  /**
+   * From selected number k to selected number k + 1 (only on texts the check took, so every
+   * character is known but the numbers' lengths): `gaps[k]` holds, for each number from selected
+   * number k on, the length of the text after it (a number ends at the first `,` or `}`). Walking
+   * them is several times cheaper than a regular expression per selected number.
+   */
+  gaps: number[][];
   selected: T[];
 }
 
@@ -59,6 +64,8 @@ export class TextShapes<T> {
     const segments: string[] = [];
     const selected: T[] = [];
     const keys: string[] = [];
+    const gaps: number[][] = [];
+    let gap: number[] | null = null; // the gaps after the last selected number
     let pattern = '';
     let i = 0;
     while (i < text.length) {
@@ -68,9 +75,11 @@ export class TextShapes<T> {
         if (close < 0) return;
         keys.push(text.slice(i + 1, close));
         pattern += escapeRegExp(text.slice(i, close + 2)); // the key and its colon
+        if (gap) gap[gap.length - 1]! += close + 2 - i;
         i = close + 2;
         if (text[i] === '{') {
           pattern += '\\{';
+          if (gap) gap[gap.length - 1]! += 1;
           i++;
         } else {
           const info = selectedInfo(keys.join('.'));
@@ -78,7 +87,9 @@ export class TextShapes<T> {
             segments.push(pattern);
             selected.push(info);
             pattern = '';
-          }
+            if (gap) gaps.push(gap);
+            gap = [0];
+          } else if (gap) gap.push(0);
           pattern += NUMBER;
           const start = i;
           while (i < text.length && !',}'.includes(text[i]!)) i++;
@@ -89,6 +100,7 @@ export class TextShapes<T> {
       } else {
         if (c === '}') keys.pop();
         pattern += escapeRegExp(c);
+        if (gap) gap[gap.length - 1]! += 1;
         i++;
       }
     }
@@ -96,7 +108,7 @@ export class TextShapes<T> {
     const [first, ...rest] = segments;
     const shape: Shape<T> = {
       check: new RegExp(rest.length === 0 ? first! : `${first}(?=${rest.join('')})`, 'y'),
-      steps: rest.slice(0, -1).map((step) => new RegExp(step, 'y')),
+      gaps,
       selected,
     };
     if (this.match(shape, text) < 0) return; // a number JSON would not write, such as `1.`
@@ -132,7 +144,7 @@ export class TextShapes<T> {
 
   /** The number of selected values read into `values`, or -1 when the text is not of this shape. */
   private match(shape: Shape<T>, text: string): number {
-    const { check, steps } = shape;
+    const { check, gaps } = shape;
     check.lastIndex = 0;
     if (!check.test(text)) return -1;
     const n = shape.selected.length;
@@ -142,10 +154,12 @@ export class TextShapes<T> {
     let at = check.lastIndex;
     for (let k = 0; k < n; k++) {
       if (k > 0) {
-        const step = steps[k - 1]!;
-        step.lastIndex = at;
-        if (!step.test(text)) return -1; // not with a text the check took
-        at = step.lastIndex;
+        const gap = gaps[k - 1]!;
+        for (let g = 0; g < gap.length; g++) {
+          let c = text.charCodeAt(at);
+          while (c !== COMMA && c !== RBRACE && at < text.length) c = text.charCodeAt(++at);
+          at += gap[g]!;
+        }
       }
       this.values[k] = numberAt(text, at);
     }

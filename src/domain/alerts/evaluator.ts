@@ -1,0 +1,499 @@
+// The evaluation loop (SPEC 13). Every `[alerts] interval` each active alert monitor is read over the
+// completed buckets of its window and each instance (one per key; one per matching key of a pattern)
+// moves between states:
+//
+//   OK --condition holds--> Pending (while it has held for less than `for`) --> Firing
+//   Firing --condition ends--> OK (a recovery, notified unless notify_recovery is false)
+//   any --no value in the window, notify_no_data--> NoData      any --read failed--> Error
+//
+// Every state change is written to the history; changes that notify (to Firing, NoData, Error, a
+// recovery from them) and reminders (`repeat_every` while Firing) put one outbox row per channel in
+// the same transaction (domain/alerts/outbox.ts sends them). A muted monitor (muted_until in the
+// future) is evaluated and keeps its history but queues nothing; a paused one is not evaluated.
+// The clock is injected (`now`): tests move it and call `round()` themselves.
+import { createHash } from 'node:crypto';
+import type { Logger } from '../../lib/log';
+import type { MonitorsRepo } from '../../storage/monitors';
+import type { OutboxRepo } from '../../storage/outbox';
+import type { Source } from '../types';
+import type { HistoryEntry, InstanceState, Monitor, MonitorInstance } from '../../model/monitor';
+import type { NotificationKind, OutgoingNotification } from './delivery-port';
+import { formatTimestamp } from '../../shared/time';
+import { compileMonitor, type MonitorPlan } from './plan';
+import { RoundReader, type SeriesReader, windowOf } from './reader';
+import { describeRule, runRule } from './strategies';
+import { channelIdsOf } from './monitors';
+import { durationMs } from './limits';
+
+export interface EvaluatorPorts {
+  monitors: MonitorsRepo;
+  outbox: OutboxRepo;
+  sources: { byId(id: string): Source | undefined };
+  metrics: SeriesReader;
+  now: () => number;
+  log: Logger;
+  /** called after a round that queued notifications (the outbox worker looks at once) */
+  onQueued?: () => void;
+}
+
+export interface RoundStats {
+  monitors: number;
+  instances: number;
+  changes: number;
+  queued: number;
+  errors: number;
+  cpuMs: number;
+  wallMs: number;
+}
+
+export interface Evaluator {
+  /** Evaluates every active monitor once; resolves when the round's writes are committed. */
+  round(): Promise<RoundStats>;
+  /** Runs rounds every `intervalMs` (0: never) until close(). */
+  start(intervalMs: number): void;
+  close(): Promise<void>;
+}
+
+/** What one instance's evaluation found. */
+interface Finding {
+  key: string;
+  labels: Record<string, string>;
+  error: string | null;
+  hasData: boolean;
+  condition: boolean;
+  value: number | null;
+  rules: MonitorInstance['rules'];
+  summary: string;
+}
+
+/** monitors evaluated at once in a round */
+const ROUND_LANES = 8;
+
+const SEVERITY: Record<InstanceState, number> = { ok: 0, pending: 1, nodata: 2, error: 3, firing: 4 };
+
+/** The worst state over a monitor's instances (ok when it has none). */
+export function worstState(instances: readonly MonitorInstance[]): InstanceState {
+  let worst: InstanceState = 'ok';
+  for (const i of instances) if (SEVERITY[i.state] > SEVERITY[worst]) worst = i.state;
+  return worst;
+}
+
+export function createEvaluator(ports: EvaluatorPorts): Evaluator {
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<RoundStats> | null = null;
+  let closed = false;
+  /** compiled plans by monitor id, kept while the monitor and its source are unchanged */
+  const plans = new Map<string, { version: string; plan: MonitorPlan | null; problems: string }>();
+
+  function planOf(monitor: Monitor, source: Source): { plan: MonitorPlan | null; problems: string } {
+    const version = `${monitor.updatedAt}\u0000${source.timeZone}\u0000${source.beginningOfWeek}\u0000${source.granularities.join(',')}`;
+    const known = plans.get(monitor.id);
+    if (known && known.version === version) return known;
+    const problems: string[] = [];
+    const plan = compileMonitor(monitor, source, { add: (f, m) => problems.push(`${f} ${m}`) });
+    const compiled = { version, plan, problems: problems.join('; ') };
+    plans.set(monitor.id, compiled);
+    return compiled;
+  }
+
+  async function round(): Promise<RoundStats> {
+    if (running) return running; // a slow round is never overlapped by the next
+    running = (async () => {
+      const started = performance.now();
+      const cpu = process.cpuUsage();
+      const stats: RoundStats = {
+        monitors: 0,
+        instances: 0,
+        changes: 0,
+        queued: 0,
+        errors: 0,
+        cpuMs: 0,
+        wallMs: 0,
+      };
+      const reader = new RoundReader(ports.metrics);
+      const now = ports.now();
+      const active = ports.monitors.active();
+      const ids = new Set(active.map((m) => m.id));
+      for (const id of plans.keys()) if (!ids.has(id)) plans.delete(id);
+      // A few monitors at a time: their reads (a round trip to the metric writer each) overlap, while
+      // each monitor's own work stays a short synchronous turn between them.
+      const queue = active.filter((m) => m.type === 'alert');
+      stats.monitors = queue.length;
+      const lane = async () => {
+        for (let monitor = queue.shift(); monitor && !closed; monitor = queue.shift()) {
+          try {
+            await evaluateMonitor(monitor, reader, now, stats);
+          } catch (err) {
+            stats.errors += 1;
+            ports.log.warn('monitor evaluation failed', {
+              monitor_id: monitor.id,
+              error: (err as Error).message,
+            });
+          }
+          await new Promise((resolve) => setImmediate(resolve)); // requests waiting get their turn
+        }
+      };
+      await Promise.all(Array.from({ length: ROUND_LANES }, lane));
+      const used = process.cpuUsage(cpu);
+      stats.cpuMs = (used.user + used.system) / 1000;
+      stats.wallMs = performance.now() - started;
+      if (stats.queued > 0) ports.onQueued?.();
+      return stats;
+    })();
+    try {
+      return await running;
+    } finally {
+      running = null;
+    }
+  }
+
+  async function evaluateMonitor(monitor: Monitor, reader: RoundReader, now: number, stats: RoundStats) {
+    const source = ports.sources.byId(monitor.sourceId);
+    const problems: string[] = [];
+    const plan = source
+      ? compileMonitor(monitor, source, { add: (f, m) => problems.push(`${f} ${m}`) })
+      : null;
+    let findings: Finding[];
+    if (!source || !plan) {
+      findings = [
+        errorFinding(monitor.alertMetricKey ?? '', source ? problems.join('; ') : 'source not found'),
+      ];
+    } else {
+      findings = await readFindings(source, plan, reader, now);
+    }
+    stats.instances += findings.length;
+    commit(monitor, findings, now, stats);
+  }
+
+  async function readFindings(
+    source: Source,
+    plan: MonitorPlan,
+    reader: RoundReader,
+    now: number,
+  ): Promise<Finding[]> {
+    const w = windowOf(source, plan.granularity, now - plan.timeframeMs, now);
+    let keys: Array<{ key: string; labels: Record<string, string> }>;
+    try {
+      keys = await reader.keys(source, plan, w);
+    } catch (err) {
+      return [errorFinding(plan.key, readError(err))];
+    }
+    const findings: Finding[] = [];
+    // The instances' reads at once (a pattern's keys), then judged in key order.
+    const reads = await Promise.all(
+      keys.map(({ key }) =>
+        reader.series(source, plan, key, w).then(
+          (values) => ({ values, error: null }),
+          (err: unknown) => ({ values: null, error: readError(err) }),
+        ),
+      ),
+    );
+    for (const [index, { key, labels }] of keys.entries()) {
+      const read = reads[index]!;
+      if (read.values === null) {
+        findings.push({ ...errorFinding(key, read.error!), labels });
+        continue;
+      }
+      const values = read.values;
+      const series = { at: w.bucketsMs, end: w.endMs, values };
+      const rules: MonitorInstance['rules'] = {};
+      let condition = false;
+      let value: number | null = null;
+      const held: string[] = [];
+      for (const { rule, settings } of plan.rules) {
+        const outcome = runRule(series, settings);
+        const text = describeRule(settings);
+        if (value === null) value = outcome.value;
+        if (outcome.firing) {
+          condition = true;
+          held.push(text);
+        }
+        const summary = outcome.firing
+          ? `${text}: ${formatValue(outcome.value)} at ${formatTimestamp(outcome.at!)}`
+          : outcome.at === null
+            ? `no data in the last ${plan.timeframe}`
+            : `passed (${formatValue(outcome.value)}, ${text} not met)`;
+        rules[rule.id] = { firing: outcome.firing, summary };
+      }
+      const hasData = values.some((x) => x !== null);
+      findings.push({
+        key,
+        labels,
+        error: null,
+        hasData,
+        condition,
+        value,
+        rules,
+        summary: condition
+          ? held.join('; ')
+          : hasData
+            ? 'condition not met'
+            : `no data in the last ${plan.timeframe}`,
+      });
+    }
+    return findings;
+  }
+
+  function commit(monitor: Monitor, findings: Finding[], now: number, stats: RoundStats) {
+    ports.monitors.transaction(() => {
+      // The monitor may have changed or gone while its series were read: that round's findings are dropped.
+      const fresh = ports.monitors.byId(monitor.id, monitor.organizationId);
+      if (!fresh || fresh.updatedAt !== monitor.updatedAt || fresh.status !== 'active') return;
+      const known = new Map(ports.monitors.instances(monitor.id).map((i) => [i.instance, i]));
+      const seen = new Set<string>();
+      const muted = fresh.mutedUntil !== null && fresh.mutedUntil > now;
+      const forMs = durationMs(fresh.for) ?? 0;
+      const repeatMs = fresh.repeatEvery ? durationMs(fresh.repeatEvery) : null;
+      for (const f of findings) {
+        seen.add(f.key);
+        const before = known.get(f.key) ?? newInstance(fresh.id, f, now);
+        const after = step(before, f, fresh, now, forMs);
+        if (after.state !== before.state) {
+          stats.changes += 1;
+          const entry: HistoryEntry = {
+            at: now,
+            instance: f.key,
+            from: before.state,
+            to: after.state,
+            value: f.value,
+            summary: f.error ?? f.summary,
+          };
+          ports.monitors.addHistory(fresh.id, entry);
+        }
+        const kind = notificationKind(before, after, fresh, now, repeatMs);
+        if (kind) {
+          // Muted: nothing is queued, but it counts as notified (unmuting sends no burst of old news).
+          if (!muted) stats.queued += enqueue(fresh, before, after, f, kind, now);
+          after.lastNotifiedAt = now;
+        }
+        ports.monitors.saveInstance(after);
+      }
+      // Keys that no longer match a pattern are forgotten (their history stays).
+      for (const key of known.keys()) if (!seen.has(key)) ports.monitors.removeInstance(fresh.id, key);
+      ports.monitors.saveEvaluated(withRuleStatus(fresh, findings, now, muted));
+    });
+  }
+
+  function enqueue(
+    m: Monitor,
+    before: MonitorInstance,
+    after: MonitorInstance,
+    f: Finding,
+    kind: NotificationKind,
+    now: number,
+  ): number {
+    let queued = 0;
+    for (const channelId of channelIdsOf(m)) {
+      const idempotencyKey = createHash('sha256')
+        .update(`${m.id}\u0000${after.instance}\u0000${kind}\u0000${now}\u0000${channelId}`)
+        .digest('hex')
+        .slice(0, 40);
+      const notification = buildNotification(m, before, after, f, kind, now, idempotencyKey);
+      const added = ports.outbox.insert({
+        idempotency_key: idempotencyKey,
+        organization_id: m.organizationId,
+        monitor_id: m.id,
+        channel_id: channelId,
+        notification: JSON.stringify(notification),
+        created_at: now,
+      });
+      if (added) queued += 1;
+    }
+    return queued;
+  }
+
+  function start(intervalMs: number) {
+    if (intervalMs <= 0 || closed) return;
+    const tick = () => {
+      timer = setTimeout(async () => {
+        try {
+          const stats = await round();
+          // One line a round (as the minute's request summary): what it evaluated and what it cost.
+          if (stats.monitors > 0)
+            ports.log.info('alerts round', {
+              monitors: stats.monitors,
+              instances: stats.instances,
+              changes: stats.changes,
+              queued: stats.queued,
+              errors: stats.errors,
+              cpu_ms: Math.round(stats.cpuMs),
+              wall_ms: Math.round(stats.wallMs),
+            });
+        } catch (err) {
+          ports.log.warn('alerts round failed', { error: (err as Error).message });
+        }
+        if (!closed) tick();
+      }, intervalMs);
+      timer.unref();
+    };
+    tick();
+  }
+
+  async function close() {
+    closed = true;
+    if (timer) clearTimeout(timer);
+    await running?.catch(() => undefined);
+  }
+
+  return { round, start, close };
+}
+
+function readError(err: unknown): string {
+  const message = (err as Error)?.message ?? String(err);
+  return `source unreachable: ${message.slice(0, 200)}`;
+}
+
+function errorFinding(key: string, error: string): Finding {
+  return { key, labels: {}, error, hasData: false, condition: false, value: null, rules: {}, summary: error };
+}
+
+function newInstance(monitorId: string, f: Finding, now: number): MonitorInstance {
+  return {
+    monitorId,
+    instance: f.key,
+    labels: f.labels,
+    state: 'ok',
+    since: now,
+    pendingSince: null,
+    lastValue: null,
+    lastEvaluatedAt: null,
+    lastNotifiedAt: null,
+    rules: {},
+  };
+}
+
+/** The next state of an instance. */
+export function step(
+  before: MonitorInstance,
+  f: Finding,
+  m: Monitor,
+  now: number,
+  forMs: number,
+): MonitorInstance {
+  let state: InstanceState;
+  let pendingSince: number | null = null;
+  if (f.error !== null) state = 'error';
+  else if (f.condition) {
+    pendingSince = before.pendingSince ?? now;
+    if (before.state === 'firing' || now - pendingSince >= forMs) state = 'firing';
+    else state = 'pending';
+  } else if (!f.hasData && m.notifyNoData) state = 'nodata';
+  else state = 'ok';
+  return {
+    ...before,
+    labels: f.labels,
+    state,
+    since: state === before.state ? before.since : now,
+    pendingSince,
+    lastValue: f.value,
+    lastEvaluatedAt: now,
+    rules: f.rules,
+  };
+}
+
+const ALARMS = new Set<InstanceState>(['firing', 'nodata', 'error']);
+
+/** What a step notifies: a change into an alarm, a recovery from one, or a reminder. */
+function notificationKind(
+  before: MonitorInstance,
+  after: MonitorInstance,
+  m: Monitor,
+  now: number,
+  repeatMs: number | null,
+): NotificationKind | null {
+  if (after.state !== before.state) {
+    if (after.state === 'firing') return 'firing';
+    if (after.state === 'nodata') return 'nodata';
+    if (after.state === 'error') return 'error';
+    if (ALARMS.has(before.state) && (after.state === 'ok' || after.state === 'pending'))
+      return m.notifyRecovery ? 'resolved' : null;
+    return null;
+  }
+  if (after.state === 'firing' && repeatMs && repeatMs > 0) {
+    const last = before.lastNotifiedAt ?? before.since;
+    if (now - last >= repeatMs) return 'reminder';
+  }
+  return null;
+}
+
+function formatValue(value: number | null): string {
+  if (value === null) return 'no value';
+  return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(6)));
+}
+
+function durationText(ms: number): string {
+  const minutes = Math.floor(ms / 60_000);
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  if (h === 0) return `${m} m`;
+  return m === 0 ? `${h} h` : `${h} h ${m} m`;
+}
+
+function buildNotification(
+  m: Monitor,
+  before: MonitorInstance,
+  after: MonitorInstance,
+  f: Finding,
+  kind: NotificationKind,
+  now: number,
+  idempotencyKey: string,
+): OutgoingNotification {
+  const where =
+    Object.keys(f.labels).length > 0
+      ? ` (${Object.entries(f.labels)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ')})`
+      : '';
+  const durationMs = now - after.since;
+  const titles: Record<NotificationKind, string> = {
+    firing: `Firing: ${m.name}${where}`,
+    resolved: `Resolved: ${m.name}${where}`,
+    reminder: `Still firing for ${durationText(durationMs)}: ${m.name}${where}`,
+    nodata: `No data: ${m.name}${where}`,
+    error: `Error: ${m.name}${where}`,
+    test: `Test: ${m.name}`,
+  };
+  const message =
+    kind === 'resolved'
+      ? `${m.alertMetricKey === f.key ? f.key : f.key} is back to normal (${formatValue(f.value)}).`
+      : kind === 'error' || kind === 'nodata'
+        ? (f.error ?? f.summary)
+        : `${f.key} ${m.alertMetricPath ?? ''}: ${f.summary}`.trim();
+  return {
+    idempotencyKey,
+    kind,
+    monitor: { id: m.id, name: m.name },
+    instance: f.labels,
+    state: after.state,
+    previousState: before.state,
+    value: f.value,
+    condition: f.summary,
+    since: formatTimestamp(after.since),
+    durationMs,
+    title: titles[kind],
+    message,
+  };
+}
+
+/** Trifle App's per-rule fields after a round: status, last_summary, last_evaluated_at. */
+function withRuleStatus(m: Monitor, findings: Finding[], now: number, muted: boolean): Monitor {
+  const alerts = m.alerts.map((rule) => {
+    const results = findings.map((f) => f.rules[rule.id]).filter((r) => r !== undefined);
+    const failed = findings.some((f) => f.error !== null);
+    const firing = results.filter((r) => r.firing);
+    const status =
+      failed && results.length === 0
+        ? 'failed'
+        : firing.length > 0
+          ? muted
+            ? 'suppressed'
+            : 'alerted'
+          : 'passed';
+    const summary =
+      failed && results.length === 0
+        ? findings.find((f) => f.error)!.error!
+        : ((firing[0] ?? results[0])?.summary ?? null);
+    return { ...rule, status: status as typeof rule.status, last_summary: summary, last_evaluated_at: now };
+  });
+  return { ...m, alerts };
+}

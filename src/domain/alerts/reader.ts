@@ -1,0 +1,137 @@
+// Reads what a monitor watches, through the same series reads as the metrics endpoints and the
+// dashboards (domain/metrics/query: the store's range read, transponders applied, the query maths'
+// column scan): the keys of a key pattern (from the system key's `keys.*` counts over the window)
+// and, per key, the watched row's value in every completed bucket. One reader serves one round, so
+// monitors on the same key and window share one read.
+import type { Source } from '../types';
+import type { SeriesParams, SeriesText } from '../metrics/query/series';
+import { scanSeries } from '../metrics/query/columns';
+import { SYSTEM_KEY } from '../metrics/merge';
+import { bucketRange, createBucketer, type Granularity } from '../../model/time/granularity';
+import { forEachLeaf, isMap } from '../../model/paths';
+import { evaluateWith } from '../../shared/expression';
+import type { MonitorPlan } from './plan';
+import { matchKey } from './plan';
+import { MAX_INSTANCES } from './limits';
+
+export interface SeriesReader {
+  readSeries(source: Source, params: SeriesParams): Promise<SeriesText>;
+}
+
+export interface Window {
+  granularity: Granularity;
+  fromMs: number;
+  /** the start of the bucket being filled: buckets before it are complete */
+  endMs: number;
+  bucketsMs: number[];
+}
+
+/** The completed buckets of `timeframeMs` before `now` (or of from..to for a preview). */
+export function windowOf(source: Source, g: Granularity, fromMs: number, nowMs: number): Window {
+  const cal = { timeZone: source.timeZone, beginningOfWeek: source.beginningOfWeek };
+  const endMs = createBucketer(g, cal)(nowMs);
+  const bucketsMs = endMs - 1 >= fromMs ? (bucketRange(fromMs, endMs - 1, g, cal, 100_000) ?? []) : [];
+  return { granularity: g, fromMs, endMs, bucketsMs };
+}
+
+export interface KeySeries {
+  key: string;
+  labels: Record<string, string>;
+  at: number[];
+  end: number;
+  values: (number | null)[];
+}
+
+export class RoundReader {
+  private readonly texts = new Map<string, Promise<SeriesText>>();
+  /** the keys written in a window, per source and window (parsed once a round, not once a monitor) */
+  private readonly written = new Map<string, Promise<string[]>>();
+  constructor(private readonly metrics: SeriesReader) {}
+
+  private read(source: Source, key: string, w: Window): Promise<SeriesText> {
+    const name = `${source.id}\u0000${key}\u0000${w.granularity.text}\u0000${w.bucketsMs[0]}\u0000${w.endMs}`;
+    let pending = this.texts.get(name);
+    if (!pending) {
+      const params: SeriesParams = {
+        key,
+        granularity: w.granularity,
+        fromMs: w.bucketsMs[0] ?? w.fromMs,
+        toMs: w.endMs - 1,
+        range: { bucketsMs: w.bucketsMs },
+      };
+      pending = this.metrics.readSeries(source, params);
+      this.texts.set(name, pending);
+    }
+    return pending;
+  }
+
+  /** The keys a plan watches in the window: its one key, or the keys its pattern matches (sorted, bounded). */
+  async keys(
+    source: Source,
+    plan: MonitorPlan,
+    w: Window,
+  ): Promise<Array<{ key: string; labels: Record<string, string> }>> {
+    if (!plan.pattern) return [{ key: plan.key, labels: {} }];
+    const name = `${source.id}\u0000${w.granularity.text}\u0000${w.bucketsMs[0]}\u0000${w.endMs}`;
+    let keys = this.written.get(name);
+    if (!keys) {
+      keys = this.read(source, SYSTEM_KEY, w).then((system) => {
+        const seen = new Set<string>();
+        for (const value of system.values) {
+          const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+          if (!isMap(parsed)) continue;
+          forEachLeaf(parsed.keys, (path, count) => {
+            if (count > 0) seen.add(path);
+          });
+        }
+        return [...seen].sort();
+      });
+      this.written.set(name, keys);
+    }
+    const out: Array<{ key: string; labels: Record<string, string> }> = [];
+    for (const key of await keys) {
+      const labels = matchKey(plan.pattern, key);
+      if (labels) out.push({ key, labels });
+      if (out.length >= MAX_INSTANCES) break;
+    }
+    return out;
+  }
+
+  /** The watched row's value per completed bucket of the window (null where missing). */
+  async series(source: Source, plan: MonitorPlan, key: string, w: Window): Promise<(number | null)[]> {
+    const text = await this.read(source, key, w);
+    return watchedValues(plan, text.values, w.bucketsMs.length);
+  }
+}
+
+/** The values of the watched row: a path's leaf, or an expression over the rows before it. */
+export function watchedValues(
+  plan: MonitorPlan,
+  values: ReadonlyArray<string | Record<string, unknown>>,
+  buckets: number,
+): (number | null)[] {
+  const paths = new Set(plan.rows.flatMap((row) => (row.kind === 'path' ? [row.path] : [])));
+  const scan = scanSeries(values, (path) => paths.has(path));
+  const byPath = new Map<string, (number | null)[]>();
+  for (const column of scan.columns) {
+    const dense = new Array<number | null>(buckets).fill(null);
+    for (let k = 0; k < column.size; k++) dense[column.index[k]!] = column.value[k]!;
+    byPath.set(column.path, dense);
+  }
+  const empty = () => new Array<number | null>(buckets).fill(null);
+  const rows: (number | null)[][] = [];
+  for (const row of plan.rows) {
+    if (row.kind === 'path') rows.push(byPath.get(row.path) ?? empty());
+    else {
+      const computed = empty();
+      for (let i = 0; i < buckets; i++)
+        computed[i] = evaluateWith(
+          row.expr,
+          rows.map((r) => r[i]),
+        );
+      rows.push(computed);
+    }
+    if (rows.length > plan.watched) break;
+  }
+  return rows[plan.watched] ?? empty();
+}

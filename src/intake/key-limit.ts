@@ -1,0 +1,164 @@
+// The intake's cardinality limit (SPEC 12, docs/intake.md "Cardinality limit"): a source accepts at
+// most `intake.max_keys_per_source` distinct keys through the intake. A write whose new keys would
+// pass the limit is refused whole on the HTTP endpoints (400 naming the limit, nothing stored); on
+// the listeners the points of the keys over the limit are dropped and counted, the rest written.
+// Keys the source already holds are always written.
+//
+// Each source's keys are held as 53-bit hashes in a Set, so a check costs one lookup per distinct
+// key of the request, whatever the source (or any other source) holds: one tenant's cardinality
+// never makes another's writes dearer (SPEC 9). The set is filled once per start, on the source's
+// first intake write: a project source's keys are read from the embedded store in pages of
+// SEED_PAGE keys with the event loop free between pages (other sources' writes go on meanwhile); a
+// database source starts empty and counts the keys the intake writes from then on.
+import type { Deps } from '../deps';
+import type { Source } from '../model/source';
+import { createMetricKeysRepo } from '../storage/metric-keys';
+import type { IntakePoint } from './mapping';
+
+/** Keys read from the store per slice while a source's set is filled. */
+export const SEED_PAGE = 2000;
+
+export class KeyLimitError extends Error {}
+
+/** Reads a source's stored keys in key order, `limit` after `after` (none: the source has none to read). */
+export type SeedKeys = (source: Source, after: string, limit: number) => string[];
+
+/** cyrb53: a 53-bit string hash (public domain, bryc); collisions at 100,000 keys ~ 1 in 10^6. */
+function hash53(text: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+interface SourceKeys {
+  hashes: Set<number>;
+  /** settles once the stored keys are in `hashes` */
+  seeded: Promise<void>;
+  /** set lookups made for this source (checks and seeding): what its writes cost here */
+  operations: number;
+}
+
+export interface Admitted {
+  points: IntakePoint[];
+  /** points left out because their key was new and over the limit (listeners only) */
+  dropped: number;
+}
+
+export class KeyLimit {
+  private readonly sources = new Map<string, SourceKeys>();
+
+  constructor(
+    readonly max: number,
+    private readonly seedKeys: SeedKeys,
+  ) {}
+
+  /** Set lookups made for a source so far (tests measure a write's cost with it). */
+  operationsOf(sourceId: string): number {
+    return this.sources.get(sourceId)?.operations ?? 0;
+  }
+
+  /** Distinct keys counted for a source (null before its first intake write). */
+  keysOf(sourceId: string): number | null {
+    return this.sources.get(sourceId)?.hashes.size ?? null;
+  }
+
+  private keysFor(source: Source): SourceKeys {
+    let found = this.sources.get(source.id);
+    if (!found) {
+      const entry: SourceKeys = { hashes: new Set(), seeded: Promise.resolve(), operations: 0 };
+      entry.seeded = this.seed(source, entry);
+      this.sources.set(source.id, entry);
+      found = entry;
+    }
+    return found;
+  }
+
+  private async seed(source: Source, entry: SourceKeys): Promise<void> {
+    let after = '';
+    for (;;) {
+      const keys = this.seedKeys(source, after, SEED_PAGE);
+      for (const key of keys) entry.hashes.add(hash53(key));
+      entry.operations += keys.length;
+      if (keys.length < SEED_PAGE) return;
+      after = keys[keys.length - 1]!;
+      await new Promise<void>((resolve) => setImmediate(resolve)); // other requests between pages
+    }
+  }
+
+  /**
+   * All or nothing (HTTP): admits the request's new keys, or throws KeyLimitError when they would
+   * take the source past the limit (then none of them is counted).
+   */
+  async admitAll(source: Source, points: readonly IntakePoint[]): Promise<void> {
+    const entry = this.keysFor(source);
+    await entry.seeded;
+    const fresh = new Map<number, string>();
+    let last = '';
+    for (const point of points) {
+      if (point.key === last) continue; // a line's points share their key
+      last = point.key;
+      const h = hash53(point.key);
+      if (fresh.has(h)) continue;
+      entry.operations++;
+      if (!entry.hashes.has(h)) fresh.set(h, point.key);
+    }
+    if (fresh.size === 0) return;
+    if (entry.hashes.size + fresh.size > this.max) {
+      const first = fresh.values().next().value!;
+      const shown = first.length > 80 ? `${first.slice(0, 80)}...` : first;
+      throw new KeyLimitError(
+        `the source holds ${entry.hashes.size} keys and this write would add ${fresh.size} new ones ` +
+          `(the first: ${JSON.stringify(shown)}), over the limit of ${this.max} keys per source ` +
+          `(intake.max_keys_per_source); writes to its existing keys are still accepted`,
+      );
+    }
+    for (const h of fresh.keys()) entry.hashes.add(h);
+  }
+
+  /** Some (listeners): new keys are admitted while there is room; the points of the others are dropped. */
+  async admitSome(source: Source, points: IntakePoint[]): Promise<Admitted> {
+    const entry = this.keysFor(source);
+    await entry.seeded;
+    const refused = new Set<number>();
+    let dropped = 0;
+    const kept = points.filter((point) => {
+      const h = hash53(point.key);
+      if (refused.has(h)) {
+        dropped++;
+        return false;
+      }
+      entry.operations++;
+      if (entry.hashes.has(h)) return true;
+      if (entry.hashes.size < this.max) {
+        entry.hashes.add(h);
+        return true;
+      }
+      refused.add(h);
+      dropped++;
+      return false;
+    });
+    return { points: dropped === 0 ? points : kept, dropped };
+  }
+}
+
+const limits = new WeakMap<object, KeyLimit>();
+
+/** The key limit of one server (keyed by its Deps' ops, like the intake's counters). */
+export function keyLimitOf(deps: Pick<Deps, 'ops' | 'db' | 'config'>): KeyLimit {
+  let found = limits.get(deps.ops);
+  if (!found) {
+    const stored = createMetricKeysRepo(deps.db);
+    found = new KeyLimit(deps.config.intake.maxKeysPerSource, (source, after, limit) =>
+      source.type === 'project' ? stored.page(source.id, after, limit) : [],
+    );
+    limits.set(deps.ops, found);
+  }
+  return found;
+}

@@ -1,0 +1,231 @@
+// Monitors, their instances' states and their history: prepared statements only. Every read of a
+// monitor by id is scoped to an organization; the evaluator's reads (every active monitor) are not.
+import type { Db } from './db';
+import type { HistoryEntry, InstanceState, Monitor, MonitorInstance } from '../model/monitor';
+
+interface MonitorRow {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  status: string;
+  locked: number;
+  muted_until: number | null;
+  document: string;
+  inserted_at: number;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+interface InstanceRow {
+  monitor_id: string;
+  instance: string;
+  labels: string;
+  state: string;
+  since: number;
+  pending_since: number | null;
+  last_value: number | null;
+  last_evaluated_at: number | null;
+  last_notified_at: number | null;
+  rules: string;
+}
+
+interface HistoryRow {
+  at: number;
+  instance: string;
+  from_state: string;
+  to_state: string;
+  value: number | null;
+  summary: string;
+}
+
+type Document = Omit<
+  Monitor,
+  | 'id'
+  | 'organizationId'
+  | 'userId'
+  | 'status'
+  | 'locked'
+  | 'mutedUntil'
+  | 'insertedAt'
+  | 'updatedAt'
+  | 'updatedBy'
+>;
+
+function toMonitor(r: MonitorRow): Monitor {
+  const doc = JSON.parse(r.document) as Document;
+  return {
+    ...doc,
+    id: r.id,
+    organizationId: r.organization_id,
+    userId: r.user_id,
+    status: r.status as Monitor['status'],
+    locked: r.locked === 1,
+    mutedUntil: r.muted_until,
+    insertedAt: r.inserted_at,
+    updatedAt: r.updated_at,
+    updatedBy: r.updated_by,
+  };
+}
+
+function toRow(m: Monitor): MonitorRow {
+  const {
+    id,
+    organizationId,
+    userId,
+    status,
+    locked,
+    mutedUntil,
+    insertedAt,
+    updatedAt,
+    updatedBy,
+    ...document
+  } = m;
+  return {
+    id,
+    organization_id: organizationId,
+    user_id: userId,
+    status,
+    locked: locked ? 1 : 0,
+    muted_until: mutedUntil,
+    document: JSON.stringify(document),
+    inserted_at: insertedAt,
+    updated_at: updatedAt,
+    updated_by: updatedBy ?? null,
+  };
+}
+
+function toInstance(r: InstanceRow): MonitorInstance {
+  return {
+    monitorId: r.monitor_id,
+    instance: r.instance,
+    labels: JSON.parse(r.labels) as Record<string, string>,
+    state: r.state as InstanceState,
+    since: r.since,
+    pendingSince: r.pending_since,
+    lastValue: r.last_value,
+    lastEvaluatedAt: r.last_evaluated_at,
+    lastNotifiedAt: r.last_notified_at,
+    rules: JSON.parse(r.rules) as MonitorInstance['rules'],
+  };
+}
+
+function instanceRow(i: MonitorInstance): InstanceRow {
+  return {
+    monitor_id: i.monitorId,
+    instance: i.instance,
+    labels: JSON.stringify(i.labels),
+    state: i.state,
+    since: i.since,
+    pending_since: i.pendingSince,
+    last_value: i.lastValue !== null && Number.isFinite(i.lastValue) ? i.lastValue : null,
+    last_evaluated_at: i.lastEvaluatedAt,
+    last_notified_at: i.lastNotifiedAt,
+    rules: JSON.stringify(i.rules),
+  };
+}
+
+/** A page of monitors stops once its documents pass this many bytes (at least one is served). */
+export const MONITOR_PAGE_MAX_BYTES = 8 * 1024 * 1024;
+
+export function createMonitorsRepo(db: Db) {
+  const q = {
+    insert: db.prepare<MonitorRow>(
+      `INSERT INTO monitors (id, organization_id, user_id, status, locked, muted_until, document, inserted_at, updated_at, updated_by)
+       VALUES (@id, @organization_id, @user_id, @status, @locked, @muted_until, @document, @inserted_at, @updated_at, @updated_by)`,
+    ),
+    update: db.prepare<MonitorRow>(
+      `UPDATE monitors SET status = @status, locked = @locked, muted_until = @muted_until, document = @document,
+         updated_at = @updated_at, updated_by = @updated_by
+       WHERE id = @id AND organization_id = @organization_id`,
+    ),
+    byId: db.prepare<[string, string], MonitorRow>(
+      'SELECT * FROM monitors WHERE id = ? AND organization_id = ?',
+    ),
+    list: db.prepare<[string, number, number], MonitorRow>(
+      'SELECT * FROM monitors WHERE organization_id = ? ORDER BY inserted_at, id LIMIT ? OFFSET ?',
+    ),
+    count: db.prepare<[string], { n: number }>(
+      'SELECT count(*) AS n FROM monitors WHERE organization_id = ?',
+    ),
+    active: db.prepare<[], MonitorRow>(
+      "SELECT * FROM monitors WHERE status = 'active' ORDER BY organization_id, id",
+    ),
+    remove: db.prepare<[string, string]>('DELETE FROM monitors WHERE id = ? AND organization_id = ?'),
+    instances: db.prepare<[string], InstanceRow>(
+      'SELECT * FROM monitor_instances WHERE monitor_id = ? ORDER BY instance',
+    ),
+    upsertInstance: db.prepare<InstanceRow>(
+      `INSERT INTO monitor_instances (monitor_id, instance, labels, state, since, pending_since, last_value,
+         last_evaluated_at, last_notified_at, rules)
+       VALUES (@monitor_id, @instance, @labels, @state, @since, @pending_since, @last_value, @last_evaluated_at,
+         @last_notified_at, @rules)
+       ON CONFLICT (monitor_id, instance) DO UPDATE SET labels = excluded.labels, state = excluded.state,
+         since = excluded.since, pending_since = excluded.pending_since, last_value = excluded.last_value,
+         last_evaluated_at = excluded.last_evaluated_at, last_notified_at = excluded.last_notified_at,
+         rules = excluded.rules`,
+    ),
+    removeInstance: db.prepare<[string, string]>(
+      'DELETE FROM monitor_instances WHERE monitor_id = ? AND instance = ?',
+    ),
+    clearInstances: db.prepare<[string]>('DELETE FROM monitor_instances WHERE monitor_id = ?'),
+    addHistory: db.prepare<[string, number, string, string, string, number | null, string]>(
+      `INSERT INTO monitor_history (monitor_id, at, instance, from_state, to_state, value, summary)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    history: db.prepare<[string, number], HistoryRow>(
+      'SELECT at, instance, from_state, to_state, value, summary FROM monitor_history WHERE monitor_id = ? ORDER BY id DESC LIMIT ?',
+    ),
+    touchRules: db.prepare<[string, string]>('UPDATE monitors SET document = ? WHERE id = ?'),
+  };
+  return {
+    insert: (m: Monitor) => void q.insert.run(toRow(m)),
+    update: (m: Monitor) => void q.update.run(toRow(m)),
+    byId: (id: string, organizationId: string): Monitor | undefined => {
+      const row = q.byId.get(id, organizationId);
+      return row ? toMonitor(row) : undefined;
+    },
+    list(organizationId: string, limit: number, offset: number): Monitor[] {
+      const out: Monitor[] = [];
+      let bytes = 0;
+      for (const row of q.list.iterate(organizationId, limit, offset)) {
+        if (out.length > 0 && bytes + row.document.length > MONITOR_PAGE_MAX_BYTES) break;
+        bytes += row.document.length;
+        out.push(toMonitor(row));
+      }
+      return out;
+    },
+    count: (organizationId: string): number => q.count.get(organizationId)!.n,
+    /** every active monitor of every organization (the evaluator's round) */
+    active: (): Monitor[] => q.active.all().map(toMonitor),
+    remove: (id: string, organizationId: string) => void q.remove.run(id, organizationId),
+    instances: (monitorId: string): MonitorInstance[] => q.instances.all(monitorId).map(toInstance),
+    saveInstance: (i: MonitorInstance) => void q.upsertInstance.run(instanceRow(i)),
+    removeInstance: (monitorId: string, instance: string) => void q.removeInstance.run(monitorId, instance),
+    clearInstances: (monitorId: string) => void q.clearInstances.run(monitorId),
+    addHistory: (monitorId: string, e: HistoryEntry) =>
+      void q.addHistory.run(
+        monitorId,
+        e.at,
+        e.instance,
+        e.from,
+        e.to,
+        e.value !== null && Number.isFinite(e.value) ? e.value : null,
+        e.summary,
+      ),
+    history: (monitorId: string, limit: number): HistoryEntry[] =>
+      q.history.all(monitorId, limit).map((r) => ({
+        at: r.at,
+        instance: r.instance,
+        from: r.from_state as InstanceState,
+        to: r.to_state as InstanceState,
+        value: r.value,
+        summary: r.summary,
+      })),
+    /** Stores what an evaluation learned of the rules (status, last_summary) without touching updated_at. */
+    saveEvaluated: (m: Monitor) => void q.touchRules.run(toRow(m).document, m.id),
+    /** Runs fn in one IMMEDIATE transaction. */
+    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+  };
+}
+
+export type MonitorsRepo = ReturnType<typeof createMonitorsRepo>;

@@ -170,6 +170,8 @@ export interface SourceDependents {
   transponders: number;
   /** metric keys stored in the embedded store (projects; 0 for databases, whose store is theirs) */
   keys: number;
+  /** monitors on the source: kept, and failed from then on (docs/alerts.md, "source deleted") */
+  monitors: number;
 }
 
 export async function sourceDependents(deps: Ports, source: Source): Promise<SourceDependents> {

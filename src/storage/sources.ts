@@ -100,6 +100,12 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
     dashboardsOf: db.prepare<[string], { id: string; name: string }>(
       'SELECT id, name FROM dashboards WHERE source_id = ? ORDER BY position, inserted_at, id',
     ),
+    // Monitors keep their source in their JSON document (storage/monitors.ts); they are not removed.
+    monitorsOf: db
+      .prepare<[string], number>(
+        `SELECT COUNT(*) FROM monitors WHERE json_extract(document, '$.sourceId') = ?`,
+      )
+      .pluck(),
     transpondersOf: db
       .prepare<[string], number>('SELECT COUNT(*) FROM transponders WHERE source_id = ?')
       .pluck(),
@@ -197,6 +203,7 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
       tokens: q.tokensBySource.all(id).length,
       transponders: q.transpondersOf.get(id) ?? 0,
       keys: q.seriesOf.get(id) ?? 0,
+      monitors: q.monitorsOf.get(id) ?? 0,
     }),
     /**
      * Deletes the source row with what hangs on it (tokens, dashboards, share links, transponders);

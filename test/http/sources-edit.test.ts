@@ -136,6 +136,15 @@ describe('editing and removing sources', () => {
     assert.ok(t.status === 201 || t.status === 422, t.text);
     const transponders = t.status === 201 ? 1 : 0;
 
+    const monitor = await api('POST', '/monitors', p.userToken, {
+      name: 'Orders',
+      source: { type: 'project', id: p.sourceId },
+      alert_metric_key: 'orders',
+      alert_metric_path: 'count',
+      alerts: [{ analysis_strategy: 'threshold', settings: { threshold_value: 100 } }],
+    });
+    assert.equal(monitor.status, 201, monitor.text);
+
     // Another organization sees 404, for the dependents too.
     assert.equal((await api('DELETE', `/bootstrap/projects/${p.sourceId}`, other.userToken)).status, 404);
     assert.equal(
@@ -152,6 +161,7 @@ describe('editing and removing sources', () => {
       source_tokens: 1,
       transponders,
       metric_keys: 3,
+      monitors: 1,
     });
     assert.ok(bucketsOf(p.sourceId) > 400);
 
@@ -178,6 +188,8 @@ describe('editing and removing sources', () => {
     const list = await api('GET', '/bootstrap/sources', p.userToken);
     assert.deepEqual(list.body.data.projects, []);
     assert.equal((await api('DELETE', `/bootstrap/projects/${p.sourceId}`, p.userToken)).status, 404);
+    // The monitor stays (and fails from now on: its source is gone).
+    assert.equal((await api('GET', `/monitors/${monitor.body.data.id}`, p.userToken)).status, 200);
     // The other organization's data is untouched.
     assert.ok(bucketsOf(other.sourceId) > 0);
     assert.equal((await write(other)).status, 201);

@@ -12,6 +12,7 @@ interface Dependents {
   source_tokens: number;
   transponders: number;
   metric_keys: number;
+  monitors?: number;
 }
 
 let zones: string[] | null = null;
@@ -89,6 +90,8 @@ export function describeDependents(d: Dependents, type: Source['type']): string[
       : `${plural(d.dashboards.length, 'dashboard')}: ${d.dashboards.map((x) => x.name).join(', ')}`,
   );
   lines.push(plural(d.transponders, 'transponder'));
+  if (d.monitors)
+    lines.push(`${plural(d.monitors, 'monitor')} stay, and fail until pointed at another source`);
   return lines;
 }
 

@@ -45,6 +45,7 @@ function presentDependents(d: SourceDependents) {
     source_tokens: d.tokens,
     transponders: d.transponders,
     metric_keys: d.keys,
+    monitors: d.monitors,
   };
 }
 

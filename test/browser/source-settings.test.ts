@@ -41,11 +41,15 @@ describe('source settings', { skip: browserSkipReason() }, () => {
     }
     await page.evaluate(`document.documentElement.dataset.theme = 'light'`);
     if (process.env.SOURCE_SETTINGS_SHOT) {
+      // Tall enough that the panel needs no scrolling under the sticky header.
+      await page.setViewportSize({ width: 1280, height: 1600 });
+      await page.evaluate('window.scrollTo(0, 0)');
       await panel.screenshot({
         path: path.join(import.meta.dirname, '..', '..', 'docs', 'screenshots', 'source-settings.png'),
       });
     }
     await panel.getByRole('button', { name: 'Cancel' }).click();
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     await form.getByLabel('Granularities').fill('1h,nonsense');
     await form.getByRole('button', { name: 'Save settings' }).click();

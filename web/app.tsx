@@ -29,8 +29,9 @@ type Auth =
 
 /** The first-run state and the session, read side by side (one round trip, not two). */
 async function readAuth(): Promise<Auth> {
-  const session = get<Account>('/session').then(
-    (account): Auth => ({ status: 'signed-in', account }),
+  // ?optional=1: no session is 200 {data: null}, not a 401 the browser logs on the landing page.
+  const session = get<Account | null>('/session?optional=1').then(
+    (account): Auth => (account ? { status: 'signed-in', account } : { status: 'signed-out' }),
     (err: unknown): Auth => {
       if (err instanceof ApiError && err.status === 401) return { status: 'signed-out' };
       throw err;

@@ -1,6 +1,6 @@
 // Project sources and the organization's source list (SPEC sections 4 and 7).
 import type { Ports } from './ports';
-import { conflict, forbidden, notFound } from '../errors';
+import { conflict, forbidden, invalid, notFound } from '../errors';
 import { normalizeId } from '../lib/ids';
 import { newId } from '../lib/ids';
 import type { Source, UserAuth } from './types';
@@ -77,6 +77,10 @@ export function createProject(deps: Ports, auth: UserAuth, input: ProjectInput):
 /** The fields PUT /bootstrap/projects/:id may change; absent ones keep their value. */
 export interface ProjectUpdate {
   name?: string;
+  /** only while the project holds no data (they decide which bucket a stored point is in) */
+  timeZone?: string;
+  beginningOfWeek?: number;
+  granularities?: string[];
   defaultTimeframe?: string;
   defaultGranularity?: string;
   expireAfter?: number | null;
@@ -91,17 +95,105 @@ export function projectInOrganization(deps: Ports, auth: UserAuth, rawId: string
   return source;
 }
 
-export function updateProject(deps: Ports, project: Source, update: ProjectUpdate): Source {
+export const ZONE_FIXED = 'cannot be changed once the project holds data';
+
+/**
+ * The time zone and the start of the week decide which bucket every stored point is in, so they
+ * change only while the project holds no data (points acknowledged but not yet folded included).
+ */
+async function assertBucketingMayChange(deps: Ports, project: Source, update: ProjectUpdate): Promise<void> {
+  const fields: Record<string, string[]> = {};
+  const zone = update.timeZone !== undefined && update.timeZone !== project.timeZone;
+  const week = update.beginningOfWeek !== undefined && update.beginningOfWeek !== project.beginningOfWeek;
+  if (!zone && !week) return;
+  await deps.metrics.flush();
+  if (!deps.sources.holdsData(project.id)) return;
+  if (zone) fields.time_zone = [ZONE_FIXED];
+  if (week) fields.beginning_of_week = [ZONE_FIXED];
+  throw invalid(fields);
+}
+
+export async function updateProject(deps: Ports, project: Source, update: ProjectUpdate): Promise<Source> {
+  await assertBucketingMayChange(deps, project, update);
   const next: Source = {
     ...project,
     displayName: update.name ?? project.displayName,
+    timeZone: update.timeZone ?? project.timeZone,
+    beginningOfWeek: update.beginningOfWeek ?? project.beginningOfWeek,
+    granularities: update.granularities ?? project.granularities,
     defaultTimeframe: update.defaultTimeframe ?? project.defaultTimeframe,
     defaultGranularity: update.defaultGranularity ?? project.defaultGranularity,
     expireAfter: update.expireAfter === undefined ? project.expireAfter : update.expireAfter,
     retention: update.retention === undefined ? (project.retention ?? null) : update.retention,
   };
-  deps.sources.updateProject(next);
+  deps.sources.updateSettings(next);
   return next;
+}
+
+/** The fields PATCH /bootstrap/databases/:id may change (the store's own layout stays as it is). */
+export interface DatabaseUpdate {
+  name?: string;
+  defaultTimeframe?: string;
+  defaultGranularity?: string;
+}
+
+/** A database source of the token's organization, or 404 (projects included). */
+export function databaseInOrganization(deps: Ports, auth: UserAuth, rawId: string): Source {
+  const id = normalizeId(rawId);
+  const source = id && auth.organizationId ? deps.sources.inOrganization(id, auth.organizationId) : undefined;
+  if (!source || source.type !== 'database') throw notFound();
+  return source;
+}
+
+export function updateDatabase(deps: Ports, database: Source, update: DatabaseUpdate): Source {
+  const next: Source = {
+    ...database,
+    displayName: update.name ?? database.displayName,
+    defaultTimeframe: update.defaultTimeframe ?? database.defaultTimeframe,
+    defaultGranularity: update.defaultGranularity ?? database.defaultGranularity,
+  };
+  deps.sources.updateSettings(next);
+  return next;
+}
+
+/** Any source of the token's organization, or 404. */
+export function sourceInOrganization(deps: Ports, auth: UserAuth, rawId: string): Source {
+  const id = normalizeId(rawId);
+  const source = id && auth.organizationId ? deps.sources.inOrganization(id, auth.organizationId) : undefined;
+  if (!source) throw notFound();
+  return source;
+}
+
+export interface SourceDependents {
+  dashboards: Array<{ id: string; name: string }>;
+  tokens: number;
+  transponders: number;
+  /** metric keys stored in the embedded store (projects; 0 for databases, whose store is theirs) */
+  keys: number;
+  /** monitors on the source: kept, and failed from then on (docs/alerts.md, "source deleted") */
+  monitors: number;
+}
+
+export async function sourceDependents(deps: Ports, source: Source): Promise<SourceDependents> {
+  if (source.type === 'project') await deps.metrics.flush(); // acknowledged points count as stored
+  return deps.sources.dependents(source.id);
+}
+
+/**
+ * Removes a source with everything on it: its source tokens (refused from the next request on),
+ * its dashboards with their share links, its transponders, and for a project every stored bucket
+ * (deleted in short transactions by the retention sweeper's connection). A database source's own
+ * store is never touched.
+ */
+export async function removeSource(
+  deps: Ports & { removeStoredData: (sourceId: string) => Promise<number> },
+  source: Source,
+): Promise<SourceDependents> {
+  const gone = await sourceDependents(deps, source);
+  deps.sources.remove(source.id);
+  if (source.type === 'project') await deps.removeStoredData(source.id);
+  else await deps.metrics.release(source.id);
+  return gone;
 }
 
 export interface SourceList {

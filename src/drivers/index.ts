@@ -112,6 +112,8 @@ const STORE_FACTORIES: Partial<Record<string, StoreFactory>> = {
 export interface DriverRegistry {
   /** The store of a source; throws 409 for a driver without a store. */
   storeFor(source: Source): MetricStore;
+  /** Closes and forgets the store of a source (a removed database source). */
+  release(sourceId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -163,6 +165,11 @@ export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
       if (cached) void cached.store.close().catch(() => undefined);
       stores.set(source.id, { fingerprint, store });
       return store;
+    },
+    async release(sourceId) {
+      const cached = stores.get(sourceId);
+      stores.delete(sourceId);
+      await cached?.store.close().catch(() => undefined);
     },
     async close() {
       const open = [...stores.values()].map(({ store }) => store.close().catch(() => undefined));

@@ -8,6 +8,7 @@ import { AppError, notFound } from '../errors';
 import type { Deps } from '../deps';
 import { jsonBody, jsonOrMultipartBody, rawJsonBody } from './middleware/body';
 import { createBodyBudget } from './middleware/body-budget';
+import { validate } from './middleware/validate';
 import { requireMember, requireOrganizationToken, requireSource, requireUser } from './middleware/auth';
 import { memberRoutes } from './routes/members';
 import { healthRoutes } from './routes/health';
@@ -24,6 +25,29 @@ import { monitorInput, monitorRoutes } from './routes/monitors';
 import { channelInput, channelRoutes } from './routes/channels';
 
 type Handler = (ctx: Context, next: Next) => unknown;
+
+/**
+ * GET /session?optional=1 (docs/interface.md): without an Authorization header, no valid session is
+ * 200 `{data:null}` instead of 401, so the signed-out landing page logs no failed request. Without
+ * the parameter, or with a bearer token, it is the user check as everywhere.
+ */
+const sessionQuery = validate({ query: (query) => ({ optional: query.optional === '1' }) });
+function optionalUser(user: Handler): Handler {
+  return async (ctx, next) => {
+    if (!sessionQuery.query(ctx).optional || ctx.get('authorization')) return user(ctx, next);
+    let passed = false;
+    try {
+      await user(ctx, () => {
+        passed = true;
+        return next();
+      });
+    } catch (err) {
+      if (passed || !(err instanceof AppError) || err.kind !== 'unauthorized') throw err;
+      ctx.status = 200;
+      ctx.body = { data: null };
+    }
+  };
+}
 
 /** Runs handlers in order, each one's `next` calling the one after it (a fixed koa-compose). */
 function chain(handlers: readonly Handler[]): Handler {
@@ -92,12 +116,17 @@ export function createRoutes(deps: Deps): Middleware {
   r.put('/bootstrap/projects/:id', admin, json, boot.input.projectUpdate, boot.updateProject);
   r.patch('/bootstrap/projects/:id', admin, json, boot.input.projectUpdate, boot.updateProject);
   r.post('/bootstrap/source-tokens', admin, json, boot.input.sourceToken, boot.createSourceToken);
+  // Editing and removing sources from the web interface (docs/bootstrap.md#editing-and-removing-sources).
+  r.delete('/bootstrap/projects/:id', admin, boot.removeProject);
+  r.patch('/bootstrap/databases/:id', admin, json, boot.input.databaseUpdate, boot.updateDatabase);
+  r.delete('/bootstrap/databases/:id', admin, boot.removeDatabase);
+  r.get('/bootstrap/sources/:id/dependents', user, boot.dependents);
 
   // The web interface's extensions (docs/interface.md).
   r.get('/bootstrap/setup-state', session.setupState);
   r.get('/bootstrap/source-tokens', user, session.input.sourceTokens, session.listSourceTokens);
   r.delete('/bootstrap/source-tokens/:id', admin, session.revokeSourceToken);
-  r.get('/session', user, session.show);
+  r.get('/session', sessionQuery, optionalUser(user), session.show);
   r.post('/session', json, session.input.create, session.create);
   r.delete('/session', user, session.remove);
   r.get('/session/sessions', user, session.listSessions);

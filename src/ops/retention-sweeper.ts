@@ -54,6 +54,11 @@ export interface SweepStats {
 export interface RetentionSweeper {
   /** Runs one full sweep now (or joins the one running); resolves with the buckets deleted. */
   sweep(): Promise<number>;
+  /**
+   * Deletes every stored bucket of a source that was just removed (its row is gone, so no new
+   * point arrives), in the sweep's short transactions; resolves with the rows deleted.
+   */
+  removeSource(sourceId: string): Promise<number>;
   start(): void;
   /** Stops the timer, lets a running sweep end at its next yield, closes the connection. */
   close(): Promise<void>;
@@ -119,13 +124,22 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
   }
 
   /** Deletes the expired rows of `ranges`, one budgeted transaction per tick. */
-  async function deleteRanges(s: RetentionSql, ranges: ExpiredRange[]): Promise<number> {
+  async function deleteRanges(s: RetentionSql, ranges: ExpiredRange[], retry = false): Promise<number> {
     let deleted = 0;
     let next = 0;
+    let busy = 0;
     while (next < ranges.length && !closed) {
       const started = performance.now();
       const cpu = process.cpuUsage();
-      const result = s.deleteBatch(ranges.slice(next), chunkRows, budgetMs);
+      let result;
+      try {
+        result = s.deleteBatch(ranges.slice(next), chunkRows, budgetMs);
+      } catch (err) {
+        // A removal must finish: a busy database (the fold holds the lock) is tried again.
+        if (!retry || (err as { code?: string }).code !== 'SQLITE_BUSY' || ++busy > 500) throw err;
+        await tick();
+        continue;
+      }
       const used = process.cpuUsage(cpu);
       timed(performance.now() - started, (used.user + used.system) / 1000);
       stats.deletedBuckets += result.deleted;
@@ -166,6 +180,33 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
     return deleted;
   }
 
+  async function removeSource(sourceId: string): Promise<number> {
+    await options.beforeSweep?.(); // points acknowledged before the removal are folded first
+    const s = connection();
+    let deleted = 0;
+    let after = { key: '', granularity: '' };
+    for (;;) {
+      if (closed) return deleted;
+      const page = s.seriesPage(sourceId, after);
+      const ranges = page.map((series) => ({ seriesId: series.id, beforeSec: Number.MAX_SAFE_INTEGER }));
+      deleted += await deleteRanges(s, ranges, true);
+      if (page.length < SERIES_PAGE) break;
+      after = page[page.length - 1]!;
+      await tick();
+    }
+    for (let busy = 0; ; busy++) {
+      try {
+        s.forgetSource(sourceId);
+        break;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'SQLITE_BUSY' || busy > 500) throw err;
+        await tick();
+      }
+    }
+    if (deleted > 0) options.log.info('source data removed', { source_id: sourceId, deleted_rows: deleted });
+    return deleted;
+  }
+
   function sweep(): Promise<number> {
     running ??= sweepAll()
       .catch((err) => {
@@ -189,6 +230,7 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
 
   return {
     sweep,
+    removeSource,
     start: () => schedule(options.initialDelayMs ?? Math.min(options.intervalMs, 5_000)),
     async close() {
       closed = true;

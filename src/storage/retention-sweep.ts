@@ -52,6 +52,13 @@ export function createRetentionSql(db: Db) {
       `DELETE FROM metric_key_counts WHERE series_id = @series AND (bucket, key) IN
         (SELECT bucket, key FROM metric_key_counts WHERE series_id = @series AND bucket < @before ORDER BY bucket, key LIMIT @limit)`,
     ),
+    // A removed source's leftovers, once its buckets are gone (removeSource in the sweeper).
+    deleteSeries: db.prepare<[string]>(
+      `DELETE FROM metric_series WHERE source_id = ? AND NOT EXISTS
+        (SELECT 1 FROM metric_buckets b WHERE b.series_id = metric_series.id)
+        AND NOT EXISTS (SELECT 1 FROM metric_key_counts c WHERE c.series_id = metric_series.id)`,
+    ),
+    deleteLargeLeaves: db.prepare<[string]>('DELETE FROM metric_large_leaves WHERE source_id = ?'),
   };
 
   /**
@@ -82,6 +89,11 @@ export function createRetentionSql(db: Db) {
       q.seriesPage.all(sourceId, after.key, after.granularity, SERIES_PAGE),
     deleteBatch: (ranges: readonly ExpiredRange[], chunk: number, budgetMs: number) =>
       deleteBatch.immediate(ranges, chunk, budgetMs),
+    /** After every bucket of a removed source is gone: its series names and large-leaf marks. */
+    forgetSource: db.transaction((sourceId: string): void => {
+      q.deleteSeries.run(sourceId);
+      q.deleteLargeLeaves.run(sourceId);
+    }),
   };
 }
 

@@ -3,10 +3,12 @@
 // Every metrics request authenticates with a source token and needs its source, so both are
 // cached in memory (bounded, keyed by token hash and source id; no token value is ever held).
 // Token rows are never updated; a revoked one is deleted by deleteToken, which drops its cached
-// copy. A source changes only through setSetupStatus, setConfig and updateProject here, which drop
-// the cached copy too. A source edit added later must drop its entries the same way.
+// copy. A source changes only through setSetupStatus, setConfig, updateSettings and remove here,
+// which drop the cached copy too (remove also drops its tokens' cached rows). A source edit added
+// later must drop its entries the same way.
 import { BoundedCache } from '../lib/bounded-cache';
 import type { Db } from './db';
+import { SYSTEM_KEY } from '../model/write-set';
 import type { Driver, Source, SourceType } from '../model/source';
 
 interface SourceRow {
@@ -86,11 +88,35 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
       'SELECT * FROM sources WHERE organization_id = ? AND type = ? ORDER BY created_at, id',
     ),
     setSetupStatus: db.prepare<[string, string]>('UPDATE sources SET setup_status = ? WHERE id = ?'),
-    updateProject: db.prepare(
-      `UPDATE sources SET display_name = @display_name, default_timeframe = @default_timeframe,
+    updateSettings: db.prepare(
+      `UPDATE sources SET display_name = @display_name, time_zone = @time_zone, beginning_of_week = @beginning_of_week,
+        granularities = @granularities, default_timeframe = @default_timeframe,
         default_granularity = @default_granularity, expire_after = @expire_after, retention = @retention
-       WHERE id = @id AND type = 'project'`,
+       WHERE id = @id`,
     ),
+    // Tokens, dashboards (and their share links) and transponders go with it (ON DELETE CASCADE).
+    remove: db.prepare<[string]>('DELETE FROM sources WHERE id = ?'),
+    tokensBySource: db.prepare<[string], SourceTokenRow>('SELECT * FROM source_tokens WHERE source_id = ?'),
+    dashboardsOf: db.prepare<[string], { id: string; name: string }>(
+      'SELECT id, name FROM dashboards WHERE source_id = ? ORDER BY position, inserted_at, id',
+    ),
+    // Monitors keep their source in their JSON document (storage/monitors.ts); they are not removed.
+    monitorsOf: db
+      .prepare<[string], number>(
+        `SELECT COUNT(*) FROM monitors WHERE json_extract(document, '$.sourceId') = ?`,
+      )
+      .pluck(),
+    transpondersOf: db
+      .prepare<[string], number>('SELECT COUNT(*) FROM transponders WHERE source_id = ?')
+      .pluck(),
+    seriesOf: db
+      .prepare<[string], number>(
+        `SELECT COUNT(DISTINCT key) FROM metric_series WHERE source_id = ? AND key <> '${SYSTEM_KEY}'`,
+      )
+      .pluck(),
+    holdsData: db
+      .prepare<[string], number>('SELECT EXISTS (SELECT 1 FROM metric_series WHERE source_id = ?)')
+      .pluck(),
     insertToken: db.prepare(
       `INSERT INTO source_tokens (id, source_id, organization_id, user_id, name, token_hash, last5, can_read, can_write, created_at)
        VALUES (@id, @source_id, @organization_id, @user_id, @name, @token_hash, @last5, @can_read, @can_write, @created_at)`,
@@ -153,17 +179,41 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
       q.setSetupStatus.run(status, id);
       sources.delete(id);
     },
-    /** PUT /bootstrap/projects/:id: the fields a project may change after creation. */
-    updateProject(s: Source): void {
-      q.updateProject.run({
+    /** PUT /bootstrap/projects/:id and PATCH /bootstrap/databases/:id: the editable settings. */
+    updateSettings(s: Source): void {
+      q.updateSettings.run({
         id: s.id,
         display_name: s.displayName,
+        time_zone: s.timeZone,
+        beginning_of_week: s.beginningOfWeek,
+        granularities: s.granularities.join(','),
         default_timeframe: s.defaultTimeframe,
         default_granularity: s.defaultGranularity,
         expire_after: s.expireAfter,
         retention: s.retention ? JSON.stringify(s.retention) : null,
       });
       sources.delete(s.id);
+    },
+    /** Whether the embedded store holds any series of the source (pending points not counted). */
+    holdsData: (id: string): boolean => q.holdsData.get(id) === 1,
+    tokensBySource: (id: string): SourceTokenRow[] => q.tokensBySource.all(id),
+    /** What goes with a source when it is removed (the confirmation names it). */
+    dependents: (id: string) => ({
+      dashboards: q.dashboardsOf.all(id),
+      tokens: q.tokensBySource.all(id).length,
+      transponders: q.transpondersOf.get(id) ?? 0,
+      keys: q.seriesOf.get(id) ?? 0,
+      monitors: q.monitorsOf.get(id) ?? 0,
+    }),
+    /**
+     * Deletes the source row with what hangs on it (tokens, dashboards, share links, transponders);
+     * its tokens stop working at once because their cached rows go too.
+     */
+    remove(id: string): void {
+      const hashes = q.tokensBySource.all(id).map((t) => t.token_hash);
+      q.remove.run(id);
+      for (const hash of hashes) tokens.delete(hash);
+      sources.delete(id);
     },
     insertToken: (t: SourceTokenRow) => q.insertToken.run(t),
     /** The token row of a SHA-256 token hash (cached: the row never changes). */

@@ -57,8 +57,11 @@ describe('explore and sources', { skip: browserSkipReason() }, () => {
     const choice = page.locator('select[name=dashboard]');
     assert.deepEqual(await choice.locator('option').allTextContents(), ['Orders', 'SK only']);
     await choice.selectOption({ label: 'SK only' });
+    const exploreRange = new URL(page.url()).searchParams.get('range');
     await page.getByRole('button', { name: 'Add to dashboard' }).click();
-    await page.waitForURL(`**/d/${made.body.data.id}`);
+    await page.waitForURL((url) => url.pathname === `/d/${made.body.data.id}`);
+    // The dashboard opens on the range Explore showed.
+    assert.equal(new URL(page.url()).searchParams.get('range'), exploreRange);
     await page.locator('[data-widget-type="timeseries"]').waitFor();
     const saved = await request(h.server, 'GET', `/api/v1/dashboards/${made.body.data.id}`, undefined, {
       token: seeded.userToken,
@@ -66,7 +69,7 @@ describe('explore and sources', { skip: browserSkipReason() }, () => {
     assert.deepEqual(saved.body.data.payload.grid[0].paths, ['country.SK']);
     await page.goBack();
     await page.getByRole('button', { name: 'Add to dashboard' }).click();
-    await page.waitForURL(`**/d/${seeded.dashboardId}?s.country=SK`);
+    await page.waitForURL(`**/d/${seeded.dashboardId}?range=7d&g=1h&s.country=SK`);
     const orders = await request(h.server, 'GET', `/api/v1/dashboards/${seeded.dashboardId}`, undefined, {
       token: seeded.userToken,
     });

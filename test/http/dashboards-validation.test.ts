@@ -22,6 +22,7 @@ const INVALID: Case[] = [
   ['name not a string', { name: 42 }, { name: ['must be a string'] }],
   ['key missing', { key: undefined }, { key: ['is required'] }],
   ['key empty', { key: '' }, { key: ['must not be empty'] }],
+  ['key blank', { key: '   ' }, { key: ['must not be blank'] }],
   ['key too long', { key: 'k'.repeat(256) }, { key: ['must be at most 255 characters'] }],
   ['visibility not a boolean', { visibility: 'yes' }, { visibility: ['must be true or false'] }],
   ['locked not a boolean', { locked: 1 }, { locked: ['must be true or false'] }],

@@ -103,6 +103,19 @@ describe('the session cookie', () => {
     const me = await request(server, 'GET', '/api/v1/session', undefined, { headers: cookie });
     assert.equal(me.status, 200);
     assert.equal(me.body.data.user.email, agent.email);
+    // ?optional=1 (the interface's first read): the account with a session, {data:null} without one,
+    // a 401 still for a bad bearer token.
+    const optional = '/api/v1/session?optional=1';
+    const mine = await request(server, 'GET', optional, undefined, { headers: cookie });
+    assert.equal(mine.body.data.user.email, agent.email);
+    const none = await request(server, 'GET', optional);
+    assert.deepEqual([none.status, none.body], [200, { data: null }]);
+    const stale = await request(server, 'GET', optional, undefined, {
+      headers: { cookie: 'svc_session=svc_ses_x' },
+    });
+    assert.deepEqual([stale.status, stale.body], [200, { data: null }]);
+    assert.equal((await request(server, 'GET', optional, undefined, { token: 'svc_uat_nope' })).status, 401);
+    assert.equal((await request(server, 'GET', '/api/v1/session')).status, 401);
     const dashboards = await request(server, 'GET', '/api/v1/dashboards', undefined, { headers: cookie });
     assert.equal(dashboards.status, 200);
 

@@ -139,11 +139,11 @@ describe('retention', () => {
     const bad = await put({
       retention: { '1d': '7d' },
       expire_after: -1,
-      time_zone: 'UTC',
+      project_cluster_id: null,
       default_granularity: '1d',
     });
     assert.equal(bad.status, 422);
-    for (const field of ['retention', 'expire_after', 'time_zone'])
+    for (const field of ['retention', 'expire_after', 'project_cluster_id'])
       assert.ok(bad.body.errors[field], `${field}: ${bad.text}`);
     assert.equal((await put({ name: '' })).status, 422);
     assert.equal((await put([])).status, 400);

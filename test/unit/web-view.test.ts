@@ -1,7 +1,15 @@
 // The interface's view state in the URL (web/lib/view.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fitGranularity, parseView, resolveRange, shiftView, spanMs, viewParams } from '../../web/lib/view';
+import {
+  fitGranularity,
+  parseView,
+  rangeParams,
+  resolveRange,
+  shiftView,
+  spanMs,
+  viewParams,
+} from '../../web/lib/view';
 
 test('a view survives its URL form', () => {
   const query = new URLSearchParams(
@@ -47,4 +55,13 @@ test('the granularity gives way to a coarser allowed one when the range holds to
     '1m',
     'a granularity the source does not allow is replaced',
   );
+});
+
+test('a link to the same data keeps the range and granularity, nothing else', () => {
+  assert.deepEqual(rangeParams('?range=7d&g=1h&refresh=30s&s.country=SK&kiosk'), { range: '7d', g: '1h' });
+  assert.deepEqual(rangeParams('?from=2026-01-24T10:00:00Z&to=2026-01-25T10:00:00Z'), {
+    from: '2026-01-24T10:00:00Z',
+    to: '2026-01-25T10:00:00Z',
+  });
+  assert.deepEqual(rangeParams(''), {});
 });

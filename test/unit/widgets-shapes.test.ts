@@ -1,7 +1,13 @@
 // Number formats, stacking and normalizing, list ranking, histogram buckets and heatmap grids.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatCompact, formatExact, formatPercent, percentChange } from '../../web/widgets/data/format';
+import {
+  formatCompact,
+  formatExact,
+  formatPercent,
+  formatShare,
+  percentChange,
+} from '../../web/widgets/data/format';
 import { normalizeSeries, stackSeries } from '../../web/widgets/data/stack';
 import { rankItems, toSort } from '../../web/widgets/data/list';
 import { bucketLabels, compareBucketLabels, designatorLabels } from '../../web/widgets/data/buckets';
@@ -42,6 +48,13 @@ describe('number formats', () => {
     assert.equal(formatPercent(12.345), '+12.3 %');
     assert.equal(formatPercent(-3), '−3 %');
     assert.equal(formatPercent(0), '0 %');
+    assert.equal(formatPercent(214267.4), '+214,267 %');
+    assert.equal(formatPercent(0.01), '+<0.1 %');
+    assert.equal(formatShare(1, 1000), '<1 %');
+    assert.equal(formatShare(0, 1000), '0 %');
+    assert.equal(formatShare(999.9, 1000), '>99 %');
+    assert.equal(formatShare(1000, 1000), '100 %');
+    assert.equal(formatShare(250, 1000), '25 %');
   });
 });
 

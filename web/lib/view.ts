@@ -70,6 +70,17 @@ export function viewParams(view: ViewState): Record<string, string | null> {
   return params;
 }
 
+/** The view's range and granularity from a query string (what a link to the same data carries). */
+export function rangeParams(search: string): Record<string, string> {
+  const query = new URLSearchParams(search);
+  const kept: Record<string, string> = {};
+  for (const name of ['range', 'from', 'to', 'g']) {
+    const value = query.get(name);
+    if (value) kept[name] = value;
+  }
+  return kept;
+}
+
 /** The absolute range of a view: a preset ends now; without either, the fallback preset. */
 export function resolveRange(view: ViewState, now: number, fallback: string): { from: number; to: number } {
   if (view.from !== null && view.to !== null) return { from: view.from, to: view.to };

@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../lib/api';
 import { useLoad } from '../lib/hooks';
+import { rangeParams } from '../lib/view';
 import { ConfirmButton, ErrorNotice } from '../components';
 
 interface Share {
@@ -22,7 +23,12 @@ export function SharePanel({ dashboardId }: { dashboardId: string }) {
   const create = () =>
     api<{ path: string }>('POST', `/dashboards/${dashboardId}/shares`).then(
       (share) => {
-        setCreated(`${location.origin}${share.path}?kiosk`);
+        // The link opens on the range and segments on screen (a preset stays relative to now).
+        const view = new URLSearchParams(rangeParams(location.search));
+        for (const [name, value] of new URLSearchParams(location.search))
+          if (name.startsWith('s.')) view.set(name, value);
+        const rest = view.toString();
+        setCreated(`${location.origin}${share.path}?kiosk${rest ? `&${rest}` : ''}`);
         setCopied(false);
         shares.reload();
       },

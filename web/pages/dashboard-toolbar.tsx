@@ -32,6 +32,7 @@ function CustomRange({
   apply: (from: number, to: number) => void;
 }) {
   const [open, setOpen] = useState(false);
+  const [error, setError] = useState<{ field: 'from' | 'to'; message: string } | null>(null);
   if (!open)
     return (
       <button type="button" onClick={() => setOpen(true)}>
@@ -41,21 +42,41 @@ function CustomRange({
   const submit = (e: Event) => {
     e.preventDefault();
     const form = new FormData(e.target as HTMLFormElement);
-    const from = fromZoneInput(String(form.get('from')), timeZone);
-    const to = fromZoneInput(String(form.get('to')), timeZone);
-    if (from !== null && to !== null && from < to) {
+    const from = fromZoneInput(String(form.get('from')).trim().replace(' ', 'T'), timeZone);
+    const to = fromZoneInput(String(form.get('to')).trim().replace(' ', 'T'), timeZone);
+    if (from === null) setError({ field: 'from', message: 'From must look like 2026-01-24 09:30' });
+    else if (to === null) setError({ field: 'to', message: 'To must look like 2026-01-24 17:00' });
+    else if (to <= from) setError({ field: 'to', message: 'To must be after From' });
+    else {
+      setError(null);
       apply(from, to);
       setOpen(false);
     }
   };
+  // Text in the zone's 24-hour wall clock (YYYY-MM-DD HH:MM): a datetime-local input follows the
+  // browser's locale, which shows a 12-hour clock in en-US whatever the dashboard's zone.
+  const wall = (ms: number) => toZoneInput(ms, timeZone).replace('T', ' ');
+  const field = (name: 'from' | 'to', label: string, ms: number) => (
+    <label>
+      {label}{' '}
+      <input
+        name={name}
+        defaultValue={wall(ms)}
+        required
+        size={16}
+        spellcheck={false}
+        autocomplete="off"
+        pattern="\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}"
+        title="YYYY-MM-DD HH:MM, 24-hour clock"
+        aria-invalid={error?.field === name || undefined}
+        aria-describedby={error?.field === name ? 'custom-range-error' : undefined}
+      />
+    </label>
+  );
   return (
-    <form class="group custom-range" onSubmit={submit} aria-label="Custom range">
-      <label>
-        From <input type="datetime-local" name="from" value={toZoneInput(range.from, timeZone)} required />
-      </label>
-      <label>
-        To <input type="datetime-local" name="to" value={toZoneInput(range.to, timeZone)} required />
-      </label>
+    <form class="group custom-range" onSubmit={submit} aria-label="Custom range" noValidate>
+      {field('from', 'From', range.from)}
+      {field('to', 'To', range.to)}
       <span class="muted">{timeZone}</span>
       <button type="submit" class="primary">
         Apply
@@ -63,6 +84,11 @@ function CustomRange({
       <button type="button" onClick={() => setOpen(false)}>
         Cancel
       </button>
+      {error && (
+        <span class="error-text" role="alert" id="custom-range-error">
+          {error.message}
+        </span>
+      )}
     </form>
   );
 }

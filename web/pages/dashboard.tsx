@@ -125,7 +125,11 @@ export function DashboardView({ dashboard, source, onSaved, shareToken, monitors
   const read: SeriesReader = shareToken
     ? (r, signal) => fetchShared(shareToken, values, r, signal)
     : (r, signal) => fetchSeries(source.id, key, r, signal);
-  const data = useSeries(read, `${source.id}|${key}`, range.from, range.to, granularity, tick);
+  // The span before the range is read only for a split kpi (the one widget that compares with it),
+  // and while editing, where one may be added.
+  const needsPrevious =
+    editing || (dashboard.payload.grid ?? []).some((w) => w.type === 'kpi' && w.subtype === 'split');
+  const data = useSeries(read, `${source.id}|${key}`, range.from, range.to, granularity, tick, needsPrevious);
   const base = shareToken ? `/s/${shareToken}` : `/d/${dashboard.id}`;
   const marks = useMemo(
     () => dashboardMonitors(monitors ?? [], source.id, key, dashboard.key),

@@ -13,7 +13,15 @@ import { hasSegments } from '../lib/segments';
 import { loadSources, sourceLabel } from '../lib/sources';
 import { useTheme } from '../lib/theme';
 import type { Dashboard, Source } from '../lib/types';
-import { fitGranularity, parseView, REFRESH_MS, resolveRange, viewParams, type ViewState } from '../lib/view';
+import {
+  fitGranularity,
+  parseView,
+  rangeParams,
+  REFRESH_MS,
+  resolveRange,
+  viewParams,
+  type ViewState,
+} from '../lib/view';
 import { collectPaths, WidgetView } from '../widgets';
 import type { WidgetConfig, WidgetContext } from '../widgets/types';
 import { ErrorNotice, Skeleton } from '../components';
@@ -246,6 +254,9 @@ function KeyView({
   onZoom,
 }: KeyViewProps) {
   const [, theme] = useTheme();
+  const [pathFilter, setPathFilter] = useState('');
+  const needle = pathFilter.trim().toLowerCase();
+  const shownPaths = needle ? paths.filter((p) => p.toLowerCase().includes(needle)) : paths;
   const series = loaded.data ?? { at: [], atText: [], values: [] };
   const widget: WidgetConfig = {
     id: 'explore',
@@ -288,8 +299,21 @@ function KeyView({
           {path && <AddToDashboard source={source} metricKey={metricKey} path={path} />}
         </header>
         <ErrorNotice message={loaded.error} />
+        {paths.length > 10 && (
+          <div class="panel-body">
+            <label>
+              <span class="visually-hidden">Filter paths</span>
+              <input
+                type="search"
+                placeholder={`Filter ${paths.length} paths`}
+                value={pathFilter}
+                onInput={(e) => setPathFilter((e.target as HTMLInputElement).value)}
+              />
+            </label>
+          </div>
+        )}
         <div class="panel-body path-groups">
-          {pathGroups(paths).map(({ parent, leaves }) => (
+          {pathGroups(shownPaths).map(({ parent, leaves }) => (
             <div class="path-group" key={parent || '\u0000'}>
               {parent && (
                 <code class="path-group__parent" title={`Paths under ${parent}`}>
@@ -320,6 +344,7 @@ function KeyView({
             </div>
           ))}
           {loaded.data && paths.length === 0 && <span class="muted">No values in this range.</span>}
+          {paths.length > 0 && shownPaths.length === 0 && <span class="muted">No path matches.</span>}
         </div>
       </section>
       <section class="panel">
@@ -396,7 +421,8 @@ function AddToDashboard({ source, metricKey, path }: { source: Source; metricKey
         `s.${name}`,
         value,
       ]);
-      navigate(withQuery(`/d/${id}`, Object.fromEntries(segments)));
+      // The dashboard opens on the range Explore showed.
+      navigate(withQuery(`/d/${id}`, { ...rangeParams(location.search), ...Object.fromEntries(segments) }));
     } catch (err) {
       setError((err as Error).message);
     }

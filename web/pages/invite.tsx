@@ -47,7 +47,7 @@ export function InvitePage() {
     if (!token) return setState({ step: 'invalid' });
     try {
       const preview = await api<Preview>('POST', '/invitations/preview', { token });
-      const account = await get<Account>('/session').catch(() => null);
+      const account = await get<Account | null>('/session?optional=1').catch(() => null);
       setState({ step: 'ready', preview, account });
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) setState({ step: 'invalid' });

@@ -1,22 +1,36 @@
 // Creating a project (embedded store) or a database source (a Trifle::Stats store elsewhere).
 import { useState } from 'preact/hooks';
-import { api } from '../lib/api';
+import { api, ApiError } from '../lib/api';
+import { FieldError, ZoneInput } from './source-settings';
 
+/** A create form's submit: field errors go next to their fields, anything else in one message. */
 function useSubmit(path: string, toBody: (form: FormData) => Record<string, unknown>, onCreated: () => void) {
   const [error, setError] = useState<string | null>(null);
+  const [fields, setFields] = useState<Record<string, string[]>>({});
   const submit = async (e: Event) => {
     e.preventDefault();
     const form = e.target as HTMLFormElement;
     setError(null);
+    setFields({});
     try {
       await api('POST', path, toBody(new FormData(form)));
       form.reset();
       onCreated();
     } catch (err) {
-      setError((err as Error).message);
+      const named = err instanceof ApiError ? err.fields : {};
+      setFields(named);
+      setError(Object.keys(named).length ? null : (err as Error).message);
     }
   };
-  return { error, submit };
+  /** aria props and the message of one field */
+  const field = (name: string) => ({
+    invalid: {
+      'aria-invalid': fields[name] ? true : undefined,
+      'aria-describedby': fields[name] ? `${path.replace(/\W/g, '-')}-${name}` : undefined,
+    },
+    error: <FieldError id={`${path.replace(/\W/g, '-')}-${name}`} messages={fields[name]} />,
+  });
+  return { error, submit, field };
 }
 
 const text = (form: FormData, name: string) => {
@@ -28,7 +42,7 @@ const text = (form: FormData, name: string) => {
 // typed, and form.reset() after a create brings back the browser's zone.
 export function NewProjectForm({ onCreated }: { onCreated: () => void }) {
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  const { error, submit } = useSubmit(
+  const { error, submit, field } = useSubmit(
     '/bootstrap/projects',
     (f) => ({
       name: text(f, 'name'),
@@ -48,20 +62,30 @@ export function NewProjectForm({ onCreated }: { onCreated: () => void }) {
       <h2>New project</h2>
       <label class="field">
         Name
-        <input name="name" required maxLength={255} placeholder="web shop" />
+        <input name="name" required maxLength={255} placeholder="web shop" {...field('name').invalid} />
+        {field('name').error}
       </label>
       <label class="field">
         Time zone
-        <input name="time_zone" defaultValue={zone} />
+        <ZoneInput
+          listId="new-project-zones"
+          defaultValue={zone}
+          invalid={!!field('time_zone').invalid['aria-invalid']}
+          describedBy={field('time_zone').invalid['aria-describedby']}
+        />
+        {field('time_zone').error}
       </label>
       <label class="field">
         Granularities
-        <input name="granularities" placeholder="1m,1h,1d,1w,1mo,1q,1y" />
+        <input name="granularities" placeholder="1m,1h,1d,1w,1mo,1q,1y" {...field('granularities').invalid} />
+        {field('granularities').error}
       </label>
       <label class="field">
         Default range
-        <input name="default_timeframe" placeholder="24h" />
+        <input name="default_timeframe" placeholder="24h" {...field('default_timeframe').invalid} />
+        {field('default_timeframe').error}
       </label>
+      {field('default_granularity').error}
       {error && (
         <p class="error-text" role="alert">
           {error}
@@ -80,7 +104,7 @@ const DRIVERS = ['sqlite', 'postgres', 'mysql', 'redis', 'mongo'];
 
 export function NewDatabaseForm({ onCreated }: { onCreated: () => void }) {
   const [driver, setDriver] = useState('sqlite');
-  const { error, submit } = useSubmit(
+  const { error, submit, field } = useSubmit(
     '/bootstrap/databases',
     (f) => {
       const port = text(f, 'port');
@@ -112,7 +136,8 @@ export function NewDatabaseForm({ onCreated }: { onCreated: () => void }) {
       <div class="form-grid">
         <label class="field wide">
           Name
-          <input name="display_name" required maxLength={255} />
+          <input name="display_name" required maxLength={255} {...field('display_name').invalid} />
+          {field('display_name').error}
         </label>
         <label class="field">
           Driver
@@ -130,18 +155,26 @@ export function NewDatabaseForm({ onCreated }: { onCreated: () => void }) {
         </label>
         <label class="field">
           Time zone
-          <input name="time_zone" placeholder="UTC" />
+          <ZoneInput
+            listId="new-database-zones"
+            defaultValue="UTC"
+            invalid={!!field('time_zone').invalid['aria-invalid']}
+            describedBy={field('time_zone').invalid['aria-describedby']}
+          />
+          {field('time_zone').error}
         </label>
         {driver === 'sqlite' ? (
           <label class="field wide">
             File (inside the organization's folder)
-            <input name="file_path" required placeholder="stats.sqlite" />
+            <input name="file_path" required placeholder="stats.sqlite" {...field('file_path').invalid} />
+            {field('file_path').error}
           </label>
         ) : (
           <>
             <label class="field">
               Host
-              <input name="host" required />
+              <input name="host" required {...field('host').invalid} />
+              {field('host').error}
             </label>
             <label class="field">
               Port

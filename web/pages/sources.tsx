@@ -10,6 +10,11 @@ import { SourceIntake } from './source-intake';
 import { ConfirmButton, ErrorNotice, Skeleton } from '../components';
 import { NewDatabaseForm, NewProjectForm } from './sources-forms';
 import { Transponders } from './sources-transponders';
+import { SourceSettings } from './source-settings';
+
+/** A token's creation time in the reader's own words (the ISO instant stays in the title). */
+const localDate = (iso: string) =>
+  new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 interface Minted {
   value: string;
@@ -104,7 +109,9 @@ function Tokens({ source }: { source: Source }) {
             <span class="meta">
               …{t.last5} ·{' '}
               {[t.read && 'read', t.write && 'write'].filter(Boolean).join(' + ') || 'no permission'} ·{' '}
-              {t.inserted_at}
+              <time dateTime={t.inserted_at} title={t.inserted_at}>
+                {localDate(t.inserted_at)}
+              </time>
             </span>
             <span class="actions">
               <ConfirmButton
@@ -166,6 +173,7 @@ function SourcePanel({ source, onChanged }: { source: Source; onChanged: () => v
         default {source.default_timeframe} by {source.default_granularity}
         {message && <div role="status">{message}</div>}
       </div>
+      <SourceSettings source={source} onChanged={onChanged} />
       <SourceIntake source={source} />
       <Tokens source={source} />
       <Transponders source={source} />

@@ -32,6 +32,8 @@ export function useSeries(
   to: number,
   granularity: string,
   tick: number,
+  /** read the span just before the range too (a split kpi compares with it) */
+  withPrevious = true,
 ): SeriesState {
   const [state, setState] = useState<SeriesState>({
     series: EMPTY_SERIES,
@@ -59,7 +61,7 @@ export function useSeries(
       });
     Promise.all([
       read(range, controller.signal),
-      read(previousRange, controller.signal).catch(() => null),
+      withPrevious ? read(previousRange, controller.signal).catch(() => null) : Promise.resolve(null),
     ]).then(
       ([series, previous]) => {
         setState({ series, previous, loading: false, error: null, failure: null, readAt: Date.now() });
@@ -82,6 +84,6 @@ export function useSeries(
       },
     );
     return () => controller.abort();
-  }, [identity, from, to, granularity, tick]);
+  }, [identity, from, to, granularity, tick, withPrevious]);
   return state;
 }

@@ -2,7 +2,7 @@
 // total in a donut's hole, and a legend with each slice's value and share.
 import { seriesColorVar } from './colors';
 import { sliceAngles } from './data/items';
-import { formatCompact, formatExact } from './data/format';
+import { formatCompact, formatExact, formatShare } from './data/format';
 import type { Item } from './data/list';
 
 const R = 50;
@@ -63,9 +63,7 @@ export function Pie({ items, donut }: PieProps) {
             <span class="num" title={formatExact(item.value)}>
               {formatCompact(item.value)}
             </span>
-            <span class="num pie__share">
-              {total > 0 ? `${Math.round((Math.max(0, item.value) / total) * 100)} %` : ''}
-            </span>
+            <span class="num pie__share">{formatShare(item.value, total)}</span>
           </li>
         ))}
       </ul>

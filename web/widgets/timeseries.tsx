@@ -14,6 +14,8 @@ import { seriesColorVar } from './colors';
 import { monitorOverlay } from './monitor-marks';
 import { buildOptions, chartData, type ChartSpec, type ChartType } from './timeseries-chart';
 import type { Entry } from './data/rows';
+import { formatExact } from './data/format';
+import { toZoneInput } from '../lib/zone';
 import type { WidgetViewProps } from './types';
 
 const CHART_TYPES: ChartType[] = ['line', 'area', 'bar', 'dots'];
@@ -87,7 +89,7 @@ function Chart({ widget, ctx, entries, hidden, prefix }: ChartProps) {
     };
   }, [spec, ctx.theme]);
   const names = spec.columns.shown.map((e) => e.name).join(', ');
-  const label = `${spec.type} chart of ${names ? `${prefix}${prefix ? ' ' : ''}${names}` : 'no series'}; drag across it to zoom the dashboard`;
+  const label = `${spec.type} chart of ${names ? `${prefix}${prefix ? ' ' : ''}${names}` : 'no series'}, ${rangeText(ctx)}${extremes(spec.columns.shown)}; drag across it to zoom the dashboard`;
   return (
     <div
       class="ts__plot"
@@ -98,6 +100,22 @@ function Chart({ widget, ctx, entries, hidden, prefix }: ChartProps) {
       data-monitor-lines={spec.overlay?.lines?.length || undefined}
     />
   );
+}
+
+/** The range in the source's zone and the bucket size, for the chart's text alternative. */
+function rangeText(ctx: WidgetViewProps['ctx']): string {
+  const wall = (ms: number) => toZoneInput(ms, ctx.timeZone).replace('T', ' ');
+  return `${wall(ctx.range.from)} to ${wall(ctx.range.to)} (${ctx.timeZone}) by ${ctx.range.granularity}`;
+}
+
+/** The lowest and highest value of the first few series (a screen reader's summary of the lines). */
+function extremes(entries: readonly Entry[]): string {
+  const parts = entries.slice(0, 5).flatMap((e) => {
+    const values = e.values.filter((v): v is number => v !== null && Number.isFinite(v));
+    if (values.length === 0) return [];
+    return [`${e.name} from ${formatExact(Math.min(...values))} to ${formatExact(Math.max(...values))}`];
+  });
+  return parts.length ? `; ${parts.join('; ')}` : '';
 }
 
 const measure = (el: HTMLElement) => ({

@@ -90,6 +90,8 @@ export interface MetricsEngine {
   setup(source: Source): Promise<SetupResult>;
   /** Commits every pending write. */
   flush(): Promise<void>;
+  /** Closes the store of a removed database source (its connections or file handle). */
+  release(sourceId: string): Promise<void>;
   /** Commits pending writes, refuses new ones and closes source files (not the service database). */
   close(): Promise<void>;
   readonly pendingPoints: number;
@@ -274,6 +276,11 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     },
 
     flush: () => queue.flush(),
+
+    async release(sourceId) {
+      await queue.flush();
+      await drivers.release(sourceId);
+    },
 
     async close() {
       await batchParser.close();

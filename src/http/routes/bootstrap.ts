@@ -3,21 +3,29 @@
 import { rm } from 'node:fs/promises';
 import type { Context } from 'koa';
 import type { Deps } from '../../deps';
+import type { Source } from '../../domain/types';
 import { accountContext, assertRegistrationOpen, login, signup } from '../../domain/accounts';
 import { assertNoOrganization, createOrganization } from '../../domain/organizations';
 import {
   assertProjectsEnabled,
   createProject,
+  databaseInOrganization,
   listSources,
   projectInOrganization,
+  removeSource,
   requireOrganization,
+  sourceDependents,
+  sourceInOrganization,
+  updateDatabase,
   updateProject,
+  type SourceDependents,
 } from '../../domain/sources';
 import { createDatabase, setupDatabase } from '../../domain/databases';
 import { createSourceToken } from '../../domain/source-tokens';
 import { objectBody, optionalObjectBody } from '../middleware/body';
 import { validate } from '../middleware/validate';
 import {
+  parseDatabaseUpdate,
   parseLogin,
   parseOrganization,
   parseProject,
@@ -29,6 +37,17 @@ import { parseDatabase } from '../schemas/databases';
 import { stagedFiles, uploadedFile, userAuthOf } from '../state';
 import { presentAccount, presentMembership, presentOrganization, presentSession } from '../present/accounts';
 import { presentSource, presentSourceList, presentSourceToken } from '../present/sources';
+
+/** What went (or would go) with a source, as the API names it. */
+function presentDependents(d: SourceDependents) {
+  return {
+    dashboards: d.dashboards,
+    source_tokens: d.tokens,
+    transponders: d.transponders,
+    metric_keys: d.keys,
+    monitors: d.monitors,
+  };
+}
 
 function created(ctx: Context, data: unknown): void {
   ctx.status = 201;
@@ -76,7 +95,14 @@ function bootstrapInput(deps: Deps) {
       body: (body: unknown, ctx) => {
         const fields = objectBody(body);
         const project = projectInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
-        return { project, update: parseProjectUpdate(fields, project.granularities) };
+        return { project, update: parseProjectUpdate(fields, project) };
+      },
+    }),
+    databaseUpdate: validate({
+      body: (body: unknown, ctx) => {
+        const fields = objectBody(body);
+        const database = databaseInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
+        return { database, update: parseDatabaseUpdate(fields, database.granularities) };
       },
     }),
     sourceToken: validate({ body: (body: unknown) => parseSourceToken(objectBody(body)) }),
@@ -85,6 +111,11 @@ function bootstrapInput(deps: Deps) {
 
 export function bootstrapRoutes(deps: Deps) {
   const input = bootstrapInput(deps);
+  const removal = { ...deps, removeStoredData: (id: string) => deps.ops.sweeper.removeSource(id) };
+  async function remove(ctx: Context, source: Source): Promise<void> {
+    const gone = await removeSource(removal, source);
+    ctx.body = { data: { source: presentSource(source), removed: presentDependents(gone) } };
+  }
   return {
     input,
 
@@ -142,7 +173,26 @@ export function bootstrapRoutes(deps: Deps) {
 
     async updateProject(ctx: Context): Promise<void> {
       const { project, update } = input.projectUpdate.body(ctx);
-      ctx.body = { data: { source: presentSource(updateProject(deps, project, update)) } };
+      ctx.body = { data: { source: presentSource(await updateProject(deps, project, update)) } };
+    },
+
+    async updateDatabase(ctx: Context): Promise<void> {
+      const { database, update } = input.databaseUpdate.body(ctx);
+      ctx.body = { data: { source: presentSource(updateDatabase(deps, database, update)) } };
+    },
+
+    /** GET /bootstrap/sources/:id/dependents: what removing the source would take with it. */
+    async dependents(ctx: Context): Promise<void> {
+      const source = sourceInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
+      ctx.body = { data: presentDependents(await sourceDependents(deps, source)) };
+    },
+
+    async removeProject(ctx: Context): Promise<void> {
+      await remove(ctx, projectInOrganization(deps, userAuthOf(ctx), String(ctx.params.id)));
+    },
+
+    async removeDatabase(ctx: Context): Promise<void> {
+      await remove(ctx, databaseInOrganization(deps, userAuthOf(ctx), String(ctx.params.id)));
     },
 
     async createSourceToken(ctx: Context): Promise<void> {

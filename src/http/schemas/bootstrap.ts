@@ -6,7 +6,7 @@ import { badRequest, invalid } from '../../errors';
 import { normalizeId } from '../../lib/ids';
 import { DEFAULT_TOKEN_NAME, type LoginInput, type SignupInput } from '../../domain/accounts';
 import { DEFAULT_SOURCE_TOKEN_NAME, type SourceTokenInput } from '../../domain/source-tokens';
-import type { ProjectInput, ProjectUpdate } from '../../domain/sources';
+import type { DatabaseUpdate, ProjectInput, ProjectUpdate } from '../../domain/sources';
 import { parseRetention } from '../../domain/retention';
 import {
   fail,
@@ -204,16 +204,15 @@ export function parseProject(input: unknown): ProjectInput {
   };
 }
 
-/** Fields fixed at creation: changing them would change what existing buckets mean. */
-const FIXED_PROJECT_FIELDS = [
-  'time_zone',
-  'beginning_of_week',
-  'granularities',
-  'project_cluster_id',
-] as const;
+/** Fixed at creation: there is one embedded cluster, and a project never moves between clusters. */
+const FIXED_PROJECT_FIELDS = ['project_cluster_id'] as const;
 
 const projectUpdateSchema = body({
   name: v.optional(requiredText(255)),
+  // time_zone and beginning_of_week only while the project holds no data (domain/sources.ts)
+  time_zone: v.optional(rule(parseTimeZone)),
+  beginning_of_week: v.optional(rule(parseBeginningOfWeek)),
+  granularities: v.optional(rule(parseGranularities)),
   default_granularity: v.optional(rule(parseGranularityText)),
   default_timeframe: v.optional(rule(parseTimeframe)),
   expire_after: v.optional(rule(parseExpireAfter)),
@@ -228,11 +227,25 @@ const projectUpdateSchema = body({
 
 /**
  * PUT /bootstrap/projects/:id: every field optional; absent keeps the stored value, `null` clears
- * expire_after and retention. Checks that need the project (granularities) are done here too.
+ * expire_after and retention. The default granularity and the retention map are checked against
+ * the granularities the project will have (the new list when one is given).
  */
-export function parseProjectUpdate(input: unknown, granularities: readonly string[]): ProjectUpdate {
+export function parseProjectUpdate(
+  input: unknown,
+  current: {
+    granularities: readonly string[];
+    defaultGranularity: string;
+    retention?: Record<string, string> | null;
+  },
+): ProjectUpdate {
   const result = v.safeParse(projectUpdateSchema, input);
-  const retention = parseRetention((input as Record<string, unknown>).retention, granularities);
+  const given = input as Record<string, unknown>;
+  const granularities =
+    result.success && result.output.granularities ? result.output.granularities : current.granularities;
+  const retention = parseRetention(
+    'retention' in given ? given.retention : (current.retention ?? null),
+    granularities,
+  );
   if (!result.success || !retention.ok) {
     const fields = result.success ? {} : fieldErrors(result.issues);
     if (!retention.ok) fields.retention = [retention.message];
@@ -241,6 +254,39 @@ export function parseProjectUpdate(input: unknown, granularities: readonly strin
   const b = result.output;
   const update: ProjectUpdate = {};
   if (b.name !== undefined) update.name = b.name;
+  if (b.time_zone !== undefined) update.timeZone = b.time_zone;
+  if (b.beginning_of_week !== undefined) update.beginningOfWeek = b.beginning_of_week;
+  if (b.granularities !== undefined) update.granularities = b.granularities;
+  if (b.default_timeframe !== undefined) update.defaultTimeframe = b.default_timeframe;
+  const defaultGranularity = b.default_granularity ?? current.defaultGranularity;
+  if (!granularities.includes(defaultGranularity)) {
+    throw invalid({ default_granularity: ['must be one of the granularities'] });
+  }
+  if (b.default_granularity !== undefined && b.default_granularity !== null) {
+    update.defaultGranularity = b.default_granularity;
+  }
+  if (b.expire_after !== undefined) update.expireAfter = b.expire_after;
+  if ('retention' in given || b.granularities !== undefined) update.retention = retention.value;
+  return update;
+}
+
+const databaseUpdateSchema = body({
+  display_name: v.optional(requiredText(255)),
+  default_granularity: v.optional(rule(parseGranularityText)),
+  default_timeframe: v.optional(rule(parseTimeframe)),
+  ...Object.fromEntries(
+    ['time_zone', 'beginning_of_week', 'granularities', 'driver'].map((f) => [
+      f,
+      v.optional(v.custom<never>(() => false, "cannot be changed: it is part of the store's layout")),
+    ]),
+  ),
+});
+
+/** PATCH /bootstrap/databases/:id: the name and the dashboard defaults. */
+export function parseDatabaseUpdate(input: unknown, granularities: readonly string[]): DatabaseUpdate {
+  const b = parseEntity(databaseUpdateSchema, input);
+  const update: DatabaseUpdate = {};
+  if (b.display_name !== undefined) update.name = b.display_name;
   if (b.default_timeframe !== undefined) update.defaultTimeframe = b.default_timeframe;
   if (b.default_granularity !== undefined && b.default_granularity !== null) {
     if (!granularities.includes(b.default_granularity)) {
@@ -248,8 +294,6 @@ export function parseProjectUpdate(input: unknown, granularities: readonly strin
     }
     update.defaultGranularity = b.default_granularity;
   }
-  if (b.expire_after !== undefined) update.expireAfter = b.expire_after;
-  if ('retention' in (input as object)) update.retention = retention.value;
   return update;
 }
 

@@ -21,6 +21,8 @@ const name = v.pipe(
 const key = v.pipe(
   text,
   v.minLength(1, 'must not be empty'),
+  // A key of spaces matches no metric anyone can type (SPEC 6 allows 1..255 characters).
+  v.check((s: string) => s === '' || s.trim() !== '', 'must not be blank'),
   v.check((s: string) => chars(s) <= MAX_TEXT, `must be at most ${MAX_TEXT} characters`),
 );
 const flag = v.boolean('must be true or false');

@@ -444,7 +444,7 @@ export class IngestWindow {
       const bucketMs = source.starts[id]!;
       if (bucketMs < firstMs || bucketMs > lastMs) continue;
       const shape = groups.shape[g]!;
-      const n = this.shapes.paths[shape]!.length;
+      const n = this.shapes.sizes[shape]!;
       // a key's groups come newest first: neighbours mostly share the bucket and shape
       if (bucketMs !== lastBucket || shape !== lastShape) {
         let byShape = sums.get(bucketMs);
@@ -460,7 +460,7 @@ export class IngestWindow {
     }
     for (const [bucketMs, byShape] of sums) {
       for (const [shape, values] of byShape)
-        out.push({ bucketMs, delta: { paths: this.shapes.paths[shape]!, values, set: null } });
+        out.push({ bucketMs, delta: { paths: this.shapes.pathsOf(shape), values, set: null } });
     }
     return out;
   }

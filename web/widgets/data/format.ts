@@ -45,10 +45,23 @@ export function percentChange(current: number | null, previous: number | null): 
   return ((current - previous) / Math.abs(previous)) * 100;
 }
 
-/** +12.5 % / −3 % / 0 % with a real minus sign. */
+const GROUPED = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+/** +12.5 % / −3 % / 0 % / +214,267 % (grouped) with a real minus sign; a change under 0.05 % is "<0.1 %". */
 export function formatPercent(value: number | null): string {
   if (value === null || !Number.isFinite(value)) return '–';
   const abs = Math.abs(value);
-  const text = trim(abs.toFixed(abs >= 100 ? 0 : 1));
-  return `${value > 0 ? '+' : value < 0 ? '−' : ''}${text} %`;
+  const sign = value > 0 ? '+' : value < 0 ? '−' : '';
+  if (abs > 0 && abs < 0.05) return `${sign}<0.1 %`;
+  const text = abs >= 100 ? GROUPED.format(abs) : trim(abs.toFixed(1));
+  return `${sign}${text} %`;
+}
+
+/** A share of a whole in whole percent; a non-zero share that rounds to 0 is "<1 %", never "0 %". */
+export function formatShare(part: number, total: number): string {
+  if (!(total > 0)) return '';
+  const share = (Math.max(0, part) / total) * 100;
+  if (share > 0 && share < 0.5) return '<1 %';
+  if (share < 100 && share > 99.5) return '>99 %';
+  return `${Math.round(share)} %`;
 }

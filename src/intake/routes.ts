@@ -22,7 +22,8 @@ import {
 import { OtlpError, mapOtlpJson } from './otlp';
 import { EXPORT_RESPONSE, decodeOtlpProtobuf, statusProtobuf } from './otlp-proto';
 import { parseJsonText } from '../lib/json';
-import { MappingError, mapLineSamples, mapLineSamplesSliced, type IntakePoint } from './mapping';
+import { MappingError, type IntakePoint } from './mapping';
+import { type MappedWire, mapLineWire, mapLineWireSliced } from './line-wire';
 import { intakeCountersOf } from './stats';
 import { RemoteWriteError, mapRemoteWrite, mapRemoteWriteSliced } from './remote-write';
 import { SLICED_ABOVE } from './slices';
@@ -233,6 +234,20 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
     }
   }
 
+  /** A line protocol body's points, already in the write path's form (line-wire.ts). */
+  async function writeWires(source: Source, mapped: MappedWire): Promise<void> {
+    try {
+      await keyLimit.admitKeys(
+        source,
+        mapped.wires.length === 1 ? mapped.wires[0]!.keys : mapped.wires.flatMap((w) => w.keys),
+      );
+    } catch (err) {
+      if (err instanceof KeyLimitError) counters.overKeyLimit += mapped.points;
+      throw err;
+    }
+    for (const wire of mapped.wires) await deps.metrics.ingestWire(source, wire);
+  }
+
   async function lineProtocolWrite(ctx: Context, api: 1 | 2): Promise<void> {
     const { source, precision } = (api === 2 ? input.writeV2 : input.writeV1).query(ctx);
     await withBody(ctx, limit, async (body) => {
@@ -242,10 +257,10 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
       // a large body is parsed and mapped in slices, the event loop free between them
       const mapped =
         text.length <= SLICED_ABOVE
-          ? mapLineSamples(parseLineProtocol(text, { precision }), { nowMs })
-          : await mapLineSamplesSliced(await parseLineProtocolSliced(text, { precision }), { nowMs });
-      counters.lineProtocol(mapped);
-      if (mapped.points.length > 0) await write(source, mapped.points);
+          ? mapLineWire(parseLineProtocol(text, { precision }), { nowMs })
+          : await mapLineWireSliced(await parseLineProtocolSliced(text, { precision }), { nowMs });
+      counters.add('influx', { ...mapped, points: { length: mapped.points } });
+      if (mapped.points > 0) await writeWires(source, mapped);
     });
     ctx.status = 204;
   }

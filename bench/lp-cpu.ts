@@ -3,29 +3,47 @@
 // then CPU (all threads, /proc) from the first request until the service is idle again, divided by
 // the requests. On a loaded machine this is steadier than rates.
 // Run: node --import tsx bench/lp-cpu.ts   (LP_REQUESTS=200, LP_PART=narrow,live,wide, LP_ROUNDS=1)
+//      LP_JSON=1 sends the batch endpoint's workloads instead (1,000 points x 3 leaves), for reference
 //      BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=prof' node --import tsx bench/lp-cpu.ts
 import { cpuSeconds, seeded, spawnService, waitIdle } from './helpers';
 import { LP_WORKLOADS } from './ingest-intake';
+import { WORKLOADS } from './workloads';
 import { createProjectWithToken } from '../test/helpers/server';
 
 const REQUESTS = Number(process.env.LP_REQUESTS ?? 200);
 const ROUNDS = Number(process.env.LP_ROUNDS ?? 1);
+/** LP_JSON=1: the same numbers of requests of the batch endpoint's workloads (bench/workloads.ts), for reference */
+const JSON_BATCH = process.env.LP_JSON === '1';
 const PARTS = new Set((process.env.LP_PART ?? 'narrow,live,wide').split(','));
 
-async function send(url: string, token: string, bodies: string[], count: number): Promise<number[]> {
+async function send(
+  url: string,
+  agent: { sourceToken: string; sourceId: string },
+  bodies: string[],
+  count: number,
+): Promise<number[]> {
   let next = 0;
   const latencies: number[] = [];
   const worker = async () => {
     while (next < count) {
       const body = bodies[next++ % bodies.length]!;
       const started = performance.now();
-      const res = await fetch(`${url}/api/v2/write?precision=ns`, {
-        method: 'POST',
-        headers: { authorization: `Token ${token}` },
-        body,
-      });
+      const res = await fetch(
+        JSON_BATCH ? `${url}/api/v1/metrics/batch` : `${url}/api/v2/write?precision=ns`,
+        {
+          method: 'POST',
+          headers: JSON_BATCH
+            ? {
+                authorization: `Bearer ${agent.sourceToken}`,
+                'x-service-source-id': agent.sourceId,
+                'content-type': 'application/json',
+              }
+            : { authorization: `Token ${agent.sourceToken}` },
+          body,
+        },
+      );
       await res.arrayBuffer();
-      if (res.status !== 204) throw new Error(`status ${res.status}`);
+      if (res.status !== (JSON_BATCH ? 201 : 204)) throw new Error(`status ${res.status}`);
       latencies.push(performance.now() - started);
     }
   };
@@ -34,15 +52,15 @@ async function send(url: string, token: string, bodies: string[], count: number)
 }
 
 for (let round = 0; round < ROUNDS; round++) {
-  for (const w of LP_WORKLOADS) {
+  for (const w of JSON_BATCH ? WORKLOADS : LP_WORKLOADS) {
     if (!PARTS.has(w.name)) continue;
     const bodies = w.bodies(seeded(42));
     const server = await spawnService();
-    const { sourceToken } = await createProjectWithToken(server);
-    await send(server.url, sourceToken, bodies, 40);
+    const agent = await createProjectWithToken(server);
+    await send(server.url, agent, bodies, 40);
     await waitIdle(server.pid);
     const cpu = cpuSeconds(server.pid);
-    const latencies = await send(server.url, sourceToken, bodies, REQUESTS);
+    const latencies = await send(server.url, agent, bodies, REQUESTS);
     const behind = await waitIdle(server.pid);
     const used = cpuSeconds(server.pid) - cpu;
     await server.stop();

@@ -1,8 +1,9 @@
 // The InfluxDB-compatible endpoints (SPEC 12, docs/intake.md): writes on /api/v2/write and /write,
 // the probes /health, /ping and /query. A write is authenticated by a source token (Token, Bearer,
 // Basic password or `p=`), read with the body limits of every other endpoint (gzip inflated under
-// limits.max_body_bytes), parsed and mapped whole, and only then written through the same entry
-// point as POST /api/v1/metrics/batch. Errors answer InfluxDB's body `{"code","message"}` (plus
+// limits.max_body_bytes), parsed and mapped whole, and only then written: line protocol as the
+// write path's wire form (line-wire.ts, the engine's ingestWire), the other formats through the
+// same entry point as POST /api/v1/metrics/batch. Errors answer InfluxDB's body `{"code","message"}` (plus
 // `error`, the field 1.x clients read, on the 1.x paths), since these clients show that message.
 import type { Context, Middleware, Next } from 'koa';
 import { AppError, forbidden, payloadTooLarge, toHttp, unauthorized, unsupportedMediaType } from '../errors';

@@ -97,17 +97,25 @@ export class KeyLimit {
    * take the source past the limit (then none of them is counted).
    */
   async admitAll(source: Source, points: readonly IntakePoint[]): Promise<void> {
+    return this.admitKeys(
+      source,
+      points.map((point) => point.key),
+    );
+  }
+
+  /** admitAll for the keys of a request (repeated keys are fine). */
+  async admitKeys(source: Source, keys: readonly string[]): Promise<void> {
     const entry = this.keysFor(source);
     await entry.seeded;
     const fresh = new Map<number, string>();
     let last = '';
-    for (const point of points) {
-      if (point.key === last) continue; // a line's points share their key
-      last = point.key;
-      const h = hash53(point.key);
+    for (const key of keys) {
+      if (key === last) continue; // a line's points share their key
+      last = key;
+      const h = hash53(key);
       if (fresh.has(h)) continue;
       entry.operations++;
-      if (!entry.hashes.has(h)) fresh.set(h, point.key);
+      if (!entry.hashes.has(h)) fresh.set(h, key);
     }
     if (fresh.size === 0) return;
     if (entry.hashes.size + fresh.size > this.max) {

@@ -74,7 +74,8 @@ const BLANK = /^[\s\u180e\u200b-\u200d\u2060]*$/;
 
 /** Why a key cannot be written, or null. */
 export function keyProblem(key: string): string | null {
-  if ([...key].length > MAX_KEY_LENGTH)
+  // UTF-16 units are at least the code points: only a long key needs counting them
+  if (key.length > MAX_KEY_LENGTH && [...key].length > MAX_KEY_LENGTH)
     return `key ${JSON.stringify(key.slice(0, 60))}... is longer than ${MAX_KEY_LENGTH} characters`;
   if (BLANK.test(key)) return 'key is blank';
   if (key === SYSTEM_KEY) return `key must not be the system key ${SYSTEM_KEY}`;

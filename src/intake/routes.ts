@@ -1,8 +1,9 @@
 // The InfluxDB-compatible endpoints (SPEC 12, docs/intake.md): writes on /api/v2/write and /write,
 // the probes /health, /ping and /query. A write is authenticated by a source token (Token, Bearer,
 // Basic password or `p=`), read with the body limits of every other endpoint (gzip inflated under
-// limits.max_body_bytes), parsed and mapped whole, and only then written through the same entry
-// point as POST /api/v1/metrics/batch. Errors answer InfluxDB's body `{"code","message"}` (plus
+// limits.max_body_bytes), parsed and mapped whole, and only then written: line protocol as the
+// write path's wire form (line-wire.ts, the engine's ingestWire), the other formats through the
+// same entry point as POST /api/v1/metrics/batch. Errors answer InfluxDB's body `{"code","message"}` (plus
 // `error`, the field 1.x clients read, on the 1.x paths), since these clients show that message.
 import type { Context, Middleware, Next } from 'koa';
 import { AppError, forbidden, payloadTooLarge, toHttp, unauthorized, unsupportedMediaType } from '../errors';
@@ -22,7 +23,8 @@ import {
 import { OtlpError, mapOtlpJson } from './otlp';
 import { EXPORT_RESPONSE, decodeOtlpProtobuf, statusProtobuf } from './otlp-proto';
 import { parseJsonText } from '../lib/json';
-import { MappingError, mapLineSamples, mapLineSamplesSliced, type IntakePoint } from './mapping';
+import { MappingError, type IntakePoint } from './mapping';
+import { type MappedWire, mapLineWire, mapLineWireSliced } from './line-wire';
 import { intakeCountersOf } from './stats';
 import { RemoteWriteError, mapRemoteWrite, mapRemoteWriteSliced } from './remote-write';
 import { SLICED_ABOVE } from './slices';
@@ -233,6 +235,20 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
     }
   }
 
+  /** A line protocol body's points, already in the write path's form (line-wire.ts). */
+  async function writeWires(source: Source, mapped: MappedWire): Promise<void> {
+    try {
+      await keyLimit.admitKeys(
+        source,
+        mapped.wires.length === 1 ? mapped.wires[0]!.keys : mapped.wires.flatMap((w) => w.keys),
+      );
+    } catch (err) {
+      if (err instanceof KeyLimitError) counters.overKeyLimit += mapped.points;
+      throw err;
+    }
+    for (const wire of mapped.wires) await deps.metrics.ingestWire(source, wire);
+  }
+
   async function lineProtocolWrite(ctx: Context, api: 1 | 2): Promise<void> {
     const { source, precision } = (api === 2 ? input.writeV2 : input.writeV1).query(ctx);
     await withBody(ctx, limit, async (body) => {
@@ -242,10 +258,10 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
       // a large body is parsed and mapped in slices, the event loop free between them
       const mapped =
         text.length <= SLICED_ABOVE
-          ? mapLineSamples(parseLineProtocol(text, { precision }), { nowMs })
-          : await mapLineSamplesSliced(await parseLineProtocolSliced(text, { precision }), { nowMs });
-      counters.lineProtocol(mapped);
-      if (mapped.points.length > 0) await write(source, mapped.points);
+          ? mapLineWire(parseLineProtocol(text, { precision }), { nowMs })
+          : await mapLineWireSliced(await parseLineProtocolSliced(text, { precision }), { nowMs });
+      counters.add('influx', { ...mapped, points: { length: mapped.points } });
+      if (mapped.points > 0) await writeWires(source, mapped);
     });
     ctx.status = 204;
   }

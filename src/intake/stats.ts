@@ -22,7 +22,9 @@ export class IntakeCounters {
 
   add(
     format: string,
-    mapped: Pick<MappedBody, 'samples' | 'points' | 'skippedStrings' | 'skippedNonFinite'>,
+    mapped: Pick<MappedBody, 'samples' | 'skippedStrings' | 'skippedNonFinite'> & {
+      points: { readonly length: number };
+    },
   ): void {
     this.samples.set(format, (this.samples.get(format) ?? 0) + mapped.samples);
     this.points += mapped.points.length;

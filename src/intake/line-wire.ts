@@ -1,0 +1,282 @@
+// Line protocol samples straight into the write path's own form (model/wire.ts WirePoints), for the
+// HTTP write endpoints: the same points mapLineSamples gives (mapping.ts, docs/intake.md "Mapping"),
+// in the same order, but without an object per point or per leaf, without RFC 3339 times and
+// without the batch endpoint's second validation. Each rule that validation holds a point to is
+// checked here once per distinct key of the body, or holds by construction (two levels, at most
+// 1,000 leaves, finite numbers, no dotted field names). test/unit/intake-line-wire.test.ts holds
+// the two mappings to the same points.
+import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, signature } from '../model/point-wire';
+import type { WirePoints } from '../model/wire';
+import type { LineSample } from './line-protocol';
+import {
+  MAX_TIME_MS,
+  MIN_TIME_MS,
+  MappingError,
+  type MappingOptions,
+  fieldSegment,
+  keyProblem,
+  seriesKey,
+} from './mapping';
+import { SLICE_SAMPLES, nextTurn } from './slices';
+
+/** Points per wire: the batch entry point's limit, so that one wire is one commit of at most that many. */
+export const POINTS_PER_WIRE = 10_000;
+/** Fields per point pair: a track point holds `sum` and `count` of each, 1,000 leaves at most. */
+const FIELDS_PER_PAIR = 500;
+
+export interface MappedWire {
+  /** the body's points in order, at most POINTS_PER_WIRE per wire */
+  wires: WirePoints[];
+  /** points in all wires */
+  points: number;
+  samples: number;
+  skippedStrings: number;
+  skippedNonFinite: number;
+}
+
+// A high surrogate not followed by a low one, or a low one not preceded by a high one (the batch
+// endpoint refuses such keys; decoded UTF-8 holds none, but a key is checked the same way).
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+const TIME_RANGE =
+  'timestamp is outside the accepted range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z); is the precision right?';
+
+/** An array index in the sense of JS property order ("0", "17"; not "017" or "-1"). */
+function isIndex(name: string): boolean {
+  const c = name.charCodeAt(0);
+  if (c < 48 || c > 57) return false;
+  return /^(?:0|[1-9]\d*)$/.test(name) && Number(name) < 4_294_967_295;
+}
+
+/**
+ * Field names in the order an object holding them lists its keys (what the JSON-shaped mapping
+ * stored): array indices first, ascending, then the others as written.
+ */
+function objectOrder(names: string[], values: number[]): void {
+  let any = false;
+  for (const name of names) if (isIndex(name)) any = true;
+  if (!any) return;
+  const order = names.map((_, i) => i);
+  const indexFirst = (i: number) => (isIndex(names[i]!) ? Number(names[i]) : Infinity);
+  order.sort((a, b) => {
+    const x = indexFirst(a);
+    const y = indexFirst(b);
+    return x !== y ? x - y : a - b;
+  });
+  const n = order.map((i) => names[i]!);
+  const v = order.map((i) => values[i]!);
+  for (let i = 0; i < n.length; i++) {
+    names[i] = n[i]!;
+    values[i] = v[i]!;
+  }
+}
+
+/** Whether two name lists are equal. */
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+class WireBuilder {
+  readonly wires: WirePoints[] = [];
+  points = 0;
+  private keys: string[] = [];
+  private keyIndex = new Map<string, number>();
+  private pathLists: string[][] = [];
+  /** track path list signature -> [track list, assert list] */
+  private listIndex = new Map<string, [number, number]>();
+  private meta: Float64Array = new Float64Array(4096);
+  private values: Float64Array = new Float64Array(8192);
+  private count = 0; // points in the wire being built
+  private used = 0; // values in it
+  // the field names of the last pair and its lists: lines of a body mostly share their fields
+  private lastNames: string[] = [];
+  private lastLists: [number, number] = [-1, -1];
+  /** keys found good in this body (across its wires) */
+  private readonly goodKeys = new Set<string>();
+
+  /** The index of a key in the current wire; MappingError when the write path would refuse it. */
+  key(key: string, line: number): number {
+    const known = this.keyIndex.get(key);
+    if (known !== undefined) return known;
+    if (!this.goodKeys.has(key)) {
+      const problem =
+        keyProblem(key) ??
+        (LONE_SURROGATE.test(key) ? 'key holds a lone surrogate (not well-formed Unicode)' : null);
+      if (problem) throw new MappingError(line, problem);
+      this.goodKeys.add(key);
+    }
+    const index = this.keys.push(key) - 1;
+    this.keyIndex.set(key, index);
+    return index;
+  }
+
+  /** Room for `points` more points in the current wire (else a new wire starts). */
+  room(points: number): void {
+    if (this.count > 0 && this.count + points > POINTS_PER_WIRE) this.finish();
+  }
+
+  /** The track and assert path lists of field names (in object order). */
+  private lists(names: readonly string[]): [number, number] {
+    if (this.lastLists[0] >= 0 && sameNames(this.lastNames, names)) return this.lastLists;
+    const track: string[] = [];
+    const assert: string[] = [];
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      track.push(`${name}.sum`, `${name}.count`);
+      assert.push(`${name}.last`);
+    }
+    const sig = signature(track);
+    let lists = this.listIndex.get(sig);
+    if (!lists) {
+      lists = [this.pathLists.push(track) - 1, this.pathLists.push(assert) - 1];
+      this.listIndex.set(sig, lists);
+    }
+    this.lastNames = names.slice();
+    this.lastLists = lists;
+    return lists;
+  }
+
+  /** A track point of {sum, count} and an assert point of {last} of each name. */
+  pair(key: number, atMs: number, names: readonly string[], values: readonly number[]): void {
+    const [trackList, assertList] = this.lists(names);
+    const n = names.length;
+    if ((this.count + 2) * 2 > this.meta.length) this.meta = grown(this.meta, this.meta.length * 2);
+    if (this.used + 3 * n > this.values.length)
+      this.values = grown(this.values, Math.max(this.values.length * 2, this.used + 3 * n));
+    const meta = this.meta;
+    const v = this.values;
+    let m = this.count * 2;
+    meta[m++] = atMs;
+    meta[m++] = key * KEY_UNIT + trackList * LIST_UNIT;
+    meta[m++] = atMs;
+    meta[m] = key * KEY_UNIT + assertList * LIST_UNIT + ASSERT_FLAG;
+    let u = this.used;
+    for (let i = 0; i < n; i++) {
+      v[u++] = values[i]!;
+      v[u++] = 1;
+    }
+    for (let i = 0; i < n; i++) v[u++] = values[i]!;
+    this.used = u;
+    this.count += 2;
+    this.points += 2;
+  }
+
+  /** Closes the wire being built (if it holds points). */
+  finish(): void {
+    if (this.count === 0) return;
+    this.wires.push({
+      keys: this.keys,
+      pathLists: this.pathLists,
+      meta: this.meta.slice(0, this.count * 2),
+      values: this.values.slice(0, this.used),
+    });
+    this.keys = [];
+    this.keyIndex = new Map();
+    this.pathLists = [];
+    this.listIndex = new Map();
+    this.lastLists = [-1, -1];
+    this.lastNames = [];
+    this.count = 0;
+    this.used = 0;
+  }
+}
+
+function grown(array: Float64Array, length: number): Float64Array {
+  const bigger = new Float64Array(length);
+  bigger.set(array);
+  return bigger;
+}
+
+// Scratch of one line's numeric fields (the mapping is synchronous per slice).
+const names: string[] = [];
+const numbers: number[] = [];
+
+function mapInto(
+  builder: WireBuilder,
+  samples: readonly LineSample[],
+  options: MappingOptions,
+  result: MappedWire,
+): void {
+  const prefix = options.keyPrefix ?? '';
+  const nowMs = Math.floor(options.nowMs);
+  for (const sample of samples) {
+    result.samples++;
+    names.length = 0;
+    numbers.length = 0;
+    let byName: Map<string, number> | null = null; // for lines of many fields
+    for (const [name, field] of sample.fields) {
+      let value: number;
+      if (field.type === 'string') {
+        result.skippedStrings++;
+        continue;
+      } else if (field.type === 'boolean') value = field.value ? 1 : 0;
+      else value = field.value;
+      if (!Number.isFinite(value)) {
+        result.skippedNonFinite++;
+        continue;
+      }
+      const segment = fieldSegment(name);
+      // a later field of the same name wins, in the place of the first (as in a Map)
+      if (byName === null && names.length >= 16) byName = new Map(names.map((n, i) => [n, i]));
+      const at = byName === null ? names.indexOf(segment) : (byName.get(segment) ?? -1);
+      if (at >= 0) numbers[at] = value;
+      else {
+        byName?.set(segment, names.length);
+        names.push(segment);
+        numbers.push(value);
+      }
+    }
+    if (names.length === 0) continue;
+    const key = prefix + seriesKey(sample.measurement, sample.tags);
+    const pairs = Math.ceil(names.length / FIELDS_PER_PAIR);
+    builder.room(pairs * 2);
+    const k = builder.key(key, sample.line); // a key's problem is named before the time's
+    const atMs = sample.timeMs === null ? nowMs : sample.timeMs;
+    if (!(atMs >= MIN_TIME_MS && atMs <= MAX_TIME_MS)) throw new MappingError(sample.line, TIME_RANGE);
+    if (pairs === 1) {
+      objectOrder(names, numbers);
+      builder.pair(k, atMs, names, numbers);
+      continue;
+    }
+    for (let from = 0; from < names.length; from += FIELDS_PER_PAIR) {
+      const chunkNames = names.slice(from, from + FIELDS_PER_PAIR);
+      const chunkValues = numbers.slice(from, from + FIELDS_PER_PAIR);
+      objectOrder(chunkNames, chunkValues);
+      builder.pair(k, atMs, chunkNames, chunkValues);
+    }
+  }
+}
+
+function emptyResult(): MappedWire {
+  return { wires: [], points: 0, samples: 0, skippedStrings: 0, skippedNonFinite: 0 };
+}
+
+/** The points of a line protocol body as wires, or MappingError naming the first line that cannot be stored. */
+export function mapLineWire(samples: readonly LineSample[], options: MappingOptions): MappedWire {
+  const result = emptyResult();
+  const builder = new WireBuilder();
+  mapInto(builder, samples, options, result);
+  builder.finish();
+  result.wires = builder.wires;
+  result.points = builder.points;
+  return result;
+}
+
+/** mapLineWire in slices of SLICE_SAMPLES samples, the event loop free between them (large bodies). */
+export async function mapLineWireSliced(
+  samples: readonly LineSample[],
+  options: MappingOptions,
+): Promise<MappedWire> {
+  const result = emptyResult();
+  const builder = new WireBuilder();
+  for (let from = 0; from < samples.length; from += SLICE_SAMPLES) {
+    if (from > 0) await nextTurn();
+    mapInto(builder, samples.slice(from, from + SLICE_SAMPLES), options, result);
+  }
+  builder.finish();
+  result.wires = builder.wires;
+  result.points = builder.points;
+  return result;
+}

@@ -269,6 +269,46 @@ describe('applying transponders to buckets', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('a repeated read of the same texts gives the same answer; a changed bucket or transponder is seen', () => {
+    const list = [
+      t({ name: '1', paths: ['a', 'b'], expression: 'a / b * 100', response: 'd.r' }),
+      t({ name: '2', paths: ['a'], expression: 'a', response: 'm.y' }),
+    ];
+    const texts = ['{"a":1,"b":3,"m":{"x":1}}', '{"a":2,"b":4}', '{}'];
+    const first = applyToTexts(list, 'k', texts, []);
+    assert.deepEqual(first, [
+      '{"a":1,"b":3,"m":{"x":1,"y":1},"d":{"r":33.33333333333333}}',
+      '{"a":2,"b":4,"d":{"r":50},"m":{"y":2}}',
+      '{}',
+    ]);
+    // equal texts in new strings (what a store returns on each read): the same answer
+    const again = texts.map((x) => JSON.parse(JSON.stringify(x)) as string);
+    assert.deepEqual(applyToTexts(list, 'k', again, []), first);
+    // one bucket changed: its values follow
+    const changed = [texts[0]!, '{"a":3,"b":4}', '{}'];
+    assert.deepEqual(applyToTexts(list, 'k', changed, [])[1], '{"a":3,"b":4,"d":{"r":75},"m":{"y":3}}');
+    // a changed transponder (a new object, as the repository makes): its new expression
+    const edited = [t({ name: '1', paths: ['a', 'b'], expression: 'a + b', response: 'd.r' }), list[1]!];
+    assert.deepEqual(applyToTexts(edited, 'k', texts, [])[1], '{"a":2,"b":4,"d":{"r":6},"m":{"y":2}}');
+    // the query's scan after those reads sees the same values, and its own selection
+    const scan = scanWithTransponders(list, 'k', again, [])!((path) => path === 'd.r' || path === 'b');
+    assert.deepEqual(scan.availablePaths, ['a', 'b', 'd.r', 'm.x', 'm.y']);
+    assert.deepEqual(
+      scan.columns.map((c) => [c.path, Array.from(c.value.subarray(0, c.size))]),
+      [
+        ['b', [3, 4]],
+        ['d.r', [(1 / 3) * 100, 50]],
+      ],
+    );
+    // a response into a stored number is reported on every read, kept or not
+    const bad = [t({ name: 'KB', paths: ['a'], expression: 'a / 1024', response: 'a.kb' })];
+    for (let read = 0; read < 2; read++) {
+      const errors: TransponderError[] = [];
+      assert.deepEqual(applyToTexts(bad, 'k', texts, errors), texts);
+      assert.equal(errors.length, 1);
+    }
+  });
+
   test('a response that runs into a stored number: the bucket-by-bucket path reports it, in both', () => {
     const texts = ['{"bytes":5}', '{"bytes":6}'];
     const list = [t({ name: 'KB', paths: ['bytes'], expression: 'a / 1024', response: 'bytes.kb' })];

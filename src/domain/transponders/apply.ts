@@ -10,7 +10,9 @@
 // parsed and compiled once per read, the buckets' texts are scanned once for the paths the
 // transponders read (the query scanner's text path, no JSON.parse), the expression runs a whole
 // column at a time, and the results are spliced onto the stored texts (or merged into the query's
-// columns). A read where a response path could run into a stored value or name a stored map, or
+// columns). What a read derived is kept for the next read of the same texts by the same
+// transponders (Derivations): a dashboard's refresh and its widgets on one key scan nothing again.
+// A read where a response path could run into a stored value or name a stored map, or
 // into another transponder's response, takes the bucket-by-bucket path (applyToBuckets), whose
 // checks decide exactly which transponder fails.
 import {
@@ -374,10 +376,11 @@ function columnHash(values: Float64Array): string {
   const words = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
   let h1 = 0x811c9dc5;
   let h2 = 0x1b873593;
-  for (let k = 0; k < words.length; k++) {
-    const w = words[k]!;
+  const n = words.length;
+  for (let k = 0; k < n; k++) {
+    const w = words[k]! | 0;
     h1 = Math.imul(h1 ^ w, 0x01000193);
-    h2 = Math.imul(h2 + w, 0x5bd1e995) ^ (h2 >>> 13);
+    h2 = Math.imul((h2 + w) | 0, 0x5bd1e995) ^ (h2 >>> 13); // kept in int32: no doubles in the loop
   }
   return `${values.length}:${h1 >>> 0}:${h2 >>> 0}`;
 }
@@ -488,7 +491,11 @@ function writeNode(node: OutNode, i: number, out: Uint8Array, n: number): number
  * of a derived path (its quoted name appears in the text, and the scan met that name) is parsed,
  * given its values and written whole into `values` instead; the others keep their stored text.
  */
-function derivedMembers(values: string[], derived: readonly DerivedColumn[], scan: Scan): DerivedMembers {
+function derivedMembers(
+  values: string[],
+  derived: readonly DerivedColumn[],
+  scan: StoredPaths,
+): DerivedMembers {
   const length = values.length;
   const known = new Set<string>();
   for (const path of scan.availablePaths) known.add(path.split('.', 1)[0]!);
@@ -563,6 +570,105 @@ function composed(derived: readonly DerivedColumn[], length: number): Composed {
   return made;
 }
 
+/** The paths a scan met: the leaves, and every path leaf or map (derive and derivedMembers check against them). */
+type StoredPaths = Pick<Scan, 'availablePaths' | 'mapPaths'>;
+
+/** What the transponders made of one read's texts. */
+interface Derivation {
+  applied: readonly Transponder[];
+  texts: readonly string[];
+  /** about the memory the texts hold */
+  bytes: number;
+  /** the derived columns, or null when a response may run into a stored value (the bucket-by-bucket path) */
+  derived: DerivedColumn[] | null;
+  paths: StoredPaths;
+  /** applyToRead's answer, made by the first such read: the texts (a bucket written whole replaced) and the members */
+  read?: { values: string[]; members: DerivedMembers };
+}
+
+/**
+ * The derivations of recent reads, found by their transponders (the same objects: the repo makes
+ * new ones on any change) and their texts (compared in full, one string comparison per bucket).
+ * A dashboard's widgets on one key and a refresh of a range whose buckets did not change scan
+ * nothing again: the scan of the stored texts for the paths' numbers is most of the cost of a
+ * read with transponders. The derived values follow from the texts and the transponders alone,
+ * so equal texts give equal values and no source sees another's. Bounded by the texts' memory;
+ * the least recently used go first.
+ */
+class Derivations {
+  private readonly entries: Derivation[] = [];
+  private bytes = 0;
+  constructor(
+    private readonly limit: number,
+    private readonly most: number,
+  ) {}
+
+  find(applied: readonly Transponder[], texts: readonly string[]): Derivation | undefined {
+    for (let e = 0; e < this.entries.length; e++) {
+      const kept = this.entries[e]!;
+      if (!sameList(kept.applied, applied) || !sameTexts(kept.texts, texts)) continue;
+      if (e > 0) {
+        this.entries.splice(e, 1);
+        this.entries.unshift(kept);
+      }
+      return kept;
+    }
+    return undefined;
+  }
+
+  add(
+    applied: readonly Transponder[],
+    texts: readonly string[],
+    derived: DerivedColumn[] | null,
+    scan: Scan,
+  ): Derivation {
+    let bytes = 64 + texts.length * 8;
+    for (let i = 0; i < texts.length; i++) bytes += texts[i]!.length + 16;
+    const made: Derivation = {
+      applied: applied.slice(),
+      texts: texts.slice(),
+      bytes,
+      derived,
+      paths: { availablePaths: scan.availablePaths, mapPaths: scan.mapPaths },
+    };
+    if (bytes > this.limit / 4) return made;
+    this.entries.unshift(made);
+    this.bytes += bytes;
+    while (this.entries.length > this.most || this.bytes > this.limit)
+      this.bytes -= this.entries.pop()!.bytes;
+    return made;
+  }
+}
+
+function sameList(a: readonly Transponder[], b: readonly Transponder[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
+  return true;
+}
+
+/** Whether two reads' texts are equal: the last buckets first (where a range's data changes). */
+function sameTexts(a: readonly string[], b: readonly string[]): boolean {
+  const length = a.length;
+  if (length !== b.length) return false;
+  for (let i = length - 1; i >= 0; i--) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+const derivations = new Derivations(32 * 1024 * 1024, 16);
+
+/** The derivation of `values` by `prepared` (`applied`, matched): kept, or made from `scan` (one that selected pathsNeeded). */
+function derivation(
+  applied: readonly Transponder[],
+  prepared: readonly Prepared[],
+  values: readonly string[],
+  scan: () => Scan,
+): Derivation {
+  const kept = derivations.find(applied, values);
+  if (kept) return kept;
+  const made = scan();
+  return derivations.add(applied, values, derive(prepared, made, values.length), made);
+}
+
 /** The texts of `values` with `derived` written in (for callers that need each bucket's whole text). */
 export function withDerived(values: readonly string[], derived: DerivedMembers | undefined): string[] {
   if (!derived) return values as string[];
@@ -595,8 +701,8 @@ export function applyToRead(
     return { values };
   }
   const need = pathsNeeded(prepared);
-  const scan = scanSeries(values, (path) => need.has(path));
-  const derived = derive(prepared, scan, values.length);
+  const made = derivation(applied, prepared, values, () => scanSeries(values, (path) => need.has(path)));
+  const derived = made.derived;
   if (derived === null) {
     const buckets = values.map((text) => JSON.parse(text) as Bucket);
     applyToBuckets(applied, buckets, errors);
@@ -604,8 +710,11 @@ export function applyToRead(
   }
   errors.push(...own);
   if (derived.length === 0) return { values };
-  const copy = values.slice();
-  return { values: copy, derived: derivedMembers(copy, derived, scan) };
+  if (!made.read) {
+    const copy = values.slice();
+    made.read = { values: copy, members: derivedMembers(copy, derived, made.paths) };
+  }
+  return { values: made.read.values.slice(), derived: made.read.members };
 }
 
 /** applyToRead as whole texts: the same array when no transponder applies. */
@@ -662,8 +771,14 @@ export function scanWithTransponders(
       return scanSeries(values, selects);
     }
     const need = pathsNeeded(prepared);
-    const scan = scanSeries(values, (path) => selects(path) || need.has(path));
-    const derived = derive(prepared, scan, values.length);
+    // a kept derivation leaves the query's own scan; otherwise one scan selects both
+    let scan: Scan | null = null;
+    const made = derivation(applied, prepared, values, () => {
+      scan = scanSeries(values, (path) => selects(path) || need.has(path));
+      return scan;
+    });
+    scan ??= scanSeries(values, selects);
+    const derived = made.derived;
     if (derived === null) {
       const buckets = values.map((text) => JSON.parse(text) as Bucket);
       applyToBuckets(applied, buckets, errors);

@@ -396,23 +396,96 @@ function sameValues(a: Float64Array, b: Float64Array): boolean {
   return true;
 }
 
-function cellsOf(values: Float64Array): Cells {
+/**
+ * The last column formatted for each derived path (and length): a read of a range whose last
+ * buckets changed (new points on a live range) gives a column of mostly the same numbers, whose
+ * cells are copied from it and only the changed ones formatted. A cell's text follows from its
+ * number alone, so whichever read formatted it, the copy is what formatting would write.
+ */
+const lastCells = new Map<string, Cells>();
+const LAST_CELLS = 256;
+
+function cellsOf(values: Float64Array, path: string): Cells {
   const hash = columnHash(values);
   const kept = cellsCache.get(hash);
-  if (kept && sameValues(kept.values, values)) return kept;
-  const made = formatCells(values, hash);
+  const slot = `${values.length}:${path}`;
+  if (kept && sameValues(kept.values, values)) {
+    lastCells.set(slot, kept);
+    return kept;
+  }
+  const before = lastCells.get(slot);
+  const made = (before && patchCells(before, values, hash)) ?? formatCells(values, hash);
   cellsCache.set(hash, made, made.values.byteLength + made.cells.byteLength + made.starts.byteLength);
+  if (lastCells.size >= LAST_CELLS && !lastCells.has(slot)) lastCells.clear();
+  lastCells.set(slot, made);
   return made;
 }
 
+/** The longest cell: a number as JavaScript writes it (`-1.2345678901234567e-300`) and its comma. */
+const LONGEST_CELL = 26;
+
+/**
+ * `values` formatted from `before` (a column of the same length): runs of equal numbers copied,
+ * the others formatted as JSON.stringify writes them (a finite number as String does, anything
+ * else null). Null when more than an eighth of the numbers changed (formatting it whole is as cheap).
+ */
+function patchCells(before: Cells, values: Float64Array, hash: string): Cells | null {
+  const length = values.length;
+  const old = before.values;
+  if (old.length !== length) return null;
+  let changed = 0;
+  for (let i = 0; i < length; i++) {
+    const x = old[i]!;
+    const y = values[i]!;
+    if (x !== y && (x === x || y === y) && ++changed > (length >> 3) + 8) return null;
+  }
+  const from = before.cells;
+  const fromStarts = before.starts;
+  const cells = Buffer.allocUnsafe(from.length + changed * LONGEST_CELL);
+  const starts = new Int32Array(length + 1);
+  let n = 0;
+  let longest = 0;
+  let i = 0;
+  while (i < length) {
+    const x = old[i]!;
+    const y = values[i]!;
+    if (x === y || (x !== x && y !== y)) {
+      // a run of equal numbers: one copy, the starts shifted by the same amount
+      let end = i + 1;
+      for (; end < length; end++) {
+        const a = old[end]!;
+        const b = values[end]!;
+        if (a !== b && (a === a || b === b)) break;
+      }
+      const shift = n - fromStarts[i]!;
+      for (let k = i; k < end; k++) {
+        starts[k] = fromStarts[k]! + shift;
+        const size = fromStarts[k + 1]! - fromStarts[k]!;
+        if (size > longest) longest = size;
+      }
+      cells.set(from.subarray(fromStarts[i]!, fromStarts[end]!), n);
+      n += fromStarts[end]! - fromStarts[i]!;
+      i = end;
+      continue;
+    }
+    starts[i] = n;
+    n += cells.write(Number.isFinite(y) ? String(y) : 'null', n, 'latin1');
+    cells[n++] = COMMA;
+    if (n - starts[i]! > longest) longest = n - starts[i]!;
+    i++;
+  }
+  starts[length] = n;
+  return { hash, values, cells: cells.subarray(0, n), starts, longest };
+}
+
 /** Fills a leaf's cells. */
-function leafCells(node: OutNode, values: Float64Array): Cells {
+function leafCells(node: OutNode, values: Float64Array, path: string): Cells {
   const length = values.length;
   for (let i = 0; i < length; i++) {
     const v = values[i]!;
     node.has[i] = v === v ? 1 : 0;
   }
-  const made = cellsOf(values);
+  const made = cellsOf(values, path);
   node.cells = made.cells;
   node.starts = made.starts;
   return made;
@@ -445,7 +518,7 @@ function outTree(
       }
       siblings = node.children;
     }
-    const cells = leafCells(node!, values);
+    const cells = leafCells(node!, values, path);
     leaves.push(cells);
     bytes += cells.longest;
   }

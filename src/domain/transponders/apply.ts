@@ -621,26 +621,98 @@ const composedCache = new ByteBoundCache<Composed>(16 * 1024 * 1024);
  */
 function composed(derived: readonly DerivedColumn[], length: number): Composed {
   const { tops, bytes, leaves } = outTree(derived, length);
-  const key = `${derived.map((d) => d.path).join('\0')}\0${leaves.map((c) => c.hash).join('\0')}`;
+  const paths = derived.map((d) => d.path).join('\0');
+  const key = `${paths}\0${leaves.map((c) => c.hash).join('\0')}`;
   const kept = composedCache.get(key);
   if (kept && kept.leaves.every((c, k) => c === leaves[k])) return kept;
+  const slot = `${length}\0${paths}`;
+  const before = lastComposed.get(slot);
+  const made =
+    (before && patchComposed(before, tops, bytes, leaves, length)) ?? composeAll(tops, bytes, leaves, length);
+  composedCache.set(key, made, made.cells.buffer.byteLength + made.starts.byteLength);
+  if (lastComposed.size >= LAST_CELLS && !lastComposed.has(slot)) lastComposed.clear();
+  lastComposed.set(slot, made);
+  return made;
+}
+
+/** The last composition of each list of derived paths (and length): patched when a few buckets changed (lastCells). */
+const lastComposed = new Map<string, Composed>();
+
+/** Bucket i's members written at `n` in `cells`; returns the new end. */
+function composeBucket(tops: readonly OutNode[], i: number, cells: Uint8Array, n: number): number {
+  let first = true;
+  for (const top of tops) {
+    if (!top.has[i]) continue;
+    if (!first) cells[n++] = COMMA;
+    first = false;
+    n = writeNode(top, i, cells, n);
+  }
+  return n;
+}
+
+function composeAll(tops: readonly OutNode[], bytes: number, leaves: Cells[], length: number): Composed {
   const cells = Buffer.allocUnsafe(bytes * length);
   const starts = new Int32Array(length + 1);
   let n = 0;
   for (let i = 0; i < length; i++) {
     starts[i] = n;
-    let first = true;
-    for (const top of tops) {
-      if (!top.has[i]) continue;
-      if (!first) cells[n++] = COMMA;
-      first = false;
-      n = writeNode(top, i, cells, n);
-    }
+    n = composeBucket(tops, i, cells, n);
   }
   starts[length] = n;
-  const made = { cells: cells.subarray(0, n), starts, bytes, leaves };
-  composedCache.set(key, made, bytes * length + starts.byteLength);
-  return made;
+  return { cells: cells.subarray(0, n), starts, bytes, leaves };
+}
+
+/**
+ * The composition from `before` (of the same paths and length): the buckets whose numbers are all
+ * the same copied (their members' bytes follow from the numbers alone), the others composed. Null
+ * when more than an eighth of the buckets changed.
+ */
+function patchComposed(
+  before: Composed,
+  tops: readonly OutNode[],
+  bytes: number,
+  leaves: Cells[],
+  length: number,
+): Composed | null {
+  if (before.leaves.length !== leaves.length || before.starts.length !== length + 1) return null;
+  const changed = new Uint8Array(length);
+  let count = 0;
+  for (let k = 0; k < leaves.length; k++) {
+    const old = before.leaves[k]!.values;
+    const now = leaves[k]!.values;
+    if (old === now) continue;
+    if (old.length !== length || now.length !== length) return null;
+    for (let i = 0; i < length; i++) {
+      const x = old[i]!;
+      const y = now[i]!;
+      if (x !== y && (x === x || y === y) && changed[i] === 0) {
+        changed[i] = 1;
+        if (++count > (length >> 3) + 8) return null;
+      }
+    }
+  }
+  const from = before.cells;
+  const fromStarts = before.starts;
+  const cells = Buffer.allocUnsafe(from.length + count * bytes);
+  const starts = new Int32Array(length + 1);
+  let n = 0;
+  let i = 0;
+  while (i < length) {
+    if (changed[i] === 0) {
+      let end = i + 1;
+      while (end < length && changed[end] === 0) end++;
+      const shift = n - fromStarts[i]!;
+      for (let k = i; k < end; k++) starts[k] = fromStarts[k]! + shift;
+      n += from.copy(cells, n, fromStarts[i]!, fromStarts[end]!);
+      i = end;
+      continue;
+    }
+    starts[i] = n;
+    n = composeBucket(tops, i, cells, n);
+    i++;
+  }
+  starts[length] = n;
+  return { cells: cells.subarray(0, n), starts, bytes, leaves };
 }
 
 /** The paths a scan met: the leaves, and every path leaf or map (derive and derivedMembers check against them). */

@@ -765,7 +765,7 @@ class Derivations {
     applied: readonly Transponder[],
     texts: readonly string[],
     derived: DerivedColumn[] | null,
-    scan: Scan,
+    scan: StoredPaths,
   ): Derivation {
     let bytes = 64 + texts.length * 8;
     for (let i = 0; i < texts.length; i++) bytes += texts[i]!.length + 16;
@@ -783,6 +783,76 @@ class Derivations {
       this.bytes -= this.entries.pop()!.bytes;
     return made;
   }
+
+  /**
+   * A derivation by the same transponders of as many texts, all but a few of them equal at the
+   * same places (a live range: its last buckets took new points), and the places that differ.
+   */
+  near(
+    applied: readonly Transponder[],
+    texts: readonly string[],
+  ): { kept: Derivation; changed: number[] } | undefined {
+    const length = texts.length;
+    const most = (length >> 3) + 8;
+    search: for (const kept of this.entries) {
+      if (kept.derived === null || kept.texts.length !== length || !sameList(kept.applied, applied)) continue;
+      const changed: number[] = [];
+      for (let i = length - 1; i >= 0; i--) {
+        if (kept.texts[i] === texts[i]) continue;
+        if (changed.length === most) continue search;
+        changed.push(i);
+      }
+      return { kept, changed: changed.reverse() };
+    }
+    return undefined;
+  }
+}
+
+const samePaths = (a: readonly string[], b: readonly string[]) => {
+  if (a.length !== b.length) return false;
+  const x = [...a].sort();
+  const y = [...b].sort();
+  return x.every((path, k) => path === y[k]);
+};
+
+/**
+ * The derivation of `values` from `kept`, which differs from it only in the buckets `changed`:
+ * those are scanned and derived, the other buckets' values copied. Only when the changed buckets
+ * held the same paths before and after (so every path the whole read meets, which decides where
+ * the responses may go, is the same as `kept`'s); null otherwise.
+ */
+function patchDerivation(
+  kept: Derivation,
+  changed: readonly number[],
+  prepared: readonly Prepared[],
+  values: readonly string[],
+  need: ReadonlySet<string>,
+): { derived: DerivedColumn[]; paths: StoredPaths } | null {
+  const keptDerived = kept.derived;
+  if (keptDerived === null) return null;
+  const selects = (path: string) => need.has(path);
+  const before = scanSeries(
+    changed.map((i) => kept.texts[i]!),
+    selects,
+  );
+  const after = scanSeries(
+    changed.map((i) => values[i]!),
+    selects,
+  );
+  if (!samePaths(before.availablePaths, after.availablePaths) || !samePaths(before.mapPaths, after.mapPaths))
+    return null;
+  const sub = derive(prepared, { ...kept.paths, columns: after.columns }, changed.length);
+  if (sub === null || sub.length !== keptDerived.length) return null;
+  const derived: DerivedColumn[] = [];
+  for (let k = 0; k < sub.length; k++) {
+    const { path, values: old } = keptDerived[k]!;
+    if (sub[k]!.path !== path) return null;
+    const column = old.slice();
+    const fresh = sub[k]!.values;
+    for (let j = 0; j < changed.length; j++) column[changed[j]!] = fresh[j]!;
+    derived.push({ path, values: column });
+  }
+  return { derived, paths: kept.paths };
 }
 
 function sameList(a: readonly Transponder[], b: readonly Transponder[]): boolean {
@@ -807,9 +877,13 @@ function derivation(
   prepared: readonly Prepared[],
   values: readonly string[],
   scan: () => Scan,
+  need: ReadonlySet<string>,
 ): Derivation {
   const kept = derivations.find(applied, values);
   if (kept) return kept;
+  const near = derivations.near(applied, values);
+  const patched = near && patchDerivation(near.kept, near.changed, prepared, values, need);
+  if (patched) return derivations.add(applied, values, patched.derived, patched.paths);
   const made = scan();
   return derivations.add(applied, values, derive(prepared, made, values.length), made);
 }
@@ -846,7 +920,13 @@ export function applyToRead(
     return { values };
   }
   const need = pathsNeeded(prepared);
-  const made = derivation(applied, prepared, values, () => scanSeries(values, (path) => need.has(path)));
+  const made = derivation(
+    applied,
+    prepared,
+    values,
+    () => scanSeries(values, (path) => need.has(path)),
+    need,
+  );
   const derived = made.derived;
   if (derived === null) {
     const buckets = values.map((text) => JSON.parse(text) as Bucket);
@@ -916,12 +996,18 @@ export function scanWithTransponders(
       return scanSeries(values, selects);
     }
     const need = pathsNeeded(prepared);
-    // a kept derivation leaves the query's own scan; otherwise one scan selects both
+    // a kept (or patched) derivation leaves the query's own scan; otherwise one scan selects both
     let scan: Scan | null = null;
-    const made = derivation(applied, prepared, values, () => {
-      scan = scanSeries(values, (path) => selects(path) || need.has(path));
-      return scan;
-    });
+    const made = derivation(
+      applied,
+      prepared,
+      values,
+      () => {
+        scan = scanSeries(values, (path) => selects(path) || need.has(path));
+        return scan;
+      },
+      need,
+    );
     scan ??= scanSeries(values, selects);
     const derived = made.derived;
     if (derived === null) {

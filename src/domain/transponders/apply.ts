@@ -11,7 +11,9 @@
 // transponders read (the query scanner's text path, no JSON.parse), the expression runs a whole
 // column at a time, and the results are spliced onto the stored texts (or merged into the query's
 // columns). What a read derived is kept for the next read of the same texts by the same
-// transponders (Derivations): a dashboard's refresh and its widgets on one key scan nothing again.
+// transponders (Derivations): a dashboard's refresh and its widgets on one key scan nothing again,
+// and a read whose texts differ in a few buckets (a live range) derives, formats and composes only
+// those (patchDerivation, patchCells, patchComposed).
 // A read where a response path could run into a stored value or name a stored map, or
 // into another transponder's response, takes the bucket-by-bucket path (applyToBuckets), whose
 // checks decide exactly which transponder fails.

@@ -19,6 +19,7 @@ import {
   type TransponderError,
 } from '../../src/domain/transponders/apply';
 import type { Transponder } from '../../src/storage/transponders';
+import { scanSeries } from '../../src/domain/metrics/query/columns';
 
 const value = (text: string, ...values: Array<number | null>) =>
   evaluateWith(parseTransponderExpression(text, values.length), values);
@@ -267,6 +268,113 @@ describe('applying transponders to buckets', () => {
       [4, -1],
     ]);
     assert.deepEqual(errors, []);
+  });
+
+  test('a repeated read of the same texts gives the same answer; a changed bucket or transponder is seen', () => {
+    const list = [
+      t({ name: '1', paths: ['a', 'b'], expression: 'a / b * 100', response: 'd.r' }),
+      t({ name: '2', paths: ['a'], expression: 'a', response: 'm.y' }),
+    ];
+    const texts = ['{"a":1,"b":3,"m":{"x":1}}', '{"a":2,"b":4}', '{}'];
+    const first = applyToTexts(list, 'k', texts, []);
+    assert.deepEqual(first, [
+      '{"a":1,"b":3,"m":{"x":1,"y":1},"d":{"r":33.33333333333333}}',
+      '{"a":2,"b":4,"d":{"r":50},"m":{"y":2}}',
+      '{}',
+    ]);
+    // equal texts in new strings (what a store returns on each read): the same answer
+    const again = texts.map((x) => JSON.parse(JSON.stringify(x)) as string);
+    assert.deepEqual(applyToTexts(list, 'k', again, []), first);
+    // one bucket changed: its values follow
+    const changed = [texts[0]!, '{"a":3,"b":4}', '{}'];
+    assert.deepEqual(applyToTexts(list, 'k', changed, [])[1], '{"a":3,"b":4,"d":{"r":75},"m":{"y":3}}');
+    // a changed transponder (a new object, as the repository makes): its new expression
+    const edited = [t({ name: '1', paths: ['a', 'b'], expression: 'a + b', response: 'd.r' }), list[1]!];
+    assert.deepEqual(applyToTexts(edited, 'k', texts, [])[1], '{"a":2,"b":4,"d":{"r":6},"m":{"y":2}}');
+    // the query's scan after those reads sees the same values, and its own selection
+    const scan = scanWithTransponders(list, 'k', again, [])!((path) => path === 'd.r' || path === 'b');
+    assert.deepEqual(scan.availablePaths, ['a', 'b', 'd.r', 'm.x', 'm.y']);
+    assert.deepEqual(
+      scan.columns.map((c) => [c.path, Array.from(c.value.subarray(0, c.size))]),
+      [
+        ['b', [3, 4]],
+        ['d.r', [(1 / 3) * 100, 50]],
+      ],
+    );
+    // a response into a stored number is reported on every read, kept or not
+    const bad = [t({ name: 'KB', paths: ['a'], expression: 'a / 1024', response: 'a.kb' })];
+    for (let read = 0; read < 2; read++) {
+      const errors: TransponderError[] = [];
+      assert.deepEqual(applyToTexts(bad, 'k', texts, errors), texts);
+      assert.equal(errors.length, 1);
+    }
+  });
+
+  test('reads of a range whose buckets change one after another agree with the bucket-by-bucket path', () => {
+    const list = [
+      t({ name: '1', paths: ['a', 'b'], expression: 'a / b * 100', response: 'live.r' }),
+      t({ name: '2', paths: ['a'], expression: 'a * 3', response: 'live.s' }),
+    ];
+    // mostly buckets of one shape (a read then derives only the changed ones), some of others
+    const cell = fc.oneof(
+      { arbitrary: fc.constant('{}'), weight: 1 },
+      // a response runs into a stored number: the bucket-by-bucket path
+      { arbitrary: fc.constant('{"a":1,"live":5}'), weight: 1 },
+      // stored members under the responses' map
+      { arbitrary: fc.constant('{"a":2,"b":8,"live":{"r":1,"x":3}}'), weight: 1 },
+      {
+        weight: 12,
+        arbitrary: fc
+          .record({
+            a: fc.oneof(
+              fc.integer({ min: -1000, max: 1000 }),
+              fc.double({ noNaN: true, noDefaultInfinity: true }),
+            ),
+            b: fc.option(
+              fc.oneof(
+                fc.constant(0),
+                fc.integer({ min: -50, max: 50 }),
+                fc.double({ min: -1e6, max: 1e6, noNaN: true }),
+              ),
+              { freq: 8 },
+            ),
+          })
+          .map(({ a, b }) => JSON.stringify(b === null ? { a } : { a, b })),
+      },
+    );
+    fc.assert(
+      fc.property(
+        fc.array(cell, { minLength: 1, maxLength: 40 }),
+        fc.array(fc.tuple(fc.nat(), cell), { minLength: 1, maxLength: 6 }),
+        (texts, changes) => {
+          const reads = [texts, texts.slice()];
+          let next = texts.slice();
+          for (const [at, text] of changes) {
+            next = next.slice();
+            next[at % next.length] = text;
+            reads.push(next);
+          }
+          for (const read of reads) {
+            const buckets = read.map((x) => JSON.parse(x) as Record<string, unknown>);
+            applyToBuckets(list, buckets, []);
+            const fast = applyToTexts(list, 'k', read, []).map((x) => JSON.parse(x) as unknown);
+            assert.deepEqual(fast, JSON.parse(JSON.stringify(buckets)));
+            // the query's scan sees what a scan of the written buckets sees
+            const seen = scanWithTransponders(list, 'k', read, [])!(() => true);
+            const written = scanSeries(JSON.parse(JSON.stringify(buckets)) as unknown[], () => true);
+            const columns = (scan: typeof seen) =>
+              scan.columns.map((c) => [
+                c.path,
+                [...c.index.subarray(0, c.size)],
+                [...c.value.subarray(0, c.size)].map((v) => v + 0), // -0 is written as 0
+              ]);
+            assert.deepEqual(seen.availablePaths, written.availablePaths);
+            assert.deepEqual(columns(seen), columns(written));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   test('a response that runs into a stored number: the bucket-by-bucket path reports it, in both', () => {

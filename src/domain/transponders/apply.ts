@@ -10,7 +10,11 @@
 // parsed and compiled once per read, the buckets' texts are scanned once for the paths the
 // transponders read (the query scanner's text path, no JSON.parse), the expression runs a whole
 // column at a time, and the results are spliced onto the stored texts (or merged into the query's
-// columns). A read where a response path could run into a stored value or name a stored map, or
+// columns). What a read derived is kept for the next read of the same texts by the same
+// transponders (Derivations): a dashboard's refresh and its widgets on one key scan nothing again,
+// and a read whose texts differ in a few buckets (a live range) derives, formats and composes only
+// those (patchDerivation, patchCells, patchComposed).
+// A read where a response path could run into a stored value or name a stored map, or
 // into another transponder's response, takes the bucket-by-bucket path (applyToBuckets), whose
 // checks decide exactly which transponder fails.
 import {
@@ -374,10 +378,11 @@ function columnHash(values: Float64Array): string {
   const words = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
   let h1 = 0x811c9dc5;
   let h2 = 0x1b873593;
-  for (let k = 0; k < words.length; k++) {
-    const w = words[k]!;
+  const n = words.length;
+  for (let k = 0; k < n; k++) {
+    const w = words[k]! | 0;
     h1 = Math.imul(h1 ^ w, 0x01000193);
-    h2 = Math.imul(h2 + w, 0x5bd1e995) ^ (h2 >>> 13);
+    h2 = Math.imul((h2 + w) | 0, 0x5bd1e995) ^ (h2 >>> 13); // kept in int32: no doubles in the loop
   }
   return `${values.length}:${h1 >>> 0}:${h2 >>> 0}`;
 }
@@ -393,23 +398,96 @@ function sameValues(a: Float64Array, b: Float64Array): boolean {
   return true;
 }
 
-function cellsOf(values: Float64Array): Cells {
+/**
+ * The last column formatted for each derived path (and length): a read of a range whose last
+ * buckets changed (new points on a live range) gives a column of mostly the same numbers, whose
+ * cells are copied from it and only the changed ones formatted. A cell's text follows from its
+ * number alone, so whichever read formatted it, the copy is what formatting would write.
+ */
+const lastCells = new Map<string, Cells>();
+const LAST_CELLS = 256;
+
+function cellsOf(values: Float64Array, path: string): Cells {
   const hash = columnHash(values);
   const kept = cellsCache.get(hash);
-  if (kept && sameValues(kept.values, values)) return kept;
-  const made = formatCells(values, hash);
+  const slot = `${values.length}:${path}`;
+  if (kept && sameValues(kept.values, values)) {
+    lastCells.set(slot, kept);
+    return kept;
+  }
+  const before = lastCells.get(slot);
+  const made = (before && patchCells(before, values, hash)) ?? formatCells(values, hash);
   cellsCache.set(hash, made, made.values.byteLength + made.cells.byteLength + made.starts.byteLength);
+  if (lastCells.size >= LAST_CELLS && !lastCells.has(slot)) lastCells.clear();
+  lastCells.set(slot, made);
   return made;
 }
 
+/** The longest cell: a number as JavaScript writes it (`-1.2345678901234567e-300`) and its comma. */
+const LONGEST_CELL = 26;
+
+/**
+ * `values` formatted from `before` (a column of the same length): runs of equal numbers copied,
+ * the others formatted as JSON.stringify writes them (a finite number as String does, anything
+ * else null). Null when more than an eighth of the numbers changed (formatting it whole is as cheap).
+ */
+function patchCells(before: Cells, values: Float64Array, hash: string): Cells | null {
+  const length = values.length;
+  const old = before.values;
+  if (old.length !== length) return null;
+  let changed = 0;
+  for (let i = 0; i < length; i++) {
+    const x = old[i]!;
+    const y = values[i]!;
+    if (x !== y && (x === x || y === y) && ++changed > (length >> 3) + 8) return null;
+  }
+  const from = before.cells;
+  const fromStarts = before.starts;
+  const cells = Buffer.allocUnsafe(from.length + changed * LONGEST_CELL);
+  const starts = new Int32Array(length + 1);
+  let n = 0;
+  let longest = 0;
+  let i = 0;
+  while (i < length) {
+    const x = old[i]!;
+    const y = values[i]!;
+    if (x === y || (x !== x && y !== y)) {
+      // a run of equal numbers: one copy, the starts shifted by the same amount
+      let end = i + 1;
+      for (; end < length; end++) {
+        const a = old[end]!;
+        const b = values[end]!;
+        if (a !== b && (a === a || b === b)) break;
+      }
+      const shift = n - fromStarts[i]!;
+      for (let k = i; k < end; k++) {
+        starts[k] = fromStarts[k]! + shift;
+        const size = fromStarts[k + 1]! - fromStarts[k]!;
+        if (size > longest) longest = size;
+      }
+      cells.set(from.subarray(fromStarts[i]!, fromStarts[end]!), n);
+      n += fromStarts[end]! - fromStarts[i]!;
+      i = end;
+      continue;
+    }
+    starts[i] = n;
+    n += cells.write(Number.isFinite(y) ? String(y) : 'null', n, 'latin1');
+    cells[n++] = COMMA;
+    if (n - starts[i]! > longest) longest = n - starts[i]!;
+    i++;
+  }
+  starts[length] = n;
+  return { hash, values, cells: cells.subarray(0, n), starts, longest };
+}
+
 /** Fills a leaf's cells. */
-function leafCells(node: OutNode, values: Float64Array): Cells {
+function leafCells(node: OutNode, values: Float64Array, path: string): Cells {
   const length = values.length;
   for (let i = 0; i < length; i++) {
     const v = values[i]!;
     node.has[i] = v === v ? 1 : 0;
   }
-  const made = cellsOf(values);
+  const made = cellsOf(values, path);
   node.cells = made.cells;
   node.starts = made.starts;
   return made;
@@ -442,7 +520,7 @@ function outTree(
       }
       siblings = node.children;
     }
-    const cells = leafCells(node!, values);
+    const cells = leafCells(node!, values, path);
     leaves.push(cells);
     bytes += cells.longest;
   }
@@ -488,7 +566,11 @@ function writeNode(node: OutNode, i: number, out: Uint8Array, n: number): number
  * of a derived path (its quoted name appears in the text, and the scan met that name) is parsed,
  * given its values and written whole into `values` instead; the others keep their stored text.
  */
-function derivedMembers(values: string[], derived: readonly DerivedColumn[], scan: Scan): DerivedMembers {
+function derivedMembers(
+  values: string[],
+  derived: readonly DerivedColumn[],
+  scan: StoredPaths,
+): DerivedMembers {
   const length = values.length;
   const known = new Set<string>();
   for (const path of scan.availablePaths) known.add(path.split('.', 1)[0]!);
@@ -541,26 +623,271 @@ const composedCache = new ByteBoundCache<Composed>(16 * 1024 * 1024);
  */
 function composed(derived: readonly DerivedColumn[], length: number): Composed {
   const { tops, bytes, leaves } = outTree(derived, length);
-  const key = `${derived.map((d) => d.path).join('\0')}\0${leaves.map((c) => c.hash).join('\0')}`;
+  const paths = derived.map((d) => d.path).join('\0');
+  const key = `${paths}\0${leaves.map((c) => c.hash).join('\0')}`;
   const kept = composedCache.get(key);
   if (kept && kept.leaves.every((c, k) => c === leaves[k])) return kept;
+  const slot = `${length}\0${paths}`;
+  const before = lastComposed.get(slot);
+  const made =
+    (before && patchComposed(before, tops, bytes, leaves, length)) ?? composeAll(tops, bytes, leaves, length);
+  composedCache.set(key, made, made.cells.buffer.byteLength + made.starts.byteLength);
+  if (lastComposed.size >= LAST_CELLS && !lastComposed.has(slot)) lastComposed.clear();
+  lastComposed.set(slot, made);
+  return made;
+}
+
+/** The last composition of each list of derived paths (and length): patched when a few buckets changed (lastCells). */
+const lastComposed = new Map<string, Composed>();
+
+/** Bucket i's members written at `n` in `cells`; returns the new end. */
+function composeBucket(tops: readonly OutNode[], i: number, cells: Uint8Array, n: number): number {
+  let first = true;
+  for (const top of tops) {
+    if (!top.has[i]) continue;
+    if (!first) cells[n++] = COMMA;
+    first = false;
+    n = writeNode(top, i, cells, n);
+  }
+  return n;
+}
+
+function composeAll(tops: readonly OutNode[], bytes: number, leaves: Cells[], length: number): Composed {
   const cells = Buffer.allocUnsafe(bytes * length);
   const starts = new Int32Array(length + 1);
   let n = 0;
   for (let i = 0; i < length; i++) {
     starts[i] = n;
-    let first = true;
-    for (const top of tops) {
-      if (!top.has[i]) continue;
-      if (!first) cells[n++] = COMMA;
-      first = false;
-      n = writeNode(top, i, cells, n);
-    }
+    n = composeBucket(tops, i, cells, n);
   }
   starts[length] = n;
-  const made = { cells: cells.subarray(0, n), starts, bytes, leaves };
-  composedCache.set(key, made, bytes * length + starts.byteLength);
-  return made;
+  return { cells: cells.subarray(0, n), starts, bytes, leaves };
+}
+
+/**
+ * The composition from `before` (of the same paths and length): the buckets whose numbers are all
+ * the same copied (their members' bytes follow from the numbers alone), the others composed. Null
+ * when more than an eighth of the buckets changed.
+ */
+function patchComposed(
+  before: Composed,
+  tops: readonly OutNode[],
+  bytes: number,
+  leaves: Cells[],
+  length: number,
+): Composed | null {
+  if (before.leaves.length !== leaves.length || before.starts.length !== length + 1) return null;
+  const changed = new Uint8Array(length);
+  let count = 0;
+  for (let k = 0; k < leaves.length; k++) {
+    const old = before.leaves[k]!.values;
+    const now = leaves[k]!.values;
+    if (old === now) continue;
+    if (old.length !== length || now.length !== length) return null;
+    for (let i = 0; i < length; i++) {
+      const x = old[i]!;
+      const y = now[i]!;
+      if (x !== y && (x === x || y === y) && changed[i] === 0) {
+        changed[i] = 1;
+        if (++count > (length >> 3) + 8) return null;
+      }
+    }
+  }
+  const from = before.cells;
+  const fromStarts = before.starts;
+  const cells = Buffer.allocUnsafe(from.length + count * bytes);
+  const starts = new Int32Array(length + 1);
+  let n = 0;
+  let i = 0;
+  while (i < length) {
+    if (changed[i] === 0) {
+      let end = i + 1;
+      while (end < length && changed[end] === 0) end++;
+      const shift = n - fromStarts[i]!;
+      for (let k = i; k < end; k++) starts[k] = fromStarts[k]! + shift;
+      n += from.copy(cells, n, fromStarts[i]!, fromStarts[end]!);
+      i = end;
+      continue;
+    }
+    starts[i] = n;
+    n = composeBucket(tops, i, cells, n);
+    i++;
+  }
+  starts[length] = n;
+  return { cells: cells.subarray(0, n), starts, bytes, leaves };
+}
+
+/** The paths a scan met: the leaves, and every path leaf or map (derive and derivedMembers check against them). */
+type StoredPaths = Pick<Scan, 'availablePaths' | 'mapPaths'>;
+
+/** What the transponders made of one read's texts. */
+interface Derivation {
+  applied: readonly Transponder[];
+  texts: readonly string[];
+  /** about the memory the texts hold */
+  bytes: number;
+  /** the derived columns, or null when a response may run into a stored value (the bucket-by-bucket path) */
+  derived: DerivedColumn[] | null;
+  paths: StoredPaths;
+  /** applyToRead's answer, made by the first such read: the texts (a bucket written whole replaced) and the members */
+  read?: { values: string[]; members: DerivedMembers };
+}
+
+/**
+ * The derivations of recent reads, found by their transponders (the same objects: the repo makes
+ * new ones on any change) and their texts (compared in full, one string comparison per bucket).
+ * A dashboard's widgets on one key and a refresh of a range whose buckets did not change scan
+ * nothing again: the scan of the stored texts for the paths' numbers is most of the cost of a
+ * read with transponders. The derived values follow from the texts and the transponders alone,
+ * so equal texts give equal values and no source sees another's. Bounded by the texts' memory;
+ * the least recently used go first.
+ */
+class Derivations {
+  private readonly entries: Derivation[] = [];
+  private bytes = 0;
+  constructor(
+    private readonly limit: number,
+    private readonly most: number,
+  ) {}
+
+  find(applied: readonly Transponder[], texts: readonly string[]): Derivation | undefined {
+    for (let e = 0; e < this.entries.length; e++) {
+      const kept = this.entries[e]!;
+      if (!sameList(kept.applied, applied) || !sameTexts(kept.texts, texts)) continue;
+      if (e > 0) {
+        this.entries.splice(e, 1);
+        this.entries.unshift(kept);
+      }
+      return kept;
+    }
+    return undefined;
+  }
+
+  add(
+    applied: readonly Transponder[],
+    texts: readonly string[],
+    derived: DerivedColumn[] | null,
+    scan: StoredPaths,
+  ): Derivation {
+    let bytes = 64 + texts.length * 8;
+    for (let i = 0; i < texts.length; i++) bytes += texts[i]!.length + 16;
+    const made: Derivation = {
+      applied: applied.slice(),
+      texts: texts.slice(),
+      bytes,
+      derived,
+      paths: { availablePaths: scan.availablePaths, mapPaths: scan.mapPaths },
+    };
+    if (bytes > this.limit / 4) return made;
+    this.entries.unshift(made);
+    this.bytes += bytes;
+    while (this.entries.length > this.most || this.bytes > this.limit)
+      this.bytes -= this.entries.pop()!.bytes;
+    return made;
+  }
+
+  /**
+   * A derivation by the same transponders of as many texts, all but a few of them equal at the
+   * same places (a live range: its last buckets took new points), and the places that differ.
+   */
+  near(
+    applied: readonly Transponder[],
+    texts: readonly string[],
+  ): { kept: Derivation; changed: number[] } | undefined {
+    const length = texts.length;
+    const most = (length >> 3) + 8;
+    search: for (const kept of this.entries) {
+      if (kept.derived === null || kept.texts.length !== length || !sameList(kept.applied, applied)) continue;
+      const changed: number[] = [];
+      for (let i = length - 1; i >= 0; i--) {
+        if (kept.texts[i] === texts[i]) continue;
+        if (changed.length === most) continue search;
+        changed.push(i);
+      }
+      return { kept, changed: changed.reverse() };
+    }
+    return undefined;
+  }
+}
+
+const samePaths = (a: readonly string[], b: readonly string[]) => {
+  if (a.length !== b.length) return false;
+  const x = [...a].sort();
+  const y = [...b].sort();
+  return x.every((path, k) => path === y[k]);
+};
+
+/**
+ * The derivation of `values` from `kept`, which differs from it only in the buckets `changed`:
+ * those are scanned and derived, the other buckets' values copied. Only when the changed buckets
+ * held the same paths before and after (so every path the whole read meets, which decides where
+ * the responses may go, is the same as `kept`'s); null otherwise.
+ */
+function patchDerivation(
+  kept: Derivation,
+  changed: readonly number[],
+  prepared: readonly Prepared[],
+  values: readonly string[],
+  need: ReadonlySet<string>,
+): { derived: DerivedColumn[]; paths: StoredPaths } | null {
+  const keptDerived = kept.derived;
+  if (keptDerived === null) return null;
+  const selects = (path: string) => need.has(path);
+  const before = scanSeries(
+    changed.map((i) => kept.texts[i]!),
+    selects,
+  );
+  const after = scanSeries(
+    changed.map((i) => values[i]!),
+    selects,
+  );
+  if (!samePaths(before.availablePaths, after.availablePaths) || !samePaths(before.mapPaths, after.mapPaths))
+    return null;
+  const sub = derive(prepared, { ...kept.paths, columns: after.columns }, changed.length);
+  if (sub === null || sub.length !== keptDerived.length) return null;
+  const derived: DerivedColumn[] = [];
+  for (let k = 0; k < sub.length; k++) {
+    const { path, values: old } = keptDerived[k]!;
+    if (sub[k]!.path !== path) return null;
+    const column = old.slice();
+    const fresh = sub[k]!.values;
+    for (let j = 0; j < changed.length; j++) column[changed[j]!] = fresh[j]!;
+    derived.push({ path, values: column });
+  }
+  return { derived, paths: kept.paths };
+}
+
+function sameList(a: readonly Transponder[], b: readonly Transponder[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
+  return true;
+}
+
+/** Whether two reads' texts are equal: the last buckets first (where a range's data changes). */
+function sameTexts(a: readonly string[], b: readonly string[]): boolean {
+  const length = a.length;
+  if (length !== b.length) return false;
+  for (let i = length - 1; i >= 0; i--) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+const derivations = new Derivations(32 * 1024 * 1024, 16);
+
+/** The derivation of `values` by `prepared` (`applied`, matched): kept, or made from `scan` (one that selected pathsNeeded). */
+function derivation(
+  applied: readonly Transponder[],
+  prepared: readonly Prepared[],
+  values: readonly string[],
+  scan: () => Scan,
+  need: ReadonlySet<string>,
+): Derivation {
+  const kept = derivations.find(applied, values);
+  if (kept) return kept;
+  const near = derivations.near(applied, values);
+  const patched = near && patchDerivation(near.kept, near.changed, prepared, values, need);
+  if (patched) return derivations.add(applied, values, patched.derived, patched.paths);
+  const made = scan();
+  return derivations.add(applied, values, derive(prepared, made, values.length), made);
 }
 
 /** The texts of `values` with `derived` written in (for callers that need each bucket's whole text). */
@@ -595,8 +922,14 @@ export function applyToRead(
     return { values };
   }
   const need = pathsNeeded(prepared);
-  const scan = scanSeries(values, (path) => need.has(path));
-  const derived = derive(prepared, scan, values.length);
+  const made = derivation(
+    applied,
+    prepared,
+    values,
+    () => scanSeries(values, (path) => need.has(path)),
+    need,
+  );
+  const derived = made.derived;
   if (derived === null) {
     const buckets = values.map((text) => JSON.parse(text) as Bucket);
     applyToBuckets(applied, buckets, errors);
@@ -604,8 +937,11 @@ export function applyToRead(
   }
   errors.push(...own);
   if (derived.length === 0) return { values };
-  const copy = values.slice();
-  return { values: copy, derived: derivedMembers(copy, derived, scan) };
+  if (!made.read) {
+    const copy = values.slice();
+    made.read = { values: copy, members: derivedMembers(copy, derived, made.paths) };
+  }
+  return { values: made.read.values.slice(), derived: made.read.members };
 }
 
 /** applyToRead as whole texts: the same array when no transponder applies. */
@@ -662,8 +998,20 @@ export function scanWithTransponders(
       return scanSeries(values, selects);
     }
     const need = pathsNeeded(prepared);
-    const scan = scanSeries(values, (path) => selects(path) || need.has(path));
-    const derived = derive(prepared, scan, values.length);
+    // a kept (or patched) derivation leaves the query's own scan; otherwise one scan selects both
+    let scan: Scan | null = null;
+    const made = derivation(
+      applied,
+      prepared,
+      values,
+      () => {
+        scan = scanSeries(values, (path) => selects(path) || need.has(path));
+        return scan;
+      },
+      need,
+    );
+    scan ??= scanSeries(values, selects);
+    const derived = made.derived;
     if (derived === null) {
       const buckets = values.map((text) => JSON.parse(text) as Bucket);
       applyToBuckets(applied, buckets, errors);

@@ -33,11 +33,18 @@ const newColumn = (path: string): Column => ({
   value: new Float64Array(16),
 });
 
-function grow(column: Column): void {
-  const index = new Int32Array(column.index.length * 2);
+/**
+ * Makes room in `column`, read up to bucket `bucket` of `buckets`: at least twice the room, and as
+ * much as the column would need at the rate it has filled so far (a dense column of a year of
+ * hourly buckets grows once instead of ten times), never more than one entry per bucket.
+ */
+function grow(column: Column, bucket: number, buckets: number): void {
+  const rate = Math.ceil(((column.size + 1) * buckets) / (bucket + 1));
+  const room = Math.max(column.index.length * 2, Math.min(rate + 16, buckets));
+  const index = new Int32Array(room);
   index.set(column.index);
   column.index = index;
-  const value = new Float64Array(column.value.length * 2);
+  const value = new Float64Array(room);
   value.set(column.value);
   column.value = value;
 }
@@ -84,6 +91,8 @@ class SeriesScanner {
   private readonly infos = new Map<string, PathInfo>();
   private readonly root: TrieNode;
   private bucket = 0;
+  /** the number of buckets of the scan */
+  private buckets = 0;
   /** the shapes of texts scanned so far, to match later buckets against (domain/metrics/query/text-shapes.ts) */
   private readonly shapes = new TextShapes<PathInfo>();
   private readonly recordLeaf = (info: PathInfo, leaf: number) => this.record(info, leaf);
@@ -97,6 +106,7 @@ class SeriesScanner {
   }
 
   scan(values: ReadonlyArray<string | unknown>): Scan {
+    this.buckets = values.length;
     for (this.bucket = 0; this.bucket < values.length; this.bucket++) {
       let value = values[this.bucket];
       if (typeof value === 'string') {
@@ -282,7 +292,7 @@ class SeriesScanner {
       column.value[size - 1] = leaf;
       return;
     }
-    if (size === column.index.length) grow(column);
+    if (size === column.index.length) grow(column, this.bucket, this.buckets);
     column.index[size] = this.bucket;
     column.value[size] = leaf;
     column.size = size + 1;

@@ -1,10 +1,14 @@
 // Reads a page is certain to need, started when the script runs rather than after sign-in is checked
 // and the page has rendered: on /d/:id the dashboard and the sources, so that the first metrics read
-// leaves one round trip after navigation instead of three (SPEC 10). A prefetched read is taken once;
+// leaves one round trip after navigation instead of three (SPEC 10); and, once those two answer, the
+// series of a dashboard without segments, for the range the page will compute (from the same `now`,
+// handed to the page), so it is on its way while the page renders. A prefetched read is taken once;
 // a failed one (signed out, gone) is dropped and the page reads again in its own way.
 import { get } from './api';
 import { loadSources } from './sources';
 import type { Dashboard, Source } from './types';
+import { fitGranularity, parseView, resolveRange, spanMs } from './view';
+import { seriesPath } from './series';
 
 interface DashboardPrefetch {
   id: string;
@@ -28,6 +32,47 @@ export function prefetchForLocation(path: string): void {
   ]);
   data.catch(() => undefined); // an unused failure is not an unhandled rejection
   pending = { id, data };
+  const now = Date.now();
+  data.then(
+    ([dashboard, sources]) => {
+      const source = sources.find((s) => s.id === dashboard.source_id);
+      if (!source || dashboard.segments.length > 0 || pending?.id !== id) return;
+      const view = parseView(new URLSearchParams(location.search));
+      const fallback = spanMs(dashboard.default_timeframe) ? dashboard.default_timeframe : '24h';
+      const shown = view.preset || view.from !== null ? view : { ...view, preset: fallback };
+      const range = resolveRange(shown, now, fallback);
+      const granularity = fitGranularity(
+        source.granularities,
+        view.granularity ?? dashboard.default_granularity,
+        range.to - range.from,
+      );
+      const path = seriesPath(source.id, dashboard.key, { ...range, granularity });
+      const read = get<unknown>(path, { silent: true });
+      read.catch(() => undefined);
+      series = { path, read };
+      pageNow = { id, now };
+    },
+    () => undefined,
+  );
+}
+
+let series: { path: string; read: Promise<unknown> } | null = null;
+let pageNow: { id: string; now: number } | null = null;
+
+/** The `now` the prefetched series was computed from, once, for the page of dashboard `id`. */
+export function takePrefetchNow(id: string): number | null {
+  if (!pageNow || pageNow.id !== id) return null;
+  const { now } = pageNow;
+  pageNow = null;
+  return now;
+}
+
+/** The prefetched answer of exactly this series read, once; null when none is on its way. */
+export function takeSeriesPrefetch(path: string): Promise<unknown> | null {
+  if (!series || series.path !== path) return null;
+  const { read } = series;
+  series = null;
+  return read;
 }
 
 /** The prefetched dashboard and sources for `id`, once; null when none was started for it. */

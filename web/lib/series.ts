@@ -2,9 +2,25 @@
 // organization-scoped read; same parameters and answers as GET /api/v1/metrics).
 import type { SeriesData } from '../widgets/types';
 import { get, qs } from './api';
+import { takeSeriesPrefetch } from './prefetch';
 import { isoSeconds } from './view';
 
 export const EMPTY_SERIES: SeriesData = { at: [], atText: [], values: [] };
+
+/** The interface's series read of a source's key over a range (GET /sources/:id/metrics). */
+export function seriesPath(
+  sourceId: string,
+  key: string,
+  range: { from: number; to: number; granularity: string },
+): string {
+  const query = qs({
+    key,
+    from: isoSeconds(range.from),
+    to: isoSeconds(range.to),
+    granularity: range.granularity,
+  });
+  return `/sources/${sourceId}/metrics${query}`;
+}
 
 export async function fetchSeries(
   sourceId: string,
@@ -12,16 +28,11 @@ export async function fetchSeries(
   range: { from: number; to: number; granularity: string },
   signal?: AbortSignal,
 ): Promise<SeriesData> {
-  const query = qs({
-    key,
-    from: isoSeconds(range.from),
-    to: isoSeconds(range.to),
-    granularity: range.granularity,
-  });
-  const data = await get<{ at: string[]; values: Record<string, unknown>[] }>(
-    `/sources/${sourceId}/metrics${query}`,
-    { signal },
-  );
+  const path = seriesPath(sourceId, key, range);
+  type Answer = { at: string[]; values: Record<string, unknown>[] };
+  // The read web/lib/prefetch.ts started at navigation, when it is this very read.
+  const prefetched = takeSeriesPrefetch(path) as Promise<Answer> | null;
+  const data = (prefetched && (await prefetched.catch(() => null))) ?? (await get<Answer>(path, { signal }));
   return { at: data.at.map((text) => Date.parse(text)), atText: data.at, values: data.values };
 }
 

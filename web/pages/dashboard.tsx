@@ -30,7 +30,7 @@ import { useRole } from './members';
 import { fetchSeries, fetchShared } from '../lib/series';
 import { readDraft } from '../lib/drafts';
 import { dashboardMonitors, loadMonitors, type Monitor } from '../lib/monitors';
-import { takeDashboardPrefetch } from '../lib/prefetch';
+import { takeDashboardPrefetch, takePrefetchNow } from '../lib/prefetch';
 
 export function DashboardPage({ id }: { id: string }) {
   const loaded = useLoad(
@@ -108,7 +108,8 @@ export function DashboardView({ dashboard, source, onSaved, shareToken, monitors
   }, [editing]);
   const search = loc.query.toString();
   // A preset range ends at the moment of the navigation or the refresh, not at every render.
-  const now = useMemo(() => Date.now(), [search, tick]);
+  // The first render takes the `now` the navigation's prefetch read the series for (web/lib/prefetch.ts).
+  const now = useMemo(() => takePrefetchNow(dashboard.id) ?? Date.now(), [search, tick]);
   useInterval(() => setTick((n) => n + 1), REFRESH_MS[view.refresh] ?? null);
 
   const fallback = spanMs(dashboard.default_timeframe) ? dashboard.default_timeframe : '24h';

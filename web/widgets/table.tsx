@@ -1,6 +1,6 @@
 // table: one row per path (or resolved series row), one column per bucket, oldest first and newest
 // last; the view starts scrolled to the newest buckets. Exact values in tabular figures.
-import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
+import { useEffect, useMemo, useRef } from 'preact/hooks';
 import { Frame } from './frame';
 import { drawable } from './common';
 import { widgetTimeline } from './data/series';
@@ -25,9 +25,14 @@ export function TableWidget({ widget, ctx }: WidgetViewProps) {
     return { ...shortNames(kept), total };
   }, [data]);
   const scroller = useRef<HTMLDivElement>(null);
-  useLayoutEffect(() => {
-    const el = scroller.current;
-    if (el) showNewest(el);
+  // After the page's first layout, in a frame of its own: measuring the columns inside the render
+  // forced a second layout of the whole dashboard into its longest task.
+  useEffect(() => {
+    const frame = requestAnimationFrame(() => {
+      const el = scroller.current;
+      if (el) showNewest(el);
+    });
+    return () => cancelAnimationFrame(frame);
   }, [entries.length, ctx.series]);
   const first = Math.max(0, ctx.series.at.length - TABLE_MAX_COLUMNS);
   const at = first > 0 ? ctx.series.at.slice(first) : ctx.series.at;

@@ -8,6 +8,6 @@ import { App } from './app';
 import { prefetchForLocation } from './lib/prefetch';
 
 applyTheme();
-prefetchForLocation(location.pathname);
+prefetchForLocation(location.pathname, location.search);
 watchSystemTheme();
 render(<App />, document.getElementById('app')!);

@@ -17,7 +17,7 @@ interface DashboardPrefetch {
 
 let pending: DashboardPrefetch | null = null;
 
-export function prefetchForLocation(path: string): void {
+export function prefetchForLocation(path: string, search: string): void {
   const m = /^\/d\/([^/]+)$/.exec(path);
   if (!m) return;
   let id: string;
@@ -37,7 +37,7 @@ export function prefetchForLocation(path: string): void {
     ([dashboard, sources]) => {
       const source = sources.find((s) => s.id === dashboard.source_id);
       if (!source || dashboard.segments.length > 0 || pending?.id !== id) return;
-      const view = parseView(new URLSearchParams(location.search));
+      const view = parseView(new URLSearchParams(search));
       const fallback = spanMs(dashboard.default_timeframe) ? dashboard.default_timeframe : '24h';
       const shown = view.preset || view.from !== null ? view : { ...view, preset: fallback };
       const range = resolveRange(shown, now, fallback);

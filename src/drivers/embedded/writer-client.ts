@@ -25,6 +25,19 @@ import { MetricWriter, type MetricWriterOptions, logHead } from './metric-writer
 import { wireToParts } from '../../model/point-wire';
 import { type WireError, type WriterRequest, type WriterThreadData, errorFromWire } from './writer-protocol';
 import { writerThreadCode } from './writer-thread-code';
+import { SYSTEM_KEY } from '../../model/write-set';
+
+const KEY_SLOTS = 4096;
+
+/** A key's slot: FNV-1a over its UTF-16 units. */
+function keySlot(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) & (KEY_SLOTS - 1);
+}
 
 /** Whether the writer runs: what `GET /api/v1/health` tells a supervisor. */
 export interface WriterStatus {
@@ -149,6 +162,14 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
    * writev under the live workload.)
    */
   const lastAppended = new Map<string, number>();
+  /**
+   * Per source: KEY_SLOTS slots, each the last append record of the keys that hash to it. A series
+   * whose slot is folded is read without asking the thread even while other keys of its source are
+   * written (a live workload on one source). Keys that share a slot only cost a round trip; the
+   * system key changes with every append and is never skipped this way. A typed array and one
+   * FNV-1a hash per distinct key of an append: a map of keys cost the event loop as much as the log.
+   */
+  const lastAppendedByKey = new Map<string, Float64Array>();
   let closed = false;
   let status: WriterStatus = { state: 'starting' };
   /** the writer's failure to start or its exit, for whenStarted */
@@ -351,7 +372,12 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     if (full(points)) throw unavailable('The metric writer is behind, retry later', 1);
     const upTo = a.append(entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })));
     unmerged.push({ upTo, points, entries });
-    for (const { settings } of entries) lastAppended.set(settings.id, upTo);
+    for (const { settings, wire } of entries) {
+      lastAppended.set(settings.id, upTo);
+      let slots = lastAppendedByKey.get(settings.id);
+      if (!slots) lastAppendedByKey.set(settings.id, (slots = new Float64Array(KEY_SLOTS)));
+      for (const key of wire.keys) slots[keySlot(key)] = upTo;
+    }
     unmergedPoints += points;
     w.ref();
     w.postMessage({ op: 'merge', id: 0, entries, upTo });
@@ -412,6 +438,10 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       // Nothing appended since the last fold the thread told of: the stored rows hold it all.
       const last = lastAppended.get(sourceId) ?? 0;
       if (foldedUpTo >= 0 && last <= foldedUpTo) return { parts: [] };
+      // Nothing appended to this key (or a key sharing its slot) since the last fold.
+      const slots = lastAppendedByKey.get(sourceId);
+      if (foldedUpTo >= 0 && key !== SYSTEM_KEY && (slots?.[keySlot(key)] ?? 0) <= foldedUpTo)
+        return { parts: [] };
       const handedOn = unmerged.slice();
       const series = await send<PendingSeries & { packed?: PackedPart[] }>(
         { op: 'pending', sourceId, key, granularity, startsMs },

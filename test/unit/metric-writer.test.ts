@@ -120,6 +120,58 @@ describe('metric writer', () => {
     await writer.close();
   });
 
+  test('a read of many keys answers what a read of each answers: folded rows, a fold under way and points not folded yet', async () => {
+    const writer = new MetricWriter({ db, foldAfterMs: 600_000, chunkMs: 0 });
+    const many = createEmbeddedStore(db, {
+      append: () => Promise.reject(new Error('read only')),
+      pending: async (...args) => writer.pending(...args),
+      pendingMany: async (...args) => writer.pendingMany(...args),
+      settle: async () => undefined,
+      apply: () => Promise.reject(new Error('read only')),
+      close: async () => undefined,
+    });
+    const keys = [...Array.from({ length: 40 }, (_, k) => `k${k}`), 'missing', '__system__key__'];
+    const minutes = Array.from({ length: 70 }, (_, i) => T0 - 5 * 60_000 + i * 60_000);
+    const compare = async (when: string) => {
+      for (const [granularity, starts] of [
+        ['1m', minutes],
+        ['1h', [T0 - 3_600_000, T0, T0 + 3_600_000]],
+        ['1d', [Date.UTC(2026, 2, 1)]],
+      ] as const) {
+        const together = await many.readMany!({ sourceId: 'p1', keys, granularity }, starts);
+        const one = await Promise.all(
+          keys.map((key) => many.read({ sourceId: 'p1', key, granularity }, starts)),
+        );
+        assert.deepEqual(
+          together.map((texts) => texts.map((t) => JSON.parse(t))),
+          one.map((texts) => texts.map((t) => JSON.parse(t))),
+          `${when}, ${granularity}`,
+        );
+      }
+    };
+    await writer.append([{ settings, wire: wire(600, 40) }]);
+    await compare('nothing folded');
+    await writer.settle();
+    await writer.append([{ settings, wire: wire(120, 40) }]);
+    await compare('folded, and points not folded yet');
+    const folding = writer.settle();
+    for (let i = 0; i < 3; i++) await turn();
+    const state = db.prepare('SELECT folded_up_to, folding_up_to FROM metric_fold_state').get();
+    assert.deepEqual(state, { folded_up_to: 1, folding_up_to: 2 }, 'the second fold is under way');
+    await writer.append([{ settings, wire: wire(30, 40) }]);
+    await compare('a fold under way');
+    await folding;
+    assert.equal(
+      JSON.parse(
+        (
+          await many.readMany!({ sourceId: 'p1', keys: ['k0'], granularity: '1d' }, [Date.UTC(2026, 2, 1)])
+        )[0]![0]!,
+      ).n,
+      15 + 3 + 1,
+    );
+    await writer.close();
+  });
+
   test('windows after the first reuse the columns of the one folded before, and sum the same', async () => {
     const writer = new MetricWriter({ db, foldAfterMs: 600_000 });
     for (let round = 1; round <= 4; round++) {

@@ -244,6 +244,19 @@ export class MetricWriter {
     return out;
   }
 
+  /**
+   * `pending` for many keys of one source, granularity and range at once (the alert evaluator's
+   * reads): one answer, in the keys' order, from the same state of the windows.
+   */
+  pendingMany(
+    sourceId: string,
+    keys: readonly string[],
+    granularity: string,
+    startsMs: readonly number[],
+  ): PendingSeries[] {
+    return keys.map((key) => this.pending(sourceId, key, granularity, startsMs));
+  }
+
   /** Resolves once every point acknowledged before the call is folded into the buckets. */
   async settle(): Promise<void> {
     await this.whenDrained();

@@ -21,7 +21,7 @@ import { type PendingPart, type PendingSeries, applyDelta } from '../../model/ro
 import { SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../../model/write-set';
 import type { LoggedPoints } from '../../model/wire';
 import { statements } from './sql';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
+import type { MetricStore, SeriesRef, SeriesRefs, SetupResult, WriteSet } from '../types';
 
 /** What the store asks of the metric writer (domain/metrics/writer-client.ts WriterPort). */
 export interface EmbeddedWriter {
@@ -33,6 +33,16 @@ export interface EmbeddedWriter {
     granularity: string,
     startsMs: readonly number[],
   ): Promise<PendingSeries>;
+  /**
+   * `pending` of many keys at once, in their order (one request to the writer's thread); a writer
+   * without it is asked key by key.
+   */
+  pendingMany?(
+    sourceId: string,
+    keys: readonly string[],
+    granularity: string,
+    startsMs: readonly number[],
+  ): Promise<PendingSeries[]>;
   settle(): Promise<void>;
   /**
    * A merged write set folded in one transaction: not a door of the store, which is written only
@@ -125,7 +135,7 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
    * that tell which lent parts they hold: of the rows written by fold `fromFold` or later, and of
    * the system key's per-key counts.
    */
-  const stored = db.transaction((ref: SeriesRef, first: number, last: number, fromFold: number): Stored => {
+  function storedRows(ref: SeriesRef, first: number, last: number, fromFold: number): Stored {
     const id = seriesId(ref);
     if (id === undefined) return { rows: [], folds: new Map(), counts: [] };
     const rows = sql.readRange.all(id, first, last);
@@ -135,7 +145,32 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     if (ref.key !== SYSTEM_KEY) return { rows, folds, counts: [] };
     const counts = keyCounts.all(id, first, last);
     return { rows: withKeyCounts(rows, counts), folds, counts };
-  });
+  }
+  const stored = db.transaction(storedRows);
+  /** storedRows of many series in one read transaction (one snapshot). */
+  const storedMany = db.transaction(
+    (refs: readonly SeriesRef[], first: number, last: number, fromFolds: readonly number[]): Stored[] =>
+      refs.map((ref, i) => storedRows(ref, first, last, fromFolds[i]!)),
+  );
+
+  /** The texts of the buckets from a snapshot's rows and the lent parts it does not hold. */
+  function assemble(bucketStartsMs: readonly number[], pending: PendingSeries, snapshot: Stored): string[] {
+    const out = new Array<string>(bucketStartsMs.length).fill('{}');
+    // Rows and bucket starts are both ascending: walk them together.
+    let i = 0;
+    for (const row of snapshot.rows) {
+      const { bucket, at } = splitRow(row);
+      const ms = bucket * 1000;
+      while (i < bucketStartsMs.length && bucketStartsMs[i]! < ms) i++;
+      if (i === bucketStartsMs.length) break;
+      if (bucketStartsMs[i] === ms) out[i] = row.slice(at);
+    }
+    if (pending.parts.length > 0) addPending(out, bucketStartsMs, pending, snapshot);
+    return out;
+  }
+
+  const oldestFold = (pending: PendingSeries) =>
+    pending.parts.reduce((min, p) => Math.min(min, p.fold), Infinity);
 
   /** Adds the lent parts the snapshot does not hold to the texts of the buckets they touch. */
   function addPending(
@@ -193,26 +228,41 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     },
 
     async read(ref: SeriesRef, bucketStartsMs: readonly number[]): Promise<string[]> {
-      const out = new Array<string>(bucketStartsMs.length).fill('{}');
-      if (bucketStartsMs.length === 0) return out;
+      if (bucketStartsMs.length === 0) return [];
       const firstMs = bucketStartsMs[0]!;
       const lastMs = bucketStartsMs[bucketStartsMs.length - 1]!;
       // What the writer holds unfolded first, then the stored rows: whatever its folds commit in
       // between, the fold numbers of the snapshot tell which lent parts it holds.
       const pending = await writer.pending(ref.sourceId, ref.key, ref.granularity, bucketStartsMs);
-      const fromFold = pending.parts.reduce((min, p) => Math.min(min, p.fold), Infinity);
-      const snapshot = stored(ref, Math.floor(firstMs / 1000), Math.floor(lastMs / 1000), fromFold);
-      // Rows and bucket starts are both ascending: walk them together.
-      let i = 0;
-      for (const row of snapshot.rows) {
-        const { bucket, at } = splitRow(row);
-        const ms = bucket * 1000;
-        while (i < bucketStartsMs.length && bucketStartsMs[i]! < ms) i++;
-        if (i === bucketStartsMs.length) break;
-        if (bucketStartsMs[i] === ms) out[i] = row.slice(at);
-      }
-      if (pending.parts.length > 0) addPending(out, bucketStartsMs, pending, snapshot);
-      return out;
+      const snapshot = stored(
+        ref,
+        Math.floor(firstMs / 1000),
+        Math.floor(lastMs / 1000),
+        oldestFold(pending),
+      );
+      return assemble(bucketStartsMs, pending, snapshot);
+    },
+
+    // As `read`, for many keys: the writer's lent parts of all of them in one answer, then their
+    // rows in one read transaction, so the same reasoning holds for each key.
+    async readMany(refs: SeriesRefs, bucketStartsMs: readonly number[]): Promise<string[][]> {
+      if (refs.keys.length === 0) return [];
+      if (bucketStartsMs.length === 0) return refs.keys.map(() => []);
+      const firstMs = bucketStartsMs[0]!;
+      const lastMs = bucketStartsMs[bucketStartsMs.length - 1]!;
+      const { sourceId, granularity } = refs;
+      const pendings = writer.pendingMany
+        ? await writer.pendingMany(sourceId, refs.keys, granularity, bucketStartsMs)
+        : await Promise.all(
+            refs.keys.map((key) => writer.pending(sourceId, key, granularity, bucketStartsMs)),
+          );
+      const snapshots = storedMany(
+        refs.keys.map((key) => ({ sourceId, key, granularity })),
+        Math.floor(firstMs / 1000),
+        Math.floor(lastMs / 1000),
+        pendings.map(oldestFold),
+      );
+      return snapshots.map((snapshot, i) => assemble(bucketStartsMs, pendings[i]!, snapshot));
     },
 
     async close(): Promise<void> {

@@ -35,6 +35,7 @@ export interface WriterStatus {
 
 /** What the embedded store asks of the writer (its interface lives with the store, below the domain), and its state. */
 export interface WriterPort extends EmbeddedWriter {
+  pendingMany: NonNullable<EmbeddedWriter['pendingMany']>;
   status(): WriterStatus;
   /** Resolves once the writer has replayed the log; rejects with the reason when that failed. */
   whenStarted(): Promise<void>;
@@ -66,6 +67,7 @@ export function inProcessWriter(options: MetricWriterOptions): WriterPort {
     whenStarted: () => Promise.resolve(),
     append: (entries) => writer.append(entries),
     pending: async (...args) => writer.pending(...args),
+    pendingMany: async (...args) => writer.pendingMany(...args),
     settle: () => writer.settle(),
     apply: (writes) => writer.applyWriteSet(writes),
     close: () => writer.close(),
@@ -375,6 +377,8 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     },
     pending: (sourceId, key, granularity, startsMs) =>
       send({ op: 'pending', sourceId, key, granularity, startsMs }),
+    pendingMany: (sourceId, keys, granularity, startsMs) =>
+      send({ op: 'pendingMany', sourceId, keys, granularity, startsMs }),
     settle: () => send({ op: 'settle' }),
     apply: (writes) => send({ op: 'apply', writes }),
     async close() {

@@ -119,6 +119,15 @@ function writer(): void {
         // an acknowledged merge that waits for a fold (its source's settings changed) comes first
         return metrics.waiting ? void metrics.whenDrained().then(answerNow) : answerNow();
       }
+      case 'pendingMany': {
+        const answerNow = () =>
+          reply(
+            req.id,
+            undefined,
+            metrics.pendingMany(req.sourceId, req.keys, req.granularity, req.startsMs),
+          );
+        return metrics.waiting ? void metrics.whenDrained().then(answerNow) : answerNow();
+      }
       case 'settle':
         return void answer(req.id, metrics.settle());
       case 'apply':

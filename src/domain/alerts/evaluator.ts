@@ -10,6 +10,9 @@
 // recovery from them) and reminders (`repeat_every` while Firing) put one outbox row per channel in
 // the same transaction (domain/alerts/outbox.ts sends them). A muted monitor (muted_until in the
 // future) is evaluated and keeps its history but queues nothing; a paused one is not evaluated.
+// A round works in three passes (plans, windows and keys; the series of all instances, read many keys
+// of a source and window at a time; judging and committing each monitor), in turns of at most
+// SLICE_MS with a setImmediate between them, so that ingest requests keep their latency meanwhile.
 // The clock is injected (`now`): tests move it and call `round()` themselves.
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../lib/log';

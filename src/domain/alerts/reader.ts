@@ -2,7 +2,8 @@
 // dashboards (domain/metrics/query: the store's range read, transponders applied, the query maths'
 // column scan): the keys of a key pattern (from the system key's `keys.*` counts over the window)
 // and, per key, the watched row's value in every completed bucket. One reader serves one round, so
-// monitors on the same key and window share one read.
+// monitors on the same key and window share one read; a round reads its keys ahead (`prefetch`) in
+// multi-key reads, one request to the metric writer per READ_SLICE_KEYS keys.
 import type { Source } from '../types';
 import type { SeriesParams, SeriesText } from '../metrics/query/series';
 import { scanSeries } from '../metrics/query/columns';

@@ -26,6 +26,13 @@ export interface SeriesRef {
   granularity: string;
 }
 
+/** Many series of a source at one granularity: what a multi-key read addresses. */
+export interface SeriesRefs {
+  sourceId: string;
+  keys: readonly string[];
+  granularity: string;
+}
+
 export interface SetupResult {
   status: 'ready';
   message: string;
@@ -53,6 +60,12 @@ export interface MetricStore extends StoreBase {
    * them from then on. The entries' wires are moved: do not use them after.
    */
   commit(entries: readonly LoggedPoints[]): Promise<void>;
+  /**
+   * `read` of many keys of one source and granularity over the same buckets, in one turn (the
+   * embedded store: one request to its writer and one read transaction); the keys' texts in their
+   * order, each as `read` answers it. Stores without it are read key by key (engine.ts).
+   */
+  readMany?(series: SeriesRefs, bucketStartsMs: readonly number[]): Promise<string[][]>;
   /** Resolves once every commit before the call is in the buckets (no-op for stores that apply at once). */
   settle(): Promise<void>;
 }

@@ -2,7 +2,8 @@
 // dashboards (domain/metrics/query: the store's range read, transponders applied, the query maths'
 // column scan): the keys of a key pattern (from the system key's `keys.*` counts over the window)
 // and, per key, the watched row's value in every completed bucket. One reader serves one round, so
-// monitors on the same key and window share one read.
+// monitors on the same key and window share one read; a round reads its keys ahead (`prefetch`) in
+// multi-key reads, one request to the metric writer per READ_SLICE_KEYS keys.
 import type { Source } from '../types';
 import type { SeriesParams, SeriesText } from '../metrics/query/series';
 import { scanSeries } from '../metrics/query/columns';
@@ -16,7 +17,16 @@ import { MAX_INSTANCES } from './limits';
 
 export interface SeriesReader {
   readSeries(source: Source, params: SeriesParams): Promise<SeriesText>;
+  /** readSeries of many keys over one range in one round trip (the metrics engine); else key by key */
+  readSeriesMany?(
+    source: Source,
+    keys: readonly string[],
+    params: Omit<SeriesParams, 'key'>,
+  ): Promise<SeriesText[]>;
 }
+
+/** keys read in one multi-key read: a read is one synchronous turn of the event loop, kept short */
+export const READ_SLICE_KEYS = 100;
 
 export interface Window {
   granularity: Granularity;
@@ -48,21 +58,55 @@ export class RoundReader {
   private readonly written = new Map<string, Promise<string[]>>();
   constructor(private readonly metrics: SeriesReader) {}
 
+  private nameOf(source: Source, key: string, w: Window): string {
+    return `${source.id}\u0000${key}\u0000${w.granularity.text}\u0000${w.bucketsMs[0]}\u0000${w.endMs}`;
+  }
+
+  private paramsOf(key: string, w: Window): SeriesParams {
+    return {
+      key,
+      granularity: w.granularity,
+      fromMs: w.bucketsMs[0] ?? w.fromMs,
+      toMs: w.endMs - 1,
+      range: { bucketsMs: w.bucketsMs },
+    };
+  }
+
   private read(source: Source, key: string, w: Window): Promise<SeriesText> {
-    const name = `${source.id}\u0000${key}\u0000${w.granularity.text}\u0000${w.bucketsMs[0]}\u0000${w.endMs}`;
+    const name = this.nameOf(source, key, w);
     let pending = this.texts.get(name);
     if (!pending) {
-      const params: SeriesParams = {
-        key,
-        granularity: w.granularity,
-        fromMs: w.bucketsMs[0] ?? w.fromMs,
-        toMs: w.endMs - 1,
-        range: { bucketsMs: w.bucketsMs },
-      };
-      pending = this.metrics.readSeries(source, params);
+      pending = this.metrics.readSeries(source, this.paramsOf(key, w));
       this.texts.set(name, pending);
     }
     return pending;
+  }
+
+  /**
+   * Reads the series of many keys of one source and window ahead of `series`, in multi-key reads of
+   * READ_SLICE_KEYS keys (one round trip to the metric writer each) with a turn of the event loop
+   * between them, so that requests waiting meanwhile are served. A failed read fails the keys of
+   * its slice only (their `series` rejects).
+   */
+  async prefetch(source: Source, keys: readonly string[], w: Window): Promise<void> {
+    const readMany = this.metrics.readSeriesMany?.bind(this.metrics);
+    const todo = [...new Set(keys)].filter((key) => !this.texts.has(this.nameOf(source, key, w)));
+    if (!readMany || todo.length === 0) return;
+    const range = { bucketsMs: w.bucketsMs };
+    for (let at = 0; at < todo.length; at += READ_SLICE_KEYS) {
+      if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+      const slice = todo.slice(at, at + READ_SLICE_KEYS);
+      const { key: _key, ...params } = this.paramsOf('', w);
+      const texts = readMany(source, slice, { ...params, range });
+      // every key's promise settles with its slice's read; none is left rejected unobserved
+      texts.catch(() => undefined);
+      slice.forEach((key, i) => {
+        const text = texts.then((all) => all[i]!);
+        text.catch(() => undefined); // observed by `series`, which rejects with it
+        this.texts.set(this.nameOf(source, key, w), text);
+      });
+      await texts.catch(() => undefined);
+    }
   }
 
   /** The keys a plan watches in the window: its one key, or the keys its pattern matches (sorted, bounded). */

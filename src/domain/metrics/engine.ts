@@ -30,6 +30,7 @@ import {
   applyTranspondersData,
   parseSeriesParams,
   readSeriesText,
+  readSeriesTexts,
 } from './query/series';
 import { createTranspondersRepo } from '../../storage/transponders';
 import { createWriteQueue } from './write-queue';
@@ -89,6 +90,16 @@ export interface MetricsEngine {
   ): Promise<{ params: SeriesParams; series: SeriesData }>;
   /** The series of parameters the edge already parsed (parseSeriesParams). */
   readSeries(source: Source, params: SeriesParams): Promise<SeriesText>;
+  /**
+   * readSeries of many keys of one source over the same granularity and range (`params.key` is
+   * ignored), in the keys' order: one round trip to the metric writer for all of them, with the
+   * same read-your-writes as readSeries (every point acknowledged before the call is seen).
+   */
+  readSeriesMany(
+    source: Source,
+    keys: readonly string[],
+    params: Omit<SeriesParams, 'key'>,
+  ): Promise<SeriesText[]>;
   /** readSeries for the query maths: the transponders are applied by the query's scan. */
   readSeriesData(source: Source, params: SeriesParams): Promise<SeriesData>;
   /** Creates a database source's store layout (idempotent); rejects with an Error meant for the client. */
@@ -278,6 +289,13 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     async readSeries(source, params) {
       const text = await readSeriesText(drivers.storeFor(source), source, params);
       return applyTransponders(text, params.key, () => transponders.enabled(source.id));
+    },
+
+    async readSeriesMany(source, keys, params) {
+      const texts = await readSeriesTexts(drivers.storeFor(source), source, keys, params);
+      let enabled: ReturnType<typeof transponders.enabled> | undefined;
+      const list = () => (enabled ??= transponders.enabled(source.id));
+      return texts.map((text, i) => applyTransponders(text, keys[i]!, list));
     },
 
     async readSeriesData(source, params) {

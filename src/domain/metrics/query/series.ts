@@ -133,6 +133,28 @@ export async function readSeriesText(
 }
 
 /**
+ * readSeriesText of many keys over the same range (`params.key` is ignored): one read of the store
+ * when it reads many keys at once (the embedded store: one request to its writer), else key by key.
+ */
+export async function readSeriesTexts(
+  store: MetricStore,
+  source: Source,
+  keys: readonly string[],
+  params: Omit<SeriesParams, 'key'>,
+): Promise<SeriesText[]> {
+  const { range } = params;
+  const granularity = params.granularity.text;
+  const values = store.readMany
+    ? await store.readMany({ sourceId: source.id, keys, granularity }, range.bucketsMs)
+    : await Promise.all(
+        keys.map((key) => store.read({ sourceId: source.id, key, granularity }, range.bucketsMs)),
+      );
+  range.at ??= formatBuckets(range.bucketsMs, source.timeZone);
+  const at = range.at;
+  return values.map((v) => ({ at, values: v }));
+}
+
+/**
  * SPEC 15: the source's enabled transponders (`enabled`, asked only when needed) applied to a read
  * of a metric key, after the read and never on the system key (a read without a key).
  */

@@ -2,7 +2,8 @@
 // content-hashed files, each precompressed with gzip and brotli, plus index.html naming them and
 // manifest.json listing every file. `npm start` serves them from .build/web (its prestart runs
 // this file); build.mjs embeds the same files in the executable. No inline script: the page loads
-// one module script, so the Content-Security-Policy can forbid inline code.
+// two script files (web/boot.ts, a small classic script that starts a dashboard's reads at once, then
+// the interface's module), so the Content-Security-Policy can forbid inline code.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -35,10 +36,22 @@ async function bundle() {
     .filter((f) => f.path.endsWith('.css'))
     .map((f) => f.text)
     .join('\n');
-  return { js: js.text, css };
+  // web/boot.ts: a classic script (it runs as soon as it arrives, before the module above is even
+  // parsed) with only what the first reads need.
+  const boot = await esbuild.build({
+    entryPoints: [path.join(ROOT, 'web', 'boot.ts')],
+    bundle: true,
+    write: false,
+    format: 'iife',
+    target: ['chrome110', 'firefox110', 'safari16'],
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  return { js: js.text, css, boot: boot.outputFiles[0].text };
 }
 
-function indexHtml(script, style) {
+function indexHtml(script, style, boot) {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -48,6 +61,7 @@ function indexHtml(script, style) {
 <title>Metrics</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/${style}">
+<script src="/assets/${boot}"></script>
 <script type="module" src="/assets/${script}"></script>
 </head>
 <body><div id="app"></div></body>
@@ -57,13 +71,15 @@ function indexHtml(script, style) {
 
 /** Writes the files and their .gz/.br beside them; returns the manifest (name -> sizes). */
 export async function buildWeb(outDir = WEB_OUT) {
-  const { js, css } = await bundle();
+  const { js, css, boot } = await bundle();
   const script = `app.${hash(js)}.js`;
   const style = `app.${hash(css)}.css`;
+  const bootScript = `boot.${hash(boot)}.js`;
   const files = {
     [`assets/${script}`]: js,
     [`assets/${style}`]: css,
-    'index.html': indexHtml(script, style),
+    [`assets/${bootScript}`]: boot,
+    'index.html': indexHtml(script, style, bootScript),
   };
   // Written to a fresh folder and renamed into place: a server reading the old files never sees half a build.
   const staging = `${outDir}.${process.pid}.partial`;
@@ -115,8 +131,10 @@ export function listWebFiles(outDir = WEB_OUT) {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const started = Date.now();
   const manifest = await buildWeb();
-  const js = Object.entries(manifest.files).find(([name]) => name.endsWith('.js'));
+  const js = Object.entries(manifest.files).find(([name]) => /assets\/app\.[0-9a-f]+\.js$/.test(name));
+  const boot = Object.entries(manifest.files).find(([name]) => /assets\/boot\.[0-9a-f]+\.js$/.test(name));
   console.log(
-    `web: built in ${Date.now() - started} ms; ${js[0]} ${js[1].bytes} bytes, ${js[1].gzip} gzipped`,
+    `web: built in ${Date.now() - started} ms; ${js[0]} ${js[1].bytes} bytes, ${js[1].gzip} gzipped; ` +
+      `${boot[0]} ${boot[1].bytes} bytes, ${boot[1].gzip} gzipped`,
   );
 }

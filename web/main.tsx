@@ -5,9 +5,9 @@ import './styles/app.css';
 import './styles/alerts.css';
 import { applyTheme, watchSystemTheme } from './lib/theme';
 import { App } from './app';
-import { prefetchForLocation } from './lib/prefetch';
+import { prefetchForLocation, prefetchStarted } from './lib/prefetch';
 
 applyTheme();
-prefetchForLocation(location.pathname, location.search);
+if (!prefetchStarted()) prefetchForLocation(location.pathname, location.search); // boot.js did not run
 watchSystemTheme();
 render(<App />, document.getElementById('app')!);

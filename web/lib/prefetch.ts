@@ -15,9 +15,28 @@ interface DashboardPrefetch {
   data: Promise<[Dashboard, Source[]]>;
 }
 
-let pending: DashboardPrefetch | null = null;
+/**
+ * The state lives on the global object: web/boot.ts, a small classic script that runs before the
+ * interface's module even downloads, starts the reads, and the interface's bundle takes them.
+ */
+interface PrefetchState {
+  pending: DashboardPrefetch | null;
+  series: { path: string; read: Promise<unknown> } | null;
+  pageNow: { id: string; now: number } | null;
+  started: boolean;
+}
+const state: PrefetchState = ((globalThis as unknown as { __svcPrefetch?: PrefetchState }).__svcPrefetch ??= {
+  pending: null,
+  series: null,
+  pageNow: null,
+  started: false,
+});
+
+/** Whether web/boot.ts (or an earlier call) already started this page's prefetch. */
+export const prefetchStarted = (): boolean => state.started;
 
 export function prefetchForLocation(path: string, search: string): void {
+  state.started = true;
   const m = /^\/d\/([^/]+)$/.exec(path);
   if (!m) return;
   let id: string;
@@ -31,12 +50,12 @@ export function prefetchForLocation(path: string, search: string): void {
     loadSources(undefined, true),
   ]);
   data.catch(() => undefined); // an unused failure is not an unhandled rejection
-  pending = { id, data };
+  state.pending = { id, data };
   const now = Date.now();
   data.then(
     ([dashboard, sources]) => {
       const source = sources.find((s) => s.id === dashboard.source_id);
-      if (!source || dashboard.segments.length > 0 || pending?.id !== id) return;
+      if (!source || dashboard.segments.length > 0 || state.pending?.id !== id) return;
       const view = parseView(new URLSearchParams(search));
       const fallback = spanMs(dashboard.default_timeframe) ? dashboard.default_timeframe : '24h';
       const shown = view.preset || view.from !== null ? view : { ...view, preset: fallback };
@@ -49,36 +68,33 @@ export function prefetchForLocation(path: string, search: string): void {
       const path = seriesPath(source.id, dashboard.key, { ...range, granularity });
       const read = get<unknown>(path, { silent: true });
       read.catch(() => undefined);
-      series = { path, read };
-      pageNow = { id, now };
+      state.series = { path, read };
+      state.pageNow = { id, now };
     },
     () => undefined,
   );
 }
 
-let series: { path: string; read: Promise<unknown> } | null = null;
-let pageNow: { id: string; now: number } | null = null;
-
 /** The `now` the prefetched series was computed from, once, for the page of dashboard `id`. */
 export function takePrefetchNow(id: string): number | null {
-  if (!pageNow || pageNow.id !== id) return null;
-  const { now } = pageNow;
-  pageNow = null;
+  if (!state.pageNow || state.pageNow.id !== id) return null;
+  const { now } = state.pageNow;
+  state.pageNow = null;
   return now;
 }
 
 /** The prefetched answer of exactly this series read, once; null when none is on its way. */
 export function takeSeriesPrefetch(path: string): Promise<unknown> | null {
-  if (!series || series.path !== path) return null;
-  const { read } = series;
-  series = null;
+  if (!state.series || state.series.path !== path) return null;
+  const { read } = state.series;
+  state.series = null;
   return read;
 }
 
 /** The prefetched dashboard and sources for `id`, once; null when none was started for it. */
 export function takeDashboardPrefetch(id: string): Promise<[Dashboard, Source[]]> | null {
-  if (!pending || pending.id !== id) return null;
-  const { data } = pending;
-  pending = null;
+  if (!state.pending || state.pending.id !== id) return null;
+  const { data } = state.pending;
+  state.pending = null;
   return data;
 }

@@ -129,7 +129,13 @@ export function DashboardEditor({
     setStale(null);
     setFieldErrors({});
     try {
-      const body = { payload: { ...dashboard.payload, grid }, ...(overwrite ? {} : { updated_at: base }) };
+      // Overwrite saves over the version stored now, still naming it: a save that names a version is
+      // stored at a later second than that version, so a tab still holding the version replaced
+      // here cannot pass its own stale save as current (src/domain/dashboards/versions.ts).
+      const version = overwrite
+        ? (await api<Dashboard>('GET', `/dashboards/${dashboard.id}`)).updated_at
+        : base;
+      const body = { payload: { ...dashboard.payload, grid }, updated_at: version };
       const saved = await api<Dashboard>('PUT', `/dashboards/${dashboard.id}`, body);
       clearDraft(dashboard.id);
       dirtyRef.current = false;

@@ -12,7 +12,7 @@ import {
   type SourceLookup,
   selectSource,
 } from '../dashboards/source-selection';
-import { type ExpectedVersion, checkVersion, nextUpdatedAt } from '../dashboards/versions';
+import { type ExpectedVersion, checkChangeable, nextUpdatedAt } from '../dashboards/versions';
 import { NO_ORGANIZATION } from '../dashboards/dashboards';
 import type { AlertRule, Monitor, MonitorStatus, MonitorType, Strategy } from '../../model/monitor';
 import { parseTimestamp } from '../../shared/time';
@@ -104,8 +104,7 @@ export function findChangeable(
   expected: ExpectedVersion = {},
 ): Monitor {
   const monitor = findMonitor(ctx, auth, rawId);
-  if (monitor.locked && !unlocks) throw conflict(LOCKED);
-  checkVersion(monitor, expected, 'This monitor', (id) => ctx.nameOf?.(id));
+  checkChangeable(monitor, unlocks, expected, LOCKED, 'This monitor', (id) => ctx.nameOf?.(id));
   return monitor;
 }
 

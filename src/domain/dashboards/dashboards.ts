@@ -11,7 +11,7 @@ import { SOURCE_FIELDS, type SourceFields, type SourceLookup, selectSource } fro
 import type { Dashboard } from '../../model/dashboard';
 import { checkSentDocuments, checkStoredSize } from './limits';
 import { normalizePayload } from './widgets';
-import { type ExpectedVersion, checkVersion, nextUpdatedAt } from './versions';
+import { type ExpectedVersion, checkChangeable, nextUpdatedAt } from './versions';
 
 export interface DashboardsContext {
   dashboards: DashboardsRepo;
@@ -93,8 +93,7 @@ export function findChangeable(
   expected: ExpectedVersion = {},
 ): Dashboard {
   const dashboard = findDashboard(ctx, auth, rawId);
-  if (dashboard.locked && !unlocks) throw conflict(LOCKED);
-  checkVersion(dashboard, expected, 'This dashboard', (id) => ctx.nameOf?.(id));
+  checkChangeable(dashboard, unlocks, expected, LOCKED, 'This dashboard', (id) => ctx.nameOf?.(id));
   return dashboard;
 }
 

@@ -52,6 +52,23 @@ function updatedAtHolds(sent: string, row: Versioned): boolean {
 }
 
 /** Throws 409 when the PUT names a version that is no longer the stored one. */
+/**
+ * The checks of a PUT or DELETE on a lockable, versioned row (dashboards, monitors), in their
+ * order: 409 `lockedMessage` when it is locked and the request does not unlock it, then
+ * checkVersion's 409 when the request names a version that is no longer the stored one.
+ */
+export function checkChangeable(
+  row: Versioned & { locked: boolean },
+  unlocks: boolean,
+  expected: ExpectedVersion,
+  lockedMessage: string,
+  what: string,
+  nameOf: (userId: string) => string | undefined,
+): void {
+  if (row.locked && !unlocks) throw conflict(lockedMessage);
+  checkVersion(row, expected, what, nameOf);
+}
+
 export function checkVersion(
   row: Versioned,
   expected: ExpectedVersion,

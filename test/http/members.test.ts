@@ -193,6 +193,23 @@ describe('organization members and roles', () => {
     assert.ok(tooLong.body.errors.expires_in);
   });
 
+  test('an organization keeps at most 100 pending invitations; the 101st is a 422, and a token body is bounded', async () => {
+    const other = await createProjectWithToken(server);
+    for (let i = 0; i < 100; i++) {
+      const res = await invite(other.userToken, 'viewer');
+      assert.equal(res.status, 201, res.text);
+    }
+    const over = await invite(other.userToken, 'viewer');
+    assert.equal(over.status, 422);
+    assert.match(JSON.stringify(over.body.errors), /at most 100 pending invitations/);
+    const huge = await api('POST', '/invitations/preview', undefined, { token: 'x'.repeat(5_000) });
+    assert.equal(huge.status, 422);
+    const junk = await api('POST', '/invitations/accept', tokens.viewer, {
+      token: 'svc_inv_' + '!'.repeat(43),
+    });
+    assert.equal(junk.status, 404);
+  });
+
   test('who may invite and change whom', async () => {
     assert.equal((await invite(tokens.admin!, 'admin')).status, 403, 'only the owner makes admins');
     assert.equal((await invite(tokens.admin!, 'editor')).status, 201);

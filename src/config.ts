@@ -22,7 +22,11 @@ export interface Config {
     /** the client address is the last X-Forwarded-For entry (behind one reverse proxy) */
     readonly trustProxy: boolean;
   };
-  readonly storage: { readonly dataDir: string };
+  readonly storage: {
+    readonly dataDir: string;
+    /** bytes of recent series answers kept while their series is unchanged (0: none kept) */
+    readonly answerCacheBytes: number;
+  };
   readonly deployment: { readonly mode: 'self_hosted' | 'saas' };
   readonly features: { readonly projectsEnabled: boolean; readonly registrationEnabled: boolean };
   readonly limits: {
@@ -107,6 +111,7 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'storage.data_dir', env: 'SERVICE_DATA_DIR', kind: 'string' },
   // Obsolete (the write log is always on): still accepted so that older configuration files load.
   { key: 'storage.write_log', env: 'SERVICE_WRITE_LOG', kind: 'bool' },
+  { key: 'storage.answer_cache_bytes', env: 'SERVICE_ANSWER_CACHE_BYTES', kind: 'size', min: 0 },
   { key: 'deployment.mode', env: 'SERVICE_DEPLOYMENT_MODE', kind: 'enum', values: ['self_hosted', 'saas'] },
   { key: 'features.projects_enabled', env: 'SERVICE_PROJECTS_ENABLED', kind: 'bool' },
   { key: 'features.registration_enabled', env: 'SERVICE_REGISTRATION_ENABLED', kind: 'bool' },
@@ -165,6 +170,7 @@ const DEFAULTS: Record<string, unknown> = {
   'server.trust_proxy': false,
   'storage.data_dir': './data',
   'storage.write_log': true,
+  'storage.answer_cache_bytes': 33_554_432,
   'deployment.mode': 'self_hosted',
   'features.projects_enabled': true,
   'features.registration_enabled': true,
@@ -356,7 +362,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
       bodyBytesInFlight: values['server.body_bytes_in_flight'] as number,
       trustProxy: values['server.trust_proxy'] as boolean,
     },
-    storage: { dataDir },
+    storage: { dataDir, answerCacheBytes: values['storage.answer_cache_bytes'] as number },
     deployment: { mode: values['deployment.mode'] as Config['deployment']['mode'] },
     features: {
       projectsEnabled: values['features.projects_enabled'] as boolean,

@@ -212,6 +212,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     log,
     intervalMs: options.sweepTimer === false ? 0 : config.retention.sweepIntervalSeconds * 1000,
     beforeSweep: () => deps.metrics.flush(),
+    onDeleted: () => deps.metrics.forgetAnswers(),
   });
   const sources = createSourcesRepo(db);
   const monitors = createMonitorsRepo(db);

@@ -68,6 +68,14 @@ export interface MetricStore extends StoreBase {
   readMany?(series: SeriesRefs, bucketStartsMs: readonly number[]): Promise<string[][]>;
   /** Resolves once every commit before the call is in the buckets (no-op for stores that apply at once). */
   settle(): Promise<void>;
+  /**
+   * Stores that know every writer of their rows (the embedded store): a text that changes whenever
+   * a read of the key may answer differently. It moves on after a commit's points are visible to
+   * reads and before the commit resolves, so an answer read after taking the mark is current for
+   * as long as the mark is unchanged (the engine keeps such answers: domain/metrics/answers.ts).
+   * Absent for stores that others write (database sources).
+   */
+  changeMark?(sourceId: string, key: string): string;
 }
 
 /**

@@ -8,6 +8,8 @@ export interface MetricsInput {
   stats: OpsStats;
   sweep: Readonly<SweepStats>;
   queueDepth: number;
+  /** kept series answers (domain/metrics/answers.ts), when the service keeps them */
+  answers?: { hits: number; misses: number; entries: number; bytes: number } | null;
   /** service.db; its -wal file is counted too */
   databaseFile: string;
   version: string;
@@ -64,6 +66,23 @@ export function renderMetrics(input: MetricsInput): string {
   out.sample('service_ingested_leaves_total', stats.leaves);
   out.family('service_write_queue_depth', 'gauge', 'Metric points merged but not yet committed.');
   out.sample('service_write_queue_depth', input.queueDepth);
+
+  if (input.answers) {
+    const a = input.answers;
+    out.family(
+      'service_series_answers_total',
+      'counter',
+      'Series reads of project sources: sent from a kept answer (hit) or read from the store (miss).',
+    );
+    out.sample('service_series_answers_total', a.hits, { result: 'hit' });
+    out.sample('service_series_answers_total', a.misses, { result: 'miss' });
+    out.family(
+      'service_series_answers_kept_bytes',
+      'gauge',
+      'Bytes of series answers kept for reads to come.',
+    );
+    out.sample('service_series_answers_kept_bytes', a.bytes);
+  }
 
   const h = stats.commit;
   out.family('service_ingest_commit_seconds', 'histogram', 'From a write entering the queue to its commit.');

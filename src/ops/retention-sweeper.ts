@@ -30,6 +30,8 @@ export interface SweeperOptions {
    * sweep sees (and deletes) every acknowledged bucket rather than one a later fold writes back.
    */
   beforeSweep?: () => Promise<void>;
+  /** Told after each transaction that deleted rows (kept answers of reads are forgotten). */
+  onDeleted?: () => void;
 }
 
 /** Upper bounds (ms) of the transaction duration histogram. */
@@ -144,6 +146,7 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
       timed(performance.now() - started, (used.user + used.system) / 1000);
       stats.deletedBuckets += result.deleted;
       deleted += result.deleted;
+      if (result.deleted > 0) options.onDeleted?.();
       next += result.finished;
       await tick();
     }

@@ -42,7 +42,7 @@ describe('config', () => {
         bodyBytesInFlight: 8_388_608,
         trustProxy: false,
       },
-      storage: { dataDir: path.join(cwd, 'data') },
+      storage: { dataDir: path.join(cwd, 'data'), answerCacheBytes: 33_554_432 },
       deployment: { mode: 'self_hosted' },
       features: { projectsEnabled: true, registrationEnabled: true },
       limits: {
@@ -177,6 +177,7 @@ level = "warn"
       'server.trust_proxy': ['sometimes'],
       'storage.data_dir': [' '],
       'storage.write_log': ['sometimes'],
+      'storage.answer_cache_bytes': ['-1', '32M', '1.5'],
       'deployment.mode': ['cloud', 'SAAS'],
       'features.projects_enabled': ['maybe', '2'],
       'features.registration_enabled': ['enabled'],

@@ -42,10 +42,12 @@ import {
 } from '../../drivers/embedded/writer-client';
 import { OverflowGuard } from './ingest/overflow';
 import { createLargeLeavesRepo } from '../../storage/large-leaves';
+import { AnswerCache, type AnswerStats } from './answers';
+import { SYSTEM_KEY } from './merge';
 
 export interface MetricsEngineOptions {
   db: Db;
-  config: Pick<Config, 'limits' | 'features'> & Partial<Pick<Config, 'network'>>;
+  config: Pick<Config, 'limits' | 'features'> & Partial<Pick<Config, 'network' | 'storage'>>;
   log?: Logger;
   /** where batch bodies are parsed (default: large ones in a worker thread) */
   batchParser?: BatchParserOptions;
@@ -102,6 +104,19 @@ export interface MetricsEngine {
   ): Promise<SeriesText[]>;
   /** readSeries for the query maths: the transponders are applied by the query's scan. */
   readSeriesData(source: Source, params: SeriesParams): Promise<SeriesData>;
+  /**
+   * readSeries written by `render` (the response's bytes): an answer kept from an earlier read is
+   * sent again while the series is unchanged (answers.ts); the bytes must not be changed.
+   */
+  readSeriesAnswer(
+    source: Source,
+    params: SeriesParams,
+    render: (series: SeriesText) => Buffer,
+  ): Promise<Buffer>;
+  /** Forgets every kept answer: stored rows were deleted (the retention sweep). */
+  forgetAnswers(): void;
+  /** The kept answers' counts (GET /metrics); null when none are kept. */
+  answerStats(): AnswerStats | null;
   /** Creates a database source's store layout (idempotent); rejects with an Error meant for the client. */
   setup(source: Source): Promise<SetupResult>;
   /** Commits every pending write. */
@@ -116,6 +131,10 @@ export interface MetricsEngine {
   /** Resolves once the metric writer has replayed its log; rejects with the reason it could not. */
   writerStarted(): Promise<void>;
 }
+
+/** storage.answer_cache_bytes when the caller's configuration has none (tests that build an engine) */
+const DEFAULT_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
+const NO_TRANSPONDERS: readonly never[] = Object.freeze([]);
 
 export const INGEST_DISABLED = 'Metric ingestion is disabled: projects are disabled for this deployment';
 
@@ -183,6 +202,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
   const guard = new OverflowGuard(createLargeLeavesRepo(options.db));
   const transponders = createTranspondersRepo(options.db);
+  const answerBytes = config.storage?.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
+  const answers = answerBytes > 0 ? new AnswerCache(answerBytes) : null;
 
   function write(source: Source, input: Points, batch = false): Promise<void> {
     const store = drivers.storeFor(source);
@@ -297,6 +318,29 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
       const list = () => (enabled ??= transponders.enabled(source.id));
       return texts.map((text, i) => applyTransponders(text, keys[i]!, list));
     },
+
+    async readSeriesAnswer(source, params, render) {
+      const store = drivers.storeFor(source);
+      if (!answers || !store.changeMark) {
+        const text = await readSeriesText(store, source, params);
+        return render(applyTransponders(text, params.key, () => transponders.enabled(source.id)));
+      }
+      // The mark and the epoch before the read: see answers.ts for why the kept answer is current.
+      const mark = store.changeMark(source.id, params.key);
+      const epoch = answers.epoch;
+      const list = params.key === SYSTEM_KEY ? NO_TRANSPONDERS : transponders.enabled(source.id);
+      const { bucketsMs } = params.range;
+      const name = `${source.id}\u0000${source.timeZone}\u0000${source.beginningOfWeek}\u0000${params.granularity.text}\u0000${bucketsMs[0]}\u0000${bucketsMs.length}\u0000${params.key}`;
+      const kept = answers.get(name, mark, epoch, list, render);
+      if (kept) return kept;
+      const text = await readSeriesText(store, source, params);
+      const body = render(applyTransponders(text, params.key, () => list));
+      answers.set(name, { mark, epoch, transponders: list, render, body });
+      return body;
+    },
+
+    forgetAnswers: () => answers?.forget(),
+    answerStats: () => answers?.stats() ?? null,
 
     async readSeriesData(source, params) {
       const text = await readSeriesText(drivers.storeFor(source), source, params);

@@ -43,6 +43,12 @@ export interface EmbeddedWriter {
    * by `commit`; the store contract suite (test/drivers/) writes the embedded tables by it.
    */
   apply(writes: WriteSet): Promise<void>;
+  /**
+   * A text that changes whenever a read of the series may answer differently: moved on after an
+   * append of the key is visible to reads and before it is acknowledged (MetricStore.changeMark);
+   * a writer without it (test doubles) leaves every read to the store.
+   */
+  changeMark?(sourceId: string, key: string): string;
   close(): Promise<void>;
 }
 
@@ -254,6 +260,7 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     // and folds them in the background.
     commit: (entries) => writer.append([...entries]),
     settle: () => writer.settle(),
+    ...(writer.changeMark ? { changeMark: writer.changeMark.bind(writer) } : {}),
 
     async setup(): Promise<SetupResult> {
       return { status: 'ready', message: 'embedded store (tables created by the service migrations)' };

@@ -77,13 +77,24 @@ const MAX_ROOM_WAIT_MS = 2_000;
 /** The writer running in this thread, on the given connection. */
 export function inProcessWriter(options: MetricWriterOptions): WriterPort {
   const writer = new MetricWriter(options);
+  /** per source, commits made visible: this writer's change mark moves for every key of the source */
+  const appended = new Map<string, number>();
+  let applied = 0;
   return {
     status: () => ({ state: 'running' }),
     whenStarted: () => Promise.resolve(),
-    append: (entries) => writer.append(entries),
+    async append(entries) {
+      const sources = entries.map((e) => e.settings.id);
+      await writer.append(entries);
+      for (const id of sources) appended.set(id, (appended.get(id) ?? 0) + 1);
+    },
     pending: async (...args) => writer.pending(...args),
     settle: () => writer.settle(),
-    apply: (writes) => writer.applyWriteSet(writes),
+    async apply(writes) {
+      await writer.applyWriteSet(writes);
+      applied++;
+    },
+    changeMark: (sourceId) => `${appended.get(sourceId) ?? 0}:${applied}`,
     close: () => writer.close(),
   };
 }
@@ -170,6 +181,8 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
    * FNV-1a hash per distinct key of an append: a map of keys cost the event loop as much as the log.
    */
   const lastAppendedByKey = new Map<string, Float64Array>();
+  /** write sets applied outside the log (the store contract suite): each moves every change mark */
+  let applied = 0;
   let closed = false;
   let status: WriterStatus = { state: 'starting' };
   /** the writer's failure to start or its exit, for whenStarted */
@@ -455,7 +468,19 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       return series;
     },
     settle: () => send({ op: 'settle' }),
-    apply: (writes) => send({ op: 'apply', writes }),
+    async apply(writes) {
+      await send({ op: 'apply', writes });
+      applied++;
+    },
+    // The last append record of the key's slot (of the source, for the system key): appendNow sets
+    // it once the append is logged and handed on (reads see it) and before the append resolves.
+    changeMark(sourceId, key) {
+      const last =
+        key === SYSTEM_KEY
+          ? (lastAppended.get(sourceId) ?? 0)
+          : (lastAppendedByKey.get(sourceId)?.[keySlot(key)] ?? 0);
+      return `${last}:${applied}`;
+    },
     async close() {
       if (closed) return;
       if (restartTimer) clearTimeout(restartTimer);

@@ -1,6 +1,7 @@
 // JSON shapes of the metrics endpoints (SPEC 5.2, 5.3).
 import type { SeriesText } from '../../domain/metrics/query/series';
 import type { QueryAnswer, QueryTable } from '../../domain/metrics/query/query';
+import { keepCompressedForms } from '../middleware/compress';
 
 /**
  * `{"data":{"at":[...],"values":[...]}}` as the response's bytes: each bucket's values are already
@@ -36,6 +37,13 @@ export function presentSeriesJson(series: SeriesText): Buffer {
   if (!series.transponderErrors?.length) return body;
   return Buffer.concat([body.subarray(0, n - 1), Buffer.from(`,${metaJson(series.transponderErrors)}}`)]);
 }
+
+/**
+ * presentSeriesJson for the engine's readSeriesAnswer: the answer may be kept and sent again, so
+ * its compressed forms are kept with it.
+ */
+export const presentSeriesAnswer = (series: SeriesText): Buffer =>
+  keepCompressedForms(presentSeriesJson(series));
 
 /** `"meta":{"transponder_errors":[...]}`: the transponders a read skipped and why (SPEC 15). */
 export function metaJson(errors: ReadonlyArray<unknown>): string {

@@ -12,7 +12,7 @@ import { parseSeriesParams } from '../../domain/metrics/query/series';
 import { objectBody, takeRawBody } from '../middleware/body';
 import { validate } from '../middleware/validate';
 import { sourceOf } from '../state';
-import { presentCreated, presentQueryJson, presentSeriesJson } from '../present/metrics';
+import { presentCreated, presentQueryJson, presentSeriesAnswer } from '../present/metrics';
 
 /** `mode` (alias `format`) and `value_path` of a query body: missing or malformed -> 400. */
 function queryFields(body: Record<string, unknown>) {
@@ -61,9 +61,9 @@ export function metricsRoutes(deps: Deps) {
     },
 
     async series(ctx: Context): Promise<void> {
-      const series = await deps.metrics.readSeries(sourceOf(ctx), metricsInput.series.query(ctx));
+      const params = metricsInput.series.query(ctx);
       ctx.type = 'application/json';
-      ctx.body = presentSeriesJson(series);
+      ctx.body = await deps.metrics.readSeriesAnswer(sourceOf(ctx), params, presentSeriesAnswer);
     },
 
     async ingest(ctx: Context): Promise<void> {

@@ -24,7 +24,7 @@ import { parseSeriesParams, type SeriesParams } from '../../domain/metrics/query
 import { authenticate, CSRF_HEADER, SESSION_COOKIE } from '../middleware/auth';
 import { presentAccount } from '../present/accounts';
 import { presentSourceTokenRow } from '../present/sources';
-import { presentSeriesJson } from '../present/metrics';
+import { presentSeriesAnswer } from '../present/metrics';
 import { parseSessionLogin, parseSourceTokenFilter } from '../schemas/interface';
 import { objectBody } from '../middleware/body';
 import { validate } from '../middleware/validate';
@@ -190,9 +190,8 @@ export function sessionRoutes(deps: Deps) {
     /** GET /sources/:id/metrics: GET /metrics' parameters and rules, for a source of the user's organization. */
     async sourceSeries(ctx: Context): Promise<void> {
       const { source, params } = input.sourceSeries.query(ctx);
-      const series = await deps.metrics.readSeries(source, params);
       ctx.type = 'application/json';
-      ctx.body = presentSeriesJson(series);
+      ctx.body = await deps.metrics.readSeriesAnswer(source, params, presentSeriesAnswer);
     },
   };
 }

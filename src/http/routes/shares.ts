@@ -8,7 +8,7 @@ import { parseSeriesParams } from '../../domain/metrics/query/series';
 import type { Dashboard } from '../../model/dashboard';
 import { formatTimestamp } from '../../shared/time';
 import type { ShareRow } from '../../storage/shares';
-import { presentSeriesJson } from '../present/metrics';
+import { presentSeriesAnswer } from '../present/metrics';
 import { validate } from '../middleware/validate';
 import { userAuthOf } from '../state';
 
@@ -88,7 +88,7 @@ export function shareRoutes(deps: Deps) {
     async series(ctx: Context): Promise<void> {
       const { source, params } = input.series.query(ctx);
       ctx.type = 'application/json';
-      ctx.body = presentSeriesJson(await deps.metrics.readSeries(source, params));
+      ctx.body = await deps.metrics.readSeriesAnswer(source, params, presentSeriesAnswer);
     },
   };
 }

@@ -1,6 +1,7 @@
 // Optimistic concurrency on dashboards and groups: a PUT naming the version it was edited from
 // (body `updated_at`, or If-Match with the GET's ETag) is refused with 409 once someone else saved;
-// a PUT naming no version overwrites, as the contract's clients expect.
+// a PUT naming no version overwrites, as the contract's clients expect, and still makes a version of
+// its own (a save in the second of the version it replaces lands at the next second).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, startTestServer, type TestServer } from '../helpers/server';
@@ -48,6 +49,30 @@ describe('dashboard versions', () => {
       updated_at: kept.updated_at,
     });
     assert.equal(third.status, 200, third.text);
+  });
+
+  test('a save naming no version in the same second still makes a version a stale tab cannot pass', async () => {
+    const realNow = server.deps.now;
+    const second = Date.UTC(2026, 2, 3, 10, 0, 0);
+    server.deps.now = () => second + 100;
+    try {
+      const d = await createDashboard(server, a.userToken, dashboardBody(a));
+      const loaded = (await call('GET', `/api/v1/dashboards/${d.id}`)).body.data;
+      // An API client overwrites without a version, in the second the tab's version was made in.
+      server.deps.now = () => second + 700;
+      const blind = await call('PUT', `/api/v1/dashboards/${d.id}`, { name: 'Overwritten' });
+      assert.equal(blind.status, 200, blind.text);
+      assert.notEqual(blind.body.data.updated_at, loaded.updated_at);
+      // The tab saves from the version it loaded: stale.
+      const stale = await call('PUT', `/api/v1/dashboards/${d.id}`, {
+        name: 'Tab',
+        updated_at: loaded.updated_at,
+      });
+      assert.equal(stale.status, 409, stale.text);
+      assert.equal((await call('GET', `/api/v1/dashboards/${d.id}`)).body.data.name, 'Overwritten');
+    } finally {
+      server.deps.now = realNow;
+    }
   });
 
   test('GET sends an ETag; If-Match with a stale one is 409, with the current one 200', async () => {

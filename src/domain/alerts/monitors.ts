@@ -199,7 +199,7 @@ export function updateMonitor(
   bag.throwIfAny();
   const saved: Monitor = {
     ...next,
-    updatedAt: nextUpdatedAt(current, ctx.now(), expected),
+    updatedAt: nextUpdatedAt(current, ctx.now()),
     updatedBy: userId,
   };
   ctx.monitors.transaction(() => {

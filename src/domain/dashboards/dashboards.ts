@@ -188,7 +188,7 @@ export function updateDashboard(
     defaultGranularity: granularity ?? keptGranularity(current, source),
     payload,
     segments,
-    updatedAt: nextUpdatedAt(current, ctx.now(), expected),
+    updatedAt: nextUpdatedAt(current, ctx.now()),
     updatedBy: userId,
   };
   ctx.dashboards.update(next);

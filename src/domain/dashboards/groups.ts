@@ -81,7 +81,7 @@ export function updateGroup(
     ...current,
     name: input.name ?? current.name,
     position: input.position ?? current.position,
-    updatedAt: nextUpdatedAt(current, ctx.now(), expected),
+    updatedAt: nextUpdatedAt(current, ctx.now()),
     updatedBy: userId,
   };
   ctx.dashboards.updateGroup(next);

@@ -26,13 +26,13 @@ export const namesVersion = (expected: ExpectedVersion): boolean =>
   expected.updatedAt !== undefined || expected.ifMatch !== undefined;
 
 /**
- * The time a change made at `now` is stored with. A versioned save that comes later in the same
- * second as the version it replaces lands at the next whole second, because `updated_at` is shown
- * to the second and must tell the versions apart; a save naming no version keeps the plain clock.
+ * The time a change made at `now` is stored with: every save gets a version of its own. A save in
+ * the same second as the version it replaces (or at an earlier clock) lands at the next whole
+ * second, because `updated_at` is compared to the second: otherwise a client still holding the
+ * replaced version would pass as current, whether the save in between named a version or not.
  */
-export function nextUpdatedAt(current: Versioned, now: number, expected: ExpectedVersion): number {
-  const sameSecond = Math.floor(now / 1000) === Math.floor(current.updatedAt / 1000);
-  if (!namesVersion(expected) || !sameSecond || now <= current.updatedAt) return now;
+export function nextUpdatedAt(current: Versioned, now: number): number {
+  if (Math.floor(now / 1000) > Math.floor(current.updatedAt / 1000)) return now;
   return (Math.floor(current.updatedAt / 1000) + 1) * 1000;
 }
 

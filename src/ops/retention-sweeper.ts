@@ -30,6 +30,11 @@ export interface SweeperOptions {
    * sweep sees (and deletes) every acknowledged bucket rather than one a later fold writes back.
    */
   beforeSweep?: () => Promise<void>;
+  /**
+   * Deletes the expired buckets a project keeps outside the service database (a project on a
+   * metrics cluster, docs/cluster.md), given each granularity's cutoff; resolves with the rows.
+   */
+  expireElsewhere?: (sourceId: string, cutoffMs: (granularity: string) => number | null) => Promise<number>;
 }
 
 /** Upper bounds (ms) of the transaction duration histogram. */
@@ -150,6 +155,20 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
     return deleted;
   }
 
+  /** A cluster being unreachable fails its projects' part of the sweep only (the next retries). */
+  async function expireElsewhere(sourceId: string, rules: RetentionRules, nowMs: number): Promise<number> {
+    if (!options.expireElsewhere) return 0;
+    try {
+      const deleted = await options.expireElsewhere(sourceId, (g) => expiryCutoffMs(rules, g, nowMs));
+      stats.deletedBuckets += deleted;
+      return deleted;
+    } catch (err) {
+      stats.failures++;
+      options.log.warn('retention sweep failed', { source_id: sourceId, error: String(err) });
+      return 0;
+    }
+  }
+
   async function sweepAll(): Promise<number> {
     const started = performance.now();
     await options.beforeSweep?.();
@@ -158,6 +177,7 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
     let deleted = 0;
     for (const row of s.ruleSources()) {
       const rules = rulesOf(row);
+      deleted += await expireElsewhere(row.id, rules, nowMs);
       let after = { key: '', granularity: '' };
       for (;;) {
         if (closed) return deleted;

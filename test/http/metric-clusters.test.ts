@@ -239,6 +239,22 @@ describe('projects on a metrics cluster', { skip }, () => {
     assert.equal(made.rows[0].n, 1, 'the schema is made at creation');
   });
 
+  test('two projects on one cluster share its connections, never their buckets', async () => {
+    const one = await createProject({ project_cluster_id: CLUSTER_A, granularities: '1h' });
+    const two = await createProject({ project_cluster_id: CLUSTER_A, granularities: '1h' });
+    assert.equal(one.res.status, 201, one.res.text);
+    assert.equal(two.res.status, 201, two.res.text);
+    // Interleaved, so that one pooled connection serves both projects' statements.
+    const writes = [];
+    for (let i = 0; i < 20; i++) {
+      writes.push(write(one, '/api/v1/metrics', { key: 'same', at, values: { n: 1 } }));
+      writes.push(write(two, '/api/v1/metrics', { key: 'same', at, values: { n: 100 } }));
+    }
+    for (const res of await Promise.all(writes)) assert.equal(res.status, 201, res.text);
+    assert.deepEqual(bucketOf(await series(one, 'same')), { n: 20 });
+    assert.deepEqual(bucketOf(await series(two, 'same')), { n: 2000 });
+  });
+
   test('the retention sweep deletes expired buckets in the cluster', async () => {
     const p = await createProject({
       project_cluster_id: CLUSTER_A,

@@ -181,7 +181,8 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
   if (schema !== undefined && !IDENTIFIER.test(schema)) throw new Error(`bad schema name ${schema}`);
   const q = (name: string) => (schema ? `"${schema}".${name}` : name);
   // Prepared statement names are per connection: a shared pool's stores need names of their own,
-  // whole within PostgreSQL's 63 bytes (a longer name is cut, and two schemas' names would meet).
+  // kept within PostgreSQL's 63-byte identifier length (pg warns past it; two schemas' names would
+  // differ only past the 63rd byte if anything cut them there).
   const named = (name: string, short: string) => (schema ? `${short}_${mode[0]}_${schema}` : name);
   const splitter = new PathSplitter();
   const upsert = { name: named(`trifle_upsert_${mode}`, 'tu'), text: upsertSql(mode, q('trifle_stats')) };

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { parseSecretKey } from './lib/secrets';
 import { parseListeners, type ListenerConfig } from './config-listeners';
+import { parseClusters, type ClusterConfig } from './config-clusters';
 import { checkAllowedHosts, isHostName } from './lib/outbound';
 
 export interface Config {
@@ -72,6 +73,11 @@ export interface Config {
     /** setups of database sources one organization may start per minute */
     readonly setupsPerMinute: number;
   };
+  /**
+   * Metrics clusters a project may name by `project_cluster_id` (`[[clusters]]`, SPEC 14,
+   * docs/cluster.md); none by default.
+   */
+  readonly clusters: readonly ClusterConfig[];
   /** the SMTP server that sends e-mail channels' alerts (docs/alerts-channels.md); host null: no e-mail */
   readonly smtp: {
     readonly host: string | null;
@@ -212,6 +218,17 @@ export interface ConfigInput {
   cwd?: string;
 }
 
+/** `[[clusters]]` in TOML, SERVICE_CLUSTERS (a JSON array) in the environment; no flag. */
+const CLUSTERS_KEY = 'clusters';
+const CLUSTERS_ENV = 'SERVICE_CLUSTERS';
+
+function clustersOf(raw: unknown, origin: string): ClusterConfig[] {
+  const clusters = parseClusters(raw);
+  if (typeof clusters === 'string')
+    throw new ConfigError(`invalid value for ${CLUSTERS_KEY} (${origin}): ${clusters}`);
+  return clusters;
+}
+
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
 const FALSE = new Set(['0', 'false', 'no', 'off']);
 
@@ -303,6 +320,11 @@ function readToml(file: string): Record<string, unknown> {
   }
   const flat: Record<string, unknown> = {};
   for (const [section, table] of Object.entries(doc)) {
+    // `[[clusters]]`: the one top-level array of tables (config-clusters.ts)
+    if (section === CLUSTERS_KEY) {
+      flat[CLUSTERS_KEY] = table;
+      continue;
+    }
     if (typeof table !== 'object' || table === null || Array.isArray(table) || table instanceof Date) {
       // `server = 3`: a known section written as a value says so, rather than "unknown key".
       if (SECTIONS.has(section)) {
@@ -314,7 +336,7 @@ function readToml(file: string): Record<string, unknown> {
     }
     for (const [name, value] of Object.entries(table)) flat[`${section}.${name}`] = value;
   }
-  const known = new Set(CONFIG_KEYS.map((d) => d.key));
+  const known = new Set([...CONFIG_KEYS.map((d) => d.key), CLUSTERS_KEY]);
   for (const key of Object.keys(flat)) {
     if (!known.has(key)) throw new ConfigError(`unknown config key ${key} in ${file}`);
   }
@@ -345,6 +367,10 @@ export function loadConfig(input: ConfigInput = {}): Config {
       `invalid value for server.body_bytes_in_flight: expected at least limits.max_body_bytes (${values['limits.max_body_bytes']})`,
     );
   }
+  let clusters = CLUSTERS_KEY in fromFile ? clustersOf(fromFile[CLUSTERS_KEY], 'config file') : [];
+  const clustersEnv = env[CLUSTERS_ENV];
+  if (clustersEnv !== undefined && clustersEnv !== '')
+    clusters = clustersOf(clustersEnv, `env ${CLUSTERS_ENV}`);
   const alertsIntervalMs = intervalMs(values['alerts.interval'] as string)!;
   const dataDir = path.resolve(cwd, values['storage.data_dir'] as string);
   const sqliteRoot = values['sources.sqlite_root']
@@ -401,6 +427,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
       maxDatabaseSources: values['network.max_database_sources'] as number,
       setupsPerMinute: values['network.setups_per_minute'] as number,
     },
+    clusters,
     smtp,
   });
 }

@@ -213,6 +213,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     intervalMs: options.sweepTimer === false ? 0 : config.retention.sweepIntervalSeconds * 1000,
     beforeSweep: () => deps.metrics.flush(),
     onDeleted: () => deps.metrics.forgetAnswers(),
+    expireElsewhere: async (sourceId, cutoffMs) => {
+      const source = deps.sources.byId(sourceId);
+      return (source && deps.metrics.cluster(source)?.expire(cutoffMs)) ?? 0;
+    },
   });
   const sources = createSourcesRepo(db);
   const monitors = createMonitorsRepo(db);

@@ -54,15 +54,23 @@ export function newSource(
   };
 }
 
-export function createProject(deps: Ports, auth: UserAuth, input: ProjectInput): Source {
+/**
+ * Creates a project. On a configured metrics cluster (SPEC 14) its schema is made there first, so
+ * an unreachable cluster answers 503 and creates nothing; the cluster is recorded in the source's
+ * config and never changes. An id that names no configured cluster is refused by the parser when
+ * clusters are configured, and recorded only (the embedded store) when none are.
+ */
+export async function createProject(deps: Ports, auth: UserAuth, input: ProjectInput): Promise<Source> {
   assertProjectsEnabled(deps);
   const organizationId = requireOrganization(auth);
+  const cluster = input.projectClusterId;
+  const onCluster = cluster !== null && deps.config.clusters.some((c) => c.id === cluster);
   const source: Source = {
     ...newSource(deps, organizationId, {
       type: 'project',
       displayName: input.name,
       driver: null,
-      config: {},
+      config: onCluster ? { cluster_id: cluster } : {},
       setupStatus: null,
       settings: input.settings,
     }),
@@ -70,6 +78,7 @@ export function createProject(deps: Ports, auth: UserAuth, input: ProjectInput):
     retention: input.retention,
     projectClusterId: input.projectClusterId,
   };
+  if (onCluster) await deps.metrics.setup(source);
   deps.sources.insert(source);
   return source;
 }
@@ -106,8 +115,9 @@ async function assertBucketingMayChange(deps: Ports, project: Source, update: Pr
   const zone = update.timeZone !== undefined && update.timeZone !== project.timeZone;
   const week = update.beginningOfWeek !== undefined && update.beginningOfWeek !== project.beginningOfWeek;
   if (!zone && !week) return;
+  const cluster = deps.metrics.cluster(project);
   await deps.metrics.flush();
-  if (!deps.sources.holdsData(project.id)) return;
+  if (!(cluster ? await cluster.holdsData() : deps.sources.holdsData(project.id))) return;
   if (zone) fields.time_zone = [ZONE_FIXED];
   if (week) fields.beginning_of_week = [ZONE_FIXED];
   throw invalid(fields);
@@ -182,14 +192,21 @@ export async function sourceDependents(deps: Ports, source: Source): Promise<Sou
 /**
  * Removes a source with everything on it: its source tokens (refused from the next request on),
  * its dashboards with their share links, its transponders, and for a project every stored bucket
- * (deleted in short transactions by the retention sweeper's connection). A database source's own
- * store is never touched.
+ * (deleted in short transactions by the retention sweeper's connection; on a metrics cluster its
+ * schema is dropped first, so an unreachable cluster answers 503 and removes nothing). A database
+ * source's own store is never touched.
  */
 export async function removeSource(
   deps: Ports & { removeStoredData: (sourceId: string) => Promise<number> },
   source: Source,
 ): Promise<SourceDependents> {
   const gone = await sourceDependents(deps, source);
+  const cluster = deps.metrics.cluster(source);
+  if (cluster) {
+    await cluster.drop();
+    deps.sources.remove(source.id);
+    return gone;
+  }
   deps.sources.remove(source.id);
   if (source.type === 'project') await deps.removeStoredData(source.id);
   else await deps.metrics.release(source.id);

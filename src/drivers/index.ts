@@ -1,7 +1,9 @@
 // The registry: the one place that picks a source's metric store. Projects share the embedded
-// store (in service.db, written by the engine's metric writer, which builds it); a database source
-// gets the layout of its driver, opened on first use and cached per source until its settings
-// change or the registry closes. Adding a driver is one line in STORE_FACTORIES.
+// store (in service.db, written by the engine's metric writer, which builds it), except a project
+// created on a metrics cluster (`config.cluster_id`, network/clusters.ts), whose buckets live in
+// its schema of the cluster's PostgreSQL; a database source gets the layout of its driver. Layouts
+// are opened on first use and cached per source until their settings change or the registry
+// closes. Adding a driver is one line in STORE_FACTORIES.
 //
 // Every store is written by one door, `commit(entries)` (types.ts). A driver's layout applies
 // merged write sets; the registry gives it the door: merge the commit's points into one write set
@@ -21,6 +23,8 @@ import type { NetworkSettings } from './network/store';
 import type { NetworkPolicy } from '../lib/outbound';
 import type { SecretBox } from '../lib/secrets';
 import type { LoggedPoints, MergeEntries, MetricStore, WriteSetStore } from './types';
+import { clusterUnavailable, type MetricClusters } from './network/clusters';
+import { AppError } from '../errors';
 
 export interface DriverContext {
   /** the service's own database, home of the embedded store */
@@ -33,6 +37,8 @@ export interface DriverContext {
   nativeBinding?: unknown;
   /** the file it was loaded from, for the sqlite workers' threads */
   nativeBindingPath?: string;
+  /** the configured metrics clusters, home of the projects created on one */
+  clusters?: MetricClusters;
   /** time limit, idle close and workers of sqlite source files (sqlite/pool.ts) */
   sqlite?: SqlitePoolOptions;
   /** decrypts the secrets of database sources (passwords, URLs) kept encrypted at rest */
@@ -109,6 +115,28 @@ const STORE_FACTORIES: Partial<Record<string, StoreFactory>> = {
     }),
 };
 
+/** The metrics cluster a project's buckets live on (set at creation, never changed), or null. */
+export function projectClusterOf(source: Source): string | null {
+  const id = source.type === 'project' ? source.config.cluster_id : undefined;
+  return typeof id === 'string' ? id : null;
+}
+
+/** A failure of a cluster project's store as the client sees it: the cluster, not a database source. */
+function asCluster(err: unknown): unknown {
+  return err instanceof AppError && err.kind === 'unavailable' ? clusterUnavailable(err) : err;
+}
+
+/** The door of a project on a metrics cluster: the layout's, its unavailability named for the cluster. */
+function clusterProjectStore(layout: WriteSetStore, merge: MergeEntries): MetricStore {
+  const store = committing(layout, merge);
+  return {
+    ...store,
+    setup: () => store.setup().catch((err) => Promise.reject(clusterUnavailable(err))),
+    commit: (entries) => store.commit(entries).catch((err) => Promise.reject(asCluster(err))),
+    read: (series, starts) => store.read(series, starts).catch((err) => Promise.reject(asCluster(err))),
+  };
+}
+
 export interface DriverRegistry {
   /** The store of a source; throws 409 for a driver without a store. */
   storeFor(source: Source): MetricStore;
@@ -155,13 +183,23 @@ export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
       })),
   };
 
+  function openClusterStore(source: Source, cluster: string): MetricStore {
+    if (!ctx.clusters?.has(cluster))
+      throw clusterUnavailable(new Error(`metrics cluster ${cluster} is not configured`));
+    return clusterProjectStore(ctx.clusters.layout(cluster, source.id, source.timeZone), ctx.merge);
+  }
+
   return {
     storeFor(source) {
-      if (source.type === 'project') return embedded;
-      const fingerprint = `${source.driver}\u0000${JSON.stringify(source.config)}`;
+      const cluster = projectClusterOf(source);
+      if (source.type === 'project' && cluster === null) return embedded;
+      const fingerprint =
+        cluster === null
+          ? `${source.driver}\u0000${JSON.stringify(source.config)}`
+          : `cluster\u0000${cluster}\u0000${source.timeZone}`;
       const cached = stores.get(source.id);
       if (cached && cached.fingerprint === fingerprint) return cached.store;
-      const store = openStore(source, factoryCtx);
+      const store = cluster === null ? openStore(source, factoryCtx) : openClusterStore(source, cluster);
       if (cached) void cached.store.close().catch(() => undefined);
       stores.set(source.id, { fingerprint, store });
       return store;
@@ -177,6 +215,7 @@ export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
       await Promise.all(open);
       await pool?.close();
       pool = null;
+      await ctx.clusters?.close();
       await embedded.close();
     },
   };

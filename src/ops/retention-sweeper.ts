@@ -32,6 +32,11 @@ export interface SweeperOptions {
   beforeSweep?: () => Promise<void>;
   /** Told after each transaction that deleted rows (kept answers of reads are forgotten). */
   onDeleted?: () => void;
+  /**
+   * Deletes the expired buckets a project keeps outside the service database (a project on a
+   * metrics cluster, docs/cluster.md), given each granularity's cutoff; resolves with the rows.
+   */
+  expireElsewhere?: (sourceId: string, cutoffMs: (granularity: string) => number | null) => Promise<number>;
 }
 
 /** Upper bounds (ms) of the transaction duration histogram. */
@@ -153,6 +158,20 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
     return deleted;
   }
 
+  /** A cluster being unreachable fails its projects' part of the sweep only (the next retries). */
+  async function expireElsewhere(sourceId: string, rules: RetentionRules, nowMs: number): Promise<number> {
+    if (!options.expireElsewhere) return 0;
+    try {
+      const deleted = await options.expireElsewhere(sourceId, (g) => expiryCutoffMs(rules, g, nowMs));
+      stats.deletedBuckets += deleted;
+      return deleted;
+    } catch (err) {
+      stats.failures++;
+      options.log.warn('retention sweep failed', { source_id: sourceId, error: String(err) });
+      return 0;
+    }
+  }
+
   async function sweepAll(): Promise<number> {
     const started = performance.now();
     await options.beforeSweep?.();
@@ -161,6 +180,7 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
     let deleted = 0;
     for (const row of s.ruleSources()) {
       const rules = rulesOf(row);
+      deleted += await expireElsewhere(row.id, rules, nowMs);
       let after = { key: '', granularity: '' };
       for (;;) {
         if (closed) return deleted;

@@ -68,6 +68,7 @@ describe('config', () => {
         setupsPerMinute: 10,
       },
       smtp: { host: null, port: 587, tls: 'starttls', username: null, password: null, from: null },
+      clusters: [],
     });
   });
 
@@ -300,6 +301,61 @@ level = "warn"
       assert.ok(text.includes(name), `${def.key} documented`);
       assert.ok(text.includes(def.env), `${def.env} documented`);
     }
+  });
+});
+
+describe('metrics clusters', () => {
+  const ID = '5B0C2D8E-7A41-4C55-9E3F-0A1B2C3D4E5F';
+  test('[[clusters]] in TOML, SERVICE_CLUSTERS (a JSON array) over it; ids lower-cased', () => {
+    const cwd = tempDir();
+    writeFileSync(
+      path.join(cwd, 'config.toml'),
+      `[[clusters]]\nid = "${ID}"\nurl = "postgres://svc@db1.internal:5432/metrics"\n`,
+    );
+    assert.deepEqual(loadConfig({ env: {}, cwd }).clusters, [
+      { id: ID.toLowerCase(), url: 'postgres://svc@db1.internal:5432/metrics' },
+    ]);
+    const env = { SERVICE_CLUSTERS: JSON.stringify([{ id: ID, url: 'postgresql://db2/m' }]) };
+    assert.deepEqual(loadConfig({ env, cwd }).clusters, [
+      { id: ID.toLowerCase(), url: 'postgresql://db2/m' },
+    ]);
+    assert.deepEqual(loadConfig({ env: {}, cwd: tempDir() }).clusters, []);
+  });
+
+  test('a bad entry stops start-up with a message naming clusters, the entry and the field', () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ id: ID, url: 'postgres://db/m' }, /expected an array/],
+      [[{ id: 'cluster-1', url: 'postgres://db/m' }], /cluster 1: id must be a UUID/],
+      [[{ id: ID, url: 'mysql://db/m' }], /cluster 1: url must start with postgres/],
+      [[{ id: ID, url: 'postgres://db' }], /cluster 1: url must name a database/],
+      [[{ id: ID, url: 'postgres://db/m', pool: 3 }], /cluster 1: unknown key pool/],
+      [
+        [
+          { id: ID, url: 'postgres://db/m' },
+          { id: ID.toLowerCase(), url: 'postgres://db/n' },
+        ],
+        /cluster 2: id .* is given twice/,
+      ],
+    ];
+    for (const [value, message] of cases) {
+      const text = configError(() =>
+        loadConfig({ env: { SERVICE_CLUSTERS: JSON.stringify(value) }, cwd: tempDir() }),
+      );
+      assert.match(text, /invalid value for clusters \(env SERVICE_CLUSTERS\)/);
+      assert.match(text, message);
+    }
+    const cwd = tempDir();
+    writeFileSync(path.join(cwd, 'config.toml'), 'clusters = 3\n');
+    assert.match(
+      configError(() => loadConfig({ env: {}, cwd })),
+      /clusters \(config file\): expected an array/,
+    );
+  });
+
+  test('config.example.toml documents [[clusters]] and SERVICE_CLUSTERS', () => {
+    const text = readFileSync(path.join(import.meta.dirname, '..', '..', 'config.example.toml'), 'utf8');
+    assert.match(text, /^# \[\[clusters\]\]$/m);
+    assert.ok(text.includes('SERVICE_CLUSTERS'));
   });
 });
 

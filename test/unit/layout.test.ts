@@ -4,7 +4,7 @@
 //
 // Floors, from the bottom:
 //   0  src/lib, src/shared (code for the server and the browser), and what every floor reads:
-//      src/errors.ts, src/config.ts, src/config-example.ts, src/version.ts, src/sea (the single
+//      src/errors.ts, src/config*.ts, src/config-example.ts, src/version.ts, src/sea (the single
 //      executable's glue, which must know nothing of the domain or the drivers)
 //   1  src/model
 //   2  src/drivers, src/storage
@@ -42,6 +42,7 @@ const FLOORS: ReadonlyArray<[prefix: string, floor: number]> = [
   ['src/config.ts', 0],
   ['src/config-example.ts', 0],
   ['src/config-listeners.ts', 0],
+  ['src/config-clusters.ts', 0],
   ['src/version.ts', 0],
   ['src/sea/', 0],
   ['src/model/', 1],

@@ -8,7 +8,8 @@ import type { Config } from '../../config';
 import { forbidden } from '../../errors';
 import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
-import { createDriverRegistry } from '../../drivers';
+import { createDriverRegistry, projectClusterOf } from '../../drivers';
+import { createMetricClusters } from '../../drivers/network/clusters';
 import { createEmbeddedStore } from '../../drivers/embedded/store';
 import { translateSqliteError } from '../../drivers/sqlite/store';
 import type { LoggedPoints, SetupResult } from '../../drivers/types';
@@ -47,7 +48,7 @@ import { SYSTEM_KEY } from './merge';
 
 export interface MetricsEngineOptions {
   db: Db;
-  config: Pick<Config, 'limits' | 'features'> & Partial<Pick<Config, 'network' | 'storage'>>;
+  config: Pick<Config, 'limits' | 'features'> & Partial<Pick<Config, 'network' | 'storage' | 'clusters'>>;
   log?: Logger;
   /** where batch bodies are parsed (default: large ones in a worker thread) */
   batchParser?: BatchParserOptions;
@@ -119,6 +120,11 @@ export interface MetricsEngine {
   answerStats(): AnswerStats | null;
   /** Creates a database source's store layout (idempotent); rejects with an Error meant for the client. */
   setup(source: Source): Promise<SetupResult>;
+  /**
+   * Projects on a metrics cluster (their `config.cluster_id`, drivers/network/clusters.ts): what
+   * the embedded store's tables answer for the others. `null`: the project is not on a cluster.
+   */
+  cluster(source: Source): ClusterProject | null;
   /** Commits every pending write. */
   flush(): Promise<void>;
   /** Closes the store of a removed database source (its connections or file handle). */
@@ -135,6 +141,16 @@ export interface MetricsEngine {
 /** storage.answer_cache_bytes when the caller's configuration has none (tests that build an engine) */
 const DEFAULT_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 const NO_TRANSPONDERS: readonly never[] = Object.freeze([]);
+
+/** What a project on a metrics cluster needs besides writes and reads. */
+export interface ClusterProject {
+  /** whether a bucket is stored (pending writes committed first) */
+  holdsData(): Promise<boolean>;
+  /** deletes the buckets older than each granularity's cutoff (null: keep); resolves with the rows */
+  expire(cutoffMs: (granularity: string) => number | null): Promise<number>;
+  /** deletes every bucket of the (removed) project */
+  drop(): Promise<void>;
+}
 
 export const INGEST_DISABLED = 'Metric ingestion is disabled: projects are disabled for this deployment';
 
@@ -184,7 +200,9 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const embedded = createEmbeddedStore(options.db, writer);
   const plans = new PlanCache();
   const merge = (entries: readonly LoggedPoints[]) => mergeCommit(entries, plans);
+  const clusters = createMetricClusters(config.clusters ?? [], { timeoutMs: config.network?.timeoutMs });
   const drivers = createDriverRegistry({
+    clusters,
     db: options.db,
     embedded,
     merge,
@@ -349,6 +367,30 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async setup(source) {
       return drivers.storeFor(source).setup();
+    },
+
+    cluster(source) {
+      const id = projectClusterOf(source);
+      if (id === null) return null;
+      return {
+        holdsData: async () => {
+          await queue.flush();
+          return clusters.holdsData(id, source.id);
+        },
+        async expire(cutoffMs) {
+          let deleted = 0;
+          for (const granularity of source.granularities) {
+            const before = cutoffMs(granularity);
+            if (before !== null) deleted += await clusters.expire(id, source.id, granularity, before);
+          }
+          return deleted;
+        },
+        async drop() {
+          await queue.flush();
+          await clusters.drop(id, source.id);
+          await drivers.release(source.id);
+        },
+      };
     },
 
     flush: () => queue.flush(),

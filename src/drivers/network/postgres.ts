@@ -40,19 +40,89 @@ const loadPg = lazyModule(async () => (await import('pg')).default);
 export interface PostgresStoreOptions extends NetworkSettings {
   mode: IdentifierMode;
   timeZone: string;
+  /**
+   * A schema of its own for the layout (a project on a metrics cluster, clusters.ts): created by
+   * setup, and every statement names its tables in it. A plain lower-case identifier. Without it
+   * the tables are those of the connection's search_path (a database source).
+   */
+  schema?: string;
+  /** a pool shared with other stores (a metrics cluster's), which close() leaves open */
+  pool?: GuardedPool;
 }
 
+/** A pg pool that connects through the relay of its target (network/wire-guard.ts). */
+export interface GuardedPool {
+  get(): Promise<pg.Pool>;
+  readonly guard: WireGuard | null;
+  close(): Promise<void>;
+}
+
+/**
+ * The pool, the client library loaded on first use (see lazyModule). It connects to the
+ * target's relay (network/wire-guard.ts) with the parsed fields only: never a connection string,
+ * whose options (host=/path, sslrootcert, ...) would reach sockets and files.
+ */
+export function createGuardedPool(options: NetworkSettings, max = POOL_SIZE): GuardedPool {
+  const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
+  let pool: pg.Pool | null = null;
+  let guard: WireGuard | null = null;
+  return {
+    get guard() {
+      return guard;
+    },
+    async get() {
+      const { Pool } = await loadPg();
+      if (pool) return pool;
+      const target = connectionTarget('postgres', options);
+      guard ??= guardFor('postgres', target, options, timeout);
+      const relay = await guard.port();
+      if (pool) return pool;
+      const p = new Pool({
+        host: '127.0.0.1',
+        port: relay,
+        database: target.database,
+        user: target.username,
+        password: target.password ?? '',
+        ssl: target.ssl ? { rejectUnauthorized: false, ...serverName(target.host) } : false,
+        max,
+        connectionTimeoutMillis: timeout,
+        idleTimeoutMillis: options.idleMs ?? IDLE_CLOSE_MS,
+        query_timeout: timeout,
+        statement_timeout: timeout,
+        allowExitOnIdle: true,
+      });
+      // An idle connection that breaks must not crash the process; the next call reconnects.
+      p.on('error', () => undefined);
+      p.on('connect', (client) => client.on('error', () => undefined));
+      return (pool = p);
+    },
+    async close() {
+      const p = pool;
+      pool = null;
+      await p?.end().catch(() => undefined);
+      await guard?.close();
+      guard = null;
+    },
+  };
+}
+
+/** a schema name that needs no quoting, short enough for the statement names built on it */
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,55}$/;
+
 const JSONB = "JSONB NOT NULL DEFAULT '{}'::jsonb";
-const DDL: Record<IdentifierMode, string[]> = {
-  full: [`CREATE TABLE IF NOT EXISTS trifle_stats (key VARCHAR(255) PRIMARY KEY, data ${JSONB})`],
-  partial: [
-    `CREATE TABLE IF NOT EXISTS trifle_stats (key VARCHAR(255) NOT NULL, at TIMESTAMPTZ NOT NULL, data ${JSONB}, PRIMARY KEY (key, at))`,
-  ],
-  separated: [
-    `CREATE TABLE IF NOT EXISTS trifle_stats (key VARCHAR(255) NOT NULL, granularity VARCHAR(255) NOT NULL, at TIMESTAMPTZ NOT NULL, data ${JSONB}, PRIMARY KEY (key, granularity, at))`,
-    `CREATE TABLE IF NOT EXISTS trifle_stats_ping (key VARCHAR(255) PRIMARY KEY, at TIMESTAMPTZ NOT NULL, data ${JSONB})`,
-  ],
-};
+/** The layout's statements; `q` qualifies a table name with the store's schema, if any. */
+function ddl(mode: IdentifierMode, q: (table: string) => string): string[] {
+  if (mode === 'full')
+    return [`CREATE TABLE IF NOT EXISTS ${q('trifle_stats')} (key VARCHAR(255) PRIMARY KEY, data ${JSONB})`];
+  if (mode === 'partial')
+    return [
+      `CREATE TABLE IF NOT EXISTS ${q('trifle_stats')} (key VARCHAR(255) NOT NULL, at TIMESTAMPTZ NOT NULL, data ${JSONB}, PRIMARY KEY (key, at))`,
+    ];
+  return [
+    `CREATE TABLE IF NOT EXISTS ${q('trifle_stats')} (key VARCHAR(255) NOT NULL, granularity VARCHAR(255) NOT NULL, at TIMESTAMPTZ NOT NULL, data ${JSONB}, PRIMARY KEY (key, granularity, at))`,
+    `CREATE TABLE IF NOT EXISTS ${q('trifle_stats_ping')} (key VARCHAR(255) PRIMARY KEY, at TIMESTAMPTZ NOT NULL, data ${JSONB})`,
+  ];
+}
 const COLUMNS: Record<IdentifierMode, string[]> = {
   full: ['key'],
   partial: ['key', 'at'],
@@ -60,12 +130,12 @@ const COLUMNS: Record<IdentifierMode, string[]> = {
 };
 
 /** Merges the leaves ($n paths, values, set flags) into the row: a set replaces, a track adds. */
-function upsertSql(mode: IdentifierMode): string {
+function upsertSql(mode: IdentifierMode, table: string): string {
   const cols = COLUMNS[mode];
   const n = cols.length;
   const params = cols.map((_, i) => `$${i + 1}`).join(', ');
   return (
-    `INSERT INTO trifle_stats AS t (${cols.join(', ')}, data) VALUES (${params}, $${n + 1}::jsonb) ` +
+    `INSERT INTO ${table} AS t (${cols.join(', ')}, data) VALUES (${params}, $${n + 1}::jsonb) ` +
     `ON CONFLICT (${cols.join(', ')}) DO UPDATE SET data = COALESCE(t.data, '{}'::jsonb) || (` +
     'SELECT jsonb_object_agg(p.path, to_jsonb(CASE WHEN p.is_set THEN p.value ELSE p.value + ' +
     "CASE WHEN jsonb_typeof(t.data -> p.path) = 'number' THEN (t.data ->> p.path)::float8 ELSE 0 END END)) " +
@@ -77,11 +147,11 @@ function upsertSql(mode: IdentifierMode): string {
  * The buckets of a write set that only track, in one statement: rows from a JSON array, each
  * member of the incoming data added to the stored one (saves a round trip per bucket).
  */
-function addAllSql(mode: IdentifierMode): string {
+function addAllSql(mode: IdentifierMode, table: string): string {
   const cols = COLUMNS[mode];
   const types: Record<string, string> = { key: 'text', granularity: 'text', at: 'timestamptz' };
   return (
-    `INSERT INTO trifle_stats AS t (${cols.join(', ')}, data) ` +
+    `INSERT INTO ${table} AS t (${cols.join(', ')}, data) ` +
     `SELECT ${cols.map((c) => `r.${c}`).join(', ')}, r.data FROM jsonb_to_recordset($1::jsonb) AS r(${cols.map((c) => `${c} ${types[c]}`).join(', ')}, data jsonb) ` +
     `ON CONFLICT (${cols.join(', ')}) DO UPDATE SET data = COALESCE(t.data, '{}'::jsonb) || (` +
     'SELECT jsonb_object_agg(e.key, to_jsonb(e.value::text::float8 + ' +
@@ -90,12 +160,12 @@ function addAllSql(mode: IdentifierMode): string {
   );
 }
 
-const READ_SQL: Record<IdentifierMode, string> = {
-  full: 'SELECT key AS id, data FROM trifle_stats WHERE key = ANY($1::text[])',
-  partial: 'SELECT at AS id, data FROM trifle_stats WHERE key = $1 AND at >= $2 AND at <= $3',
-  separated:
-    'SELECT at AS id, data FROM trifle_stats WHERE key = $1 AND granularity = $2 AND at >= $3 AND at <= $4',
-};
+function readSql(mode: IdentifierMode, table: string): string {
+  if (mode === 'full') return `SELECT key AS id, data FROM ${table} WHERE key = ANY($1::text[])`;
+  if (mode === 'partial')
+    return `SELECT at AS id, data FROM ${table} WHERE key = $1 AND at >= $2 AND at <= $3`;
+  return `SELECT at AS id, data FROM ${table} WHERE key = $1 AND granularity = $2 AND at >= $3 AND at <= $4`;
+}
 
 function identity(mode: IdentifierMode, b: BucketWrite): unknown[] {
   if (mode === 'full') return [fullKey(b.key, b.granularity, b.startMs)];
@@ -107,11 +177,17 @@ const RETRYABLE = new Set(['40P01', '40001']);
 const UNDEFINED_TABLE = '42P01';
 
 export function createPostgresStore(options: PostgresStoreOptions): WriteSetStore {
-  const { mode } = options;
-  const timeout = options.timeoutMs ?? OPERATION_TIMEOUT_MS;
+  const { mode, schema } = options;
+  if (schema !== undefined && !IDENTIFIER.test(schema)) throw new Error(`bad schema name ${schema}`);
+  const q = (name: string) => (schema ? `"${schema}".${name}` : name);
+  // Prepared statement names are per connection: a shared pool's stores need names of their own,
+  // kept within PostgreSQL's 63-byte identifier length (pg warns past it; two schemas' names would
+  // differ only past the 63rd byte if anything cut them there).
+  const named = (name: string, short: string) => (schema ? `${short}_${mode[0]}_${schema}` : name);
   const splitter = new PathSplitter();
-  const upsert = { name: `trifle_upsert_${mode}`, text: upsertSql(mode) };
-  const addAll = { name: `trifle_add_all_${mode}`, text: addAllSql(mode) };
+  const upsert = { name: named(`trifle_upsert_${mode}`, 'tu'), text: upsertSql(mode, q('trifle_stats')) };
+  const addAll = { name: named(`trifle_add_all_${mode}`, 'ta'), text: addAllSql(mode, q('trifle_stats')) };
+  const read = { name: named(`trifle_read_${mode}`, 'tr'), text: readSql(mode, q('trifle_stats')) };
 
   /** A track-only bucket as a row of the JSON array addAllSql reads. */
   function trackRow(b: BucketWrite): Record<string, unknown> {
@@ -152,40 +228,8 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
     close();
     return out;
   }
-  let pool: pg.Pool | null = null;
-  let guard: WireGuard | null = null;
-
-  /**
-   * The pool, the client library loaded on first use (see loadClient). It connects to the
-   * source's relay (network/wire-guard.ts) with the parsed fields only: never a connection string, whose
-   * options (host=/path, sslrootcert, ...) would reach sockets and files.
-   */
-  async function poolOf(): Promise<pg.Pool> {
-    const { Pool } = await loadPg();
-    if (pool) return pool;
-    const target = connectionTarget('postgres', options);
-    guard ??= guardFor('postgres', target, options, timeout);
-    const relay = await guard.port();
-    if (pool) return pool;
-    const p = new Pool({
-      host: '127.0.0.1',
-      port: relay,
-      database: target.database,
-      user: target.username,
-      password: target.password ?? '',
-      ssl: target.ssl ? { rejectUnauthorized: false, ...serverName(target.host) } : false,
-      max: POOL_SIZE,
-      connectionTimeoutMillis: timeout,
-      idleTimeoutMillis: options.idleMs ?? IDLE_CLOSE_MS,
-      query_timeout: timeout,
-      statement_timeout: timeout,
-      allowExitOnIdle: true,
-    });
-    // An idle connection that breaks must not crash the process; the next call reconnects.
-    p.on('error', () => undefined);
-    p.on('connect', (client) => client.on('error', () => undefined));
-    return (pool = p);
-  }
+  const pools = options.pool ?? createGuardedPool(options);
+  const poolOf = () => pools.get();
 
   async function writeOnce(buckets: BucketWrite[]): Promise<void> {
     const client = await (await poolOf()).connect();
@@ -224,12 +268,7 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
     mode,
     timeZone: options.timeZone,
     splitter,
-    query: async (params) =>
-      (
-        await (
-          await poolOf()
-        ).query<SqlRow>({ name: `trifle_read_${mode}`, text: READ_SQL[mode], values: params })
-      ).rows,
+    query: async (params) => (await (await poolOf()).query<SqlRow>({ ...read, values: params })).rows,
     missingTable: (err) => (err as { code?: string }).code === UNDEFINED_TABLE,
   };
 
@@ -237,13 +276,15 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
     kind: 'postgres',
 
     async setup(): Promise<SetupResult> {
-      guard?.reset();
+      pools.guard?.reset();
       try {
         const client = await (await poolOf()).connect();
         try {
-          for (const statement of DDL[mode]) await client.query(statement);
+          if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+          for (const statement of ddl(mode, q)) await client.query(statement);
           const { rows } = await client.query<{ column_name: string }>(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'trifle_stats' ORDER BY ordinal_position",
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = COALESCE($1, current_schema()) AND table_name = 'trifle_stats' ORDER BY ordinal_position",
+            [schema ?? null],
           );
           assertLayoutColumns(
             rows.map((r) => r.column_name),
@@ -254,7 +295,7 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
           client.release();
         }
       } catch (err) {
-        throw setupFailure('postgres', err, options, guard ?? undefined);
+        throw setupFailure('postgres', err, options, pools.guard ?? undefined);
       }
       return { status: 'ready', message: `trifle_stats ready (identifier mode ${mode})` };
     },
@@ -274,11 +315,7 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
     },
 
     async close(): Promise<void> {
-      const p = pool;
-      pool = null;
-      await p?.end().catch(() => undefined);
-      await guard?.close();
-      guard = null;
+      if (!options.pool) await pools.close(); // a shared pool is its owner's to close
     },
   };
 }

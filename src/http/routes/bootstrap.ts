@@ -88,7 +88,7 @@ function bootstrapInput(deps: Deps) {
         assertProjectsEnabled(deps);
         const fields = objectBody(body);
         requireOrganization(userAuthOf(ctx));
-        return parseProject(fields);
+        return parseProject(fields, deps.config.clusters);
       },
     }),
     projectUpdate: validate({
@@ -168,7 +168,8 @@ export function bootstrapRoutes(deps: Deps) {
     },
 
     async createProject(ctx: Context): Promise<void> {
-      created(ctx, { source: presentSource(createProject(deps, userAuthOf(ctx), input.project.body(ctx))) });
+      const project = await createProject(deps, userAuthOf(ctx), input.project.body(ctx));
+      created(ctx, { source: presentSource(project) });
     },
 
     async updateProject(ctx: Context): Promise<void> {

@@ -192,8 +192,15 @@ function retentionOf(input: unknown, granularities: readonly string[]): Record<s
   return parsed.value;
 }
 
-export function parseProject(input: unknown): ProjectInput {
+/**
+ * POST /bootstrap/projects. With metrics clusters configured, `project_cluster_id` must name one
+ * (SPEC 4, 14); without any it is recorded as given.
+ */
+export function parseProject(input: unknown, clusters: readonly { id: string }[] = []): ProjectInput {
   const b = parseEntity(projectSchema, input);
+  const cluster = b.project_cluster_id;
+  if (cluster && clusters.length > 0 && !clusters.some((c) => c.id === cluster))
+    throw invalid({ project_cluster_id: ['is not a configured metrics cluster'] });
   const settings = toSettings(b);
   return {
     name: b.name,
@@ -204,7 +211,7 @@ export function parseProject(input: unknown): ProjectInput {
   };
 }
 
-/** Fixed at creation: there is one embedded cluster, and a project never moves between clusters. */
+/** Fixed at creation: a project never moves between metrics clusters. */
 const FIXED_PROJECT_FIELDS = ['project_cluster_id'] as const;
 
 const projectUpdateSchema = body({

@@ -1,0 +1,61 @@
+// `[[clusters]]` (config.example.toml, docs/cluster.md): the metrics clusters a project may name by
+// `project_cluster_id` at creation (SPEC 14). Each is a PostgreSQL database given by its URL; a
+// project created on it keeps its buckets there. Checked here, with messages naming the entry.
+
+export interface ClusterConfig {
+  /** lower-case UUID, the `project_cluster_id` clients send */
+  readonly id: string;
+  /** postgres:// or postgresql:// URL of the cluster's database */
+  readonly url: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const KEYS = new Set(['id', 'url']);
+
+/** What is wrong with a cluster URL, or null. The password is never echoed. */
+function urlProblem(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'url must be a postgres://user@host:port/database URL';
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    return 'url must start with postgres:// or postgresql://';
+  if (url.hostname === '') return 'url must name a host';
+  if (url.pathname.replace(/^\//, '') === '') return 'url must name a database';
+  return null;
+}
+
+/**
+ * `[[clusters]]` tables (or the same as a JSON array in SERVICE_CLUSTERS), checked: every id a
+ * UUID, no id twice, every url a PostgreSQL URL naming a host and a database. Returns the
+ * clusters (ids lower-cased), or a message naming the entry and the field.
+ */
+export function parseClusters(raw: unknown): ClusterConfig[] | string {
+  let list = raw;
+  if (typeof raw === 'string') {
+    try {
+      list = JSON.parse(raw);
+    } catch {
+      return 'expected a JSON array of {"id", "url"} tables';
+    }
+  }
+  if (!Array.isArray(list)) return 'expected an array of [[clusters]] tables';
+  const out: ClusterConfig[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const entry = list[i] as Record<string, unknown>;
+    const at = `cluster ${i + 1}`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return `${at}: expected a table`;
+    for (const name of Object.keys(entry)) if (!KEYS.has(name)) return `${at}: unknown key ${name}`;
+    const { id, url } = entry;
+    if (typeof id !== 'string' || !UUID.test(id.trim())) return `${at}: id must be a UUID`;
+    const lower = id.trim().toLowerCase();
+    if (out.some((c) => c.id === lower)) return `${at}: id ${lower} is given twice`;
+    if (typeof url !== 'string') return `${at}: url must be a string`;
+    const problem = urlProblem(url.trim());
+    if (problem) return `${at}: ${problem}`;
+    out.push({ id: lower, url: url.trim() });
+  }
+  return out;
+}

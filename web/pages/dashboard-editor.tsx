@@ -11,7 +11,7 @@ import { DashboardSettings } from './dashboard-settings';
 import { collectPaths, WidgetView } from '../widgets';
 import type { WidgetConfig, WidgetContext } from '../widgets/types';
 import { DashboardGrid } from './dashboard-grid';
-import { compact, firstFree, place, type Box } from '../lib/grid-layout';
+import { applyWidget, compact, firstFree, place, type Box } from '../lib/grid-layout';
 import { JsonEditor } from './json-editor';
 import { newWidget, WIDGET_TYPES, WidgetForm } from './widget-form';
 
@@ -126,9 +126,11 @@ export function DashboardEditor({
       const spot = firstFree(g, source.w, source.h);
       return [...g, { ...copy, ...spot }];
     });
+  // The form's widget goes where that widget is now, found by its id (web/lib/grid-layout.ts): the
+  // cells stay usable while the form is open, and a widget removed meanwhile shifts the indices.
   const apply = (widget: WidgetConfig) => {
-    if (drawer?.kind === 'widget' && drawer.index !== null) change(drawer.index, widget);
-    else setGrid((g) => place([...g, widget], g.length, widget));
+    const id = drawer?.kind === 'widget' && drawer.index !== null ? drawer.widget.id : null;
+    setGrid((g) => applyWidget(g, id, widget, (taken) => newWidget(widget.type, [...taken]).id));
     setDrawer(null);
   };
   // Saves from the version loaded (updated_at), so a change saved meanwhile elsewhere is not

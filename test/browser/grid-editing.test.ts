@@ -128,4 +128,28 @@ describe('grid editing by dragging', { skip: browserSkipReason() }, () => {
     assert.ok(after.c!.y > 0, `Gamma moved down: ${JSON.stringify(after)}`);
     await context.close();
   });
+
+  // The cells stay usable while a widget's form is open: a widget removed before it in the grid
+  // shifts the indices, and Apply still changes the widget the form was opened for, no other one.
+  test('a widget removed while another one’s form is open: Apply changes the right widget', async () => {
+    const id = await createDashboard();
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    await page.goto(`${h.server.url}/d/${id}`);
+    await waitForWidgets(page, 3);
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit Beta' }).click();
+    const form = page.getByRole('form', { name: 'Widget' });
+    await form.getByLabel('Title').fill('Beta edited');
+    await page.getByRole('button', { name: 'Remove Alpha' }).click();
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('button', { name: 'Remove Beta edited' }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Remove Gamma' }).count(), 1, 'Gamma is kept');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
+    const cells = await saved(id);
+    assert.deepEqual(Object.keys(cells).sort(), ['b', 'c']);
+    assert.equal((cells.b as unknown as { title: string }).title, 'Beta edited');
+    assert.equal((cells.c as unknown as { title: string }).title, 'Gamma');
+    await context.close();
+  });
 });

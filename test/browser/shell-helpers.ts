@@ -171,8 +171,20 @@ export async function signedInPage(
   await context.addCookies([
     { name: 'svc_session', value: session, url: h.server.url, httpOnly: true, sameSite: 'Strict' },
   ]);
+  // A loaded machine, to make races between the page and the test's steps show up:
+  // SHELL_LATE_FRAMES=<ms> holds every animation frame's callbacks back by that long, and
+  // SHELL_CPU_THROTTLE=<rate> slows the page's CPU that many times (waits grow with it).
+  const late = Number(process.env.SHELL_LATE_FRAMES ?? 0);
+  if (late > 0)
+    await context.addInitScript(`{
+      const frame = window.requestAnimationFrame.bind(window);
+      window.requestAnimationFrame = (cb) => frame(() => setTimeout(() => frame(cb), ${late}));
+    }`);
   const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  const throttle = Math.max(1, Number(process.env.SHELL_CPU_THROTTLE ?? 1) || 1);
+  if (throttle > 1)
+    await (await context.newCDPSession(page)).send('Emulation.setCPUThrottlingRate', { rate: throttle });
+  page.setDefaultTimeout(10_000 * throttle);
   return { context, page };
 }
 

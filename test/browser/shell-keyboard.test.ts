@@ -96,4 +96,53 @@ describe('editor keyboard', { skip: browserSkipReason() }, () => {
     assert.deepEqual(await focused(), { tag: 'BUTTON', name: 'Edit', inDrawer: false });
     await context.close();
   });
+
+  // A field chosen as the form appears, before the browser draws its next frame (a click on a loaded
+  // machine, or Playwright's fill: it focuses the field, then types in a later step), keeps the
+  // focus: the drawer's own focus moves happen as it is drawn, not a frame later, when they would
+  // send the text into the form's first field.
+  test('a field chosen as the drawer opens or closes keeps the focus; what is typed goes there', async () => {
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    await page.goto(`${h.server.url}/d/${seeded.dashboardId}`);
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit By country' }).waitFor();
+    const focusedName = await page.evaluate(async () => {
+      const doc = (globalThis as any).document;
+      doc.querySelector('button[aria-label="Edit By country"]').click();
+      // drawn (the render runs in a microtask), not yet a frame later
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const path = doc.querySelector('form[aria-label="Widget"] input[name="path"]');
+      path.focus();
+      path.select();
+      for (let i = 0; i < 3; i++)
+        await new Promise((resolve) =>
+          (globalThis as any).requestAnimationFrame(() => setTimeout(resolve, 0)),
+        );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return doc.activeElement.getAttribute('name') as string;
+    });
+    await page.keyboard.insertText('country.SK');
+    const form = page.getByRole('form', { name: 'Widget' });
+    assert.equal(focusedName, 'path', 'the field chosen keeps the focus');
+    assert.equal(await form.getByLabel('Title').inputValue(), 'By country');
+    assert.equal(await form.getByLabel('Path (may end in .*)').inputValue(), 'country.SK');
+
+    // Applied, then the widget type chosen before the next frame: focus stays on it.
+    const after = await page.evaluate(async () => {
+      const doc = (globalThis as any).document;
+      doc.querySelector('form[aria-label="Widget"] button[type="submit"]').click();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      doc.querySelector('select[name="widget-type"]').focus();
+      for (let i = 0; i < 3; i++)
+        await new Promise((resolve) =>
+          (globalThis as any).requestAnimationFrame(() => setTimeout(resolve, 0)),
+        );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return doc.activeElement.getAttribute('name') as string;
+    });
+    assert.equal(after, 'widget-type');
+    assert.equal(await form.count(), 0);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await context.close();
+  });
 });

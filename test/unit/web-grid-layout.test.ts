@@ -4,7 +4,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { collides, compact, firstFree, hasOverlap, place, type Box } from '../../web/lib/grid-layout';
+import {
+  applyWidget,
+  collides,
+  compact,
+  firstFree,
+  hasOverlap,
+  place,
+  type Box,
+} from '../../web/lib/grid-layout';
 
 const box = fc.record({
   x: fc.integer({ min: 0, max: 11 }),
@@ -121,6 +129,75 @@ describe('grid layout', () => {
         const spot = firstFree(laid, size.w, size.h);
         assert.equal(hasOverlap([...laid, { ...spot, w: size.w, h: size.h }]), false);
       }),
+      { numRuns: 300 },
+    );
+  });
+  // The widget form's Apply, by the id of the widget the form was opened for.
+  const widget = (id: string, x: number, y: number, w = 3, h = 2) => ({ id, title: id, x, y, w, h });
+  const fresh = (items: readonly { id: string }[]) => `new-${items.length + 1}`;
+
+  test('Apply replaces the widget where it is now, after a widget before it was removed', () => {
+    const grid = [widget('a', 0, 0), widget('b', 3, 0), widget('c', 6, 0)];
+    // The form opened on c (index 2), then a was removed: c is at index 1 now.
+    const now = compact(grid.filter((w) => w.id !== 'a'));
+    const out = applyWidget(now, 'c', { ...widget('c', 6, 0), title: 'C edited' }, fresh);
+    assert.deepEqual(
+      out.map((w) => [w.id, w.title]),
+      [
+        ['b', 'b'],
+        ['c', 'C edited'],
+      ],
+    );
+    // The form opened on b (index 1), then a was removed: index 1 is c now, and stays c.
+    const other = applyWidget(now, 'b', { ...widget('b', 3, 0), title: 'B edited' }, fresh);
+    assert.deepEqual(
+      other.map((w) => [w.id, w.title]),
+      [
+        ['b', 'B edited'],
+        ['c', 'c'],
+      ],
+    );
+  });
+
+  test('Apply of a widget removed while its form was open, or of a new one, adds it; a taken id is replaced', () => {
+    const grid = [widget('a', 0, 0), widget('b', 3, 0)];
+    const readded = applyWidget(grid, 'gone', widget('gone', 6, 0, 6, 3), fresh);
+    assert.deepEqual(
+      readded.map((w) => w.id),
+      ['a', 'b', 'gone'],
+    );
+    // A new widget whose id a duplicate took while its form was open gets another one.
+    const added = applyWidget(grid, null, widget('b', 0, 4), fresh);
+    assert.deepEqual(
+      added.map((w) => w.id),
+      ['a', 'b', 'new-3'],
+    );
+    assert.equal(hasOverlap(added), false);
+  });
+
+  test('property: Apply keeps every other widget and its id, and leaves no overlap', () => {
+    fc.assert(
+      fc.property(
+        fc.array(box, { minLength: 1, maxLength: 12 }),
+        box,
+        fc.nat(),
+        fc.boolean(),
+        (boxes, target, pick, isNew) => {
+          const grid = compact(boxes).map((b, i) => ({ ...b, id: `w${i}`, title: '' }));
+          const id = isNew ? null : grid[pick % grid.length]!.id;
+          const out = applyWidget(
+            grid,
+            id,
+            { ...target, id: id ?? `w${pick % grid.length}`, title: 'edited' },
+            fresh,
+          );
+          assert.equal(out.length, grid.length + (isNew ? 1 : 0));
+          assert.equal(new Set(out.map((w) => w.id)).size, out.length, 'ids stay unique');
+          for (const w of grid) assert.ok(out.some((o) => o.id === w.id));
+          assert.equal(out.filter((w) => w.title === 'edited').length, 1);
+          assert.equal(hasOverlap(out), false);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -103,3 +103,28 @@ export function hasOverlap(items: readonly Box[]): boolean {
     for (let j = i + 1; j < items.length; j++) if (collides(items[i]!, items[j]!)) return true;
   return false;
 }
+
+/**
+ * The widget form's Apply: `widget` takes the place of the item whose id is `id` wherever that item
+ * is now (the grid may have changed while the form was open: a widget removed before it shifts the
+ * indices), laid out as a move to its box. With no such item (a new widget, or one removed while its
+ * form was open) it is added at the end; an id taken meanwhile (a duplicate made while the form was
+ * open) is replaced by `freshId`. So Apply never writes over another widget nor drops the form's
+ * content.
+ */
+export function applyWidget<T extends Box & { id: string }>(
+  items: readonly T[],
+  id: string | null,
+  widget: T,
+  freshId: (items: readonly T[]) => string,
+): T[] {
+  const index = id === null ? -1 : items.findIndex((w) => w.id === id);
+  if (index >= 0)
+    return place(
+      items.map((w, i) => (i === index ? widget : w)),
+      index,
+      widget,
+    );
+  const added = items.some((w) => w.id === widget.id) ? { ...widget, id: freshId(items) } : widget;
+  return place([...items, added], items.length, added);
+}

@@ -1,6 +1,6 @@
 // Editing a dashboard: a draft of its grid changed by the cells' controls and the widget form,
 // saved with one PUT; or the JSON editor of the whole payload and segments.
-import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { clearDraft, readDraft, writeDraft } from '../lib/drafts';
 import { useLeaveGuard } from '../lib/router';
 import { api, ApiError } from '../lib/api';
@@ -11,7 +11,7 @@ import { DashboardSettings } from './dashboard-settings';
 import { collectPaths, WidgetView } from '../widgets';
 import type { WidgetConfig, WidgetContext } from '../widgets/types';
 import { DashboardGrid } from './dashboard-grid';
-import { compact, firstFree, place, type Box } from '../lib/grid-layout';
+import { applyWidget, compact, firstFree, place, type Box } from '../lib/grid-layout';
 import { JsonEditor } from './json-editor';
 import { newWidget, WIDGET_TYPES, WidgetForm } from './widget-form';
 
@@ -61,29 +61,39 @@ export function DashboardEditor({
   );
   const [drawer, setDrawerState] = useState<Drawer>(null);
   // Keyboard: the drawer takes focus when it opens, Escape closes it, and focus goes back to the
-  // control that opened it (or to the heading when that control is gone).
+  // control that opened it (or to the heading when that control is gone). Both moves happen as the
+  // change is drawn (layout effects), never a frame later: a focus moved after the frame lands on
+  // whatever has the focus by then, and what is being typed into a field of the form (clicked as it
+  // appeared, on a loaded machine) would go into its first field instead.
   const opener = useRef<HTMLElement | null>(null);
+  const closing = useRef(false);
   const drawerRef = useRef<HTMLElement>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const setDrawer = (next: Drawer) => {
     if (next && !drawer)
       opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     setDrawerState(next);
-    if (!next) {
-      const back = opener.current;
-      opener.current = null;
-      requestAnimationFrame(() => (back?.isConnected ? back : headingRef.current)?.focus());
-    }
+    if (!next && drawer) closing.current = true;
   };
   const drawerKey = drawer ? `${drawer.kind}|${drawer.kind === 'widget' ? drawer.widget.id : ''}` : '';
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (!drawerKey) return;
     drawerRef.current
       ?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea, button')
       ?.focus();
   }, [drawerKey]);
+  useLayoutEffect(() => {
+    if (!closing.current || drawer) return;
+    closing.current = false;
+    const back = opener.current;
+    opener.current = null;
+    // Only a focus that went with the drawer comes back; one already put elsewhere stays there.
+    const active = document.activeElement;
+    if (active && active !== document.body) return;
+    (back?.isConnected ? back : headingRef.current)?.focus();
+  });
   // Opening the editor moves focus to its heading (the Edit button that had it is gone).
-  useEffect(() => headingRef.current?.focus(), []);
+  useLayoutEffect(() => headingRef.current?.focus(), []);
   const [addType, setAddType] = useState('timeseries');
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
@@ -116,9 +126,11 @@ export function DashboardEditor({
       const spot = firstFree(g, source.w, source.h);
       return [...g, { ...copy, ...spot }];
     });
+  // The form's widget goes where that widget is now, found by its id (web/lib/grid-layout.ts): the
+  // cells stay usable while the form is open, and a widget removed meanwhile shifts the indices.
   const apply = (widget: WidgetConfig) => {
-    if (drawer?.kind === 'widget' && drawer.index !== null) change(drawer.index, widget);
-    else setGrid((g) => place([...g, widget], g.length, widget));
+    const id = drawer?.kind === 'widget' && drawer.index !== null ? drawer.widget.id : null;
+    setGrid((g) => applyWidget(g, id, widget, (taken) => newWidget(widget.type, [...taken]).id));
     setDrawer(null);
   };
   // Saves from the version loaded (updated_at), so a change saved meanwhile elsewhere is not

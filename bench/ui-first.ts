@@ -143,12 +143,25 @@ async function main(): Promise<void> {
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
-  const services = await Promise.all(ROOTS.map(startService));
+  const services: Service[] = [];
   const browser = await launchBrowser();
   try {
     const targets: { label: string; url: string; state: unknown }[] = [];
-    for (const s of services) {
-      const demo = await setupDemo(s.url);
+    for (const root of ROOTS) {
+      // On a loaded machine a demo's upload can lose a connection: then again on a fresh service.
+      let demo: DemoInfo | null = null;
+      let s!: Service;
+      for (let attempt = 1; !demo; attempt++) {
+        s = await startService(root);
+        try {
+          demo = await setupDemo(s.url);
+        } catch (err) {
+          await stopService(s);
+          if (attempt === 3) throw err;
+          console.log(`${path.basename(root)}: demo set-up failed (${(err as Error).message}); again`);
+        }
+      }
+      services.push(s);
       const id = await createBenchDashboard(demo);
       const context = await browser.newContext();
       const page = await context.newPage();

@@ -1,9 +1,12 @@
 // The web interface's assets: web/main.tsx (Preact) and web/styles/*.css bundled by esbuild into
 // content-hashed files, each precompressed with gzip and brotli, plus index.html naming them and
 // manifest.json listing every file. `npm start` serves them from .build/web (its prestart runs
-// this file); build.mjs embeds the same files in the executable. No inline script: the page loads
-// two script files (web/boot.ts, a small classic script that starts a dashboard's reads at once, then
-// the interface's module), so the Content-Security-Policy can forbid inline code.
+// this file); build.mjs embeds the same files in the executable. One inline script: web/boot.ts,
+// a small classic script that starts a dashboard's reads while the page is still being parsed
+// (before the stylesheet, which would hold it back, and long before the interface's module has
+// downloaded); the server allows exactly that script by its SHA-256 in the Content-Security-Policy
+// (src/http/web/assets.ts), and no other inline code runs. The `<!--page-data-->` mark is where
+// the server puts a dashboard page's data for that script (src/http/web/page-data.ts).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -36,8 +39,8 @@ async function bundle() {
     .filter((f) => f.path.endsWith('.css'))
     .map((f) => f.text)
     .join('\n');
-  // web/boot.ts: a classic script (it runs as soon as it arrives, before the module above is even
-  // parsed) with only what the first reads need.
+  // web/boot.ts: a classic script, inlined in index.html (it runs as the parser reaches it, before
+  // the module above has even downloaded), with only what the first reads need.
   const boot = await esbuild.build({
     entryPoints: [path.join(ROOT, 'web', 'boot.ts')],
     bundle: true,
@@ -51,7 +54,12 @@ async function bundle() {
   return { js: js.text, css, boot: boot.outputFiles[0].text };
 }
 
+/** Marks where the server puts a page's data block (src/http/web/serve.ts). */
+export const PAGE_DATA_MARK = '<!--page-data-->';
+
 function indexHtml(script, style, boot) {
+  // Inline, its text must not end the element early nor open a comment the parser would follow.
+  if (/<\/script|<!--/i.test(boot)) throw new Error('web/boot.ts: its bundle holds </script or <!--');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -60,8 +68,9 @@ function indexHtml(script, style, boot) {
 <meta name="color-scheme" content="light dark">
 <title>Metrics</title>
 <link rel="icon" href="data:,">
+${PAGE_DATA_MARK}
+<script>${boot.trim()}</script>
 <link rel="stylesheet" href="/assets/${style}">
-<script src="/assets/${boot}"></script>
 <script type="module" src="/assets/${script}"></script>
 </head>
 <body><div id="app"></div></body>
@@ -74,12 +83,10 @@ export async function buildWeb(outDir = WEB_OUT) {
   const { js, css, boot } = await bundle();
   const script = `app.${hash(js)}.js`;
   const style = `app.${hash(css)}.css`;
-  const bootScript = `boot.${hash(boot)}.js`;
   const files = {
     [`assets/${script}`]: js,
     [`assets/${style}`]: css,
-    [`assets/${bootScript}`]: boot,
-    'index.html': indexHtml(script, style, bootScript),
+    'index.html': indexHtml(script, style, boot),
   };
   // Written to a fresh folder and renamed into place: a server reading the old files never sees half a build.
   const staging = `${outDir}.${process.pid}.partial`;
@@ -132,9 +139,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const started = Date.now();
   const manifest = await buildWeb();
   const js = Object.entries(manifest.files).find(([name]) => /assets\/app\.[0-9a-f]+\.js$/.test(name));
-  const boot = Object.entries(manifest.files).find(([name]) => /assets\/boot\.[0-9a-f]+\.js$/.test(name));
+  const index = manifest.files['index.html'];
   console.log(
     `web: built in ${Date.now() - started} ms; ${js[0]} ${js[1].bytes} bytes, ${js[1].gzip} gzipped; ` +
-      `${boot[0]} ${boot[1].bytes} bytes, ${boot[1].gzip} gzipped`,
+      `index.html with web/boot.ts inline ${index.bytes} bytes, ${index.gzip} gzipped`,
   );
 }

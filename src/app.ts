@@ -7,6 +7,8 @@ import { requestLog } from './http/middleware/request-log';
 import { stoppingGuard } from './http/middleware/stopping';
 import { selfMetricsRoute } from './http/routes/self-metrics';
 import { createRoutes, unmatchedRoute } from './http/router';
+import { dashboardPageData } from './http/web/page-data';
+import { defaultWebDir } from './http/web/assets';
 import { webInterface } from './http/web/serve';
 
 export function createApp(deps: Deps): Koa {
@@ -19,7 +21,8 @@ export function createApp(deps: Deps): Koa {
   app.use(selfMetricsRoute(deps));
   app.use(createRoutes(deps));
   // The web interface takes the GETs no API route answered (its pages and assets); /api/* stays JSON.
-  app.use(webInterface());
+  // A dashboard's page carries the dashboard and its source for a signed-in browser.
+  app.use(webInterface(defaultWebDir(), dashboardPageData(deps)));
   app.use(unmatchedRoute);
   // Errors are rendered by errorHandler; Koa's own handler would only print them again.
   app.silent = true;

@@ -8,6 +8,6 @@ import { App } from './app';
 import { prefetchForLocation, prefetchStarted } from './lib/prefetch';
 
 applyTheme();
-if (!prefetchStarted()) prefetchForLocation(location.pathname, location.search); // boot.js did not run
+if (!prefetchStarted()) prefetchForLocation(location.pathname, location.search); // web/boot.ts did not run
 watchSystemTheme();
 render(<App />, document.getElementById('app')!);

@@ -2,10 +2,11 @@
 // with long caching and precompressed bodies, the security headers, and /api/* left alone.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { request, startTestServer, type TestServer } from '../helpers/server';
+import { createProjectWithToken, request, startTestServer, type TestServer } from '../helpers/server';
 import { ensureWebBuilt } from '../helpers/web';
 import { isPagePath } from '../../src/http/web/serve';
 
@@ -27,11 +28,17 @@ function rawGet(
   });
 }
 
-/** A share link's page may be framed (a wall display, Home Assistant's iframe card); no other page. */
+/** The CSP source of an inline script's text. */
+const hashOf = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/**
+ * A share link's page may be framed (a wall display, Home Assistant's iframe card); no other page.
+ * Scripts: the server's own files and the one inline script of index.html, by its hash.
+ */
 function assertSecurityHeaders(headers: http.IncomingHttpHeaders, framable = false): void {
   const csp = String(headers['content-security-policy']);
   assert.match(csp, /default-src 'self'/);
-  assert.match(csp, /script-src 'self'(;|$)/);
+  assert.match(csp, /script-src 'self' 'sha256-[A-Za-z0-9+/]{43}='(;|$)/);
   assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
   assert.match(csp, framable ? /frame-ancestors \*/ : /frame-ancestors 'none'/);
   assert.equal(headers['x-content-type-options'], 'nosniff');
@@ -67,12 +74,23 @@ describe('the web interface’s files', () => {
       assertSecurityHeaders(res.headers, page.startsWith('/s/'));
       const html = res.body.toString('utf8');
       const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
-      // boot.js (a classic script that starts a dashboard's reads) and the interface's module.
+      // web/boot.ts inline (it starts a dashboard's reads), before the stylesheet, then the module.
       assert.equal(scripts.length, 2);
-      assert.match(scripts[0]![1]!, /^ src="\/assets\/boot\.[0-9a-f]{12}\.js"$/);
+      assert.equal(scripts[0]![1], '');
+      assert.ok(
+        html.indexOf(scripts[0]![0]) < html.indexOf('<link rel="stylesheet"'),
+        'boot before the stylesheet',
+      );
       assert.match(scripts[1]![1]!, /type="module" src="\/assets\/app\.[0-9a-f]{12}\.js"/);
-      for (const s of scripts) assert.equal(s[2], '', 'no inline script');
+      assert.equal(scripts[1]![2], '');
+      const csp = String(res.headers['content-security-policy']);
+      assert.equal(
+        /script-src ([^;]*)/.exec(csp)![1],
+        `'self' ${hashOf(scripts[0]![2]!)}`,
+        'that script, no other',
+      );
       assert.doesNotMatch(html, /https?:\/\//, 'nothing remote');
+      assert.doesNotMatch(html, /<script type="application\/json"/, 'no data without a session');
       script = /src="(\/assets\/[^"]+)"/.exec(html)![1]!;
     }
   });
@@ -156,5 +174,94 @@ describe('the web interface’s files', () => {
     assert.match(head.headers.get('content-security-policy') ?? '', /default-src 'self'/);
     const health = await request(server, 'GET', '/api/v1/health');
     assert.equal(health.status, 200);
+  });
+});
+
+describe('a dashboard page carries its data for a signed-in browser', () => {
+  let server: TestServer;
+  before(async () => {
+    await ensureWebBuilt();
+    server = await startTestServer();
+  });
+  after(() => server.stop());
+
+  /** A session cookie of the user of `userToken`, as sign-in sets it. */
+  async function sessionOf(userToken: string): Promise<string> {
+    const res = await request(server, 'POST', '/api/v1/session', undefined, {
+      token: userToken,
+      headers: { 'x-service-csrf': '1' },
+    });
+    const pair = res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('svc_session='))
+      ?.split(';')[0];
+    assert.ok(res.status === 201 && pair, res.text);
+    return pair;
+  }
+
+  const dataOf = (html: string) => {
+    const m = /<script type="application\/json" id="svc-page-data">([^<]*)<\/script>/.exec(html);
+    return m ? JSON.parse(m[1]!) : null;
+  };
+
+  test('its dashboard and source as the API presents them, only to who may read them', async () => {
+    const owner = await createProjectWithToken(server, { name: 'Shop' });
+    const created = await request(
+      server,
+      'POST',
+      '/api/v1/dashboards',
+      {
+        name: 'Sales <b>&</b>',
+        key: 'shop::orders',
+        source: { type: 'project', id: owner.sourceId },
+        payload: { grid: [] },
+      },
+      { token: owner.userToken },
+    );
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.data.id as string;
+    const cookie = await sessionOf(owner.userToken);
+
+    const page = await rawGet(`${server.url}/d/${id}`, { cookie, 'accept-encoding': 'br' });
+    assert.equal(page.status, 200);
+    assert.equal(page.headers['content-encoding'], 'br');
+    assert.equal(page.headers['cache-control'], 'private, no-cache');
+    assert.match(String(page.headers.vary), /cookie/i);
+    assertSecurityHeaders(page.headers);
+    const html = brotliDecompressSync(page.body).toString('utf8');
+    assert.doesNotMatch(html, /<b>/, 'the name is escaped inside the data block');
+    const data = dataOf(html);
+    const shown = await request(server, 'GET', `/api/v1/dashboards/${id}`, undefined, {
+      token: owner.userToken,
+    });
+    const sources = await request(server, 'GET', '/api/v1/bootstrap/sources', undefined, {
+      token: owner.userToken,
+    });
+    assert.deepEqual(data, {
+      dashboard: { id, data: shown.body.data, source: sources.body.data.projects[0] },
+    });
+    assert.ok(!html.includes(cookie.split('=')[1]!) && !html.includes(owner.userToken), 'no credential');
+    const gz = await rawGet(`${server.url}/d/${id}`, { cookie, 'accept-encoding': 'gzip' });
+    assert.deepEqual(dataOf(gunzipSync(gz.body).toString('utf8')), data);
+
+    // Without a session, with another organization's, a broken one, a bearer token, or a
+    // dashboard that is not there: the plain page, which reads (and reports) on its own.
+    const stranger = await createProjectWithToken(server, { name: 'Elsewhere' });
+    const strangerCookie = await sessionOf(stranger.userToken);
+    const plain: [string, Record<string, string>][] = [
+      [`/d/${id}`, {}],
+      [`/d/${id}`, { cookie: strangerCookie }],
+      [`/d/${id}`, { cookie: 'svc_session=not-a-session' }],
+      [`/d/${id}`, { cookie, authorization: `Bearer ${owner.userToken}` }],
+      ['/d/0b8a7c52-8f0e-4f4e-9d0f-5d7c3bcb6f00', { cookie }],
+      ['/d/%E0%A4%A', { cookie }],
+      ['/', { cookie }],
+    ];
+    for (const [p, headers] of plain) {
+      const res = await rawGet(server.url + p, headers);
+      assert.equal(res.status, 200, p);
+      assert.equal(dataOf(res.body.toString('utf8')), null, `${p} ${JSON.stringify(headers)}`);
+      assert.equal(res.headers['cache-control'], 'no-cache');
+    }
   });
 });

@@ -27,6 +27,8 @@ interface InstanceRow {
   last_evaluated_at: number | null;
   last_notified_at: number | null;
   rules: string;
+  firing_buckets: number;
+  counted_bucket: number | null;
 }
 
 interface HistoryRow {
@@ -106,6 +108,8 @@ function toInstance(r: InstanceRow): MonitorInstance {
     lastEvaluatedAt: r.last_evaluated_at,
     lastNotifiedAt: r.last_notified_at,
     rules: JSON.parse(r.rules) as MonitorInstance['rules'],
+    firingBuckets: r.firing_buckets,
+    countedBucket: r.counted_bucket,
   };
 }
 
@@ -121,6 +125,8 @@ function instanceRow(i: MonitorInstance): InstanceRow {
     last_evaluated_at: i.lastEvaluatedAt,
     last_notified_at: i.lastNotifiedAt,
     rules: JSON.stringify(i.rules),
+    firing_buckets: i.firingBuckets,
+    counted_bucket: i.countedBucket,
   };
 }
 
@@ -156,13 +162,14 @@ export function createMonitorsRepo(db: Db) {
     ),
     upsertInstance: db.prepare<InstanceRow>(
       `INSERT INTO monitor_instances (monitor_id, instance, labels, state, since, pending_since, last_value,
-         last_evaluated_at, last_notified_at, rules)
+         last_evaluated_at, last_notified_at, rules, firing_buckets, counted_bucket)
        VALUES (@monitor_id, @instance, @labels, @state, @since, @pending_since, @last_value, @last_evaluated_at,
-         @last_notified_at, @rules)
+         @last_notified_at, @rules, @firing_buckets, @counted_bucket)
        ON CONFLICT (monitor_id, instance) DO UPDATE SET labels = excluded.labels, state = excluded.state,
          since = excluded.since, pending_since = excluded.pending_since, last_value = excluded.last_value,
          last_evaluated_at = excluded.last_evaluated_at, last_notified_at = excluded.last_notified_at,
-         rules = excluded.rules`,
+         rules = excluded.rules, firing_buckets = excluded.firing_buckets,
+         counted_bucket = excluded.counted_bucket`,
     ),
     removeInstance: db.prepare<[string, string]>(
       'DELETE FROM monitor_instances WHERE monitor_id = ? AND instance = ?',

@@ -7,7 +7,8 @@
 //   any --no value in the window, notify_no_data--> NoData      any --read failed--> Error
 //
 // Every state change is written to the history; changes that notify (to Firing, NoData, Error, a
-// recovery from them) and reminders (`repeat_every` while Firing) put one outbox row per channel in
+// recovery from them) and reminders (while Firing: every `repeat_every`, and every
+// `alert_notify_every`-th completed bucket) put one outbox row per channel in
 // the same transaction (domain/alerts/outbox.ts sends them). A muted monitor (muted_until in the
 // future) is evaluated and keeps its history but queues nothing; a paused one is not evaluated.
 // A round works in three passes (plans, windows and keys; the series of all instances, read many keys
@@ -67,6 +68,8 @@ interface Finding {
   value: number | null;
   rules: MonitorInstance['rules'];
   summary: string;
+  /** the end (ms) of the window's last completed bucket; null when the series was not read */
+  bucketEnd: number | null;
 }
 
 /** A monitor ready to be judged: its plan, window and keys, or the finding that it cannot be. */
@@ -286,6 +289,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       findings.push({
         key,
         labels,
+        bucketEnd: w.endMs,
         error: null,
         hasData,
         condition,
@@ -411,7 +415,17 @@ function readError(err: unknown): string {
 }
 
 function errorFinding(key: string, error: string): Finding {
-  return { key, labels: {}, error, hasData: false, condition: false, value: null, rules: {}, summary: error };
+  return {
+    key,
+    labels: {},
+    error,
+    hasData: false,
+    condition: false,
+    value: null,
+    rules: {},
+    summary: error,
+    bucketEnd: null,
+  };
 }
 
 function newInstance(monitorId: string, f: Finding, now: number): MonitorInstance {
@@ -426,6 +440,8 @@ function newInstance(monitorId: string, f: Finding, now: number): MonitorInstanc
     lastEvaluatedAt: null,
     lastNotifiedAt: null,
     rules: {},
+    firingBuckets: 0,
+    countedBucket: null,
   };
 }
 
@@ -446,8 +462,21 @@ export function step(
     else state = 'pending';
   } else if (!f.hasData && m.notifyNoData) state = 'nodata';
   else state = 'ok';
+  // Trifle App counts the evaluations that trigger in a row, one per bucket of the granularity; here a
+  // round may see the same last bucket again (rounds are more frequent than buckets): a bucket counts once.
+  let firingBuckets = 0;
+  let countedBucket: number | null = null;
+  if (state === 'firing') {
+    const fresh = before.state !== 'firing';
+    countedBucket = f.bucketEnd ?? before.countedBucket;
+    firingBuckets = fresh
+      ? 1
+      : before.firingBuckets + (f.bucketEnd !== null && f.bucketEnd !== before.countedBucket ? 1 : 0);
+  }
   return {
     ...before,
+    firingBuckets,
+    countedBucket,
     labels: f.labels,
     state,
     since: state === before.state ? before.since : now,
@@ -476,7 +505,13 @@ function notificationKind(
       return m.notifyRecovery ? 'resolved' : null;
     return null;
   }
-  if (after.state === 'firing' && repeatMs && repeatMs > 0) {
+  if (after.state !== 'firing') return null;
+  // alert_notify_every N (Trifle App's "notify on every Nth consecutive trigger"): a reminder on the
+  // (N+1)th, (2N+1)th, ... completed bucket Firing; 1 (its default) adds none here (see docs/alerts.md).
+  const every = m.alertNotifyEvery;
+  if (every > 1 && after.firingBuckets !== before.firingBuckets && (after.firingBuckets - 1) % every === 0)
+    return 'reminder';
+  if (repeatMs && repeatMs > 0) {
     const last = before.lastNotifiedAt ?? before.since;
     if (now - last >= repeatMs) return 'reminder';
   }

@@ -130,6 +130,12 @@ function instanceRow(i: MonitorInstance): InstanceRow {
   };
 }
 
+export interface ReportState {
+  periodStart: number | null;
+  ranAt: number;
+  error: string | null;
+}
+
 /** A page of monitors stops once its documents pass this many bytes (at least one is served). */
 export const MONITOR_PAGE_MAX_BYTES = 8 * 1024 * 1024;
 
@@ -183,6 +189,14 @@ export function createMonitorsRepo(db: Db) {
       'SELECT at, instance, from_state, to_state, value, summary FROM monitor_history WHERE monitor_id = ? ORDER BY id DESC LIMIT ?',
     ),
     touchRules: db.prepare<[string, string]>('UPDATE monitors SET document = ? WHERE id = ?'),
+    reportState: db.prepare<[string], { period_start: number | null; ran_at: number; error: string | null }>(
+      'SELECT period_start, ran_at, error FROM monitor_reports WHERE monitor_id = ?',
+    ),
+    saveReportState: db.prepare<[string, number | null, number, string | null]>(
+      `INSERT INTO monitor_reports (monitor_id, period_start, ran_at, error) VALUES (?, ?, ?, ?)
+       ON CONFLICT (monitor_id) DO UPDATE SET period_start = excluded.period_start, ran_at = excluded.ran_at,
+         error = excluded.error`,
+    ),
   };
   return {
     insert: (m: Monitor) => void q.insert.run(toRow(m)),
@@ -230,6 +244,13 @@ export function createMonitorsRepo(db: Db) {
       })),
     /** Stores what an evaluation learned of the rules (status, last_summary) without touching updated_at. */
     saveEvaluated: (m: Monitor) => void q.touchRules.run(toRow(m).document, m.id),
+    /** A report monitor's last run: the period it last sent, and its last failure. */
+    reportState(monitorId: string): ReportState | undefined {
+      const r = q.reportState.get(monitorId);
+      return r ? { periodStart: r.period_start, ranAt: r.ran_at, error: r.error } : undefined;
+    },
+    saveReportState: (monitorId: string, s: ReportState) =>
+      void q.saveReportState.run(monitorId, s.periodStart, s.ranAt, s.error),
     /** Runs fn in one IMMEDIATE transaction. */
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
   };

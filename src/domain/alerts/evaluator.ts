@@ -14,6 +14,7 @@
 // A round works in three passes (plans, windows and keys; the series of all instances, read many keys
 // of a source and window at a time; judging and committing each monitor), in turns of at most
 // SLICE_MS with a setImmediate between them, so that ingest requests keep their latency meanwhile.
+// After the alert monitors, a round sends the report monitors' periods that are due (reports.ts).
 // The clock is injected (`now`): tests move it and call `round()` themselves.
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../lib/log';
@@ -28,6 +29,7 @@ import { RoundReader, type SeriesReader, type Window, windowOf } from './reader'
 import { describeRule, runRule } from './strategies';
 import { channelIdsOf } from './monitors';
 import { durationMs } from './limits';
+import type { Reporter } from './reports';
 
 export interface EvaluatorPorts {
   monitors: MonitorsRepo;
@@ -38,6 +40,8 @@ export interface EvaluatorPorts {
   log: Logger;
   /** called after a round that queued notifications (the outbox worker looks at once) */
   onQueued?: () => void;
+  /** runs the report monitors after the alert monitors of each round (domain/alerts/reports.ts) */
+  reports?: Reporter;
 }
 
 export interface RoundStats {
@@ -46,6 +50,8 @@ export interface RoundStats {
   changes: number;
   queued: number;
   errors: number;
+  /** report monitors that sent their period in this round */
+  reports: number;
   cpuMs: number;
   wallMs: number;
 }
@@ -147,6 +153,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         changes: 0,
         queued: 0,
         errors: 0,
+        reports: 0,
         cpuMs: 0,
         wallMs: 0,
       };
@@ -204,6 +211,14 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
             error: (err as Error).message,
           });
         }
+      }
+      // 4. Report monitors whose period has not been sent.
+      const reports = active.filter((m) => m.type === 'report');
+      if (ports.reports && reports.length > 0 && !closed) {
+        const done = await ports.reports.run(reports, now, () => slicer.turn());
+        stats.reports = done.reports;
+        stats.queued += done.queued;
+        stats.errors += done.errors;
       }
       const used = process.cpuUsage(cpu);
       stats.cpuMs = (used.user + used.system) / 1000;
@@ -380,13 +395,14 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         try {
           const stats = await round();
           // One line a round (as the minute's request summary): what it evaluated and what it cost.
-          if (stats.monitors > 0)
+          if (stats.monitors > 0 || stats.reports > 0)
             ports.log.info('alerts round', {
               monitors: stats.monitors,
               instances: stats.instances,
               changes: stats.changes,
               queued: stats.queued,
               errors: stats.errors,
+              reports: stats.reports,
               cpu_ms: Math.round(stats.cpuMs),
               wall_ms: Math.round(stats.wallMs),
             });
@@ -554,6 +570,7 @@ function buildNotification(
     nodata: `No data: ${m.name}${where}`,
     error: `Error: ${m.name}${where}`,
     test: `Test: ${m.name}`,
+    report: `Report: ${m.name}`,
   };
   const message =
     kind === 'resolved'

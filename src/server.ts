@@ -229,7 +229,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     monitors,
     outbox,
     sources,
-    metrics: { readSeries: (source, params) => deps.metrics.readSeries(source, params) },
+    metrics: {
+      readSeries: (source, params) => deps.metrics.readSeries(source, params),
+      readSeriesMany: (source, keys, params) => deps.metrics.readSeriesMany(source, keys, params),
+    },
     now,
     log,
     onQueued: () => outboxWorker.kick(),

@@ -268,15 +268,19 @@ describe('monitor evaluation with a controlled clock', () => {
     );
 
     // The source unreachable: its reads fail (as a database source's would with its server down).
+    // The round reads ahead many keys at a time (readSeriesMany), then key by key: both fail.
     const metrics = server.deps.metrics;
-    const original = metrics.readSeries;
-    metrics.readSeries = async () => {
+    const original = { one: metrics.readSeries, many: metrics.readSeriesMany };
+    const refuse = async (): Promise<never> => {
       throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     };
+    metrics.readSeries = refuse;
+    metrics.readSeriesMany = refuse;
     try {
       await roundAt(32);
     } finally {
-      metrics.readSeries = original;
+      metrics.readSeries = original.one;
+      metrics.readSeriesMany = original.many;
     }
     const failed = await show(silent.id);
     assert.equal(failed.state, 'error');

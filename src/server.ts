@@ -35,6 +35,7 @@ import { startListeners, type Listeners } from './intake/listeners';
 import { createMonitorsRepo } from './storage/monitors';
 import { createOutboxRepo } from './storage/outbox';
 import { createEvaluator } from './domain/alerts/evaluator';
+import { createReporter } from './domain/alerts/reports';
 import { createOutboxWorker } from './domain/alerts/outbox';
 import type { ChannelSender } from './domain/alerts/delivery-port';
 import { createChannelSender } from './domain/alerts/channels/sender';
@@ -228,14 +229,26 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     log,
     ...options.outbox,
   });
+  const dashboards = createDashboardsRepo(db);
   const evaluator = createEvaluator({
     monitors,
     outbox,
     sources,
-    metrics: { readSeries: (source, params) => deps.metrics.readSeries(source, params) },
+    metrics: {
+      readSeries: (source, params) => deps.metrics.readSeries(source, params),
+      readSeriesMany: (source, keys, params) => deps.metrics.readSeriesMany(source, keys, params),
+    },
     now,
     log,
     onQueued: () => outboxWorker.kick(),
+    reports: createReporter({
+      monitors,
+      outbox,
+      sources,
+      dashboards,
+      metrics: { readSeries: (source, params) => deps.metrics.readSeries(source, params) },
+      log,
+    }),
   });
   const deps: Deps = {
     config,
@@ -244,7 +257,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     now,
     accounts: createAccountsRepo(db),
     sources,
-    dashboards: createDashboardsRepo(db),
+    dashboards,
     shares: createSharesRepo(db),
     monitors,
     outbox,

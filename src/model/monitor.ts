@@ -73,6 +73,10 @@ export interface MonitorInstance {
   lastNotifiedAt: number | null;
   /** per rule id: whether it fired in the last evaluation */
   rules: Record<string, { firing: boolean; summary: string }>;
+  /** completed buckets seen while Firing (1 for the bucket that made it fire), 0 when not Firing */
+  firingBuckets: number;
+  /** the end (ms) of the last completed bucket counted in firingBuckets */
+  countedBucket: number | null;
 }
 
 export interface HistoryEntry {

@@ -13,6 +13,8 @@ import { DASHBOARD_EDITORS_SCHEMA } from './schema/009_dashboard_editors';
 import { INVITATIONS_SCHEMA } from './schema/012_invitations';
 import { CHANNELS_SCHEMA } from './schema/011_channels';
 import { ALERTS_SCHEMA } from './schema/010_alerts';
+import { NOTIFY_EVERY_SCHEMA } from './schema/013_notify_every';
+import { MONITOR_REPORTS_SCHEMA } from './schema/014_monitor_reports';
 
 /** SQL text, or a function for a migration that moves data. */
 type Migration = string | ((db: Db) => void);
@@ -30,6 +32,8 @@ const MIGRATIONS: readonly Migration[] = [
   INVITATIONS_SCHEMA,
   CHANNELS_SCHEMA,
   ALERTS_SCHEMA, // 010 by its name, after the invitations and channels that shipped first
+  NOTIFY_EVERY_SCHEMA,
+  MONITOR_REPORTS_SCHEMA,
 ];
 
 /** The schema version this build writes (restore refuses newer files). */

@@ -27,6 +27,8 @@ interface InstanceRow {
   last_evaluated_at: number | null;
   last_notified_at: number | null;
   rules: string;
+  firing_buckets: number;
+  counted_bucket: number | null;
 }
 
 interface HistoryRow {
@@ -106,6 +108,8 @@ function toInstance(r: InstanceRow): MonitorInstance {
     lastEvaluatedAt: r.last_evaluated_at,
     lastNotifiedAt: r.last_notified_at,
     rules: JSON.parse(r.rules) as MonitorInstance['rules'],
+    firingBuckets: r.firing_buckets,
+    countedBucket: r.counted_bucket,
   };
 }
 
@@ -121,7 +125,15 @@ function instanceRow(i: MonitorInstance): InstanceRow {
     last_evaluated_at: i.lastEvaluatedAt,
     last_notified_at: i.lastNotifiedAt,
     rules: JSON.stringify(i.rules),
+    firing_buckets: i.firingBuckets,
+    counted_bucket: i.countedBucket,
   };
+}
+
+export interface ReportState {
+  periodStart: number | null;
+  ranAt: number;
+  error: string | null;
 }
 
 /** A page of monitors stops once its documents pass this many bytes (at least one is served). */
@@ -156,13 +168,14 @@ export function createMonitorsRepo(db: Db) {
     ),
     upsertInstance: db.prepare<InstanceRow>(
       `INSERT INTO monitor_instances (monitor_id, instance, labels, state, since, pending_since, last_value,
-         last_evaluated_at, last_notified_at, rules)
+         last_evaluated_at, last_notified_at, rules, firing_buckets, counted_bucket)
        VALUES (@monitor_id, @instance, @labels, @state, @since, @pending_since, @last_value, @last_evaluated_at,
-         @last_notified_at, @rules)
+         @last_notified_at, @rules, @firing_buckets, @counted_bucket)
        ON CONFLICT (monitor_id, instance) DO UPDATE SET labels = excluded.labels, state = excluded.state,
          since = excluded.since, pending_since = excluded.pending_since, last_value = excluded.last_value,
          last_evaluated_at = excluded.last_evaluated_at, last_notified_at = excluded.last_notified_at,
-         rules = excluded.rules`,
+         rules = excluded.rules, firing_buckets = excluded.firing_buckets,
+         counted_bucket = excluded.counted_bucket`,
     ),
     removeInstance: db.prepare<[string, string]>(
       'DELETE FROM monitor_instances WHERE monitor_id = ? AND instance = ?',
@@ -176,6 +189,14 @@ export function createMonitorsRepo(db: Db) {
       'SELECT at, instance, from_state, to_state, value, summary FROM monitor_history WHERE monitor_id = ? ORDER BY id DESC LIMIT ?',
     ),
     touchRules: db.prepare<[string, string]>('UPDATE monitors SET document = ? WHERE id = ?'),
+    reportState: db.prepare<[string], { period_start: number | null; ran_at: number; error: string | null }>(
+      'SELECT period_start, ran_at, error FROM monitor_reports WHERE monitor_id = ?',
+    ),
+    saveReportState: db.prepare<[string, number | null, number, string | null]>(
+      `INSERT INTO monitor_reports (monitor_id, period_start, ran_at, error) VALUES (?, ?, ?, ?)
+       ON CONFLICT (monitor_id) DO UPDATE SET period_start = excluded.period_start, ran_at = excluded.ran_at,
+         error = excluded.error`,
+    ),
   };
   return {
     insert: (m: Monitor) => void q.insert.run(toRow(m)),
@@ -223,6 +244,13 @@ export function createMonitorsRepo(db: Db) {
       })),
     /** Stores what an evaluation learned of the rules (status, last_summary) without touching updated_at. */
     saveEvaluated: (m: Monitor) => void q.touchRules.run(toRow(m).document, m.id),
+    /** A report monitor's last run: the period it last sent, and its last failure. */
+    reportState(monitorId: string): ReportState | undefined {
+      const r = q.reportState.get(monitorId);
+      return r ? { periodStart: r.period_start, ranAt: r.ran_at, error: r.error } : undefined;
+    },
+    saveReportState: (monitorId: string, s: ReportState) =>
+      void q.saveReportState.run(monitorId, s.periodStart, s.ranAt, s.error),
     /** Runs fn in one IMMEDIATE transaction. */
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
   };

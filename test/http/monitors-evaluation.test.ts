@@ -161,6 +161,72 @@ describe('monitor evaluation with a controlled clock', () => {
     await call('DELETE', `/api/v1/monitors/${m.id}`);
   });
 
+  test('alert_notify_every: a reminder on every Nth completed bucket Firing, a bucket counted once', async () => {
+    const before = sent().length;
+    const mine = () =>
+      sent()
+        .slice(before)
+        .filter((n) => n.monitor?.name === 'every third');
+    const m = await createMonitor(
+      server,
+      agent.userToken,
+      monitorBody(agent.sourceId, {
+        name: 'every third',
+        alert_metric_key: 'fan',
+        alert_timeframe: '5m',
+        alert_notify_every: 3,
+        delivery_channels: [{ channel_id: channelId }],
+      }),
+    );
+    assert.equal((await show(m.id)).alert_notify_every, 3);
+    for (let minute = 50; minute < 60; minute++) await point('fan', minute, 99);
+    await roundAt(51);
+    assert.deepEqual(
+      mine().map((n) => n.kind),
+      ['firing'],
+      'the first trigger notifies',
+    );
+    // A second round in the same minute sees the same last bucket: not a trigger of its own.
+    await roundAt(51);
+    await roundAt(52);
+    await roundAt(53);
+    assert.equal(mine().length, 1, 'the 2nd and 3rd buckets Firing are quiet');
+    await roundAt(54);
+    assert.deepEqual(
+      mine().map((n) => n.kind),
+      ['firing', 'reminder'],
+      'the 4th (N+1) bucket reminds',
+    );
+    assert.match(mine()[1]!.title, /Still firing for 3 m: every third/);
+    await roundAt(55);
+    await roundAt(56);
+    assert.equal(mine().length, 2);
+    await roundAt(57);
+    assert.deepEqual(
+      mine().map((n) => n.kind),
+      ['firing', 'reminder', 'reminder'],
+      'the 7th (2N+1) bucket reminds',
+    );
+    // Back to OK resets the count: the next Firing notifies at once and counts from 1 again.
+    await point('fan', 60, 10);
+    await roundAt(61);
+    await point('fan', 61, 99);
+    await point('fan', 62, 99);
+    await roundAt(62);
+    await roundAt(63);
+    assert.deepEqual(
+      mine().map((n) => n.kind),
+      ['firing', 'reminder', 'reminder', 'resolved', 'firing'],
+    );
+    // 1 (Trifle App's default) adds no reminder: notifications on changes only.
+    const put = await call('PUT', `/api/v1/monitors/${m.id}`, { alert_notify_every: 1 });
+    assert.equal(put.status, 200, put.text);
+    for (let minute = 63; minute < 70; minute++) await point('fan', minute, 99);
+    for (let minute = 64; minute <= 70; minute++) await roundAt(minute);
+    assert.equal(mine().length, 5, 'no reminder with alert_notify_every 1 and no repeat_every');
+    await call('DELETE', `/api/v1/monitors/${m.id}`);
+  });
+
   test('NoData (opt-in) and Error (the source cannot be read)', async () => {
     const before = sent().length;
     const quiet = await createMonitor(
@@ -202,15 +268,19 @@ describe('monitor evaluation with a controlled clock', () => {
     );
 
     // The source unreachable: its reads fail (as a database source's would with its server down).
+    // The round reads ahead many keys at a time (readSeriesMany), then key by key: both fail.
     const metrics = server.deps.metrics;
-    const original = metrics.readSeries;
-    metrics.readSeries = async () => {
+    const original = { one: metrics.readSeries, many: metrics.readSeriesMany };
+    const refuse = async (): Promise<never> => {
       throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     };
+    metrics.readSeries = refuse;
+    metrics.readSeriesMany = refuse;
     try {
       await roundAt(32);
     } finally {
-      metrics.readSeries = original;
+      metrics.readSeries = original.one;
+      metrics.readSeriesMany = original.many;
     }
     const failed = await show(silent.id);
     assert.equal(failed.state, 'error');

@@ -2,7 +2,7 @@
 // channels (which know how to reach ntfy, Gotify, a webhook or an SMTP server). The outbox owns
 // durability and idempotency; a sender owns one attempt.
 
-export type NotificationKind = 'firing' | 'resolved' | 'reminder' | 'nodata' | 'error' | 'test';
+export type NotificationKind = 'firing' | 'resolved' | 'reminder' | 'nodata' | 'error' | 'test' | 'report';
 
 export interface OutgoingNotification {
   /** Stable per notification: the same key on every retry and after a restart (X-Idempotency-Key). */
@@ -22,6 +22,10 @@ export interface OutgoingNotification {
   durationMs: number;
   title: string;
   message: string;
+  /** A report's files (e-mail attachments). */
+  attachments?: Array<{ filename: string; contentType: string; content: string }>;
+  /** A report's data, when it includes JSON (a webhook's body carries it). */
+  report?: unknown;
 }
 
 export interface DeliveryResult {

@@ -7,12 +7,14 @@
 //   any --no value in the window, notify_no_data--> NoData      any --read failed--> Error
 //
 // Every state change is written to the history; changes that notify (to Firing, NoData, Error, a
-// recovery from them) and reminders (`repeat_every` while Firing) put one outbox row per channel in
+// recovery from them) and reminders (while Firing: every `repeat_every`, and every
+// `alert_notify_every`-th completed bucket) put one outbox row per channel in
 // the same transaction (domain/alerts/outbox.ts sends them). A muted monitor (muted_until in the
 // future) is evaluated and keeps its history but queues nothing; a paused one is not evaluated.
 // A round works in three passes (plans, windows and keys; the series of all instances, read many keys
 // of a source and window at a time; judging and committing each monitor), in turns of at most
 // SLICE_MS with a setImmediate between them, so that ingest requests keep their latency meanwhile.
+// After the alert monitors, a round sends the report monitors' periods that are due (reports.ts).
 // The clock is injected (`now`): tests move it and call `round()` themselves.
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../lib/log';
@@ -27,6 +29,7 @@ import { RoundReader, type SeriesReader, type Window, windowOf } from './reader'
 import { describeRule, runRule } from './strategies';
 import { channelIdsOf } from './monitors';
 import { durationMs } from './limits';
+import type { Reporter } from './reports';
 
 export interface EvaluatorPorts {
   monitors: MonitorsRepo;
@@ -37,6 +40,8 @@ export interface EvaluatorPorts {
   log: Logger;
   /** called after a round that queued notifications (the outbox worker looks at once) */
   onQueued?: () => void;
+  /** runs the report monitors after the alert monitors of each round (domain/alerts/reports.ts) */
+  reports?: Reporter;
 }
 
 export interface RoundStats {
@@ -45,6 +50,8 @@ export interface RoundStats {
   changes: number;
   queued: number;
   errors: number;
+  /** report monitors that sent their period in this round */
+  reports: number;
   cpuMs: number;
   wallMs: number;
 }
@@ -67,6 +74,8 @@ interface Finding {
   value: number | null;
   rules: MonitorInstance['rules'];
   summary: string;
+  /** the end (ms) of the window's last completed bucket; null when the series was not read */
+  bucketEnd: number | null;
 }
 
 /** A monitor ready to be judged: its plan, window and keys, or the finding that it cannot be. */
@@ -144,6 +153,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         changes: 0,
         queued: 0,
         errors: 0,
+        reports: 0,
         cpuMs: 0,
         wallMs: 0,
       };
@@ -201,6 +211,14 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
             error: (err as Error).message,
           });
         }
+      }
+      // 4. Report monitors whose period has not been sent.
+      const reports = active.filter((m) => m.type === 'report');
+      if (ports.reports && reports.length > 0 && !closed) {
+        const done = await ports.reports.run(reports, now, () => slicer.turn());
+        stats.reports = done.reports;
+        stats.queued += done.queued;
+        stats.errors += done.errors;
       }
       const used = process.cpuUsage(cpu);
       stats.cpuMs = (used.user + used.system) / 1000;
@@ -286,6 +304,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       findings.push({
         key,
         labels,
+        bucketEnd: w.endMs,
         error: null,
         hasData,
         condition,
@@ -376,13 +395,14 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         try {
           const stats = await round();
           // One line a round (as the minute's request summary): what it evaluated and what it cost.
-          if (stats.monitors > 0)
+          if (stats.monitors > 0 || stats.reports > 0)
             ports.log.info('alerts round', {
               monitors: stats.monitors,
               instances: stats.instances,
               changes: stats.changes,
               queued: stats.queued,
               errors: stats.errors,
+              reports: stats.reports,
               cpu_ms: Math.round(stats.cpuMs),
               wall_ms: Math.round(stats.wallMs),
             });
@@ -411,7 +431,17 @@ function readError(err: unknown): string {
 }
 
 function errorFinding(key: string, error: string): Finding {
-  return { key, labels: {}, error, hasData: false, condition: false, value: null, rules: {}, summary: error };
+  return {
+    key,
+    labels: {},
+    error,
+    hasData: false,
+    condition: false,
+    value: null,
+    rules: {},
+    summary: error,
+    bucketEnd: null,
+  };
 }
 
 function newInstance(monitorId: string, f: Finding, now: number): MonitorInstance {
@@ -426,6 +456,8 @@ function newInstance(monitorId: string, f: Finding, now: number): MonitorInstanc
     lastEvaluatedAt: null,
     lastNotifiedAt: null,
     rules: {},
+    firingBuckets: 0,
+    countedBucket: null,
   };
 }
 
@@ -446,8 +478,21 @@ export function step(
     else state = 'pending';
   } else if (!f.hasData && m.notifyNoData) state = 'nodata';
   else state = 'ok';
+  // Trifle App counts the evaluations that trigger in a row, one per bucket of the granularity; here a
+  // round may see the same last bucket again (rounds are more frequent than buckets): a bucket counts once.
+  let firingBuckets = 0;
+  let countedBucket: number | null = null;
+  if (state === 'firing') {
+    const fresh = before.state !== 'firing';
+    countedBucket = f.bucketEnd ?? before.countedBucket;
+    firingBuckets = fresh
+      ? 1
+      : before.firingBuckets + (f.bucketEnd !== null && f.bucketEnd !== before.countedBucket ? 1 : 0);
+  }
   return {
     ...before,
+    firingBuckets,
+    countedBucket,
     labels: f.labels,
     state,
     since: state === before.state ? before.since : now,
@@ -476,7 +521,13 @@ function notificationKind(
       return m.notifyRecovery ? 'resolved' : null;
     return null;
   }
-  if (after.state === 'firing' && repeatMs && repeatMs > 0) {
+  if (after.state !== 'firing') return null;
+  // alert_notify_every N (Trifle App's "notify on every Nth consecutive trigger"): a reminder on the
+  // (N+1)th, (2N+1)th, ... completed bucket Firing; 1 (its default) adds none here (see docs/alerts.md).
+  const every = m.alertNotifyEvery;
+  if (every > 1 && after.firingBuckets !== before.firingBuckets && (after.firingBuckets - 1) % every === 0)
+    return 'reminder';
+  if (repeatMs && repeatMs > 0) {
     const last = before.lastNotifiedAt ?? before.since;
     if (now - last >= repeatMs) return 'reminder';
   }
@@ -519,6 +570,7 @@ function buildNotification(
     nodata: `No data: ${m.name}${where}`,
     error: `Error: ${m.name}${where}`,
     test: `Test: ${m.name}`,
+    report: `Report: ${m.name}`,
   };
   const message =
     kind === 'resolved'

@@ -19,6 +19,7 @@ import { parseTimestamp } from '../../shared/time';
 import { compileMonitor, type MonitorPlan } from './plan';
 import { MAX_MONITOR_BYTES, MAX_MONITORS } from './limits';
 import { checkSeriesRows } from '../dashboards/widget-series';
+import { planReport, type ReportLookups } from './reports';
 
 export const LOCKED = 'Monitor is locked';
 
@@ -33,6 +34,8 @@ export interface MonitorsContext {
   projectsEnabled: boolean;
   now: () => number;
   channels?: ChannelDirectory;
+  /** the organization's dashboards, for report monitors (their dashboard_id is checked when present) */
+  dashboards?: ReportLookups['dashboards'];
   nameOf?: (userId: string) => string | undefined;
 }
 
@@ -268,10 +271,10 @@ function applyInput(ctx: MonitorsContext, current: Monitor, input: MonitorInput,
 
 /** Checks what needs the source: the monitor compiles (key, path, window, rules). */
 function checkMonitor(ctx: MonitorsContext, m: Monitor, source: Source, bag: ErrorBag): MonitorPlan | null {
-  void ctx;
   if (m.name.trim() === '' && !bag.has('name')) bag.add('name', 'is required');
   if (m.type !== 'alert') {
-    // Report monitors are kept (Trifle App's clients save them) but not run by this service.
+    // A report monitor: its dashboard, schedule and window (domain/alerts/reports.ts).
+    if (ctx.dashboards) planReport(m, { dashboards: ctx.dashboards, sources: ctx.sources }, bag);
     return null;
   }
   return compileMonitor(m, source, bag);

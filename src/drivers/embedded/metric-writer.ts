@@ -271,6 +271,19 @@ export class MetricWriter {
     return out;
   }
 
+  /**
+   * `pending` of many keys of one source, granularity and range, taken at one moment (one state of
+   * the windows, one `mergedUpTo`), in the keys' order: a multi-key read's one request.
+   */
+  pendingMany(
+    sourceId: string,
+    keys: readonly string[],
+    granularity: string,
+    startsMs: readonly number[],
+  ): PendingSeries[] {
+    return keys.map((key) => this.pending(sourceId, key, granularity, startsMs));
+  }
+
   /** Resolves once every point acknowledged before the call is folded into the buckets. */
   async settle(): Promise<void> {
     await this.whenDrained();

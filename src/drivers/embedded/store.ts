@@ -25,7 +25,7 @@ import { partOfAppends } from '../../model/window/appends';
 import { SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../../model/write-set';
 import type { LoggedPoints } from '../../model/wire';
 import { statements } from './sql';
-import type { MetricStore, SeriesRef, SetupResult, WriteSet } from '../types';
+import type { MetricStore, SeriesRef, SeriesRefs, SetupResult, WriteSet } from '../types';
 
 /** What the store asks of the metric writer (domain/metrics/writer-client.ts WriterPort). */
 export interface EmbeddedWriter {
@@ -37,6 +37,16 @@ export interface EmbeddedWriter {
     granularity: string,
     startsMs: readonly number[],
   ): Promise<PendingSeries>;
+  /**
+   * `pending` of many keys at one moment of the writer, in their order (one request to its
+   * thread); a writer without it is asked key by key.
+   */
+  pendingMany?(
+    sourceId: string,
+    keys: readonly string[],
+    granularity: string,
+    startsMs: readonly number[],
+  ): Promise<PendingSeries[]>;
   settle(): Promise<void>;
   /**
    * A merged write set folded in one transaction: not a door of the store, which is written only
@@ -149,33 +159,78 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
    * up to its `folded_up_to` are in the rows; those of the fold in progress are in the rows that
    * carry its number; the later ones are in none (a fold records its start in its first commit).
    */
-  const stored = db.transaction(
-    (ref: SeriesRef, first: number, last: number, lentFrom: number, unmerged: UnmergedAppend[]): Stored => {
-      const appends: Stored['appends'] = [];
-      let fromFold = lentFrom;
-      if (unmerged.length > 0) {
-        const state = sql.foldState.get()!;
-        for (const append of unmerged) {
-          if (append.upTo <= state.foldedUpTo) continue;
-          const fold =
-            state.foldingUpTo !== null && append.upTo <= state.foldingUpTo ? state.foldNumber : NO_FOLD;
-          if (fold !== NO_FOLD) fromFold = Math.min(fromFold, fold);
-          const tail = appends[appends.length - 1];
-          if (tail && tail[0] === fold) tail[1].push(append);
-          else appends.push([fold, [append]]);
-        }
+  function storedRows(
+    ref: SeriesRef,
+    first: number,
+    last: number,
+    lentFrom: number,
+    unmerged: UnmergedAppend[],
+  ): Stored {
+    const appends: Stored['appends'] = [];
+    let fromFold = lentFrom;
+    if (unmerged.length > 0) {
+      const state = sql.foldState.get()!;
+      for (const append of unmerged) {
+        if (append.upTo <= state.foldedUpTo) continue;
+        const fold =
+          state.foldingUpTo !== null && append.upTo <= state.foldingUpTo ? state.foldNumber : NO_FOLD;
+        if (fold !== NO_FOLD) fromFold = Math.min(fromFold, fold);
+        const tail = appends[appends.length - 1];
+        if (tail && tail[0] === fold) tail[1].push(append);
+        else appends.push([fold, [append]]);
       }
-      const id = seriesId(ref);
-      if (id === undefined) return { rows: [], folds: new Map(), counts: [], appends };
-      const rows = sql.readRange.all(id, first, last);
-      const folds = new Map<number, number>(
-        Number.isFinite(fromFold) ? rowFolds.all(id, first, last, fromFold) : [],
-      );
-      if (ref.key !== SYSTEM_KEY) return { rows, folds, counts: [], appends };
-      const counts = keyCounts.all(id, first, last);
-      return { rows: withKeyCounts(rows, counts), folds, counts, appends };
-    },
+    }
+    const id = seriesId(ref);
+    if (id === undefined) return { rows: [], folds: new Map(), counts: [], appends };
+    const rows = sql.readRange.all(id, first, last);
+    const folds = new Map<number, number>(
+      Number.isFinite(fromFold) ? rowFolds.all(id, first, last, fromFold) : [],
+    );
+    if (ref.key !== SYSTEM_KEY) return { rows, folds, counts: [], appends };
+    const counts = keyCounts.all(id, first, last);
+    return { rows: withKeyCounts(rows, counts), folds, counts, appends };
+  }
+  const stored = db.transaction(storedRows);
+  /** storedRows of many series of one range in one read transaction (one snapshot). */
+  const storedMany = db.transaction(
+    (
+      refs: readonly SeriesRef[],
+      first: number,
+      last: number,
+      lentFroms: readonly number[],
+      unmerged: ReadonlyArray<UnmergedAppend[]>,
+    ): Stored[] => refs.map((ref, i) => storedRows(ref, first, last, lentFroms[i]!, unmerged[i]!)),
   );
+
+  const oldestFold = (pending: PendingSeries) =>
+    pending.parts.reduce((min, p) => Math.min(min, p.fold), Infinity);
+
+  /** A read's texts: the snapshot's rows, then the appends it merges itself and the lent parts it lacks. */
+  function assemble(
+    ref: SeriesRef,
+    bucketStartsMs: readonly number[],
+    pending: PendingSeries,
+    snapshot: Stored,
+  ): string[] {
+    const out = new Array<string>(bucketStartsMs.length).fill(EMPTY);
+    const firstMs = bucketStartsMs[0]!;
+    const lastMs = bucketStartsMs[bucketStartsMs.length - 1]!;
+    // The appends the writer had not merged: merged here, for this series only, after the
+    // windows' parts (they follow them in the log).
+    for (const [fold, appends] of snapshot.appends)
+      pending.parts.push(partOfAppends(appends, plans, ref, firstMs, lastMs, fold));
+    // Rows and bucket starts are both ascending: walk them together.
+    let i = 0;
+    for (const row of snapshot.rows) {
+      const { bucket, at } = splitRow(row);
+      const ms = bucket * 1000;
+      while (i < bucketStartsMs.length && bucketStartsMs[i]! < ms) i++;
+      if (i === bucketStartsMs.length) break;
+      if (bucketStartsMs[i] === ms) out[i] = row.slice(at);
+    }
+    if (pending.parts.length > 0) addPending(out, bucketStartsMs, pending, snapshot);
+    return out;
+  }
 
   /** Adds the lent parts the snapshot does not hold to the texts of the buckets they touch. */
   function addPending(
@@ -267,36 +322,46 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
     },
 
     async read(ref: SeriesRef, bucketStartsMs: readonly number[]): Promise<string[]> {
-      const out = new Array<string>(bucketStartsMs.length).fill(EMPTY);
-      if (bucketStartsMs.length === 0) return out;
+      if (bucketStartsMs.length === 0) return [];
       const firstMs = bucketStartsMs[0]!;
       const lastMs = bucketStartsMs[bucketStartsMs.length - 1]!;
       // What the writer holds unfolded first, then the stored rows: whatever its folds commit in
       // between, the fold numbers of the snapshot tell which lent parts it holds.
       const pending = await writer.pending(ref.sourceId, ref.key, ref.granularity, bucketStartsMs);
-      const fromFold = pending.parts.reduce((min, p) => Math.min(min, p.fold), Infinity);
       const snapshot = stored(
         ref,
         Math.floor(firstMs / 1000),
         Math.floor(lastMs / 1000),
-        fromFold,
+        oldestFold(pending),
         pending.unmerged ?? [],
       );
-      // The appends the writer had not merged: merged here, for this series only, after the
-      // windows' parts (they follow them in the log).
-      for (const [fold, appends] of snapshot.appends)
-        pending.parts.push(partOfAppends(appends, plans, ref, firstMs, lastMs, fold));
-      // Rows and bucket starts are both ascending: walk them together.
-      let i = 0;
-      for (const row of snapshot.rows) {
-        const { bucket, at } = splitRow(row);
-        const ms = bucket * 1000;
-        while (i < bucketStartsMs.length && bucketStartsMs[i]! < ms) i++;
-        if (i === bucketStartsMs.length) break;
-        if (bucketStartsMs[i] === ms) out[i] = row.slice(at);
-      }
-      if (pending.parts.length > 0) addPending(out, bucketStartsMs, pending, snapshot);
-      return out;
+      return assemble(ref, bucketStartsMs, pending, snapshot);
+    },
+
+    // `read` of many keys: the writer's answers for all of them taken at one moment (one request),
+    // then their rows in one read transaction, so that each key's read reasons as `read` does: its
+    // answer comes before the snapshot, and the snapshot's fold numbers and fold state tell which
+    // lent parts and unmerged appends its rows hold.
+    async readMany(refs: SeriesRefs, bucketStartsMs: readonly number[]): Promise<string[][]> {
+      if (refs.keys.length === 0) return [];
+      if (bucketStartsMs.length === 0) return refs.keys.map(() => []);
+      const firstMs = bucketStartsMs[0]!;
+      const lastMs = bucketStartsMs[bucketStartsMs.length - 1]!;
+      const { sourceId, granularity } = refs;
+      const pendings = writer.pendingMany
+        ? await writer.pendingMany(sourceId, refs.keys, granularity, bucketStartsMs)
+        : await Promise.all(
+            refs.keys.map((key) => writer.pending(sourceId, key, granularity, bucketStartsMs)),
+          );
+      const series = refs.keys.map((key) => ({ sourceId, key, granularity }));
+      const snapshots = storedMany(
+        series,
+        Math.floor(firstMs / 1000),
+        Math.floor(lastMs / 1000),
+        pendings.map(oldestFold),
+        pendings.map((p) => p.unmerged ?? []),
+      );
+      return snapshots.map((snapshot, i) => assemble(series[i]!, bucketStartsMs, pendings[i]!, snapshot));
     },
 
     async close(): Promise<void> {

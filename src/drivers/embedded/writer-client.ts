@@ -51,6 +51,7 @@ export interface WriterStatus {
 
 /** What the embedded store asks of the writer (its interface lives with the store, below the domain), and its state. */
 export interface WriterPort extends EmbeddedWriter {
+  pendingMany: NonNullable<EmbeddedWriter['pendingMany']>;
   status(): WriterStatus;
   /** Resolves once the writer has replayed the log; rejects with the reason when that failed. */
   whenStarted(): Promise<void>;
@@ -89,6 +90,7 @@ export function inProcessWriter(options: MetricWriterOptions): WriterPort {
       for (const id of sources) appended.set(id, (appended.get(id) ?? 0) + 1);
     },
     pending: async (...args) => writer.pending(...args),
+    pendingMany: async (...args) => writer.pendingMany(...args),
     settle: () => writer.settle(),
     async apply(writes) {
       await writer.applyWriteSet(writes);
@@ -466,6 +468,34 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       const mergedUpTo = series.mergedUpTo ?? Infinity;
       series.unmerged = handedOn.filter((a) => a.upTo > mergedUpTo);
       return series;
+    },
+    // `pending` of many keys in one request, answered at one moment of the thread: the keys with
+    // nothing appended since the last fold are answered here, as `pending` answers them.
+    async pendingMany(sourceId, keys, granularity, startsMs) {
+      const out: PendingSeries[] = keys.map(() => ({ parts: [] }));
+      const last = lastAppended.get(sourceId) ?? 0;
+      if (foldedUpTo >= 0 && last <= foldedUpTo) return out;
+      const slots = lastAppendedByKey.get(sourceId);
+      const asked: number[] = [];
+      keys.forEach((key, i) => {
+        if (foldedUpTo >= 0 && key !== SYSTEM_KEY && (slots?.[keySlot(key)] ?? 0) <= foldedUpTo) return;
+        asked.push(i);
+      });
+      if (asked.length === 0) return out;
+      const handedOn = unmerged.slice();
+      const answers = await send<Array<PendingSeries & { packed?: PackedPart[] }>>(
+        { op: 'pendingMany', sourceId, keys: asked.map((i) => keys[i]!), granularity, startsMs },
+        [],
+        true,
+      );
+      answers.forEach((series, n) => {
+        if (series.packed) series.parts = series.packed.map(unpackPart);
+        delete series.packed;
+        const mergedUpTo = series.mergedUpTo ?? Infinity;
+        series.unmerged = handedOn.filter((a) => a.upTo > mergedUpTo);
+        out[asked[n]!] = series;
+      });
+      return out;
     },
     settle: () => send({ op: 'settle' }),
     async apply(writes) {

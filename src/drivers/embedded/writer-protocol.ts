@@ -35,6 +35,14 @@ export type WriterRequest =
       granularity: string;
       startsMs: readonly number[];
     }
+  | {
+      id: number;
+      op: 'pendingMany';
+      sourceId: string;
+      keys: readonly string[];
+      granularity: string;
+      startsMs: readonly number[];
+    }
   | { id: number; op: 'settle' }
   | { id: number; op: 'apply'; writes: WriteSet }
   | { id: number; op: 'close' };

@@ -129,6 +129,7 @@ function writer(): void {
 
   /** A read's question, answered at once (the windows hold the log's records up to `mergedUpTo`). */
   function handleRead(req: WriterRequest, on: MessagePort = reads ?? port!): void {
+    if (req.op === 'pendingMany') return handleReadMany(req, on);
     if (req.op !== 'pending') return;
     let value: PendingSeries & { packed: PackedPart[] };
     try {
@@ -141,6 +142,23 @@ function writer(): void {
     on.postMessage({ id: req.id, ok: true, value }, packedBuffers(value.packed));
   }
 
+  /** Many keys' questions, answered at one moment (one state of the windows). */
+  function handleReadMany(req: Extract<WriterRequest, { op: 'pendingMany' }>, on: MessagePort): void {
+    let value: Array<PendingSeries & { packed: PackedPart[] }>;
+    try {
+      value = metrics
+        .pendingMany(req.sourceId, req.keys, req.granularity, req.startsMs)
+        .map((series) => ({ ...series, parts: [], packed: series.parts.map(packPart) }));
+    } catch (err) {
+      on.postMessage({ id: req.id, ok: false, error: errorToWire(err) });
+      return;
+    }
+    on.postMessage(
+      { id: req.id, ok: true, value },
+      value.flatMap((series) => packedBuffers(series.packed)),
+    );
+  }
+
   function handle(req: WriterRequest): void {
     switch (req.op) {
       // Merges are taken at once, also from inside a fold's transaction; a read waiting on its own
@@ -151,6 +169,7 @@ function writer(): void {
       case 'append':
         return metrics.appendThen(req.entries, (err) => reply(req.id, err));
       case 'pending':
+      case 'pendingMany':
         return handleRead(req, port!);
       case 'settle':
         return void answer(req.id, metrics.settle());

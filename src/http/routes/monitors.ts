@@ -33,6 +33,7 @@ export function monitorsContext(deps: Deps): MonitorsContext {
   const channels = createChannelsRepo(deps.db);
   return {
     channels,
+    dashboards: deps.dashboards,
     monitors: deps.monitors,
     sources: deps.sources,
     projectsEnabled: deps.config.features.projectsEnabled,

@@ -18,6 +18,13 @@ export interface MailDeps extends HttpDeps {
 
 /** The text of an alert e-mail: the message, then the facts a reader needs without opening anything. */
 export function mailText(n: OutgoingNotification): string {
+  if (n.kind === 'report') {
+    const files = (n.attachments ?? []).map((a) => a.filename);
+    const lines = [n.message, '', `Period: from ${n.since}`];
+    if (files.length > 0) lines.push(`Attached: ${files.join(', ')}`);
+    if (n.monitor.url) lines.push('', n.monitor.url);
+    return lines.join('\n');
+  }
   const lines = [n.message, ''];
   lines.push(`State: ${n.state} (was ${n.previousState})`);
   lines.push(`Value: ${n.value === null ? 'no data' : n.value}`);
@@ -150,6 +157,11 @@ export async function sendMail(
         to,
         subject,
         text: mailText(n),
+        attachments: (n.attachments ?? []).map((a) => ({
+          filename: a.filename,
+          content: a.content,
+          contentType: a.contentType,
+        })),
         messageId: messageId(n.idempotencyKey, smtp.from),
         headers: { 'X-Idempotency-Key': n.idempotencyKey },
       }),

@@ -72,7 +72,9 @@ export function httpRequestOf(
           ? renderTemplate(template, n)
           : channel.preset
             ? presetBody(channel.preset, n)
-            : renderTemplate(DEFAULT_TEMPLATE, n);
+            : n.kind === 'report'
+              ? { ...(renderTemplate(DEFAULT_TEMPLATE, n) as object), report: n.report ?? null }
+              : renderTemplate(DEFAULT_TEMPLATE, n);
       const headers: Record<string, string> = {
         ...((s.headers as Record<string, string> | undefined) ?? {}),
         'content-type': 'application/json',

@@ -29,6 +29,7 @@ export const TEMPLATE_FIELDS = [
   'monitor.url',
   'instance',
   'idempotency_key',
+  'report',
 ] as const;
 
 const KNOWN = new Set<string>(TEMPLATE_FIELDS);
@@ -98,6 +99,8 @@ export function fieldValue(n: OutgoingNotification, name: string): unknown {
       return { ...n.instance };
     case 'idempotency_key':
       return n.idempotencyKey;
+    case 'report':
+      return n.report ?? null;
   }
   if (name.startsWith('instance.')) return n.instance[name.slice('instance.'.length)] ?? null;
   return undefined;

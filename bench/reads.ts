@@ -12,6 +12,9 @@
 // the plain key: on a shared machine the load changes from second to second, so the two are read
 // in alternating rounds of BENCH_ROUND_SECONDS (default 1) and each round's p50 ratio is kept;
 // printed: the median ratio over BENCH_ROUNDS (default 7) rounds (target within 1.5x).
+// The service runs with SERVICE_ANSWER_CACHE_BYTES=0: no cache of whole series answers, so every
+// read is read and written again (with a cache on, a repeated read would measure the cache, and
+// the transponders' cost would not show).
 import { cpuSeconds, fmt, projectHeaders, serviceLabel, spawnService, waitIdle } from './helpers';
 import { runWrk, type WrkResult } from './wrk';
 
@@ -52,7 +55,7 @@ function report(name: string, r: WrkResult, target: number): void {
   );
 }
 
-const service = await spawnService();
+const service = await spawnService({ SERVICE_ANSWER_CACHE_BYTES: '0' });
 try {
   const headers = await projectHeaders(service);
   await load(service.url, headers);

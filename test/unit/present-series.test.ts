@@ -23,6 +23,36 @@ test('the answer is the labels and the texts as JSON, also when one labels array
   });
 });
 
+test('texts of any characters: the bytes JSON.stringify writes, also when they take 2 to 4 bytes a unit', () => {
+  // the body is sized for one byte per UTF-16 unit and grown when a text may not fit
+  const key = fc.string({ unit: 'binary', maxLength: 12 });
+  const bucket = fc.dictionary(
+    key,
+    fc.oneof(
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.dictionary(key, fc.integer()),
+    ),
+    { maxKeys: 6 },
+  );
+  fc.assert(
+    fc.property(fc.array(bucket, { maxLength: 60 }), (buckets) => {
+      const at = buckets.map((_, i) => new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString());
+      const values = buckets.map((b) => JSON.stringify(b));
+      const expected = Buffer.from(JSON.stringify({ data: { at, values: buckets } }), 'utf8');
+      assert.ok(presentSeriesJson({ at, values }).equals(expected));
+    }),
+    { numRuns: 300 },
+  );
+  // a year of buckets whose every unit takes 3 bytes (and a few of 4 bytes: surrogate pairs)
+  const at = Array.from({ length: 8760 }, (_, i) =>
+    new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString(),
+  );
+  const buckets = at.map((_, i) => ({ ['€'.repeat(20) + (i % 7 === 0 ? '😀' : '')]: i }));
+  const body = presentSeriesJson({ at, values: buckets.map((b) => JSON.stringify(b)) });
+  assert.ok(body.equals(Buffer.from(JSON.stringify({ data: { at, values: buckets } }), 'utf8')));
+});
+
 test('an empty range is two empty arrays', () => {
   assert.equal(presentSeriesJson({ at: [], values: [] }).toString(), '{"data":{"at":[],"values":[]}}');
 });

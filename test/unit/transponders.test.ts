@@ -13,13 +13,16 @@ import {
 import { isPattern, keyMatches, patternProblem } from '../../src/shared/key-pattern';
 import {
   applyToBuckets,
+  applyToRead,
   applyToTexts,
+  withDerived,
   scanWithTransponders,
   textsOf,
   type TransponderError,
 } from '../../src/domain/transponders/apply';
 import type { Transponder } from '../../src/storage/transponders';
 import { scanSeries } from '../../src/domain/metrics/query/columns';
+import { presentSeriesJson } from '../../src/http/present/metrics';
 
 const value = (text: string, ...values: Array<number | null>) =>
   evaluateWith(parseTransponderExpression(text, values.length), values);
@@ -373,6 +376,61 @@ describe('applying transponders to buckets', () => {
           }
         },
       ),
+      { numRuns: 300 },
+    );
+  });
+
+  test('a read of the same texts again writes the same bytes (whole texts kept, members not copied again)', () => {
+    const key = fc.string({ unit: 'binary', maxLength: 6 });
+    const number = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }));
+    const bucket = fc
+      .record(
+        {
+          a: number,
+          b: fc.oneof(fc.constant(0), number),
+          m: fc.dictionary(key, number, { maxKeys: 3 }),
+          other: fc.dictionary(key, number, { maxKeys: 3 }),
+        },
+        { requiredKeys: [] },
+      )
+      .map((b) => JSON.stringify(b));
+    fc.assert(
+      fc.property(fc.array(bucket, { minLength: 1, maxLength: 30 }), (texts) => {
+        // new transponders each time: the first read derives, the next ones find it kept
+        const list = [
+          t({ name: '1', paths: ['a', 'b'], expression: 'a / b * 100', response: 'derived.r' }),
+          t({ name: '2', paths: ['a'], expression: 'a * 2', response: 'm.twice' }),
+          t({ name: '3', paths: ['derived.r', 'a'], expression: 'a + b', response: 'derived.é€😀' }),
+        ];
+        const at = texts.map((_, i) => new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString());
+        const bodies: Buffer[] = [];
+        let members = false;
+        for (let read = 0; read < 3; read++) {
+          const copies = texts.map((x) => JSON.parse(JSON.stringify(x)) as string); // new strings, as a store's
+          const errors: TransponderError[] = [];
+          const made = applyToRead(list, 'k', copies, errors)!;
+          assert.deepEqual(errors, []);
+          if (read === 0) {
+            // the answer as whole texts (what the writer's splicing must give)
+            const whole = `{"data":{"at":${JSON.stringify(at)},"values":[${withDerived(made.values, made.derived).join(',')}]}}`;
+            bodies.push(Buffer.from(whole, 'utf8'));
+            members = made.derived !== undefined;
+          } else if (members) assert.equal(made.derived, undefined, 'read again: whole texts');
+          bodies.push(
+            presentSeriesJson({
+              at,
+              values: made.values,
+              ...(made.derived ? { derived: made.derived } : {}),
+            }),
+          );
+        }
+        for (const body of bodies.slice(1)) assert.ok(body.equals(bodies[0]!), body.toString());
+        // and the values are those of the bucket-by-bucket path
+        const buckets = texts.map((x) => JSON.parse(x) as Record<string, unknown>);
+        applyToBuckets(list, buckets, []);
+        const sent = JSON.parse(bodies[1]!.toString('utf8')) as { data: { values: unknown[] } };
+        assert.deepEqual(sent.data.values, JSON.parse(JSON.stringify(buckets)));
+      }),
       { numRuns: 300 },
     );
   });

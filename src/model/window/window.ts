@@ -47,7 +47,7 @@ export class WindowKey {
   readonly series: Int32Array;
   /** the first live group of the key, -1 for none */
   groupHead = -1;
-  /** the shapes of the key's live groups, and whether one of them is a pair's */
+  /** whether one of the key's live groups is a pair's, and then the shapes of its live groups */
   readonly groupShapes: number[] = [];
   hasPairs = false;
 
@@ -585,12 +585,17 @@ export class IngestWindow {
   private addToGroup(state: WindowKey, finestId: number, leaf: LeafWrite): void {
     const { shape, values, offset } = leaf;
     const shapes = this.shapes;
-    if (!state.groupShapes.includes(shape)) {
-      // a shape new to the key's groups: spread them first if their order would then matter
-      for (const other of state.groupShapes) {
-        if (shapes.conflict(shape, other)) {
-          this.spreadKey(state);
-          break;
+    // tracks commute: the shapes of a key's groups are followed only once it holds pairs
+    if ((state.hasPairs || shapes.isPair(shape)) && !state.groupShapes.includes(shape)) {
+      if (!state.hasPairs)
+        this.spreadKey(state); // the first pair: the key's tracks before it go to rows
+      else {
+        // a shape new to the key's groups: spread them first if their order would then matter
+        for (const other of state.groupShapes) {
+          if (shapes.conflict(shape, other)) {
+            this.spreadKey(state);
+            break;
+          }
         }
       }
       state.groupShapes.push(shape);

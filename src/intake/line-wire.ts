@@ -1,11 +1,12 @@
 // Line protocol samples straight into the write path's own form (model/wire.ts WirePoints), for the
 // HTTP write endpoints: the same points mapLineSamples gives (mapping.ts, docs/intake.md "Mapping"),
-// in the same order, but without an object per point or per leaf, without RFC 3339 times and
+// in the same order, each line's track and assert as one pair point (decodePoints gives the two
+// back), but without an object per point or per leaf, without RFC 3339 times and
 // without the batch endpoint's second validation. Each rule that validation holds a point to is
 // checked here once per distinct key of the body, or holds by construction (two levels, at most
 // 1,000 leaves, finite numbers, no dotted field names). test/unit/intake-line-wire.test.ts holds
 // the two mappings to the same points.
-import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, signature } from '../model/point-wire';
+import { KEY_UNIT, LIST_UNIT, signature } from '../model/point-wire';
 import type { WirePoints } from '../model/wire';
 import type { LineSample } from './line-protocol';
 import {
@@ -84,15 +85,17 @@ class WireBuilder {
   private keys: string[] = [];
   private keyIndex = new Map<string, number>();
   private pathLists: string[][] = [];
-  /** track path list signature -> [track list, assert list] */
-  private listIndex = new Map<string, [number, number]>();
+  /** per path list: where its assert part starts (model/wire.ts assertFrom) */
+  private assertFrom: number[] = [];
+  /** track path list signature -> the pair's path list */
+  private listIndex = new Map<string, number>();
   private meta: Float64Array = new Float64Array(4096);
   private values: Float64Array = new Float64Array(8192);
-  private count = 0; // points in the wire being built
+  private count = 0; // pair points in the wire being built
   private used = 0; // values in it
-  // the field names of the last pair and its lists: lines of a body mostly share their fields
+  // the field names of the last pair and its list: lines of a body mostly share their fields
   private lastNames: string[] = [];
-  private lastLists: [number, number] = [-1, -1];
+  private lastList = -1;
   /** keys found good in this body (across its wires) */
   private readonly goodKeys = new Set<string>();
 
@@ -114,44 +117,40 @@ class WireBuilder {
 
   /** Room for `points` more points in the current wire (else a new wire starts). */
   room(points: number): void {
-    if (this.count > 0 && this.count + points > POINTS_PER_WIRE) this.finish();
+    // every wire point is a pair, two points
+    if (this.count > 0 && 2 * this.count + points > POINTS_PER_WIRE) this.finish();
   }
 
-  /** The track and assert path lists of field names (in object order). */
-  private lists(names: readonly string[]): [number, number] {
-    if (this.lastLists[0] >= 0 && sameNames(this.lastNames, names)) return this.lastLists;
-    const track: string[] = [];
-    const assert: string[] = [];
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i]!;
-      track.push(`${name}.sum`, `${name}.count`);
-      assert.push(`${name}.last`);
-    }
-    const sig = signature(track);
-    let lists = this.listIndex.get(sig);
-    if (!lists) {
-      lists = [this.pathLists.push(track) - 1, this.pathLists.push(assert) - 1];
-      this.listIndex.set(sig, lists);
+  /** The pair's path list of field names (in object order): each one's sum and count, then each one's last. */
+  private list(names: readonly string[]): number {
+    if (this.lastList >= 0 && sameNames(this.lastNames, names)) return this.lastList;
+    const paths: string[] = [];
+    for (let i = 0; i < names.length; i++) paths.push(`${names[i]!}.sum`, `${names[i]!}.count`);
+    for (let i = 0; i < names.length; i++) paths.push(`${names[i]!}.last`);
+    const sig = signature(paths);
+    let list = this.listIndex.get(sig);
+    if (list === undefined) {
+      list = this.pathLists.push(paths) - 1;
+      this.assertFrom.push(2 * names.length);
+      this.listIndex.set(sig, list);
     }
     this.lastNames = names.slice();
-    this.lastLists = lists;
-    return lists;
+    this.lastList = list;
+    return list;
   }
 
-  /** A track point of {sum, count} and an assert point of {last} of each name. */
+  /** One pair point: a track of {sum, count} of each name, then an assert of its {last}. */
   pair(key: number, atMs: number, names: readonly string[], values: readonly number[]): void {
-    const [trackList, assertList] = this.lists(names);
+    const list = this.list(names);
     const n = names.length;
-    if ((this.count + 2) * 2 > this.meta.length) this.meta = grown(this.meta, this.meta.length * 2);
+    if ((this.count + 1) * 2 > this.meta.length) this.meta = grown(this.meta, this.meta.length * 2);
     if (this.used + 3 * n > this.values.length)
       this.values = grown(this.values, Math.max(this.values.length * 2, this.used + 3 * n));
     const meta = this.meta;
     const v = this.values;
-    let m = this.count * 2;
-    meta[m++] = atMs;
-    meta[m++] = key * KEY_UNIT + trackList * LIST_UNIT;
-    meta[m++] = atMs;
-    meta[m] = key * KEY_UNIT + assertList * LIST_UNIT + ASSERT_FLAG;
+    const m = this.count * 2;
+    meta[m] = atMs;
+    meta[m + 1] = key * KEY_UNIT + list * LIST_UNIT;
     let u = this.used;
     for (let i = 0; i < n; i++) {
       v[u++] = values[i]!;
@@ -159,7 +158,7 @@ class WireBuilder {
     }
     for (let i = 0; i < n; i++) v[u++] = values[i]!;
     this.used = u;
-    this.count += 2;
+    this.count += 1;
     this.points += 2;
   }
 
@@ -171,12 +170,14 @@ class WireBuilder {
       pathLists: this.pathLists,
       meta: this.meta.slice(0, this.count * 2),
       values: this.values.slice(0, this.used),
+      assertFrom: this.assertFrom,
     });
     this.keys = [];
     this.keyIndex = new Map();
     this.pathLists = [];
+    this.assertFrom = [];
     this.listIndex = new Map();
-    this.lastLists = [-1, -1];
+    this.lastList = -1;
     this.lastNames = [];
     this.count = 0;
     this.used = 0;

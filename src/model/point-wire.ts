@@ -71,10 +71,37 @@ export function encodePoints(
   return { keys, pathLists, meta, values };
 }
 
+/** Where a path list's assert part starts in a wire (its length: the list is no pair). */
+export function assertFromOf(wire: WirePoints, list: number): number {
+  const from = wire.assertFrom?.[list];
+  return from === undefined || from < 0 ? wire.pathLists[list]!.length : from;
+}
+
+/** The points a wire stands for: a pair counts as the two it holds. */
+export function wirePointCount(wire: WirePoints): number {
+  const count = wire.meta.length / FIELDS;
+  const assertFrom = wire.assertFrom;
+  if (assertFrom === undefined) return count;
+  let pairs = 0;
+  for (let i = 0; i < count; i++) {
+    const packed = wire.meta[i * FIELDS + 1]!;
+    const key = Math.floor(packed / KEY_UNIT);
+    const low = packed - key * KEY_UNIT;
+    const flags = low % LIST_UNIT;
+    if (
+      (flags & ASSERT) === 0 &&
+      assertFromOf(wire, (low - flags) / LIST_UNIT) < wire.pathLists[(low - flags) / LIST_UNIT]!.length
+    )
+      pairs++;
+  }
+  return count + pairs;
+}
+
+/** The wire's points; a pair gives its track point, then its assert point. */
 export function decodePoints(wire: WirePoints): ValidPoint[] {
   const { keys, pathLists, meta, values } = wire;
   const count = meta.length / FIELDS;
-  const points: ValidPoint[] = new Array(count);
+  const points: ValidPoint[] = [];
   let v = 0;
   for (let i = 0; i < count; i++) {
     const m = i * FIELDS;
@@ -82,17 +109,25 @@ export function decodePoints(wire: WirePoints): ValidPoint[] {
     const key = Math.floor(packed / KEY_UNIT);
     const low = packed - key * KEY_UNIT;
     const flags = low % LIST_UNIT;
-    const paths = pathLists[(low - flags) / LIST_UNIT]!;
-    const leafValues: number[] = new Array(paths.length);
-    for (let j = 0; j < paths.length; j++) leafValues[j] = values[v++]!;
-    points[i] = {
-      key: keys[key]!,
-      atMs: meta[m]!,
-      assert: (flags & ASSERT) !== 0,
-      untracked: (flags & UNTRACKED) !== 0,
-      paths,
-      values: leafValues,
+    const list = (low - flags) / LIST_UNIT;
+    const paths = pathLists[list]!;
+    const assert = (flags & ASSERT) !== 0;
+    const split = assert ? paths.length : assertFromOf(wire, list);
+    const point = (from: number, to: number, asserted: boolean): ValidPoint => {
+      const leafValues: number[] = new Array(to - from);
+      for (let j = from; j < to; j++) leafValues[j - from] = values[v + j]!;
+      return {
+        key: keys[key]!,
+        atMs: meta[m]!,
+        assert: asserted,
+        untracked: (flags & UNTRACKED) !== 0,
+        paths: from === 0 && to === paths.length ? paths : paths.slice(from, to),
+        values: leafValues,
+      };
     };
+    points.push(point(0, split, assert));
+    if (split < paths.length) points.push(point(split, paths.length, true));
+    v += paths.length;
   }
   return points;
 }
@@ -116,11 +151,13 @@ export function decodeError(wire: WireError): AppError {
 /**
  * WirePoints as the pieces of one byte string, the body of a write-log record (drivers/
  * embedded/log.ts), without copying the numbers: meta and values as doubles (the machine's byte
- * order: the log is read back by the same machine), then the strings and the point count as JSON,
+ * order: the log is read back by the same machine), then the strings, the point count and the pairs' assert starts (when any) as JSON,
  * then that JSON's length as 4 bytes.
  */
 export function wireToParts(wire: WirePoints): Buffer[] {
-  const json = Buffer.from(JSON.stringify([wire.keys, wire.pathLists, wire.meta.length / FIELDS]));
+  const strings: unknown[] = [wire.keys, wire.pathLists, wire.meta.length / FIELDS];
+  if (wire.assertFrom !== undefined) strings.push(wire.assertFrom);
+  const json = Buffer.from(JSON.stringify(strings));
   const head = Buffer.allocUnsafe(json.length + 4);
   json.copy(head, 0);
   head.writeUInt32LE(json.length, json.length);
@@ -136,19 +173,19 @@ export function wireFromBytes(bytes: Uint8Array): WirePoints {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headLength = buf.readUInt32LE(buf.length - 4);
   const headStart = buf.length - 4 - headLength;
-  const [keys, pathLists, count] = JSON.parse(buf.toString('utf8', headStart, buf.length - 4)) as [
-    string[],
-    string[][],
-    number,
-  ];
+  const [keys, pathLists, count, assertFrom] = JSON.parse(
+    buf.toString('utf8', headStart, buf.length - 4),
+  ) as [string[], string[][], number, number[] | undefined];
   // a copy: the doubles must be aligned, which a slice of the caller's buffer need not be
   const doubles = new Float64Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + headStart));
-  return {
+  const wire: WirePoints = {
     keys,
     pathLists,
     meta: doubles.subarray(0, count * FIELDS),
     values: doubles.subarray(count * FIELDS),
   };
+  if (assertFrom !== undefined) wire.assertFrom = assertFrom;
+  return wire;
 }
 
 /**

@@ -8,6 +8,14 @@ export interface WirePoints {
   meta: Float64Array;
   /** every point's leaf values, in order */
   values: Float64Array;
+  /**
+   * Per path list, where a pair's assert part starts (absent: no list is a pair). A point on a list
+   * whose entry is below the list's length (and without the assert flag) is a pair: a track of the
+   * leaves before that index, then an assert of the others, at the same key and time. It stands for
+   * those two points everywhere (decodePoints gives both, the system key counts two); the two parts
+   * spell different leaves. The line protocol writes each line as one (intake/line-wire.ts).
+   */
+  assertFrom?: number[];
 }
 
 /** What bucketing a source's points needs: its id, zone, week start and granularities. */

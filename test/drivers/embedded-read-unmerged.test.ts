@@ -14,7 +14,7 @@ import { openDatabase, type Db } from '../../src/storage/db';
 import { migrate } from '../../src/storage/migrations';
 import { createEmbeddedStore, type EmbeddedWriter } from '../../src/drivers/embedded/store';
 import { MetricWriter } from '../../src/drivers/embedded/metric-writer';
-import { encodePoints } from '../../src/model/point-wire';
+import { KEY_UNIT, type WirePoints, encodePoints } from '../../src/model/point-wire';
 import type { ValidPoint } from '../../src/model/point';
 import type { PendingSeries } from '../../src/model/row-delta';
 import type { LoggedPoints } from '../../src/model/wire';
@@ -112,7 +112,17 @@ test('a read handed appends the writer then merges and folds holds each point ex
   later.push(point('a', 9, { level: 100 }, { assert: true })); // ... replaced
   later.push(point('a', 9, { level: 1 })); // ... and added to: 101
   later.push(point('a', 70, { level: 3 }, { assert: true }));
-  await writer.append(entriesOf(later));
+  // and pair points, as the line protocol writes them (a track and an assert in one): on a at
+  // minute 11, {x.sum, x.count} tracked and x.last set twice (the later wins), and on b at 12
+  const pairs: WirePoints = {
+    keys: ['a', 'b'],
+    pathLists: [['x.sum', 'x.count', 'x.last']],
+    assertFrom: [2],
+    meta: Float64Array.from([T0 + 11 * M, 0, T0 + 11 * M + 1_000, 0, T0 + 12 * M, KEY_UNIT]),
+    values: Float64Array.from([2, 1, 2, 6, 1, 6, 8, 1, 8]),
+  };
+  const laterEntries = [...entriesOf(later), { settings, wire: pairs }];
+  await writer.append(laterEntries);
   const merged = writer.pending('src', 'a', '1m', [T0]).mergedUpTo!;
 
   /** A read told the answer from before the append, with the append as not merged yet. */
@@ -120,7 +130,7 @@ test('a read handed appends the writer then merges and folds holds each point ex
     const out: Array<Record<string, unknown>[]> = [];
     for (const [ref, starts] of SERIES) {
       const answer = answers.get(`${ref.key} ${ref.granularity}`)!;
-      told = { ...answer, parts: [...answer.parts], unmerged: [{ upTo: merged, entries: entriesOf(later) }] };
+      told = { ...answer, parts: [...answer.parts], unmerged: [{ upTo: merged, entries: laterEntries }] };
       try {
         out.push(parse(await store.read(ref, starts)));
       } finally {
@@ -159,8 +169,10 @@ test('a read handed appends the writer then merges and folds holds each point ex
   assert.equal(a1m[5]!.level, 57);
   assert.equal(a1m[9]!.level, 101);
   assert.equal(a1m[70]!.level, 3);
+  assert.deepEqual(a1m[11]!.x, { sum: 8, count: 2, last: 6 });
+  assert.deepEqual(final[1]![12]!.x, { sum: 8, count: 1, last: 8 });
   const a1d = final[6]!;
   assert.equal(a1d[0]!.n, 120 + 60);
   const system1d = final[8]![0] as { count: number; keys: Record<string, unknown> };
-  assert.equal(system1d.count, stored.length + later.length);
+  assert.equal(system1d.count, stored.length + later.length + 2 * 3); // a pair counts as two points
 });

@@ -5,7 +5,7 @@ import { parseLineProtocol } from '../../src/intake/line-protocol';
 import { MappingError, mapLineSamples } from '../../src/intake/mapping';
 import { POINTS_PER_WIRE, mapLineWire, mapLineWireSliced } from '../../src/intake/line-wire';
 import { parseBatch } from '../../src/domain/metrics/ingest/points';
-import { decodePoints } from '../../src/model/point-wire';
+import { decodePoints, wirePointCount } from '../../src/model/point-wire';
 
 const NOW = Date.UTC(2026, 0, 24, 10, 0, 0);
 
@@ -30,10 +30,12 @@ function same(text: string, keyPrefix?: string): void {
     b.points.map((p) => ({ ...p, paths: [...p.paths] })),
     a.points.map((p) => ({ ...p, paths: [...p.paths] })),
   );
+  // each line is one pair point in the wire, the two points it stands for once decoded
   assert.equal(
     b.points.length,
-    b.wires.reduce((n, w) => n + w.meta.length / 2, 0),
+    b.wires.reduce((n, w) => n + wirePointCount(w), 0),
   );
+  assert.equal(b.points.length, 2 * b.wires.reduce((n, w) => n + w.meta.length / 2, 0));
   assert.deepEqual(
     [b.samples, b.skippedStrings, b.skippedNonFinite],
     [a.samples, a.skippedStrings, a.skippedNonFinite],
@@ -117,7 +119,7 @@ test('line protocol to wire: large bodies split into wires of at most 10,000 poi
   const mapped = mapLineWire(samples, { nowMs: NOW });
   assert.equal(mapped.points, 24_690);
   assert.deepEqual(
-    mapped.wires.map((w) => w.meta.length / 2),
+    mapped.wires.map((w) => wirePointCount(w)),
     [POINTS_PER_WIRE, POINTS_PER_WIRE, 4_690],
   );
   const sliced = await mapLineWireSliced(samples, { nowMs: NOW });

@@ -85,6 +85,34 @@ describe('metric writer', () => {
     await second.close();
   });
 
+  test('pair points are logged and replayed after a restart with their assert parts, each counted as two points', async () => {
+    const first = new MetricWriter({ db, foldAfterMs: 600_000, chunkMs: 0 });
+    // k0: n tracked and `last` set at 10:00 and 10:01 (the later wins), as the line protocol writes them
+    const pairs = {
+      keys: ['k0'],
+      pathLists: [['n', 'last']],
+      assertFrom: [1],
+      meta: Float64Array.from([T0, 0, T0 + 60_000, 0]),
+      values: Float64Array.from([1, 5, 1, 7]),
+    };
+    await first.append([{ settings, wire: pairs }]);
+    db.close(); // nothing folded: the next writer has only the log
+
+    db = openDatabase(path.join(dir, 'service.db'));
+    const second = new MetricWriter({ db });
+    assert.deepEqual(await totals(second, 1), [2, 4]);
+    const store = createEmbeddedStore(db, {
+      append: () => Promise.reject(new Error('read only')),
+      pending: async (...args) => second.pending(...args),
+      settle: async () => undefined,
+      apply: () => Promise.reject(new Error('read only')),
+      close: async () => undefined,
+    });
+    const [day] = await store.read({ sourceId: 'p1', key: 'k0', granularity: '1d' }, [Date.UTC(2026, 2, 1)]);
+    assert.deepEqual(JSON.parse(day!), { n: 2, last: 7 });
+    await second.close();
+  });
+
   test('appends wait while a fold runs and the gathering window is full', async () => {
     const writer = new MetricWriter({ db, foldAfterMs: 600_000, chunkMs: 0, maxWindowBytes: 1 });
     await writer.append([{ settings, wire: wire(300, 30) }]);

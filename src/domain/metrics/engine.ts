@@ -22,7 +22,7 @@ import { parseBatch, parsePoint, type ValidPoint } from './ingest/points';
 import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './ingest/batch-parser';
 import { PlanCache, mergeCommit } from './merge';
 import type { MetricWriterOptions } from '../../drivers/embedded/metric-writer';
-import { decodePoints } from '../../model/point-wire';
+import { decodePoints, wirePointCount } from '../../model/point-wire';
 import type { SeriesData } from './query/query';
 import {
   type SeriesParams,
@@ -226,7 +226,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   function write(source: Source, input: Points, batch = false): Promise<void> {
     const store = drivers.storeFor(source);
     const plan = plans.get(source);
-    const count = input.parsed ? input.parsed.length : input.wire.meta.length / 2;
+    const count = input.parsed ? input.parsed.length : wirePointCount(input.wire);
     let parsed = input.parsed;
     const points = () => (parsed ??= decodePoints(input.wire!));
     const enqueue = () => {
@@ -254,7 +254,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
   /** Writes a batch's points; resolves with their count once committed. */
   function writeBatch(source: Source, input: Points): Promise<number> {
-    const count = input.parsed ? input.parsed.length : input.wire.meta.length / 2;
+    const count = input.parsed ? input.parsed.length : wirePointCount(input.wire);
     return write(source, input, true).then(() => count);
   }
 

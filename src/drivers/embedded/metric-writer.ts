@@ -120,6 +120,16 @@ function checkWire(wire: ReturnType<typeof wireFromBytes>): void {
     leaves += pathLists[list]!.length;
   }
   if (leaves !== values.length) throw new Error('body holds another number of values than of leaves');
+  const { assertFrom } = wire;
+  if (
+    assertFrom !== undefined &&
+    (!Array.isArray(assertFrom) ||
+      assertFrom.length !== pathLists.length ||
+      assertFrom.some(
+        (from, i) => !Number.isInteger(from) || (from < 1 && from !== -1) || from > pathLists[i]!.length,
+      ))
+  )
+    throw new Error('body names pairs its path lists cannot hold');
 }
 
 /** The head of a log record: its source's bucketing settings. */

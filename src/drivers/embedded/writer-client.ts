@@ -22,7 +22,7 @@ import type { EmbeddedWriter } from './store';
 import type { LoggedPoints } from '../../model/wire';
 import { type PackedPart, type PendingSeries, type UnmergedAppend, unpackPart } from '../../model/row-delta';
 import { MetricWriter, type MetricWriterOptions, logHead } from './metric-writer';
-import { wireToParts } from '../../model/point-wire';
+import { wirePointCount, wireToParts } from '../../model/point-wire';
 import { type WireError, type WriterRequest, type WriterThreadData, errorFromWire } from './writer-protocol';
 import { writerThreadCode } from './writer-thread-code';
 import { SYSTEM_KEY } from '../../model/write-set';
@@ -118,7 +118,7 @@ interface Job {
 type Request = WriterRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
 const pointsOf = (entries: readonly LoggedPoints[]) =>
-  entries.reduce((n, e) => n + e.wire.meta.length / 2, 0);
+  entries.reduce((n, e) => n + wirePointCount(e.wire), 0);
 
 // Young generations sized for what the threads allocate, whatever the runtime's default (Node 24
 // on a large machine picks several times more): the writer's windows and cache are columns that

@@ -1,11 +1,12 @@
 // What a read merges itself: the points of acknowledged appends that the metric writer had not
 // merged into its windows when it answered the read (embedded/store.ts). Only the read's series is
 // merged, in log order, with the window's rules (model/window/rows.ts): a track adds to a leaf, an
-// assert replaces it and the tracks after it add to the new value; the system key counts every
-// point of its source (`count`), per key (`keys.<key>`) and the untracked ones (`keys.__untracked__`).
+// assert replaces it and the tracks after it add to the new value (a pair: its track part, then
+// its assert part); the system key counts every point of its source (`count`, a pair as two), per
+// key (`keys.<key>`) and the untracked ones (`keys.__untracked__`).
 import type { PendingCounts, PendingPart, PendingRow, UnmergedAppend } from '../row-delta';
 import type { PlanCache } from '../plan';
-import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, UNTRACKED_FLAG } from '../point-wire';
+import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, UNTRACKED_FLAG, assertFromOf } from '../point-wire';
 import { SYSTEM_KEY } from '../write-set';
 import { UNTRACKED_KEY, slotOf } from './window';
 
@@ -77,7 +78,9 @@ export function partOfAppends(
         const key = Math.floor(packed / KEY_UNIT);
         const low = packed - key * KEY_UNIT;
         const flags = low % LIST_UNIT;
-        const paths = pathLists[(low - flags) / LIST_UNIT]!;
+        const list = (low - flags) / LIST_UNIT;
+        const paths = pathLists[list]!;
+        const setFrom = (flags & ASSERT_FLAG) !== 0 ? 0 : assertFromOf(wire, list);
         const at = v;
         v += paths.length;
         if (!system && key !== k) continue;
@@ -91,9 +94,10 @@ export function partOfAppends(
         if (system) {
           let c = counts.get(start);
           if (!c) counts.set(start, (c = { count: 0, keys: new Map() }));
-          c.count++;
+          const weight = (flags & ASSERT_FLAG) === 0 && setFrom < paths.length ? 2 : 1;
+          c.count += weight;
           const name = (flags & UNTRACKED_FLAG) !== 0 ? UNTRACKED_KEY : wire.keys[key]!;
-          c.keys.set(name, (c.keys.get(name) ?? 0) + 1);
+          c.keys.set(name, (c.keys.get(name) ?? 0) + weight);
           continue;
         }
         if (!leaves) {
@@ -106,12 +110,11 @@ export function partOfAppends(
           mapLeaves = leaves;
         }
         const sums = leaves.values;
-        if ((flags & ASSERT_FLAG) !== 0) {
-          for (let j = 0; j < paths.length; j++) {
-            sums[map[j]!] = values[at + j]!;
-            leaves.set[map[j]!] = 1;
-          }
-        } else for (let j = 0; j < paths.length; j++) sums[map[j]!]! += values[at + j]!;
+        for (let j = 0; j < setFrom; j++) sums[map[j]!]! += values[at + j]!;
+        for (let j = setFrom; j < paths.length; j++) {
+          sums[map[j]!] = values[at + j]!;
+          leaves.set[map[j]!] = 1;
+        }
       }
     }
   }

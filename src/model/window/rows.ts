@@ -27,6 +27,11 @@ interface Lineage {
 export class Shapes {
   /** per shape: how many paths it holds */
   readonly sizes: number[] = [];
+  /**
+   * per shape: where its assert part starts (a pair's list, model/wire.ts): a write of the shape
+   * adds the values before that index and sets those from it on; the size for a plain shape
+   */
+  readonly assertFrom: number[] = [];
   /** per shape: its paths (made on first use for a union: pathsOf) */
   private readonly lists: Array<string[] | null> = [];
   /** per shape: the lineage it is a prefix of (made on first use for an interned list) */
@@ -35,6 +40,8 @@ export class Shapes {
   private readonly maps = new Map<number, Int32Array>();
   /** base * ID_UNIT + extra -> their union */
   private readonly unions = new Map<number, number>();
+  /** a * ID_UNIT + b -> whether one sets a leaf the other adds to (conflict) */
+  private readonly conflicts = new Map<number, boolean>();
   /**
    * Paths read, copied or looked up by interning, mapping and extending shapes, and row values
    * moved when a row outgrows its room: what merging wide keys costs (tests check that it grows in
@@ -44,6 +51,8 @@ export class Shapes {
 
   reset(): void {
     this.sizes.length = 0;
+    this.assertFrom.length = 0;
+    this.conflicts.clear();
     this.lists.length = 0;
     this.lineages.length = 0;
     this.ids.clear();
@@ -51,13 +60,18 @@ export class Shapes {
     this.unions.clear();
   }
 
-  /** The shape of a path list (a copy is kept: the caller's list may change). */
-  id(paths: readonly string[]): number {
+  /**
+   * The shape of a path list (a copy is kept: the caller's list may change); `assertFrom` below
+   * its length makes it a pair's shape, apart from the plain one of the same paths.
+   */
+  id(paths: readonly string[], assertFrom = paths.length): number {
     this.steps += paths.length;
-    const text = paths.map((p) => `${p.length}:${p}`).join('');
+    const pair = assertFrom < paths.length;
+    const text = (pair ? `${assertFrom}|` : '') + paths.map((p) => `${p.length}:${p}`).join('');
     let id = this.ids.get(text);
     if (id === undefined) {
       id = this.sizes.push(paths.length) - 1;
+      this.assertFrom.push(pair ? assertFrom : paths.length);
       this.lists.push([...paths]);
       this.lineages.push(null);
       this.ids.set(text, id);
@@ -119,10 +133,40 @@ export class Shapes {
     }
     this.steps += missing.length;
     const id = this.sizes.push(paths.length) - 1;
+    this.assertFrom.push(paths.length);
     this.lists.push(null);
     this.lineages.push(lineage);
     this.unions.set(key, id);
     return id;
+  }
+
+  /** Whether a shape has an assert part. */
+  isPair(shape: number): boolean {
+    return this.assertFrom[shape]! < this.sizes[shape]!;
+  }
+
+  /**
+   * Whether writes of the two shapes must keep their order: one sets a leaf the other adds to.
+   * (Adds commute; sets of a leaf by both are ordered by the writes' numbers, window.ts.)
+   */
+  conflict(a: number, b: number): boolean {
+    if (!this.isPair(a) && !this.isPair(b)) return false;
+    const key = a * ID_UNIT + b;
+    let known = this.conflicts.get(key);
+    if (known === undefined) {
+      known = this.overlaps(a, b) || this.overlaps(b, a);
+      this.conflicts.set(key, known);
+    }
+    return known;
+  }
+
+  /** Whether a leaf `a` sets is one `b` adds to. */
+  private overlaps(a: number, b: number): boolean {
+    const setBy = new Set(this.pathsOf(a).slice(this.assertFrom[a]!));
+    if (setBy.size === 0) return false;
+    const added = this.pathsOf(b).slice(0, this.assertFrom[b]!);
+    this.steps += setBy.size + added.length;
+    return added.some((p) => setBy.has(p));
   }
 
   private lineageOf(shape: number): Lineage {
@@ -146,7 +190,8 @@ const FOLDED = 1;
 const COUNT_FOLDED = 2;
 
 /**
- * Leaves written into rows: `shape`'s paths take `values` from `offset` on, set (`assert`) or added,
+ * Leaves written into rows: `shape`'s paths take `values` from `offset` on, set (`assert`, or from
+ * the shape's assert part on) or added,
  * and the system key's counts grow by `tracked` and `untracked` points (0 and 0 for a write set's row,
  * whose counts come with the set).
  */
@@ -236,9 +281,10 @@ export class Rows {
     return row;
   }
 
-  /** Adds the leaf write's values to the row, or sets them (`assert`). */
+  /** Adds the leaf write's values to the row, or sets them (`assert`, a pair's assert part). */
   write(row: number, leaf: LeafWrite): void {
-    const { shape, values: source, offset, assert: assign } = leaf;
+    const { shape, values: source, offset } = leaf;
+    const setFrom = leaf.assert ? 0 : this.shapes.assertFrom[shape]!;
     let map: Int32Array | null = null;
     if (shape !== this.shape[row]) {
       map = this.shapes.map(shape, this.shape[row]!);
@@ -252,7 +298,7 @@ export class Rows {
     const n = this.shapes.sizes[shape]!;
     for (let i = 0; i < n; i++) {
       const at = base + (map === null ? i : map[i]!);
-      if (assign) {
+      if (i >= setFrom) {
         values[at] = source[offset + i]!;
         this.sets[at] = 1;
       } else values[at]! += source[offset + i]!;
@@ -365,6 +411,8 @@ export class Groups {
   at: Int32Array;
   tracked: Int32Array;
   untracked: Int32Array;
+  /** the number of the group's last write in its window (a key's pair groups spread in that order) */
+  seq: Float64Array;
   live: Uint8Array;
   /** the key's next live group (a list per key), -1 at the end */
   nextOfKey: Int32Array;
@@ -390,6 +438,7 @@ export class Groups {
     this.at = new Int32Array(n);
     this.tracked = new Int32Array(n);
     this.untracked = new Int32Array(n);
+    this.seq = new Float64Array(n);
     this.live = new Uint8Array(n);
     this.nextOfKey = new Int32Array(n);
     this.sums = new DoubleColumn(3 * n);
@@ -441,6 +490,7 @@ export class Groups {
       this.at = widen(this.at, n);
       this.tracked = widen(this.tracked, n);
       this.untracked = widen(this.untracked, n);
+      this.seq = widen(this.seq, n);
       this.live = widen(this.live, n);
       this.nextOfKey = widen(this.nextOfKey, n);
     }

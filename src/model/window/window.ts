@@ -9,12 +9,25 @@
 // - rows: a group is spread into one row per granularity when the window is folded, read, or
 //   holds too many groups. An assert first spreads its key's groups (tracks before it keep their
 //   place) and is then written into the rows directly.
+// - pairs (a track and an assert in one point, model/wire.ts; each line protocol sample) are grouped
+//   too: a pair group adds its track part and keeps the latest values of its assert part. A key's
+//   groups are spread after its rows' writes, so only the order among its groups matters: while
+//   one of them sets a leaf that another adds to (Shapes.conflict), the key is spread before the
+//   new group is taken; and a key holding pair groups spreads them in the order of their last
+//   writes, so the latest set of a leaf lands last in every coarser bucket.
 // The system key's bookkeeping (SPEC 5.1) is counted, not merged: each row counts its tracked and
 // untracked points (keys.<key>, keys.__untracked__), each source a `count` per bucket.
 import type { PendingCounts, PendingRow, RowDelta } from '../row-delta';
 import { type BucketOps, type KeyWrites, SYSTEM_KEY, SYSTEM_KEYS_PREFIX, type WriteSet } from '../write-set';
 import type { SourcePlan } from '../plan';
-import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, UNTRACKED_FLAG, type WirePoints } from '../point-wire';
+import {
+  ASSERT_FLAG,
+  KEY_UNIT,
+  LIST_UNIT,
+  UNTRACKED_FLAG,
+  type WirePoints,
+  assertFromOf,
+} from '../point-wire';
 import { CountRow, Groups, ID_UNIT, Rows, Shapes, columnSize, type LeafWrite } from './rows';
 
 export { CountRow } from './rows';
@@ -34,6 +47,9 @@ export class WindowKey {
   readonly series: Int32Array;
   /** the first live group of the key, -1 for none */
   groupHead = -1;
+  /** whether one of the key's live groups is a pair's, and then the shapes of its live groups */
+  readonly groupShapes: number[] = [];
+  hasPairs = false;
 
   constructor(
     readonly key: string,
@@ -139,6 +155,8 @@ export class IngestWindow {
   readonly seriesRows: number[] = [];
   /** points merged into this window */
   points = 0;
+  /** wire points merged into this window: each group's last write is numbered with it */
+  private seq = 0;
   /**
    * Called every few thousand groups of a long spread (the metric writer answers reads there):
    * it must not change the window, only read it (pendingRows, pendingCounts).
@@ -185,6 +203,7 @@ export class IngestWindow {
     this.seriesHead.length = 0;
     this.seriesRows.length = 0;
     this.points = 0;
+    this.seq = 0;
     this.maxGroups = 0;
   }
 
@@ -247,11 +266,12 @@ export class IngestWindow {
   private addPoints(plan: SourcePlan, wire: WirePoints): void {
     const source = this.source(plan);
     const keys = wire.keys.map((key) => this.keyState(source, key));
-    const shapes = wire.pathLists.map((list) => this.shapes.id(list));
+    const shapes = wire.pathLists.map((list, l) => this.shapes.id(list, assertFromOf(wire, l)));
     const finest = plan.granularities[plan.finest]!.bucketer;
     const { meta, values } = wire;
     const sizes = shapes.map((id) => this.shapes.sizes[id]!);
     const count = meta.length / 2;
+    let points = 0;
     let v = 0;
     for (let i = 0; i < count; i++) {
       const atMs = meta[2 * i]!;
@@ -261,24 +281,31 @@ export class IngestWindow {
       const flags = low % LIST_UNIT;
       const shape = shapes[(low - flags) / LIST_UNIT]!;
       const state = keys[k]!;
-      const untracked = (flags & UNTRACKED_FLAG) !== 0 ? 1 : 0;
-      const start = (flags & ASSERT_FLAG) !== 0 ? Number.NaN : finest(atMs);
+      const assert = (flags & ASSERT_FLAG) !== 0;
+      const pair = !assert && this.shapes.isPair(shape);
+      // a pair stands for two points (its track and its assert)
+      const weight = pair ? 2 : 1;
+      const untracked = (flags & UNTRACKED_FLAG) !== 0 ? weight : 0;
+      const start = assert ? Number.NaN : finest(atMs);
       const vector = Number.isNaN(start) ? null : source.vectorOf(start);
       const leaf = this.leaf;
       leaf.shape = shape;
       leaf.values = values;
       leaf.offset = v;
-      leaf.assert = (flags & ASSERT_FLAG) !== 0;
-      leaf.tracked = 1 - untracked;
+      leaf.assert = assert;
+      leaf.tracked = weight - untracked;
       leaf.untracked = untracked;
+      this.seq++;
       if (vector) this.addToGroup(state, vector[plan.finest]!, leaf);
       else {
-        if (leaf.assert) this.spreadKey(state);
+        // tracks commute with tracks; anything else keeps its place after the key's groups
+        if (assert || pair || state.hasPairs) this.spreadKey(state);
         this.toRows(state, source.bucketIdsAt(atMs), leaf);
       }
+      points += weight;
       v += sizes[(low - flags) / LIST_UNIT]!;
     }
-    this.points += count;
+    this.points += points;
     if (this.groups.count >= HARD_MAX_GROUPS) this.spreadAll();
   }
 
@@ -431,8 +458,28 @@ export class IngestWindow {
         }
       }
     }
-    // the groups, summed per bucket of the granularity and shape
     const groups = this.groups;
+    if (state.hasPairs) {
+      // groups that set leaves: each as it is spread, in the order of their last writes
+      for (const g of this.groupsOf(state)) {
+        const id = source.vectorById[groups.finest[g]!]![slot]!;
+        if (id < 0) continue;
+        const bucketMs = source.starts[id]!;
+        if (bucketMs < firstMs || bucketMs > lastMs) continue;
+        const shape = groups.shape[g]!;
+        const n = this.shapes.sizes[shape]!;
+        const setFrom = this.shapes.assertFrom[shape]!;
+        let set: Uint8Array | null = null;
+        if (setFrom < n) (set = new Uint8Array(n)).fill(1, setFrom);
+        const at = groups.at[g]!;
+        out.push({
+          bucketMs,
+          delta: { paths: this.shapes.pathsOf(shape), values: groups.sums.data.slice(at, at + n), set },
+        });
+      }
+      return out;
+    }
+    // the groups, summed per bucket of the granularity and shape
     const sums = new Map<number, Map<number, Float64Array>>();
     let lastBucket = Number.NaN;
     let lastShape = -1;
@@ -534,9 +581,26 @@ export class IngestWindow {
     return state;
   }
 
-  /** Adds a track to the group of its key and finest bucket. */
+  /** Adds a track (or a pair) to the group of its key, finest bucket and shape. */
   private addToGroup(state: WindowKey, finestId: number, leaf: LeafWrite): void {
     const { shape, values, offset } = leaf;
+    const shapes = this.shapes;
+    // tracks commute: the shapes of a key's groups are followed only once it holds pairs
+    if ((state.hasPairs || shapes.isPair(shape)) && !state.groupShapes.includes(shape)) {
+      if (!state.hasPairs)
+        this.spreadKey(state); // the first pair: the key's tracks before it go to rows
+      else {
+        // a shape new to the key's groups: spread them first if their order would then matter
+        for (const other of state.groupShapes) {
+          if (shapes.conflict(shape, other)) {
+            this.spreadKey(state);
+            break;
+          }
+        }
+      }
+      state.groupShapes.push(shape);
+      if (shapes.isPair(shape)) state.hasPairs = true;
+    }
     const groups = this.groups;
     const g = groups.find(state.index, finestId, shape);
     if (groups.revived) {
@@ -545,19 +609,35 @@ export class IngestWindow {
     }
     const sums = groups.sums.data;
     const at = groups.at[g]!;
-    const n = this.shapes.sizes[shape]!;
-    for (let i = 0; i < n; i++) sums[at + i]! += values[offset + i]!;
+    const n = shapes.sizes[shape]!;
+    const setFrom = shapes.assertFrom[shape]!;
+    for (let i = 0; i < setFrom; i++) sums[at + i]! += values[offset + i]!;
+    for (let i = setFrom; i < n; i++) sums[at + i] = values[offset + i]!;
     groups.tracked[g]! += leaf.tracked;
     groups.untracked[g]! += leaf.untracked;
+    groups.seq[g] = this.seq;
+  }
+
+  /** A key's live groups, in the order they are spread: their last writes' when it holds pairs. */
+  private groupsOf(state: WindowKey): number[] {
+    const groups = this.groups;
+    const out: number[] = [];
+    for (let g = state.groupHead; g >= 0; g = groups.nextOfKey[g]!) if (groups.live[g] !== 0) out.push(g);
+    if (state.hasPairs) out.sort((a, b) => groups.seq[a]! - groups.seq[b]!);
+    return out;
   }
 
   private spreadKey(state: WindowKey): void {
-    if (state.groupHead < 0) return;
+    state.groupShapes.length = 0;
+    if (state.groupHead < 0) {
+      state.hasPairs = false;
+      return;
+    }
     const groups = this.groups;
     const source = state.source;
     const leaf = this.spread;
     let n = 0;
-    for (let g = state.groupHead; g >= 0; g = groups.nextOfKey[g]!) {
+    for (const g of this.groupsOf(state)) {
       if (++n % POLL_EVERY_GROUPS === 0 && !this.adding) this.poll?.();
       const vector = source.vectorById[groups.finest[g]!]!;
       leaf.shape = groups.shape[g]!;
@@ -570,6 +650,7 @@ export class IngestWindow {
       groups.live[g] = 0;
     }
     state.groupHead = -1;
+    state.hasPairs = false;
   }
 
   /** Writes leaves into the rows of the given bucket ids (one per granularity), with the system key's counts. */

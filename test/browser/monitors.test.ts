@@ -322,6 +322,59 @@ describe('monitors in the interface', { skip: browserSkipReason() }, () => {
     await focusOn(page, 'New channel');
   });
 
+  // A field chosen as the dialog appears, before the browser draws its next frame (a click on a loaded
+  // machine, or Playwright's fill: it focuses the field, then types in a later step), keeps the focus,
+  // and a control chosen right after the dialog closes keeps it too: the dialog is shown, focused and
+  // gives the focus back as it is drawn, not a frame later.
+  test('a field chosen as the dialog opens or closes keeps the focus; what is typed goes there', async (t) => {
+    if (missing) return t.skip(missing);
+    const { context, page } = await signedInPage(h, seeded.userToken);
+    t.after(() => context.close());
+    await page.goto(`${h.server.url}/channels`);
+    await page.getByRole('button', { name: 'New channel' }).waitFor();
+    const chosen = await page.evaluate(async () => {
+      const doc = (globalThis as any).document;
+      // as a click does: the button takes the focus (the dialog gives it back there), then opens it
+      const open = [...doc.querySelectorAll('main button')].find((b: any) => b.textContent === 'New channel');
+      open.focus();
+      open.click();
+      // drawn (the render runs in a microtask), not yet a frame later
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const field = doc.querySelector('dialog[aria-label="New channel"] input[name="url"]');
+      field?.focus();
+      for (let i = 0; i < 3; i++)
+        await new Promise((resolve) =>
+          (globalThis as any).requestAnimationFrame(() => setTimeout(resolve, 0)),
+        );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return { field: field?.getAttribute('name') ?? null, active: doc.activeElement.getAttribute('name') };
+    });
+    assert.ok(chosen.field, 'the dialog has its URL field');
+    assert.equal(chosen.active, chosen.field, 'the field chosen keeps the focus');
+    await page.keyboard.insertText('typed');
+    const dialog = page.getByRole('dialog', { name: 'New channel' });
+    assert.equal(await dialog.getByLabel('Name').inputValue(), '');
+    assert.equal(await dialog.locator(`input[name="${chosen.field}"]`).inputValue(), 'typed');
+
+    // Closed, then a link chosen before the next frame: focus stays on it.
+    const after = await page.evaluate(async () => {
+      const doc = (globalThis as any).document;
+      doc.querySelector('dialog[aria-label="New channel"] button.dialog__close').click();
+      // the render is a microtask queued by the click: this runs once it is done, before any frame
+      await Promise.resolve();
+      if (doc.querySelector('dialog')) throw new Error('the dialog is still there');
+      doc.querySelector('a[href="/monitors"]').focus();
+      for (let i = 0; i < 3; i++)
+        await new Promise((resolve) =>
+          (globalThis as any).requestAnimationFrame(() => setTimeout(resolve, 0)),
+        );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return doc.activeElement.getAttribute('href') as string;
+    });
+    assert.equal(after, '/monitors');
+    assert.equal(await dialog.count(), 0);
+  });
+
   test('a viewer reads monitors and channels without the controls that would change them', async (t) => {
     if (missing) return t.skip(missing);
     const inv = await request(

@@ -1,7 +1,7 @@
 // One dashboard at /d/:id: the view state (range, granularity, refresh, segments) in the URL, the
 // key's series read once per refresh for every widget, kiosk mode (?kiosk) and, for unlocked
 // dashboards, editing (widget forms and the JSON editor).
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { get } from '../lib/api';
 import { useInterval, useLoad, useTitle } from '../lib/hooks';
 import { Link, navigate, useLocation, withQuery } from '../lib/router';
@@ -99,11 +99,14 @@ export function DashboardView({ dashboard, source, onSaved, shareToken, monitors
   const [sharing, setSharing] = useState(false);
   const editor = useRole('editor');
   const [, theme] = useTheme();
-  // Leaving the editor (Save, Cancel) puts focus back on the Edit button.
+  // Leaving the editor (Save, Cancel) puts focus back on the Edit button, as the view is drawn (a
+  // layout effect) and only when the focus went away with the editor: a frame later it would take
+  // the focus from a control chosen meanwhile.
   const editButton = useRef<HTMLButtonElement>(null);
   const wasEditing = useRef(editing);
-  useEffect(() => {
-    if (wasEditing.current && !editing) editButton.current?.focus();
+  useLayoutEffect(() => {
+    const active = document.activeElement;
+    if (wasEditing.current && !editing && (!active || active === document.body)) editButton.current?.focus();
     wasEditing.current = editing;
   }, [editing]);
   const search = loc.query.toString();

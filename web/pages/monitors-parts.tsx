@@ -1,7 +1,7 @@
 // Small pieces the monitor and channel pages share: the state badge, a modal dialog (focus moves in,
 // Escape closes it, focus returns to the control that opened it), times and values as people read them.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { STATE_LABELS, type ShownState } from '../lib/monitors';
 import { formatExact } from '../widgets/data/format';
 
@@ -26,7 +26,10 @@ export function Dialog({
   wide?: boolean;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
+  // Shown and focused as it is drawn (a layout effect), not a frame later: until then the dialog was
+  // hidden, a field chosen meanwhile (a click on a loaded machine, Playwright's fill) could not take
+  // the focus, and the first field took it when the dialog showed, with what was typed next.
+  useLayoutEffect(() => {
     const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     const dialog = ref.current;
     if (dialog && !dialog.open) dialog.showModal();
@@ -34,11 +37,13 @@ export function Dialog({
       ?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea, button:not(.dialog__close)')
       ?.focus();
     return () => {
-      // Closing first lets the browser hand focus back; then to the opener, now and once drawn.
+      // Closing first lets the browser hand focus back; the opener gets it only when the focus went
+      // away with the dialog, at once and never a frame later, when it would take it from a control
+      // chosen meanwhile.
       if (dialog?.open) dialog.close();
-      const back = () => opener?.isConnected && opener.focus();
-      back();
-      requestAnimationFrame(back);
+      const active = document.activeElement;
+      const gone = !active || active === document.body || Boolean(dialog?.contains(active));
+      if (gone && opener?.isConnected) opener.focus();
     };
   }, []);
   return (

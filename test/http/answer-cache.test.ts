@@ -107,6 +107,30 @@ describe('kept series answers', () => {
     assert.equal(after.hits - before.hits, 1, 'a write of another key keeps the answer');
   });
 
+  test('a source written with more keys than the writer has slots keeps the answers of unchanged keys', async () => {
+    await write('k.quiet', 13, { n: 1 });
+    const writeMany = async (round: number) => {
+      for (let b = 0; b < 20; b++) {
+        const points = Array.from({ length: 1000 }, (_, i) => ({
+          key: `many.${round}.${b * 1000 + i}`,
+          at: new Date(T0 + 13 * HOUR).toISOString(),
+          values: { n: 1 },
+        }));
+        const res = await request(server, 'POST', '/api/v1/metrics/batch', { points }, as());
+        assert.equal(res.status, 201, res.text);
+      }
+    };
+    await writeMany(0);
+    assert.equal((await values('k.quiet'))[13]!.n, 1);
+    const before = await stats();
+    await writeMany(1); // 20,000 other keys: every slot of the source is written (all but 1 in 130)
+    assert.equal((await values('k.quiet'))[13]!.n, 1);
+    const after = await stats();
+    assert.equal(after.hits - before.hits, 1, 'the unchanged key is answered from the cache');
+    await write('k.quiet', 13, { n: 2 });
+    assert.equal((await values('k.quiet'))[13]!.n, 3);
+  });
+
   test('the system key follows every write of the source', async () => {
     const countAt = async (hour: number) => ((await values(null))[hour]!.count as number | undefined) ?? 0;
     const start = await countAt(7);

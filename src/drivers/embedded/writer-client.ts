@@ -28,6 +28,8 @@ import { writerThreadCode } from './writer-thread-code';
 import { SYSTEM_KEY } from '../../model/write-set';
 
 const KEY_SLOTS = 4096;
+/** keys of one source whose change marks are followed one by one (changeMark) */
+const MAX_MARKED_KEYS = 1024;
 
 /** A key's slot: FNV-1a over its UTF-16 units. */
 function keySlot(key: string): number {
@@ -183,6 +185,14 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
    * FNV-1a hash per distinct key of an append: a map of keys cost the event loop as much as the log.
    */
   const lastAppendedByKey = new Map<string, Float64Array>();
+  /**
+   * Per source: the keys whose change mark was asked for (kept answers, domain/metrics/answers.ts)
+   * and their last append record, with a flag per slot holding one. Slots alone would do, but a
+   * source written with more keys than slots (the live workload's 5,000) moves every slot all the
+   * time, and a kept answer would never be current. An append looks the map up only for keys in a
+   * flagged slot; at most MAX_MARKED_KEYS per source.
+   */
+  const markedKeys = new Map<string, { slots: Uint8Array; last: Map<string, number> }>();
   /** write sets applied outside the log (the store contract suite): each moves every change mark */
   let applied = 0;
   let closed = false;
@@ -391,7 +401,13 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       lastAppended.set(settings.id, upTo);
       let slots = lastAppendedByKey.get(settings.id);
       if (!slots) lastAppendedByKey.set(settings.id, (slots = new Float64Array(KEY_SLOTS)));
-      for (const key of wire.keys) slots[keySlot(key)] = upTo;
+      const marked = markedKeys.get(settings.id);
+      for (const key of wire.keys) {
+        const slot = keySlot(key);
+        slots[slot] = upTo;
+        if (marked !== undefined && marked.slots[slot] === 1 && marked.last.has(key))
+          marked.last.set(key, upTo);
+      }
     }
     unmergedPoints += points;
     w.ref();
@@ -502,13 +518,25 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       await send({ op: 'apply', writes });
       applied++;
     },
-    // The last append record of the key's slot (of the source, for the system key): appendNow sets
-    // it once the append is logged and handed on (reads see it) and before the append resolves.
+    // The key's last append record (the source's, for the system key): appendNow sets it once the
+    // append is logged and handed on (reads see it) and before the append resolves. A key asked
+    // for is followed exactly from then on (markedKeys), starting from its slot's record.
     changeMark(sourceId, key) {
-      const last =
-        key === SYSTEM_KEY
-          ? (lastAppended.get(sourceId) ?? 0)
-          : (lastAppendedByKey.get(sourceId)?.[keySlot(key)] ?? 0);
+      if (key === SYSTEM_KEY) return `${lastAppended.get(sourceId) ?? 0}:${applied}`;
+      let marked = markedKeys.get(sourceId);
+      if (!marked) markedKeys.set(sourceId, (marked = { slots: new Uint8Array(KEY_SLOTS), last: new Map() }));
+      let last = marked.last.get(key);
+      if (last === undefined) {
+        if (marked.last.size >= MAX_MARKED_KEYS) {
+          // Started afresh: each key's mark is its slot's record again, never below its own.
+          marked.last.clear();
+          marked.slots.fill(0);
+        }
+        const slot = keySlot(key);
+        last = lastAppendedByKey.get(sourceId)?.[slot] ?? 0;
+        marked.last.set(key, last);
+        marked.slots[slot] = 1;
+      }
       return `${last}:${applied}`;
     },
     async close() {

@@ -233,6 +233,29 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
   }
 
   /** Adds the lent parts the snapshot does not hold to the texts of the buckets they touch. */
+  /** Whether two deltas name the same paths in the same order. */
+  function samePaths(a: readonly string[], b: readonly string[]): boolean {
+    if (a === b) return true;
+    if (a.length !== b.length) return false;
+    for (let j = 0; j < a.length; j++) if (a[j] !== b[j]) return false;
+    return true;
+  }
+
+  /**
+   * One delta of `a` then `b` (the same paths) for a bucket with no stored row: what applying both
+   * to an empty tree gives, each leaf replaced where `b` sets it and added to otherwise.
+   */
+  function followedBy(a: RowDelta, b: RowDelta): RowDelta {
+    const values = Float64Array.from(a.values);
+    const set = a.set || b.set ? new Uint8Array(values.length) : null;
+    for (let j = 0; j < values.length; j++) {
+      const replaces = b.set !== null && b.set[j] === 1;
+      values[j] = replaces ? b.values[j]! : values[j]! + b.values[j]!;
+      if (set) set[j] = replaces || (a.set !== null && a.set[j] === 1) ? 1 : 0;
+    }
+    return { paths: a.paths, values, set };
+  }
+
   function addPending(
     out: string[],
     startsMs: readonly number[],
@@ -282,8 +305,19 @@ export function createEmbeddedStore(db: Db, writer: EmbeddedWriter): MetricStore
         if (holds(bucketMs, part.fold)) continue;
         const i = indexOf(bucketMs);
         if (i < 0) continue;
-        if (out[i] === EMPTY && !trees.has(i) && !alone.has(i)) alone.set(i, delta);
-        else applyDelta(treeOf(i), delta, splitter);
+        if (out[i] === EMPTY && !trees.has(i)) {
+          // No stored row: the changes of one path list add up (or replace) as numbers.
+          const first = alone.get(i);
+          if (!first) {
+            alone.set(i, delta);
+            continue;
+          }
+          if (samePaths(first.paths, delta.paths)) {
+            alone.set(i, followedBy(first, delta));
+            continue;
+          }
+        }
+        applyDelta(treeOf(i), delta, splitter);
       }
       for (const { bucketMs, count, keys } of part.counts) {
         const i = indexOf(bucketMs);

@@ -63,7 +63,7 @@ async function openMany(
   return conns;
 }
 
-test('300 unfinished gzip bodies and 200 unfinished 1 MB bodies: RSS grows under 50 MB, a normal client is served, all are closed at the time-out', async () => {
+test('300 unfinished gzip bodies and 200 unfinished 1 MB bodies: RSS grows under 64 MB, a normal client is served, all are closed at the time-out', async () => {
   const child = await startChild();
   try {
     const agent = await createProjectWithToken(child);
@@ -122,7 +122,11 @@ test('300 unfinished gzip bodies and 200 unfinished 1 MB bodies: RSS grows under
     console.log(
       `body memory: baseline ${(baseline / 2 ** 20).toFixed(1)} MiB, peak ${(peak / 2 ** 20).toFixed(1)} MiB, growth ${(growth / 2 ** 20).toFixed(1)} MiB`,
     );
-    assert.ok(growth < 50 * 2 ** 20, `RSS grew ${(growth / 2 ** 20).toFixed(1)} MiB`);
+    // Bodies in flight are capped at 8 MB (server.body_bytes_in_flight); the rest is 500 sockets,
+    // their parsers and the heap's own growth. Measured 40.6-50.4 MiB over six runs of this code
+    // and of the code before (2026-11-27), against 306 MB before the cap: the bound holds that
+    // order of magnitude without failing on the allocator's spread.
+    assert.ok(growth < 64 * 2 ** 20, `RSS grew ${(growth / 2 ** 20).toFixed(1)} MiB`);
 
     // Every unfinished request is closed at the request time-out, not after Node's 300 s.
     const all = [...gzipConns, ...plainConns];

@@ -14,6 +14,7 @@ import {
   MIN_TIME_MS,
   MappingError,
   type MappingOptions,
+  fieldNumber,
   fieldSegment,
   keyProblem,
   seriesKey,
@@ -208,16 +209,8 @@ function mapInto(
     numbers.length = 0;
     let byName: Map<string, number> | null = null; // for lines of many fields
     for (const [name, field] of sample.fields) {
-      let value: number;
-      if (field.type === 'string') {
-        result.skippedStrings++;
-        continue;
-      } else if (field.type === 'boolean') value = field.value ? 1 : 0;
-      else value = field.value;
-      if (!Number.isFinite(value)) {
-        result.skippedNonFinite++;
-        continue;
-      }
+      const value = fieldNumber(field, result);
+      if (value === null) continue;
       const segment = fieldSegment(name);
       // a later field of the same name wins, in the place of the first (as in a Map)
       if (byName === null && names.length >= 16) byName = new Map(names.map((n, i) => [n, i]));

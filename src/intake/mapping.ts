@@ -12,7 +12,7 @@
 //   outside the accepted range) is found here first, naming the line, so a body is refused
 //   whole before any of it is written.
 import { LineError } from './line-error';
-import type { LineSample } from './line-protocol';
+import type { FieldValue, LineSample } from './line-protocol';
 import { SLICE_SAMPLES, nextTurn } from './slices';
 
 /** What a point of POST /api/v1/metrics/batch holds. */
@@ -66,6 +66,26 @@ export function seriesKey(measurement: string, tags: ReadonlyArray<readonly [str
  * A field name as a path segment: dots nest paths in stored values (`a.b` is `b` inside `a`), so a
  * field `x.sum` would collide with the `sum` of field `x`; dots become underscores.
  */
+/**
+ * A field's number as stored (a boolean is 1 or 0), or null for a string or a value that is not
+ * finite, counted in `skipped` (SPEC 12: both are skipped, the rest of the line is kept).
+ */
+export function fieldNumber(
+  field: FieldValue,
+  skipped: { skippedStrings: number; skippedNonFinite: number },
+): number | null {
+  if (field.type === 'string') {
+    skipped.skippedStrings++;
+    return null;
+  }
+  const value = field.type === 'boolean' ? (field.value ? 1 : 0) : field.value;
+  if (!Number.isFinite(value)) {
+    skipped.skippedNonFinite++;
+    return null;
+  }
+  return value;
+}
+
 export function fieldSegment(name: string): string {
   return name.includes('.') ? name.replace(/\./g, '_') : name;
 }
@@ -126,16 +146,8 @@ export function mapLineSamples(samples: readonly LineSample[], options: MappingO
     result.samples++;
     const gauges = new Map<string, number>(); // a later field of the same name wins, as repeated fields do
     for (const [name, field] of sample.fields) {
-      let value: number;
-      if (field.type === 'string') {
-        result.skippedStrings++;
-        continue;
-      } else if (field.type === 'boolean') value = field.value ? 1 : 0;
-      else value = field.value;
-      if (!Number.isFinite(value)) {
-        result.skippedNonFinite++;
-        continue;
-      }
+      const value = fieldNumber(field, result);
+      if (value === null) continue;
       gauges.set(fieldSegment(name), value);
     }
     if (gauges.size === 0) continue;

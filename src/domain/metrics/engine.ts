@@ -258,6 +258,16 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     return write(source, input, true).then(() => count);
   }
 
+  /** One series read with the source's enabled transponders applied (never on the system key). */
+  async function readApplied(
+    store: ReturnType<typeof drivers.storeFor>,
+    source: Source,
+    params: SeriesParams,
+    enabled = () => transponders.enabled(source.id),
+  ): Promise<SeriesText> {
+    return applyTransponders(await readSeriesText(store, source, params), params.key, enabled);
+  }
+
   function assertIngestEnabled(): void {
     if (!config.features.projectsEnabled) throw forbidden(INGEST_DISABLED);
   }
@@ -310,10 +320,13 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
       }
     },
 
-    async series(source, query) {
-      const params = parseSeriesParams(source, query, { keyRequired: false });
-      const text = await readSeriesText(drivers.storeFor(source), source, params);
-      return applyTransponders(text, params.key, () => transponders.enabled(source.id));
+    series(source, query) {
+      try {
+        const params = parseSeriesParams(source, query, { keyRequired: false });
+        return readApplied(drivers.storeFor(source), source, params);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
 
     async seriesData(source, input) {
@@ -325,10 +338,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
       };
     },
 
-    async readSeries(source, params) {
-      const text = await readSeriesText(drivers.storeFor(source), source, params);
-      return applyTransponders(text, params.key, () => transponders.enabled(source.id));
-    },
+    readSeries: (source, params) => readApplied(drivers.storeFor(source), source, params),
 
     async readSeriesMany(source, keys, params) {
       const texts = await readSeriesTexts(drivers.storeFor(source), source, keys, params);
@@ -339,10 +349,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async readSeriesAnswer(source, params, render) {
       const store = drivers.storeFor(source);
-      if (!answers || !store.changeMark) {
-        const text = await readSeriesText(store, source, params);
-        return render(applyTransponders(text, params.key, () => transponders.enabled(source.id)));
-      }
+      if (!answers || !store.changeMark) return render(await readApplied(store, source, params));
       // The mark and the epoch before the read: see answers.ts for why the kept answer is current.
       const mark = store.changeMark(source.id, params.key);
       const epoch = answers.epoch;
@@ -351,8 +358,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
       const name = `${source.id}\u0000${source.timeZone}\u0000${source.beginningOfWeek}\u0000${params.granularity.text}\u0000${bucketsMs[0]}\u0000${bucketsMs.length}\u0000${params.key}`;
       const kept = answers.get(name, mark, epoch, list, render);
       if (kept) return kept;
-      const text = await readSeriesText(store, source, params);
-      const body = render(applyTransponders(text, params.key, () => list));
+      const body = render(await readApplied(store, source, params, () => list));
       answers.set(name, { mark, epoch, transponders: list, render, body });
       return body;
     },

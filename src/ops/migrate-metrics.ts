@@ -90,21 +90,25 @@ export function* embeddedBuckets(db: Db, sourceId: string): Generator<FlatBucket
     'SELECT bucket, key, count FROM metric_key_counts WHERE series_id = ? ORDER BY bucket, key',
   );
   for (const s of series) {
-    const rows = new Map<number, Record<string, number>>();
-    for (const r of buckets.all(s.id)) {
+    // Streamed in bucket order; the system key's per-key counts are merged in by bucket.
+    const rows = buckets.iterate(s.id);
+    const keyCounts = s.key === SYSTEM_KEY ? counts.iterate(s.id) : null;
+    let row = rows.next();
+    let count = keyCounts?.next();
+    while (!row.done || (count && !count.done)) {
+      const rowBucket = row.done ? Infinity : row.value.bucket;
+      const countBucket = !count || count.done ? Infinity : count.value.bucket;
+      const bucket = Math.min(rowBucket, countBucket);
       const leaves: Record<string, number> = {};
-      flatten(JSON.parse(r.data), '', leaves);
-      rows.set(r.bucket, leaves);
-    }
-    if (s.key === SYSTEM_KEY) {
-      for (const c of counts.all(s.id)) {
-        let leaves = rows.get(c.bucket);
-        if (!leaves) rows.set(c.bucket, (leaves = {}));
-        leaves[SYSTEM_KEYS_PREFIX + c.key] = c.count;
+      if (rowBucket === bucket) {
+        flatten(JSON.parse(row.value!.data), '', leaves);
+        row = rows.next();
       }
-    }
-    for (const bucket of [...rows.keys()].sort((a, b) => a - b)) {
-      yield { key: s.key, granularity: s.granularity, bucket, leaves: rows.get(bucket)! };
+      while (count && !count.done && count.value.bucket === bucket) {
+        leaves[SYSTEM_KEYS_PREFIX + count.value.key] = count.value.count;
+        count = keyCounts!.next();
+      }
+      yield { key: s.key, granularity: s.granularity, bucket, leaves };
     }
   }
 }

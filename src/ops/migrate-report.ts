@@ -3,12 +3,17 @@ import type { MetricSummary } from './migrate-metrics';
 
 export type Mismatches = string[];
 
+/** A sum as printed: exact, or with 17 significant digits when the exact text is long. */
+export function formatSum(sum: string): string {
+  return sum.length <= 32 ? sum : Number(sum).toPrecision(17);
+}
+
 export const tableLine = (table: string, rows: number) => `table ${table}: ${rows} rows`;
 
 /**
  * One line per granularity of a project, `project <id> <granularity>: <n> buckets, <n> leaves,
  * sum <decimal>`, from the source's summary; a granularity whose target differs is added to
- * `mismatches`.
+ * `mismatches` with both exact sums (the comparison is exact whatever a line shows).
  */
 export function summaryLines(
   projectId: string,
@@ -26,6 +31,6 @@ export function summaryLines(
         `project ${projectId} ${g}: ${a.buckets} buckets, ${a.leaves} leaves, sum ${a.sum} copied as ${b.buckets} buckets, ${b.leaves} leaves, sum ${b.sum}`,
       );
     }
-    return `project ${projectId} ${g}: ${a.buckets} buckets, ${a.leaves} leaves, sum ${a.sum}`;
+    return `project ${projectId} ${g}: ${a.buckets} buckets, ${a.leaves} leaves, sum ${formatSum(a.sum)}`;
   });
 }

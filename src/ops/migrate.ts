@@ -198,7 +198,7 @@ export async function migrateToPostgres(
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     }
-    secretsNote(db, dataDir, options);
+    notes(db, dataDir, options);
     options.print(
       `migrated in ${((performance.now() - started) / 1000).toFixed(1)} s; ${dataDir} is unchanged`,
     );
@@ -211,9 +211,10 @@ export async function migrateToPostgres(
 
 async function copyTo(db: Db, client: pg.Client, tables: string[], options: MigrateOptions): Promise<void> {
   const mismatches: Mismatches = [];
+  const pgSide = await pgTables(client);
   for (const table of tables) {
     const digest = new RowDigest();
-    const columns = (await pgTables(client)).get(table)!;
+    const columns = pgSide.get(table)!;
     const insert = pgInserter(client, table, columns);
     for (const row of sqliteRows(db, table, digest)) await insert.add(row);
     await insert.flush();
@@ -279,13 +280,22 @@ function finish(mismatches: Mismatches, tables: number, projects: number, option
   );
 }
 
-function secretsNote(db: Db, dataDir: string, options: MigrateOptions): void {
+function notes(db: Db, dataDir: string, options: MigrateOptions): void {
   const encrypted = db
     .prepare(
       "SELECT (SELECT count(*) FROM sources WHERE config LIKE '%enc:v1:%') + (SELECT count(*) FROM channels WHERE secrets LIKE '%enc:v1:%')",
     )
     .pluck()
     .get() as number;
+  const sqliteSources = db
+    .prepare("SELECT count(*) FROM sources WHERE type = 'database' AND driver = 'sqlite'")
+    .pluck()
+    .get() as number;
+  if (sqliteSources > 0) {
+    options.print(
+      `note: ${sqliteSources} SQLite database sources were copied as configuration only: their files are not copied, and cluster mode refuses SQLite sources`,
+    );
+  }
   if (encrypted === 0) return;
   const key = options.secretKeyConfigured
     ? 'the configured secrets.key'

@@ -108,7 +108,9 @@ function expectedSummaries(buckets: Map<string, Record<string, number>>, project
   }
   return [...by.keys()].sort().map((g) => {
     const e = by.get(g)!;
-    return `project ${projectId} ${g}: ${e.buckets} buckets, ${e.leaves} leaves, sum ${e.sum}`;
+    const sum = e.sum.toString(); // printed exact, or with 17 digits when long
+    const shown = sum.length <= 32 ? sum : Number(sum).toPrecision(17);
+    return `project ${projectId} ${g}: ${e.buckets} buckets, ${e.leaves} leaves, sum ${shown}`;
   });
 }
 
@@ -180,6 +182,11 @@ describe('service migrate to PostgreSQL and back', { skip }, () => {
         database_name: 'metrics',
         username: 'svc',
         password: 'a secret password',
+      });
+      await api('POST', '/bootstrap/databases', {
+        display_name: 'Local file',
+        driver: 'sqlite',
+        file_path: 'local.sqlite',
       });
       const tokens: string[] = [];
       for (const id of projects) {
@@ -428,10 +435,13 @@ describe('service migrate to PostgreSQL and back', { skip }, () => {
     await admin.connect();
     try {
       // An event trigger (not a table: the target still counts as empty) that adds a row trigger to
-      // each project's trifle_stats as the command creates it, slipping a leaf into every bucket.
+      // each project's trifle_stats as the command creates it, slipping a leaf into every bucket,
+      // and one to dashboards, renaming each (a value changed, the row count the same).
       await admin.query(`
         CREATE FUNCTION public.slip() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN NEW.data := NEW.data || '{"slipped": 1}'::jsonb; RETURN NEW; END $$;
+        CREATE FUNCTION public.rename() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN NEW.name := NEW.name || ' (renamed)'; RETURN NEW; END $$;
         CREATE FUNCTION public.add_slip() RETURNS event_trigger LANGUAGE plpgsql AS $$
         DECLARE r record;
         BEGIN
@@ -439,13 +449,17 @@ describe('service migrate to PostgreSQL and back', { skip }, () => {
             WHERE command_tag = 'CREATE TABLE' AND object_identity LIKE '%.trifle_stats' LOOP
             EXECUTE format('CREATE TRIGGER slip BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION public.slip()', r.object_identity);
           END LOOP;
+          FOR r IN SELECT * FROM pg_event_trigger_ddl_commands()
+            WHERE command_tag = 'CREATE TABLE' AND object_identity = 'public.dashboards' LOOP
+            CREATE TRIGGER rename BEFORE INSERT ON public.dashboards FOR EACH ROW EXECUTE FUNCTION public.rename();
+          END LOOP;
         END $$;
         CREATE EVENT TRIGGER add_slip ON ddl_command_end EXECUTE FUNCTION public.add_slip();`);
       const res = runCli(['migrate', '--to', url, '--data', dataDir]);
       assert.equal(res.status, 1, res.stdout);
       assert.match(
         res.stderr,
-        /^service: the copy does not match its source, nothing was kept: project .* copied as .*\n$/,
+        /^service: the copy does not match its source, nothing was kept: table dashboards: the copied values differ; project .* copied as .*\n$/,
       );
       const users = await admin.query('SELECT count(*)::int AS n FROM users');
       assert.equal(users.rows[0].n, 0, 'rolled back');
@@ -454,7 +468,7 @@ describe('service migrate to PostgreSQL and back', { skip }, () => {
       );
       assert.equal(schemas.rows[0].n, 0);
 
-      await admin.query('DROP EVENT TRIGGER add_slip');
+      await admin.query('DROP EVENT TRIGGER add_slip; DROP TRIGGER rename ON dashboards');
       const retry = runCli(['migrate', '--to', url, '--data', dataDir]);
       assert.equal(retry.status, 0, retry.stderr);
     } finally {

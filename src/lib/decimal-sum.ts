@@ -15,12 +15,23 @@ export function normalizeDecimal(text: string): string {
   return negative && /[1-9]/.test(body) ? `-${body}` : body;
 }
 
+const POWERS: bigint[] = [1n];
+/** 10^n as a bigint, remembered (sums of many leaves ask for the same few powers). */
+function pow10(n: number): bigint {
+  for (let i = POWERS.length; i <= n; i++) POWERS.push(POWERS[i - 1]! * 10n);
+  return POWERS[n]!;
+}
+
 export class DecimalSum {
   /** the sum is units × 10^-scale */
   private units = 0n;
   private scale = 0;
 
   add(value: number): void {
+    if (Number.isSafeInteger(value)) {
+      this.units += BigInt(value) * pow10(this.scale);
+      return;
+    }
     if (!Number.isFinite(value)) throw new Error(`${value} is not a finite number`);
     const m = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(value));
     if (!m) throw new Error(`cannot read ${value}`);
@@ -28,10 +39,10 @@ export class DecimalSum {
     const exponent = Number(m[4] ?? 0) - (m[3]?.length ?? 0); // value = digits × 10^exponent
     const signed = m[1] === '-' ? -digits : digits;
     if (-exponent > this.scale) {
-      this.units *= 10n ** BigInt(-exponent - this.scale);
+      this.units *= pow10(-exponent - this.scale);
       this.scale = -exponent;
     }
-    this.units += signed * 10n ** BigInt(exponent + this.scale);
+    this.units += signed * pow10(exponent + this.scale);
   }
 
   toString(): string {

@@ -1,7 +1,5 @@
-// `service migrate --to postgres://…` and `service migrate --from postgres://… --to DIR` (SPEC 14,
-// docs/cluster.md "Moving a data directory to PostgreSQL and back").
-//
-// To PostgreSQL: with the service stopped, a snapshot of service.db is taken the way `service
+// `service migrate --to postgres://…` (SPEC 14, docs/cluster.md part 2; the way back is
+// migrate-back.ts). With the service stopped, a snapshot of service.db is taken the way `service
 // backup` takes one (the write log folded in, the data directory left untouched), the target is
 // checked to be empty, its schema is brought to this build's version under the migrations'
 // advisory lock (storage/pg/migrations.ts), and then in ONE transaction every service table is
@@ -9,17 +7,13 @@
 // sides are compared: per table the row count and a digest of every value, per project and
 // granularity the buckets, the leaves and the exact sum of the leaves (PostgreSQL computing its
 // side). Any difference rolls the transaction back, so the target is left as it was.
-//
-// Back: the database's tables and each project's schema are read in one read-only snapshot into a
-// new service.db written beside its final name in an empty directory, compared the same way, and
-// renamed into place only when everything matches.
-import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { openDatabase, type Db } from '../storage/db';
-import { securePrivateDatabase, securePrivateDirectory } from '../storage/file-modes';
 import { migrate, SCHEMA_VERSION } from '../storage/migrations';
-import { migratePostgres, pgSchemaVersion, PG_SCHEMA_VERSION } from '../storage/pg/migrations';
+import { migratePostgres } from '../storage/pg/migrations';
+import { projectSchema } from '../drivers/network/clusters';
 import { backupDatabase, OpsError } from './backup';
 import { pidFilePath, runningService } from './pid-file';
 import {
@@ -29,84 +23,32 @@ import {
   pgTables,
   resetIdentities,
   RowDigest,
-  sqliteInserter,
   sqliteRows,
   sqliteServiceTables,
   type Row,
-  type TableSummary,
 } from './migrate-tables';
 import {
   clusterSummary,
-  copyProjectFromCluster,
   copyProjectToCluster,
   embeddedSourceIds,
-  embeddedSummary,
   setupProjectSchema,
-  type MetricSummary,
 } from './migrate-metrics';
-import { projectSchema } from '../drivers/network/clusters';
-import { summaryLines, tableLine, type Mismatches } from './migrate-report';
+import {
+  compareProject,
+  compareTable,
+  connect,
+  DATABASE,
+  displayUrl,
+  finish,
+  projectOf,
+  PROJECTS_SQL,
+  removeDatabaseFiles,
+  type MigrateOptions,
+  type Mismatches,
+} from './migrate-common';
 
-export interface MigrateOptions {
-  nativeBinding?: unknown;
-  /** one line of the report (stdout) */
-  print: (line: string) => void;
-  /** whether `secrets.key` is configured (else the data directory's secret.key is the key) */
-  secretKeyConfigured?: boolean;
-}
-
-const DATABASE = 'service.db';
-
-/** The URL without its password, for messages. */
-export function displayUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'the given URL';
-  }
-}
-
-/** A connection whose BIGINTs read as exact bigints (pg reads them as text otherwise). */
-async function connect(url: string): Promise<pg.Client> {
-  const client = new pg.Client({
-    connectionString: url,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === 20 ? (text: string) => BigInt(text) : pg.types.getTypeParser(oid, format)) as never,
-    },
-  });
-  client.on('error', () => undefined); // the query in flight fails with it
-  try {
-    await client.connect();
-  } catch (err) {
-    throw new OpsError(`cannot connect to ${displayUrl(url)}: ${(err as Error).message}`);
-  }
-  return client;
-}
-
-interface Project {
-  id: string;
-  name: string;
-  timeZone: string;
-  clusterId: string | null;
-}
-
-function projectOf(row: Row): Project {
-  const [id, name, timeZone, config] = row as [string, string, string, string];
-  let clusterId: string | null = null;
-  try {
-    const parsed = JSON.parse(config) as { cluster_id?: unknown };
-    if (typeof parsed.cluster_id === 'string') clusterId = parsed.cluster_id;
-  } catch {
-    // a config that is not JSON names no cluster
-  }
-  return { id, name, timeZone, clusterId };
-}
-
-const PROJECTS_SQL =
-  "SELECT id, display_name, time_zone, config FROM sources WHERE type = 'project' ORDER BY id";
+export { migrateFromPostgres } from './migrate-back';
+export type { MigrateOptions } from './migrate-common';
 
 /**
  * Fails unless the target holds nothing but, possibly, this service's schema with no row in it
@@ -158,10 +100,6 @@ function refuseRunning(dataDir: string): void {
         `(if none is, remove ${pidFilePath(dataDir)})`,
     );
   }
-}
-
-function removeDatabaseFiles(file: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(file + suffix, { force: true });
 }
 
 /** service.db of `dataDir` (every table, every project's buckets) into the empty database at `url`. */
@@ -246,40 +184,6 @@ async function copyTo(db: Db, client: pg.Client, tables: string[], options: Migr
   finish(mismatches, tables.length, copiedIds.size, options);
 }
 
-function compareTable(
-  table: string,
-  source: TableSummary,
-  target: TableSummary,
-  mismatches: Mismatches,
-  options: MigrateOptions,
-): void {
-  options.print(tableLine(table, source.rows));
-  if (source.rows !== target.rows)
-    mismatches.push(`table ${table}: ${source.rows} rows, ${target.rows} after copying`);
-  else if (source.digest !== target.digest) mismatches.push(`table ${table}: the copied values differ`);
-}
-
-function compareProject(
-  project: Project,
-  where: string,
-  source: MetricSummary,
-  target: MetricSummary,
-  mismatches: Mismatches,
-  options: MigrateOptions,
-): void {
-  options.print(`project ${project.id} ${JSON.stringify(project.name)} -> ${where}`);
-  for (const line of summaryLines(project.id, source, target, mismatches)) options.print(line);
-}
-
-function finish(mismatches: Mismatches, tables: number, projects: number, options: MigrateOptions): void {
-  if (mismatches.length > 0) {
-    throw new OpsError(`the copy does not match its source, nothing was kept: ${mismatches.join('; ')}`);
-  }
-  options.print(
-    `checked: ${tables} tables (rows and values) and ${projects} projects (buckets, leaves and sums per granularity) match`,
-  );
-}
-
 function notes(db: Db, dataDir: string, options: MigrateOptions): void {
   const encrypted = db
     .prepare(
@@ -303,86 +207,4 @@ function notes(db: Db, dataDir: string, options: MigrateOptions): void {
   options.print(
     `note: ${encrypted} sources and channels hold secrets encrypted with ${key}; they were copied as stored, so every node needs that key as secrets.key (SERVICE_SECRET_KEY)`,
   );
-}
-
-/** The database at `url` (tables and the projects' schemas) into a new data directory `dir`. */
-export async function migrateFromPostgres(url: string, dir: string, options: MigrateOptions): Promise<void> {
-  const started = performance.now();
-  if (existsSync(dir) && readdirSync(dir).length > 0) {
-    throw new OpsError(`${dir} is not empty: migrate into a new or empty directory`);
-  }
-  const client = await connect(url);
-  let db: Db | null = null;
-  const staging = path.join(dir, `${DATABASE}.migrating`);
-  let done = false;
-  try {
-    const version = await pgSchemaVersion(client);
-    if (version === 0) throw new OpsError(`${displayUrl(url)} holds no schema of this service`);
-    if (version !== PG_SCHEMA_VERSION) {
-      throw new OpsError(
-        `${displayUrl(url)} has schema version ${version}, this build ${PG_SCHEMA_VERSION}: use the service of that version`,
-      );
-    }
-    securePrivateDirectory(dir);
-    securePrivateDatabase(staging);
-    db = openDatabase(staging, { nativeBinding: options.nativeBinding });
-    migrate(db);
-    const tables = sqliteServiceTables(db);
-    assertSameTables(db, tables, await pgTables(client));
-    options.print(
-      `${displayUrl(url)} (schema version ${version}) -> ${path.join(dir, DATABASE)} (schema version ${SCHEMA_VERSION})`,
-    );
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    await copyFrom(client, db, tables, options);
-    await client.query('COMMIT');
-    db.close();
-    db = null;
-    renameSync(staging, path.join(dir, DATABASE));
-    done = true;
-    options.print(
-      `migrated in ${((performance.now() - started) / 1000).toFixed(1)} s; ${displayUrl(url)} is unchanged. ` +
-        'The copied secrets need the key they were encrypted with: keep secrets.key configured, or put that key in secret.key of the directory',
-    );
-  } finally {
-    db?.close();
-    await client.end().catch(() => undefined);
-    if (!done) removeDatabaseFiles(staging);
-  }
-}
-
-async function copyFrom(client: pg.Client, db: Db, tables: string[], options: MigrateOptions): Promise<void> {
-  const mismatches: Mismatches = [];
-  const pgSide = await pgTables(client);
-  for (const table of tables) {
-    const columns = pgSide.get(table)!;
-    const digest = new RowDigest();
-    const write = sqliteInserter(db, table, columns);
-    let batch: Row[] = [];
-    for await (const row of pgRows(client, table, columns, digest)) {
-      batch.push(row);
-      if (batch.length >= 1_000) {
-        write(batch);
-        batch = [];
-      }
-    }
-    write(batch);
-    const copied = new RowDigest();
-    for (const _ of sqliteRows(db, table, copied)) void _;
-    compareTable(table, digest.summary(), copied.summary(), mismatches, options);
-  }
-  const projects = (await client.query({ text: PROJECTS_SQL, rowMode: 'array' })).rows.map((r) =>
-    projectOf(r as Row),
-  );
-  let copied = 0;
-  for (const project of projects) {
-    if (project.clusterId !== null) {
-      options.print(`project ${project.id}: its metrics stay on metrics cluster ${project.clusterId}`);
-      continue;
-    }
-    const source = await copyProjectFromCluster(client, db, project.id);
-    const target = embeddedSummary(db, project.id);
-    copied += 1;
-    compareProject(project, 'service.db', source, target, mismatches, options);
-  }
-  finish(mismatches, tables.length, copied, options);
 }

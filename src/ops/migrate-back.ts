@@ -22,6 +22,7 @@ import {
   type Row,
 } from './migrate-tables';
 import { copyProjectFromCluster, embeddedSummary } from './migrate-metrics';
+import { projectSchema } from '../drivers/network/clusters';
 import {
   compareProject,
   compareTable,
@@ -114,6 +115,14 @@ async function copyFrom(client: pg.Client, db: Db, tables: string[], options: Mi
     const target = embeddedSummary(db, project.id);
     copied += 1;
     compareProject(project, 'service.db', source, target, mismatches, options);
+  }
+  const known = new Set(projects.map((p) => projectSchema(p.id)));
+  const schemas = await client.query<{ name: string }>(
+    "SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE 'svc\\_project\\_%' ORDER BY 1",
+  );
+  const orphans = schemas.rows.filter((r) => !known.has(r.name)).map((r) => r.name);
+  if (orphans.length > 0) {
+    options.print(`not copied: ${orphans.length} project schemas of no project (${orphans.join(', ')})`);
   }
   finish(mismatches, tables.length, copied, options);
 }

@@ -387,12 +387,19 @@ describe('service migrate to PostgreSQL and back', { skip }, () => {
   });
 
   test('back into a new directory: the same rows and buckets, and a server on it answers alike', async () => {
+    // A project schema of no project (a removal cut short) is named, not copied.
+    const orphan = `svc_project_${'ab'.repeat(16)}`;
+    const admin = new pg.Client({ connectionString: target });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${orphan}; CREATE TABLE ${orphan}.trifle_stats (key text)`);
+    await admin.end();
     const res = runCli(['migrate', '--from', target, '--to', backDir]);
     assert.equal(res.status, 0, res.stderr + res.stdout);
     const lines = res.stdout.split('\n');
     for (const id of projects) {
       for (const line of expectedSummaries(originalBuckets, id)) assert.ok(lines.includes(line), line);
     }
+    assert.ok(lines.includes(`not copied: 1 project schemas of no project (${orphan})`), res.stdout);
     assert.deepEqual(dumpTables(backDir), original);
     assert.deepEqual(dumpBuckets(backDir), originalBuckets);
 

@@ -93,22 +93,28 @@ export function* embeddedBuckets(db: Db, sourceId: string): Generator<FlatBucket
     // Streamed in bucket order; the system key's per-key counts are merged in by bucket.
     const rows = buckets.iterate(s.id);
     const keyCounts = s.key === SYSTEM_KEY ? counts.iterate(s.id) : null;
-    let row = rows.next();
-    let count = keyCounts?.next();
-    while (!row.done || (count && !count.done)) {
-      const rowBucket = row.done ? Infinity : row.value.bucket;
-      const countBucket = !count || count.done ? Infinity : count.value.bucket;
-      const bucket = Math.min(rowBucket, countBucket);
-      const leaves: Record<string, number> = {};
-      if (rowBucket === bucket) {
-        flatten(JSON.parse(row.value!.data), '', leaves);
-        row = rows.next();
+    try {
+      let row = rows.next();
+      let count = keyCounts?.next();
+      while (!row.done || (count && !count.done)) {
+        const rowBucket = row.done ? Infinity : row.value.bucket;
+        const countBucket = !count || count.done ? Infinity : count.value.bucket;
+        const bucket = Math.min(rowBucket, countBucket);
+        const leaves: Record<string, number> = {};
+        if (rowBucket === bucket) {
+          flatten(JSON.parse(row.value!.data), '', leaves);
+          row = rows.next();
+        }
+        while (count && !count.done && count.value.bucket === bucket) {
+          leaves[SYSTEM_KEYS_PREFIX + count.value.key] = count.value.count;
+          count = keyCounts!.next();
+        }
+        yield { key: s.key, granularity: s.granularity, bucket, leaves };
       }
-      while (count && !count.done && count.value.bucket === bucket) {
-        leaves[SYSTEM_KEYS_PREFIX + count.value.key] = count.value.count;
-        count = keyCounts!.next();
-      }
-      yield { key: s.key, granularity: s.granularity, bucket, leaves };
+    } finally {
+      // a consumer that stops early (a failed write) must not leave the connection busy
+      rows.return?.();
+      keyCounts?.return?.();
     }
   }
 }

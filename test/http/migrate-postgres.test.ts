@@ -7,7 +7,7 @@
 // Against the local PostgreSQL (scratch databases, dropped at the end); skipped without one.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -436,7 +436,7 @@ describe('service migrate to PostgreSQL and back', { skip }, () => {
     }
   });
 
-  test('a copy that PostgreSQL alters on the way is caught, rolled back, and can be run again', async () => {
+  test('a copy altered or refused on the way is caught, rolled back, and can be run again', async () => {
     const url = await scratchUrl();
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
@@ -474,6 +474,19 @@ describe('service migrate to PostgreSQL and back', { skip }, () => {
         "SELECT count(*)::int AS n FROM pg_namespace WHERE nspname LIKE 'svc_project_%'",
       );
       assert.equal(schemas.rows[0].n, 0);
+
+      // A write that fails half-way (the shop's keys refused: its first 1,000 rows hold some, and
+      // more rows follow): one line, nothing kept.
+      await admin.query(`CREATE OR REPLACE FUNCTION public.slip() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.key LIKE 'shop.%' THEN RAISE EXCEPTION 'refused by the test'; END IF;
+          RETURN NEW;
+        END $$`);
+      const failed = runCli(['migrate', '--to', url, '--data', dataDir]);
+      assert.equal(failed.status, 1, failed.stdout);
+      assert.equal(failed.stderr, 'service: migrate failed: refused by the test\n');
+      assert.equal((await admin.query('SELECT count(*)::int AS n FROM users')).rows[0].n, 0);
+      assert.ok(!readdirSync(dataDir).some((f) => f.startsWith('.migrate-')), 'the snapshot is removed');
 
       await admin.query('DROP EVENT TRIGGER add_slip; DROP TRIGGER rename ON dashboards');
       const retry = runCli(['migrate', '--to', url, '--data', dataDir]);

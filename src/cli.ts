@@ -1,18 +1,28 @@
 // Command-line parsing: `service [serve] [--config FILE] [--host H] [--port N] [--data DIR]`,
 // `service demo [...]`, `service version`, `service help`, `service config`, `service backup --to FILE`,
-// `service restore --from FILE`. Pure, so it is unit-tested; main.ts acts on the result.
+// `service restore --from FILE`, `service migrate --to postgres://…` and
+// `service migrate --from postgres://… --to DIR`. Pure, so it is unit-tested; main.ts acts on the result.
 
-export type Command = 'serve' | 'demo' | 'version' | 'help' | 'config' | 'backup' | 'restore';
-const COMMANDS: readonly string[] = ['serve', 'demo', 'version', 'help', 'config', 'backup', 'restore'];
+export type Command = 'serve' | 'demo' | 'version' | 'help' | 'config' | 'backup' | 'restore' | 'migrate';
+const COMMANDS: readonly string[] = [
+  'serve',
+  'demo',
+  'version',
+  'help',
+  'config',
+  'backup',
+  'restore',
+  'migrate',
+];
 
 export interface CliArgs {
   command: Command;
   configFile?: string;
   /** flag values by config key */
   flags: Record<string, string>;
-  /** backup: the file to write */
+  /** backup: the file to write; migrate: the PostgreSQL URL, or with `from` the directory */
   to?: string;
-  /** restore: the backup to put in place */
+  /** restore: the backup to put in place; migrate: the PostgreSQL URL to read */
   from?: string;
 }
 
@@ -29,6 +39,8 @@ export const USAGE = `Usage:
   service demo [--port PORT] [--data DIR]
   service backup --to FILE [--config FILE] [--data DIR]
   service restore --from FILE [--config FILE] [--data DIR]
+  service migrate --to postgres://USER@HOST/DB [--config FILE] [--data DIR]
+  service migrate --from postgres://USER@HOST/DB --to DIR
   service config
   service version
   service help
@@ -40,6 +52,9 @@ Commands:
                  where to sign in
   backup         copy the database to FILE while the service runs (a consistent SQLite online backup)
   restore        check FILE and put it in place as the database; the service must be stopped
+  migrate        copy the data directory (every table, every project's metrics) into an empty
+                 PostgreSQL database for cluster mode, or back into an empty directory; checks
+                 the counts and sums and prints them; the service must be stopped
   config         print the example configuration (every key, its variable and default)
 
 Options:
@@ -72,7 +87,8 @@ export function parseArgs(argv: readonly string[]): CliArgs {
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     const own =
-      (name === '--to' && args.command === 'backup') || (name === '--from' && args.command === 'restore');
+      (name === '--to' && (args.command === 'backup' || args.command === 'migrate')) ||
+      (name === '--from' && (args.command === 'restore' || args.command === 'migrate'));
     if (name !== '--config' && !own && !(name in FLAG_KEYS)) throw new UsageError(`unknown option: ${name}`);
     let value: string | undefined;
     if (eq > 0) value = arg.slice(eq + 1);
@@ -85,5 +101,20 @@ export function parseArgs(argv: readonly string[]): CliArgs {
   }
   if (args.command === 'backup' && !args.to) throw new UsageError('backup needs --to FILE');
   if (args.command === 'restore' && !args.from) throw new UsageError('restore needs --from FILE');
+  if (args.command === 'migrate') checkMigrate(args);
   return args;
+}
+
+const isPostgresUrl = (text: string) => /^postgres(ql)?:\/\//i.test(text);
+
+function checkMigrate(args: CliArgs): void {
+  if (!args.to) throw new UsageError('migrate needs --to postgres://… (or --from postgres://… --to DIR)');
+  if (args.from === undefined) {
+    if (!isPostgresUrl(args.to)) throw new UsageError('migrate --to takes a postgres:// URL');
+    return;
+  }
+  if (!isPostgresUrl(args.from)) throw new UsageError('migrate --from takes a postgres:// URL');
+  if (isPostgresUrl(args.to)) throw new UsageError('migrate --from postgres://… --to takes a directory');
+  if (args.flags['storage.data_dir'] !== undefined)
+    throw new UsageError('migrate --from writes the directory given by --to; --data does not apply');
 }

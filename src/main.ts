@@ -64,6 +64,22 @@ function restore(config: Config, from: string, nativeBinding: unknown): void {
   );
 }
 
+/** `service migrate` (ops/migrate.ts, loaded here only: it brings the PostgreSQL client). */
+async function migrateCommand(
+  config: Config,
+  args: { to?: string; from?: string },
+  nativeBinding: unknown,
+): Promise<void> {
+  const { migrateFromPostgres, migrateToPostgres } = await import('./ops/migrate');
+  const options = {
+    nativeBinding,
+    print: (line: string) => void process.stdout.write(`${line}\n`),
+    secretKeyConfigured: config.secrets.key !== null,
+  };
+  if (args.from !== undefined) await migrateFromPostgres(args.from, args.to!, options);
+  else await migrateToPostgres(config.storage.dataDir, args.to!, options);
+}
+
 async function serve(
   config: Config,
   natives: NativeAddons,
@@ -178,6 +194,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     if (args.command === 'backup') return await backup(config, args.to!, natives.betterSqlite3);
     if (args.command === 'restore') return restore(config, args.from!, natives.betterSqlite3);
+    if (args.command === 'migrate') return await migrateCommand(config, args, natives.betterSqlite3);
   } catch (err) {
     if (err instanceof OpsError) fail(err.message);
     fail(`${args.command} failed: ${(err as Error)?.message ?? String(err)}`);

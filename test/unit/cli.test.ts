@@ -59,6 +59,37 @@ describe('parseArgs', () => {
     assert.throws(() => parseArgs(['--from', 'x']), UsageError);
   });
 
+  test('migrate --to postgres://…, and --from postgres://… --to DIR', () => {
+    const url = 'postgres://svc@db1.internal:5432/service';
+    assert.deepEqual(parseArgs(['migrate', '--to', url, '--data', 'd']), {
+      command: 'migrate',
+      to: url,
+      flags: { 'storage.data_dir': 'd' },
+    });
+    assert.deepEqual(parseArgs(['migrate', `--from=${url}`, '--to', 'back']), {
+      command: 'migrate',
+      from: url,
+      to: 'back',
+      flags: {},
+    });
+    const refused: [string[], RegExp][] = [
+      [['migrate'], /migrate needs --to postgres:\/\//],
+      [['migrate', '--to', 'dir'], /migrate --to takes a postgres:\/\/ URL/],
+      [['migrate', '--from', 'file.db', '--to', 'dir'], /migrate --from takes a postgres:\/\/ URL/],
+      [['migrate', '--from', url, '--to', url], /--to takes a directory/],
+      [['migrate', '--from', url, '--to', 'dir', '--data', 'd'], /--data does not apply/],
+      [['migrate', '--from', url], /migrate needs --to/],
+    ];
+    for (const [argv, message] of refused) {
+      assert.throws(
+        () => parseArgs(argv),
+        (err: unknown) => err instanceof UsageError && message.test(err.message),
+        argv.join(' '),
+      );
+    }
+    assert.ok(USAGE.includes('service migrate --from postgres://'));
+  });
+
   test('version and help, as commands or flags', () => {
     assert.equal(parseArgs(['version']).command, 'version');
     assert.equal(parseArgs(['help']).command, 'help');

@@ -107,14 +107,14 @@ export async function verifyCredentials(
   input: Pick<LoginInput, 'email' | 'password'>,
   address: string,
 ): Promise<UserRow> {
-  const wait = deps.loginThrottle.begin(input.email, address, deps.now());
+  const wait = await deps.loginThrottle.begin(input.email, address, deps.now());
   if (wait > 0) throw rateLimited('Too many failed login attempts, retry later', wait);
   const user = deps.accounts.userByEmail(input.email);
   const ok = user
     ? await verifyPassword(user.password_hash, input.password)
     : await verifyNothing(input.password);
   if (!user || !ok) throw unauthorized('Invalid email or password');
-  deps.loginThrottle.succeeded(input.email, address);
+  await deps.loginThrottle.succeeded(input.email, address);
   return user;
 }
 

@@ -36,7 +36,7 @@ export interface MonitorsContext {
   channels?: ChannelDirectory;
   /** the organization's dashboards, for report monitors (their dashboard_id is checked when present) */
   dashboards?: ReportLookups['dashboards'];
-  nameOf?: (userId: string) => string | undefined;
+  nameOf?: (userId: string) => Promise<string | undefined>;
 }
 
 interface RuleInput {
@@ -99,15 +99,15 @@ export function findMonitor(ctx: MonitorsContext, auth: Auth, rawId: string): Mo
 }
 
 /** PUT/DELETE target: 404, then 409 when locked (unless the request unlocks it), then 409 when stale. */
-export function findChangeable(
+export async function findChangeable(
   ctx: MonitorsContext,
   auth: Auth,
   rawId: string,
   unlocks: boolean,
   expected: ExpectedVersion = {},
-): Monitor {
+): Promise<Monitor> {
   const monitor = findMonitor(ctx, auth, rawId);
-  checkChangeable(monitor, unlocks, expected, LOCKED, 'This monitor', (id) => ctx.nameOf?.(id));
+  await checkChangeable(monitor, unlocks, expected, LOCKED, 'This monitor', async (id) => ctx.nameOf?.(id));
   return monitor;
 }
 

@@ -19,7 +19,7 @@ export interface DashboardsContext {
   projectsEnabled: boolean;
   now: () => number;
   /** a user's name (or email) for a refused stale save; undefined when unknown */
-  nameOf?: (userId: string) => string | undefined;
+  nameOf?: (userId: string) => Promise<string | undefined>;
 }
 
 /** Fields a create or an update may carry, after their types were checked. */
@@ -85,15 +85,17 @@ export function showDashboard(ctx: DashboardsContext, auth: Auth, rawId: string)
  * PUT/DELETE target: 404, then 409 unless the request unlocks it, then 409 when the request names
  * a version (`updated_at` or If-Match) that is no longer the stored one.
  */
-export function findChangeable(
+export async function findChangeable(
   ctx: DashboardsContext,
   auth: Auth,
   rawId: string,
   unlocks: boolean,
   expected: ExpectedVersion = {},
-): Dashboard {
+): Promise<Dashboard> {
   const dashboard = findDashboard(ctx, auth, rawId);
-  checkChangeable(dashboard, unlocks, expected, LOCKED, 'This dashboard', (id) => ctx.nameOf?.(id));
+  await checkChangeable(dashboard, unlocks, expected, LOCKED, 'This dashboard', async (id) =>
+    ctx.nameOf?.(id),
+  );
   return dashboard;
 }
 

@@ -29,16 +29,16 @@ export function listGroups(
   };
 }
 
-export function findGroup(
+export async function findGroup(
   ctx: DashboardsContext,
   auth: Auth,
   rawId: string,
   expected: ExpectedVersion = {},
-): DashboardGroup {
+): Promise<DashboardGroup> {
   const id = normalizeId(rawId);
   const group = id && auth.organizationId ? ctx.dashboards.groupById(id, auth.organizationId) : undefined;
   if (!group) throw notFound();
-  checkVersion(group, expected, 'This dashboard group', (user) => ctx.nameOf?.(user));
+  await checkVersion(group, expected, 'This dashboard group', async (user) => ctx.nameOf?.(user));
   return group;
 }
 

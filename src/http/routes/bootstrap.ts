@@ -71,7 +71,7 @@ function bootstrapInput(deps: Deps) {
     organization: validate({
       body: (body: unknown, ctx) => {
         const fields = objectBody(body);
-        assertNoOrganization(deps, userAuthOf(ctx).userId);
+        assertNoOrganization(userAuthOf(ctx));
         return parseOrganization(fields);
       },
     }),
@@ -128,12 +128,12 @@ export function bootstrapRoutes(deps: Deps) {
     },
 
     async me(ctx: Context): Promise<void> {
-      ctx.body = { data: presentAccount(accountContext(deps, userAuthOf(ctx).userId)) };
+      ctx.body = { data: presentAccount(await accountContext(deps, userAuthOf(ctx).userId)) };
     },
 
     async createOrganization(ctx: Context): Promise<void> {
       const { userId } = userAuthOf(ctx);
-      const { organization, membership } = createOrganization(
+      const { organization, membership } = await createOrganization(
         deps,
         userId,
         input.organization.body(ctx).name,

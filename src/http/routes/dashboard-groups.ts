@@ -36,7 +36,7 @@ export function dashboardGroupRoutes(deps: Deps) {
     },
 
     async show(ctx: Context): Promise<void> {
-      const group = findGroup(domain, authOf(ctx), idOf(ctx));
+      const group = await findGroup(domain, authOf(ctx), idOf(ctx));
       ctx.set('ETag', etagOf(group));
       ctx.body = { data: presentGroup(group) };
     },
@@ -52,7 +52,7 @@ export function dashboardGroupRoutes(deps: Deps) {
       const { input, bag, fields } = groupInput.fields.body(ctx);
       const auth = authOf(ctx);
       const expected = expectedVersion(ctx, fields, bag);
-      const current = findGroup(domain, auth, idOf(ctx), expected);
+      const current = await findGroup(domain, auth, idOf(ctx), expected);
       const updated = updateGroup(
         domain,
         current,
@@ -66,7 +66,7 @@ export function dashboardGroupRoutes(deps: Deps) {
     },
 
     async remove(ctx: Context): Promise<void> {
-      const current = findGroup(domain, authOf(ctx), idOf(ctx));
+      const current = await findGroup(domain, authOf(ctx), idOf(ctx));
       ctx.body = { data: presentGroup(removeGroup(domain, current)) };
     },
   };

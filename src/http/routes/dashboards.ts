@@ -27,8 +27,8 @@ export function dashboardsContext(deps: Deps): DashboardsContext {
     sources: deps.sources,
     projectsEnabled: deps.config.features.projectsEnabled,
     now: () => deps.now(),
-    nameOf: (userId) => {
-      const user = deps.accounts.userById(userId);
+    nameOf: async (userId) => {
+      const user = await deps.accounts.userById(userId);
       return user ? user.name || user.email : undefined;
     },
   };
@@ -98,7 +98,7 @@ export function dashboardRoutes(deps: Deps) {
       const { input, bag, unlocking, fields } = dashboardInput.fields.body(ctx);
       const auth = authOf(ctx);
       const expected = expectedVersion(ctx, fields, bag);
-      const current = findChangeable(domain, auth, idOf(ctx), unlocking, expected);
+      const current = await findChangeable(domain, auth, idOf(ctx), unlocking, expected);
       const updated = updateDashboard(
         domain,
         current,
@@ -112,7 +112,7 @@ export function dashboardRoutes(deps: Deps) {
     },
 
     async remove(ctx: Context): Promise<void> {
-      const current = findChangeable(domain, authOf(ctx), idOf(ctx), false);
+      const current = await findChangeable(domain, authOf(ctx), idOf(ctx), false);
       ctx.body = { data: presentDashboard(removeDashboard(domain, current)) };
     },
   };

@@ -38,8 +38,8 @@ export function monitorsContext(deps: Deps): MonitorsContext {
     sources: deps.sources,
     projectsEnabled: deps.config.features.projectsEnabled,
     now: () => deps.now(),
-    nameOf: (userId) => {
-      const user = deps.accounts.userById(userId);
+    nameOf: async (userId) => {
+      const user = await deps.accounts.userById(userId);
       return user ? user.name || user.email : undefined;
     },
   };
@@ -102,7 +102,7 @@ export function monitorRoutes(deps: Deps) {
       const { input, bag, unlocking, fields } = monitorInput.fields.body(ctx);
       const auth = authOf(ctx);
       const expected = expectedVersion(ctx, fields, bag);
-      const current = findChangeable(domain, auth, idOf(ctx), unlocking, expected);
+      const current = await findChangeable(domain, auth, idOf(ctx), unlocking, expected);
       const userId = auth.kind === 'user' ? auth.userId : null;
       const updated = updateMonitor(domain, current, input, bag, userId, expected);
       ctx.set('ETag', etagOf(updated));
@@ -110,7 +110,7 @@ export function monitorRoutes(deps: Deps) {
     },
 
     async remove(ctx: Context): Promise<void> {
-      const current = findChangeable(domain, authOf(ctx), idOf(ctx), false);
+      const current = await findChangeable(domain, authOf(ctx), idOf(ctx), false);
       const shown = present(current);
       removeMonitor(domain, current);
       ctx.body = { data: shown };

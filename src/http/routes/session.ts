@@ -49,8 +49,8 @@ function requireCsrfHeader(ctx: Context): void {
 }
 
 /** The user of a bearer user token that opens a session (the first-run signup's token). */
-function bearerUser(ctx: Context, deps: Deps): UserAuth {
-  const auth = authenticate(ctx, deps);
+async function bearerUser(ctx: Context, deps: Deps): Promise<UserAuth> {
+  const auth = await authenticate(ctx, deps);
   if (auth.kind !== 'user') throw forbidden(); // a source token on a bootstrap-like endpoint (SPEC 3)
   const value = /^Bearer[ ]+(\S+)/i.exec(ctx.get('authorization'))?.[1] ?? '';
   if (auth.viaCookie || tokenKind(value) !== 'user') throw unauthorized();
@@ -118,14 +118,14 @@ export function sessionRoutes(deps: Deps) {
       const credentials = input.create.takeBody(ctx);
       let userId: string;
       if (credentials === null) {
-        userId = bearerUser(ctx, deps).userId;
+        userId = (await bearerUser(ctx, deps)).userId;
       } else {
         userId = (await verifyCredentials(deps, credentials, ctx.ip)).id;
       }
       const { value } = openSession(deps, userId, { userAgent: ctx.get('user-agent'), address: ctx.ip });
       setSessionCookie(ctx, value, sessionCookieMaxAgeMs(deps));
       ctx.status = 201;
-      ctx.body = { data: presentAccount(accountContext(deps, userId)) };
+      ctx.body = { data: presentAccount(await accountContext(deps, userId)) };
     },
 
     /**
@@ -139,7 +139,7 @@ export function sessionRoutes(deps: Deps) {
         endSession(deps, auth.sessionId);
         setSessionCookie(ctx, null);
       } else {
-        deps.accounts.deleteUserToken(auth.tokenId);
+        await deps.accounts.deleteUserToken(auth.tokenId);
       }
       ctx.body = { data: { signed_out: true } };
     },
@@ -161,7 +161,7 @@ export function sessionRoutes(deps: Deps) {
     },
 
     async show(ctx: Context): Promise<void> {
-      ctx.body = { data: presentAccount(accountContext(deps, userAuth(ctx).userId)) };
+      ctx.body = { data: presentAccount(await accountContext(deps, userAuth(ctx).userId)) };
     },
 
     /** GET /bootstrap/setup-state: no auth; whether the interface should offer the first-run form. */
@@ -169,7 +169,7 @@ export function sessionRoutes(deps: Deps) {
       const open = deps.config.features.registrationEnabled;
       ctx.body = {
         data: {
-          needs_setup: open && !deps.accounts.hasAnyUser(),
+          needs_setup: open && !(await deps.accounts.hasAnyUser()),
           registration_enabled: open,
           projects_enabled: deps.config.features.projectsEnabled,
         },

@@ -35,7 +35,7 @@ export function presentTransponder(t: Transponder) {
 export function requireAnySourceFlag(deps: Deps) {
   const userPath = requireSource(deps, 'read'); // a user token: the header checks, then 403
   return async function anyFlag(ctx: Context, next: Next): Promise<void> {
-    const auth = authenticate(ctx, deps);
+    const auth = await authenticate(ctx, deps);
     if (auth.kind !== 'source') return userPath(ctx, next);
     checkSourceHeader(ctx, auth, true, true);
     if (!auth.read && !auth.write) throw forbidden();

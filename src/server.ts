@@ -215,7 +215,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     beforeSweep: () => deps.metrics.flush(),
     onDeleted: () => deps.metrics.forgetAnswers(),
     expireElsewhere: async (sourceId, cutoffMs) => {
-      const source = deps.sources.byId(sourceId);
+      const source = await deps.sources.byId(sourceId);
       return (source && deps.metrics.cluster(source)?.expire(cutoffMs)) ?? 0;
     },
   });
@@ -285,7 +285,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     db.close();
     throw new Error(writerStartFailure(err, config.storage.dataDir));
   }
-  migrateSqliteSources(deps); // files of sqlite sources into per-organization folders; staging cleared
+  await migrateSqliteSources(deps); // files of sqlite sources into per-organization folders; staging cleared
   const app = createApp(deps);
   const server = http.createServer(connectionOptions(config), app.callback());
   applyConnectionLimits(server, config);

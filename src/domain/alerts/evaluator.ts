@@ -34,7 +34,7 @@ import type { Reporter } from './reports';
 export interface EvaluatorPorts {
   monitors: MonitorsRepo;
   outbox: OutboxRepo;
-  sources: { byId(id: string): Source | undefined };
+  sources: { byId(id: string): Promise<Source | undefined> };
   metrics: SeriesReader;
   now: () => number;
   log: Logger;
@@ -235,7 +235,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
 
   /** A monitor's plan, window and keys, or why it cannot be evaluated. */
   async function prepare(monitor: Monitor, reader: RoundReader, now: number): Promise<Job> {
-    const source = ports.sources.byId(monitor.sourceId);
+    const source = await ports.sources.byId(monitor.sourceId);
     if (!source) return { monitor, error: errorFinding(monitor.alertMetricKey ?? '', 'source not found') };
     const { plan, problems } = planOf(monitor, source);
     if (!plan) return { monitor, error: errorFinding(monitor.alertMetricKey ?? '', problems) };

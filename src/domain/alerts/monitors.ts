@@ -30,7 +30,7 @@ export interface ChannelDirectory {
 
 export interface MonitorsContext {
   monitors: MonitorsRepo;
-  sources: SourceLookup & { byId(id: string): Source | undefined };
+  sources: SourceLookup & { byId(id: string): Promise<Source | undefined> };
   projectsEnabled: boolean;
   now: () => number;
   channels?: ChannelDirectory;
@@ -112,16 +112,16 @@ export async function findChangeable(
 }
 
 /** A monitor built from a create's fields, unsaved (POST and the preview). */
-export function buildMonitor(
+export async function buildMonitor(
   ctx: MonitorsContext,
   auth: Auth,
   input: MonitorInput,
   bag: ErrorBag,
-): { monitor: Monitor; source: Source; plan: MonitorPlan | null } {
+): Promise<{ monitor: Monitor; source: Source; plan: MonitorPlan | null }> {
   const organizationId = auth.organizationId;
   if (!organizationId) throw conflict(NO_ORGANIZATION);
   if (input.name === undefined && !bag.has('name')) bag.add('name', 'is required');
-  const source = selectSource(
+  const source = await selectSource(
     input,
     organizationId,
     ctx.sources,
@@ -163,12 +163,17 @@ export function buildMonitor(
     updatedBy: auth.kind === 'user' ? auth.userId : null,
   };
   const monitor = applyInput(ctx, blank, input, bag);
-  const plan = source ? checkMonitor(ctx, monitor, source, bag) : null;
+  const plan = source ? await checkMonitor(ctx, monitor, source, bag) : null;
   return { monitor, source: source!, plan };
 }
 
-export function createMonitor(ctx: MonitorsContext, auth: Auth, input: MonitorInput, bag: ErrorBag): Monitor {
-  const { monitor } = buildMonitor(ctx, auth, input, bag);
+export async function createMonitor(
+  ctx: MonitorsContext,
+  auth: Auth,
+  input: MonitorInput,
+  bag: ErrorBag,
+): Promise<Monitor> {
+  const { monitor } = await buildMonitor(ctx, auth, input, bag);
   bag.throwIfAny();
   return ctx.monitors.transaction(() => {
     if (ctx.monitors.count(monitor.organizationId) >= MAX_MONITORS)
@@ -179,26 +184,26 @@ export function createMonitor(ctx: MonitorsContext, auth: Auth, input: MonitorIn
 }
 
 /** Applies a PUT to a monitor found with findChangeable. Only the fields sent change. */
-export function updateMonitor(
+export async function updateMonitor(
   ctx: MonitorsContext,
   current: Monitor,
   input: MonitorInput,
   bag: ErrorBag,
   userId: string | null,
   expected: ExpectedVersion = {},
-): Monitor {
+): Promise<Monitor> {
   const keptProjectId = current.sourceType === 'project' ? current.sourceId : null;
-  const selected = selectSource(
+  const selected = await selectSource(
     input,
     current.organizationId,
     ctx.sources,
     { projectsEnabled: ctx.projectsEnabled, keptProjectId },
     bag,
   );
-  const source = selected === undefined ? ctx.sources.byId(current.sourceId) : selected;
+  const source = selected === undefined ? await ctx.sources.byId(current.sourceId) : selected;
   const base: Monitor = source ? { ...current, sourceType: source.type, sourceId: source.id } : current;
   const next = applyInput(ctx, base, input, bag);
-  if (source) checkMonitor(ctx, next, source, bag);
+  if (source) await checkMonitor(ctx, next, source, bag);
   bag.throwIfAny();
   const saved: Monitor = {
     ...next,
@@ -206,6 +211,9 @@ export function updateMonitor(
     updatedBy: userId,
   };
   ctx.monitors.transaction(() => {
+    // The checks above read `current`; a save that came in between (the lookups await) is refused.
+    if (ctx.monitors.byId(saved.id, saved.organizationId)?.updatedAt !== current.updatedAt)
+      throw conflict('The monitor changed while it was being saved: retry');
     ctx.monitors.update(saved);
     // A change of what is watched starts the instances afresh (their states belong to the old rule).
     if (watchChanged(current, saved)) ctx.monitors.clearInstances(saved.id);
@@ -270,11 +278,16 @@ function applyInput(ctx: MonitorsContext, current: Monitor, input: MonitorInput,
 }
 
 /** Checks what needs the source: the monitor compiles (key, path, window, rules). */
-function checkMonitor(ctx: MonitorsContext, m: Monitor, source: Source, bag: ErrorBag): MonitorPlan | null {
+async function checkMonitor(
+  ctx: MonitorsContext,
+  m: Monitor,
+  source: Source,
+  bag: ErrorBag,
+): Promise<MonitorPlan | null> {
   if (m.name.trim() === '' && !bag.has('name')) bag.add('name', 'is required');
   if (m.type !== 'alert') {
     // A report monitor: its dashboard, schedule and window (domain/alerts/reports.ts).
-    if (ctx.dashboards) planReport(m, { dashboards: ctx.dashboards, sources: ctx.sources }, bag);
+    if (ctx.dashboards) await planReport(m, { dashboards: ctx.dashboards, sources: ctx.sources }, bag);
     return null;
   }
   return compileMonitor(m, source, bag);

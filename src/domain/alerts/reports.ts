@@ -62,8 +62,8 @@ interface Bag {
 }
 
 export interface ReportLookups {
-  dashboards: { byId(id: string, organizationId: string): Dashboard | undefined };
-  sources: { byId(id: string): Source | undefined };
+  dashboards: { byId(id: string, organizationId: string): Promise<Dashboard | undefined> };
+  sources: { byId(id: string): Promise<Source | undefined> };
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -80,17 +80,17 @@ export function reportDashboardId(m: Monitor): string | null {
 }
 
 /** A report monitor's plan, or null with every problem in `bag` under the field it is about. */
-export function planReport(m: Monitor, lookups: ReportLookups, bag: Bag): ReportPlan | null {
+export async function planReport(m: Monitor, lookups: ReportLookups, bag: Bag): Promise<ReportPlan | null> {
   let problems = 0;
   const add = (field: string, message: string) => {
     problems += 1;
     bag.add(field, message);
   };
   const id = reportDashboardId(m);
-  const dashboard = id ? lookups.dashboards.byId(id, m.organizationId) : undefined;
+  const dashboard = id ? await lookups.dashboards.byId(id, m.organizationId) : undefined;
   if (!id) add('dashboard_id', 'is required for report monitors');
   else if (!dashboard) add('dashboard_id', 'must be the id of a dashboard of this organization');
-  const source = dashboard ? lookups.sources.byId(dashboard.sourceId) : undefined;
+  const source = dashboard ? await lookups.sources.byId(dashboard.sourceId) : undefined;
   if (dashboard && !source) add('dashboard_id', 'names a dashboard whose source no longer exists');
   const raw = m.extra.report_settings;
   const settings = isObject(raw) ? raw : {};
@@ -376,7 +376,7 @@ export function createReporter(ports: ReporterPorts) {
 
   async function runOne(m: Monitor, now: number, stats: ReportStats): Promise<void> {
     const problems: string[] = [];
-    const plan = planReport(m, ports, { add: (f, message) => problems.push(`${f} ${message}`) });
+    const plan = await planReport(m, ports, { add: (f, message) => problems.push(`${f} ${message}`) });
     const state = ports.monitors.reportState(m.id);
     if (!plan) {
       record(m, state, null, now, problems.join('; '));

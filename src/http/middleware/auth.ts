@@ -76,7 +76,7 @@ export async function authenticate(ctx: Context, repos: AuthRepos): Promise<Auth
     if (!token) throw unauthorized();
     return await userAuth(repos, token.user_id, token.id);
   }
-  const token = repos.sources.tokenByHash(hash);
+  const token = await repos.sources.tokenByHash(hash);
   if (!token) throw unauthorized();
   const auth: SourceAuth = {
     kind: 'source',
@@ -158,7 +158,7 @@ export function requireSource(repos: AuthRepos, permission: 'read' | 'write') {
     }
     checkSourceHeader(ctx, auth, true, true);
     if (!auth[permission]) throw forbidden();
-    const source = repos.sources.cachedById(auth.sourceId);
+    const source = await repos.sources.cachedById(auth.sourceId);
     if (!source) throw unauthorized();
     const state = stateOf(ctx);
     state.auth = auth;

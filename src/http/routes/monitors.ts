@@ -92,7 +92,7 @@ export function monitorRoutes(deps: Deps) {
 
     async create(ctx: Context): Promise<void> {
       const { input, bag } = monitorInput.fields.body(ctx);
-      const monitor = createMonitor(domain, authOf(ctx), input, bag);
+      const monitor = await createMonitor(domain, authOf(ctx), input, bag);
       ctx.status = 201;
       ctx.set('ETag', etagOf(monitor));
       ctx.body = { data: present(monitor) };
@@ -104,7 +104,7 @@ export function monitorRoutes(deps: Deps) {
       const expected = expectedVersion(ctx, fields, bag);
       const current = await findChangeable(domain, auth, idOf(ctx), unlocking, expected);
       const userId = auth.kind === 'user' ? auth.userId : null;
-      const updated = updateMonitor(domain, current, input, bag, userId, expected);
+      const updated = await updateMonitor(domain, current, input, bag, userId, expected);
       ctx.set('ETag', etagOf(updated));
       ctx.body = { data: present(updated) };
     },
@@ -118,7 +118,7 @@ export function monitorRoutes(deps: Deps) {
 
     async preview(ctx: Context): Promise<void> {
       const { input, bag, range } = monitorInput.preview.body(ctx);
-      const { monitor, source, plan } = buildMonitor(domain, authOf(ctx), input, bag);
+      const { monitor, source, plan } = await buildMonitor(domain, authOf(ctx), input, bag);
       if (monitor.type !== 'alert' && !bag.has('type'))
         bag.add('type', 'only alert monitors can be previewed');
       if (range.from !== undefined && range.to !== undefined && range.from >= range.to)

@@ -72,14 +72,14 @@ const presentSessionRow = (deps: Deps, row: SessionRow, current: string | undefi
 };
 
 /** The organization's source of GET /sources/:id/metrics (404 for any other), then its series parameters. */
-function sourceSeriesParams(
+async function sourceSeriesParams(
   deps: Deps,
   ctx: Context,
   query: Record<string, unknown>,
-): { source: Source; params: SeriesParams } {
+): Promise<{ source: Source; params: SeriesParams }> {
   const id = normalizeId(ctx.params.id);
   const org = userAuthOf(ctx).organizationId;
-  const source = id && org ? deps.sources.inOrganization(id, org) : undefined;
+  const source = id && org ? await deps.sources.inOrganization(id, org) : undefined;
   if (!source) throw notFound();
   return { source, params: parseSeriesParams(source, query, { keyRequired: false }) };
 }
@@ -178,13 +178,13 @@ export function sessionRoutes(deps: Deps) {
 
     async listSourceTokens(ctx: Context): Promise<void> {
       const sourceId = input.sourceTokens.query(ctx);
-      ctx.body = { data: listSourceTokens(deps, userAuth(ctx), sourceId).map(presentSourceTokenRow) };
+      ctx.body = { data: (await listSourceTokens(deps, userAuth(ctx), sourceId)).map(presentSourceTokenRow) };
     },
 
     async revokeSourceToken(ctx: Context): Promise<void> {
       const id = normalizeId(ctx.params.id);
       if (!id) throw notFound();
-      ctx.body = { data: presentSourceTokenRow(revokeSourceToken(deps, userAuth(ctx), id)) };
+      ctx.body = { data: presentSourceTokenRow(await revokeSourceToken(deps, userAuth(ctx), id)) };
     },
 
     /** GET /sources/:id/metrics: GET /metrics' parameters and rules, for a source of the user's organization. */

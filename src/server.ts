@@ -22,6 +22,7 @@ import { createAccountsRepo } from './storage/accounts';
 import { createSourcesRepo } from './storage/sources';
 import { createDashboardsRepo } from './storage/dashboards';
 import { createSharesRepo } from './storage/shares';
+import { createSessionsRepo } from './storage/sessions';
 import { createLoginThrottle } from './domain/login-throttle';
 import { createMetricsEngine, type MetricsEngineOptions } from './domain/metrics/engine';
 import { migrateSqliteSources } from './domain/sqlite-migration';
@@ -259,6 +260,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     sources,
     dashboards,
     shares: createSharesRepo(db),
+    sessions: createSessionsRepo(db),
     monitors,
     outbox,
     loginThrottle: createLoginThrottle(),

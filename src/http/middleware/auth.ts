@@ -15,8 +15,8 @@ import type { Auth, SourceAuth, UserAuth } from '../../domain/types';
 import { stateOf } from '../state';
 import { hasRole, type Role } from '../../domain/members';
 
-/** The repositories, and for sessions the database, limits and clock. */
-export type AuthRepos = Pick<Deps, 'accounts' | 'sources' | 'db' | 'config' | 'now'>;
+/** The repositories, and for sessions their limits and clock. */
+export type AuthRepos = Pick<Deps, 'accounts' | 'sources' | 'sessions' | 'config' | 'now'>;
 
 export const SESSION_COOKIE = 'svc_session';
 export const CSRF_HEADER = 'x-service-csrf';
@@ -63,7 +63,7 @@ async function userAuth(
 export async function authenticate(ctx: Context, repos: AuthRepos): Promise<Auth> {
   const fromCookie = cookieToken(ctx);
   if (fromCookie !== null) {
-    const session = resolveSession(repos, fromCookie);
+    const session = await resolveSession(repos, fromCookie);
     if (!session) throw unauthorized();
     return await userAuth(repos, session.user_id, session.id, session.id);
   }

@@ -122,7 +122,10 @@ export function sessionRoutes(deps: Deps) {
       } else {
         userId = (await verifyCredentials(deps, credentials, ctx.ip)).id;
       }
-      const { value } = openSession(deps, userId, { userAgent: ctx.get('user-agent'), address: ctx.ip });
+      const { value } = await openSession(deps, userId, {
+        userAgent: ctx.get('user-agent'),
+        address: ctx.ip,
+      });
       setSessionCookie(ctx, value, sessionCookieMaxAgeMs(deps));
       ctx.status = 201;
       ctx.body = { data: presentAccount(await accountContext(deps, userId)) };
@@ -136,7 +139,7 @@ export function sessionRoutes(deps: Deps) {
     async remove(ctx: Context): Promise<void> {
       const auth = userAuth(ctx);
       if (auth.sessionId !== undefined) {
-        endSession(deps, auth.sessionId);
+        await endSession(deps, auth.sessionId);
         setSessionCookie(ctx, null);
       } else {
         await deps.accounts.deleteUserToken(auth.tokenId);
@@ -148,14 +151,16 @@ export function sessionRoutes(deps: Deps) {
     async listSessions(ctx: Context): Promise<void> {
       const auth = userAuth(ctx);
       ctx.body = {
-        data: listSessions(deps, auth.userId).map((row) => presentSessionRow(deps, row, auth.sessionId)),
+        data: (await listSessions(deps, auth.userId)).map((row) =>
+          presentSessionRow(deps, row, auth.sessionId),
+        ),
       };
     },
 
     /** DELETE /session/sessions/:id: ends one of the user's sessions (its cookie stops working at once). */
     async revokeSession(ctx: Context): Promise<void> {
       const auth = userAuth(ctx);
-      revokeSession(deps, auth.userId, String(ctx.params.id));
+      await revokeSession(deps, auth.userId, String(ctx.params.id));
       if (ctx.params.id?.toLowerCase() === auth.sessionId) setSessionCookie(ctx, null);
       ctx.body = { data: { revoked: true } };
     },

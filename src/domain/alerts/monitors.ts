@@ -81,19 +81,24 @@ const EXTRA_FIELDS = [
   'delivery_media',
 ] as const;
 
-export function listMonitors(ctx: MonitorsContext, auth: Auth, limit: number, offset: number) {
+export async function listMonitors(
+  ctx: MonitorsContext,
+  auth: Auth,
+  limit: number,
+  offset: number,
+): Promise<{ monitors: Monitor[]; total: number }> {
   const organizationId = auth.organizationId;
   if (!organizationId) return { monitors: [], total: 0 };
   return {
-    monitors: ctx.monitors.list(organizationId, limit, offset),
-    total: ctx.monitors.count(organizationId),
+    monitors: await ctx.monitors.list(organizationId, limit, offset),
+    total: await ctx.monitors.count(organizationId),
   };
 }
 
 /** A monitor of the token's organization, or 404. */
-export function findMonitor(ctx: MonitorsContext, auth: Auth, rawId: string): Monitor {
+export async function findMonitor(ctx: MonitorsContext, auth: Auth, rawId: string): Promise<Monitor> {
   const id = normalizeId(rawId);
-  const found = id && auth.organizationId ? ctx.monitors.byId(id, auth.organizationId) : undefined;
+  const found = id && auth.organizationId ? await ctx.monitors.byId(id, auth.organizationId) : undefined;
   if (!found) throw notFound();
   return found;
 }
@@ -106,7 +111,7 @@ export async function findChangeable(
   unlocks: boolean,
   expected: ExpectedVersion = {},
 ): Promise<Monitor> {
-  const monitor = findMonitor(ctx, auth, rawId);
+  const monitor = await findMonitor(ctx, auth, rawId);
   await checkChangeable(monitor, unlocks, expected, LOCKED, 'This monitor', async (id) => ctx.nameOf?.(id));
   return monitor;
 }
@@ -175,15 +180,17 @@ export async function createMonitor(
 ): Promise<Monitor> {
   const { monitor } = await buildMonitor(ctx, auth, input, bag);
   bag.throwIfAny();
-  return ctx.monitors.transaction(() => {
-    if (ctx.monitors.count(monitor.organizationId) >= MAX_MONITORS)
-      throw conflict(`An organization may have at most ${MAX_MONITORS} monitors`);
-    ctx.monitors.insert(monitor);
-    return monitor;
-  });
+  // The cap is counted in the insert's own transaction.
+  if (!(await ctx.monitors.insert(monitor, MAX_MONITORS)))
+    throw conflict(`An organization may have at most ${MAX_MONITORS} monitors`);
+  return monitor;
 }
 
-/** Applies a PUT to a monitor found with findChangeable. Only the fields sent change. */
+/**
+ * Applies a PUT to a monitor found with findChangeable. Only the fields sent change. Undefined when
+ * another save came in between (the write is conditioned on the version read): the caller finds
+ * and checks it again.
+ */
 export async function updateMonitor(
   ctx: MonitorsContext,
   current: Monitor,
@@ -191,7 +198,7 @@ export async function updateMonitor(
   bag: ErrorBag,
   userId: string | null,
   expected: ExpectedVersion = {},
-): Promise<Monitor> {
+): Promise<Monitor | undefined> {
   const keptProjectId = current.sourceType === 'project' ? current.sourceId : null;
   const selected = await selectSource(
     input,
@@ -210,28 +217,37 @@ export async function updateMonitor(
     updatedAt: nextUpdatedAt(current, ctx.now()),
     updatedBy: userId,
   };
-  ctx.monitors.transaction(() => {
-    // The checks above read `current`; a save that came in between (the lookups await) is refused.
-    if (ctx.monitors.byId(saved.id, saved.organizationId)?.updatedAt !== current.updatedAt)
-      throw conflict('The monitor changed while it was being saved: retry');
-    ctx.monitors.update(saved);
-    // A change of what is watched starts the instances afresh (their states belong to the old rule).
-    if (watchChanged(current, saved)) ctx.monitors.clearInstances(saved.id);
-  });
-  return saved;
+  // A change of what is watched starts the instances afresh (their states belong to the old rule).
+  const saved_ = await ctx.monitors.update(saved, current.updatedAt, watchChanged(current, saved));
+  return saved_ ? saved : undefined;
 }
 
-export function removeMonitor(ctx: MonitorsContext, monitor: Monitor): Monitor {
-  ctx.monitors.remove(monitor.id, monitor.organizationId);
-  return monitor;
+/** Deletes a monitor found with findChangeable, only at the version read; false when it changed meanwhile. */
+export async function removeMonitor(ctx: MonitorsContext, monitor: Monitor): Promise<boolean> {
+  return ctx.monitors.remove(monitor.id, monitor.organizationId, monitor.updatedAt);
 }
 
-/** Mutes until `until` (ms), or unmutes with null. Not a change of the monitor's definition: no lock check. */
-export function muteMonitor(ctx: MonitorsContext, monitor: Monitor, until: number | null): Monitor {
-  const next = { ...monitor, mutedUntil: until, updatedAt: Math.max(ctx.now(), monitor.updatedAt) };
-  ctx.monitors.update(next);
-  return next;
+/**
+ * Mutes until `until` (ms), or unmutes with null. Not a change of the monitor's definition: no lock
+ * check. Written only at the version read (another save in between: read again).
+ */
+export async function muteMonitor(
+  ctx: MonitorsContext,
+  auth: Auth,
+  rawId: string,
+  until: number | null,
+): Promise<Monitor> {
+  for (let attempt = 1; ; attempt++) {
+    const monitor = await findMonitor(ctx, auth, rawId);
+    const next = { ...monitor, mutedUntil: until, updatedAt: Math.max(ctx.now(), monitor.updatedAt) };
+    if (await ctx.monitors.update(next, monitor.updatedAt)) return next;
+    if (attempt === SAVE_TRIES) throw conflict(CHANGED_MEANWHILE);
+  }
 }
+
+/** Tries of a write conditioned on the version read before the answer is a 409. */
+export const SAVE_TRIES = 5;
+export const CHANGED_MEANWHILE = 'The monitor changed while it was being saved: retry';
 
 function watchChanged(a: Monitor, b: Monitor): boolean {
   const watched = (m: Monitor) =>

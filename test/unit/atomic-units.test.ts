@@ -12,8 +12,11 @@ import { createAccountsRepo, type InvitationRow, type MembershipRow } from '../.
 import { createSourcesRepo } from '../../src/storage/sources';
 import { createDashboardsRepo } from '../../src/storage/dashboards';
 import { createSharesRepo } from '../../src/storage/shares';
+import { createMonitorsRepo } from '../../src/storage/monitors';
+import { createOutboxRepo } from '../../src/storage/outbox';
 import type { Source } from '../../src/domain/types';
 import type { Dashboard } from '../../src/model/dashboard';
+import type { Monitor } from '../../src/model/monitor';
 
 const ORG = 'org-1';
 const USER = 'user-1';
@@ -229,5 +232,89 @@ describe('sources, shares and dashboards: atomic units', () => {
     assert.equal(await dashboards.remove('d1', ORG, 1000), false);
     assert.equal((await dashboards.byId('d1', ORG))?.name, 'first');
     assert.equal(await dashboards.remove('d1', ORG, 2000), true);
+  });
+});
+
+function monitor(id: string): Monitor {
+  return {
+    id,
+    organizationId: ORG,
+    userId: USER,
+    name: id,
+    description: null,
+    type: 'alert',
+    status: 'active',
+    locked: false,
+    sourceType: 'project',
+    sourceId: 's1',
+    alertMetricKey: 'k',
+    alertMetricPath: 'a',
+    alertSeries: [],
+    alertTimeframe: null,
+    alertGranularity: null,
+    alertNotifyEvery: 1,
+    deliveryChannels: [],
+    alerts: [],
+    triggerStatus: 'idle',
+    for: '0m',
+    repeatEvery: null,
+    notifyRecovery: true,
+    notifyNoData: false,
+    mutedUntil: null,
+    extra: {},
+    insertedAt: 1000,
+    updatedAt: 1000,
+    updatedBy: USER,
+  };
+}
+
+describe('monitors and outbox: atomic units', () => {
+  const notification = (key: string) => ({
+    idempotency_key: key,
+    organization_id: ORG,
+    monitor_id: 'm1',
+    channel_id: 'c1',
+    notification: '{}',
+    created_at: 1,
+  });
+  const entry = { at: 1, instance: '', from: 'ok' as const, to: 'ok' as const, value: null, summary: '' };
+
+  test('the monitor cap is counted with the insert; saves and deletes only at the version read', async () => {
+    const monitors = createMonitorsRepo(db);
+    assert.equal(await monitors.insert(monitor('m1'), 1), true);
+    assert.equal(await monitors.insert(monitor('m2'), 1), false);
+    assert.equal(await monitors.update({ ...monitor('m1'), name: 'new', updatedAt: 2000 }, 1000), true);
+    assert.equal(await monitors.update({ ...monitor('m1'), name: 'stale', updatedAt: 2000 }, 1000), false);
+    assert.equal(await monitors.remove('m1', ORG, 1000), false);
+    assert.equal((await monitors.byId('m1', ORG))?.name, 'new');
+    assert.equal(await monitors.remove('m1', ORG, 2000), true);
+  });
+
+  test('an evaluation is written only at the version it was evaluated as; its notifications once', async () => {
+    const monitors = createMonitorsRepo(db);
+    const outbox = createOutboxRepo(db);
+    await monitors.insert(monitor('m1'), 10);
+    const writes = { history: [entry], instances: [], removed: [], outbox: [notification('n1')] };
+    assert.equal(await monitors.saveEvaluation({ ...monitor('m1'), updatedAt: 999 }, writes), null);
+    assert.equal(count('alert_outbox') + count('monitor_history'), 0);
+    assert.equal(await monitors.saveEvaluation(monitor('m1'), writes), 1);
+    assert.equal(
+      await monitors.saveEvaluation(monitor('m1'), writes),
+      0,
+      'a known idempotency key is skipped',
+    );
+    assert.equal((await outbox.byMonitor('m1')).length, 1);
+    assert.equal(await outbox.claim((await outbox.byMonitor('m1'))[0]!.id), true);
+    assert.equal(await outbox.claim((await outbox.byMonitor('m1'))[0]!.id), false, 'one sender takes a row');
+  });
+
+  test('a report period is queued once', async () => {
+    const monitors = createMonitorsRepo(db);
+    await monitors.insert({ ...monitor('m1'), type: 'report' }, 10);
+    const m = (await monitors.byId('m1', ORG))!;
+    const writes = { outbox: [notification('r1')], state: { periodStart: 5, ranAt: 1, error: null }, entry };
+    assert.equal(await monitors.saveReport(m, 5, writes), 1);
+    assert.equal(await monitors.saveReport(m, 5, { ...writes, outbox: [notification('r2')] }), null);
+    assert.equal(count('alert_outbox'), 1);
   });
 });

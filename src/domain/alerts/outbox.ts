@@ -67,10 +67,16 @@ export function createOutboxWorker(options: OutboxOptions): OutboxWorker {
   let pumping: Promise<void> | null = null;
   let again = false;
 
+  /** Once per start: rows left `sending` by a stop become pending again (a failure is logged, not retried). */
   function resume(): Promise<void> {
-    resumed ??= outbox.resumeInterrupted().then((n) => {
-      if (n > 0) log.info('alert outbox: resuming notifications interrupted by a stop', { rows: n });
-    });
+    resumed ??= outbox.resumeInterrupted().then(
+      (n) => {
+        if (n > 0) log.info('alert outbox: resuming notifications interrupted by a stop', { rows: n });
+      },
+      (err: unknown) => {
+        log.warn('alert outbox resume failed', { error: (err as Error)?.message ?? String(err) });
+      },
+    );
     return resumed;
   }
 
@@ -155,9 +161,7 @@ export function createOutboxWorker(options: OutboxOptions): OutboxWorker {
 
   return {
     start(pollMs = options.pollMs ?? 1000) {
-      void resume().catch((err: unknown) => {
-        log.warn('alert outbox resume failed', { error: (err as Error)?.message ?? String(err) });
-      });
+      void resume();
       if (pollMs <= 0) return;
       const tick = () => {
         timer = setTimeout(() => {

@@ -22,6 +22,7 @@ import { createAccountsRepo } from './storage/accounts';
 import { createSourcesRepo } from './storage/sources';
 import { createDashboardsRepo } from './storage/dashboards';
 import { createSharesRepo } from './storage/shares';
+import { createSessionsRepo } from './storage/sessions';
 import { createLoginThrottle } from './domain/login-throttle';
 import { createMetricsEngine, type MetricsEngineOptions } from './domain/metrics/engine';
 import { migrateSqliteSources } from './domain/sqlite-migration';
@@ -215,7 +216,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     beforeSweep: () => deps.metrics.flush(),
     onDeleted: () => deps.metrics.forgetAnswers(),
     expireElsewhere: async (sourceId, cutoffMs) => {
-      const source = deps.sources.byId(sourceId);
+      const source = await deps.sources.byId(sourceId);
       return (source && deps.metrics.cluster(source)?.expire(cutoffMs)) ?? 0;
     },
   });
@@ -259,6 +260,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     sources,
     dashboards,
     shares: createSharesRepo(db),
+    sessions: createSessionsRepo(db),
     monitors,
     outbox,
     loginThrottle: createLoginThrottle(),
@@ -285,7 +287,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     db.close();
     throw new Error(writerStartFailure(err, config.storage.dataDir));
   }
-  migrateSqliteSources(deps); // files of sqlite sources into per-organization folders; staging cleared
+  await migrateSqliteSources(deps); // files of sqlite sources into per-organization folders; staging cleared
   const app = createApp(deps);
   const server = http.createServer(connectionOptions(config), app.callback());
   applyConnectionLimits(server, config);

@@ -3,9 +3,8 @@ import type { Ports } from './ports';
 import { forbidden, invalid, invalidField, rateLimited, unauthorized } from '../errors';
 import { newId } from '../lib/ids';
 import { mintToken, USER_TOKEN_PREFIX } from '../lib/tokens';
-import { inTransaction } from '../storage/db';
-import type { MembershipRow, OrganizationRow, UserRow } from '../storage/accounts';
-import { insertOrganizationFor, slugify, TAKEN } from './organizations';
+import type { MembershipRow, OrganizationRow, UserRow, UserTokenRow } from '../storage/accounts';
+import { newOrganization, slugify, TAKEN } from './organizations';
 import { hashPassword, verifyNothing, verifyPassword } from './passwords';
 
 export const DEFAULT_TOKEN_NAME = 'CLI token';
@@ -41,53 +40,60 @@ export function assertRegistrationOpen(deps: Pick<Ports, 'config'>): void {
     throw forbidden('Registration is disabled for this deployment');
 }
 
-function insertUserToken(
-  deps: Pick<Ports, 'accounts' | 'now'>,
+/** A new user token (not stored yet) and the value shown once. */
+function newUserToken(
+  deps: Pick<Ports, 'now'>,
   userId: string,
   name: string,
-): Session['token'] {
+): { row: UserTokenRow; shown: Session['token'] } {
   const minted = mintToken(USER_TOKEN_PREFIX);
-  deps.accounts.insertUserToken({
+  const row: UserTokenRow = {
     id: newId(),
     user_id: userId,
     name,
     token_hash: minted.hash,
     last5: minted.last5,
     created_at: deps.now(),
-  });
-  return { value: minted.value, name };
+  };
+  return { row, shown: { value: minted.value, name } };
 }
 
-function assertEmailFree(deps: Pick<Ports, 'accounts'>, email: string): void {
-  if (deps.accounts.userByEmail(email)) throw invalidField('email', TAKEN);
-}
-
-/** Creates the user, its first token and (with organizationName) its organization, all or nothing. */
+/**
+ * Creates the user, its first token and (with organizationName) its organization, all or nothing:
+ * one atomic repository call (accounts.createAccount) checks the e-mail and the slug again.
+ */
 export async function signup(deps: Ports, input: SignupInput): Promise<Session> {
   // Cheap checks first so a taken email or slug costs no hashing; repeated inside the transaction.
   const taken: Record<string, string[]> = {};
-  if (deps.accounts.userByEmail(input.email)) taken.email = [TAKEN];
-  if (input.organizationName && deps.accounts.slugTaken(slugify(input.organizationName))) {
+  if (await deps.accounts.userByEmail(input.email)) taken.email = [TAKEN];
+  if (input.organizationName && (await deps.accounts.slugTaken(slugify(input.organizationName)))) {
     taken.organization_name = [TAKEN];
   }
   if (Object.keys(taken).length > 0) throw invalid(taken);
   const passwordHash = await hashPassword(input.password);
-  return inTransaction(deps.db, () => {
-    assertEmailFree(deps, input.email);
-    const user: UserRow = {
-      id: newId(),
-      email: input.email,
-      name: input.name,
-      password_hash: passwordHash,
-      created_at: deps.now(),
-    };
-    deps.accounts.insertUser(user);
-    const org = input.organizationName
-      ? insertOrganizationFor(deps, user.id, input.organizationName, 'organization_name')
-      : null;
-    const token = insertUserToken(deps, user.id, input.tokenName);
-    return { user, token, organization: org?.organization ?? null, membership: org?.membership ?? null };
+  const user: UserRow = {
+    id: newId(),
+    email: input.email,
+    name: input.name,
+    password_hash: passwordHash,
+    created_at: deps.now(),
+  };
+  const org = input.organizationName ? newOrganization(deps, user.id, input.organizationName) : null;
+  const token = newUserToken(deps, user.id, input.tokenName);
+  const outcome = await deps.accounts.createAccount({
+    user,
+    organization: org?.organization ?? null,
+    membership: org?.membership ?? null,
+    token: token.row,
   });
+  if (outcome === 'email_taken') throw invalidField('email', TAKEN);
+  if (outcome === 'slug_taken') throw invalidField('organization_name', TAKEN);
+  return {
+    user,
+    token: token.shown,
+    organization: org?.organization ?? null,
+    membership: org?.membership ?? null,
+  };
 }
 
 /**
@@ -97,8 +103,9 @@ export async function signup(deps: Ports, input: SignupInput): Promise<Session> 
  */
 export async function login(deps: Ports, input: LoginInput, address: string): Promise<Session> {
   const user = await verifyCredentials(deps, input, address);
-  const token = inTransaction(deps.db, () => insertUserToken(deps, user.id, input.tokenName));
-  return { ...accountContext(deps, user.id), token };
+  const token = newUserToken(deps, user.id, input.tokenName);
+  await deps.accounts.insertUserToken(token.row);
+  return { ...(await accountContext(deps, user.id)), token: token.shown };
 }
 
 /** The login's checks and throttle without minting a token (the web interface's sign-in opens a session). */
@@ -107,25 +114,25 @@ export async function verifyCredentials(
   input: Pick<LoginInput, 'email' | 'password'>,
   address: string,
 ): Promise<UserRow> {
-  const wait = deps.loginThrottle.begin(input.email, address, deps.now());
+  const wait = await deps.loginThrottle.begin(input.email, address, deps.now());
   if (wait > 0) throw rateLimited('Too many failed login attempts, retry later', wait);
-  const user = deps.accounts.userByEmail(input.email);
+  const user = await deps.accounts.userByEmail(input.email);
   const ok = user
     ? await verifyPassword(user.password_hash, input.password)
     : await verifyNothing(input.password);
   if (!user || !ok) throw unauthorized('Invalid email or password');
-  deps.loginThrottle.succeeded(input.email, address);
+  await deps.loginThrottle.succeeded(input.email, address);
   return user;
 }
 
 /** The user with its organization and membership (null when it has none). */
-export function accountContext(deps: Pick<Ports, 'accounts'>, userId: string): AccountContext {
-  const user = deps.accounts.userById(userId);
+export async function accountContext(deps: Pick<Ports, 'accounts'>, userId: string): Promise<AccountContext> {
+  const user = await deps.accounts.userById(userId);
   // The token was just resolved to this user; a missing row means it was deleted meanwhile.
   if (!user) throw unauthorized();
-  const membership = deps.accounts.membershipByUser(userId) ?? null;
+  const membership = (await deps.accounts.membershipByUser(userId)) ?? null;
   const organization = membership
-    ? (deps.accounts.organizationById(membership.organization_id) ?? null)
+    ? ((await deps.accounts.organizationById(membership.organization_id)) ?? null)
     : null;
   return { user, organization, membership };
 }

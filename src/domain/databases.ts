@@ -51,13 +51,11 @@ export function sqliteRoots(deps: Pick<Ports, 'config'>, organizationId: string 
 }
 
 /** A file_path inside the organization's folder that no other organization's source uses. */
-function sqliteFileFromPath(deps: Ports, organizationId: string, filePath: string): string {
+async function sqliteFileFromPath(deps: Ports, organizationId: string, filePath: string): Promise<string> {
   const resolved = resolveSqlitePath(filePath, sqliteRoots(deps, organizationId));
   if (!resolved.ok) throw invalidField('file_path', resolved.message);
-  const owners = deps.sources.sqliteFileOrganizations(resolved.value);
-  if (owners.some((org) => org !== organizationId)) {
-    throw invalidField('file_path', 'is already used by a source of another organization');
-  }
+  const owners = await deps.sources.sqliteFileOrganizations(resolved.value);
+  if (owners.some((org) => org !== organizationId)) throw fileTaken();
   return resolved.value;
 }
 
@@ -92,17 +90,14 @@ export async function createDatabase(
   const max = deps.config.network?.maxDatabaseSources ?? DEFAULT_MAX_SOURCES;
   if (
     input.driver !== 'sqlite' &&
-    deps.sources.listByOrganization(organizationId, 'database').filter((s) => s.driver !== 'sqlite').length >=
-      max
+    (await deps.sources.listByOrganization(organizationId, 'database')).filter((s) => s.driver !== 'sqlite')
+      .length >= max
   ) {
-    throw invalidField(
-      'driver',
-      `the organization already has ${max} network database sources, the most allowed (network.max_database_sources)`,
-    );
+    throw tooMany(max);
   }
   const plain = { ...input.config };
   if (input.driver === 'redis' && typeof plain.prefix !== 'string') plain.prefix = `trfl_${id}`;
-  if (input.driver !== 'sqlite') refuseSharedLocation(deps, organizationId, input.driver, plain);
+  if (input.driver !== 'sqlite') await refuseSharedLocation(deps, organizationId, input.driver, plain);
   const config: Record<string, unknown> = encryptSecrets(deps.secrets, plain);
   let moved: string | null = null;
   if (input.driver === 'sqlite') {
@@ -111,7 +106,7 @@ export async function createDatabase(
     if (!upload && input.filePath === null)
       throw invalid({ file_path: ['is required (or upload sqlite_file)'] });
     if (upload) moved = await sqliteFileFromUpload(deps, organizationId, id, upload);
-    config.file_path = moved ?? sqliteFileFromPath(deps, organizationId, input.filePath!);
+    config.file_path = moved ?? (await sqliteFileFromPath(deps, organizationId, input.filePath!));
   }
   const source = newSource(
     deps,
@@ -126,12 +121,20 @@ export async function createDatabase(
     },
     id,
   );
+  // The checks above run again in the insert's own transaction (another request may have come in).
+  let refused: Awaited<ReturnType<Ports['sources']['insertDatabase']>>;
   try {
-    deps.sources.insert(source);
+    refused = await deps.sources.insertDatabase(source, max, (other) =>
+      clashes(deps, input.driver, plain, other),
+    );
   } catch (err) {
     if (moved) await rm(moved, { force: true });
     throw err;
   }
+  if (refused !== null && moved) await rm(moved, { force: true });
+  if (refused === 'too_many') throw tooMany(max);
+  if (refused === 'file_taken') throw fileTaken();
+  if (refused === 'location_taken') throw locationTaken(input.driver, plain);
   return source;
 }
 
@@ -171,38 +174,46 @@ function isInternalLoopback(host: string): boolean {
   return isInternalAddress(host) && (/^127\./.test(host) || host === '::1' || /^::ffff:127\./i.test(host));
 }
 
+/** Whether another organization's stored config (`other`) names the server location of `config`. */
+function clashes(
+  deps: Pick<Ports, 'secrets'>,
+  driver: string,
+  config: Record<string, unknown>,
+  other: Record<string, unknown>,
+): boolean {
+  const mine = storeLocation(driver, config, (s) => s);
+  return mine !== null && storeLocation(driver, other, (stored) => deps.secrets.decrypt(stored)) === mine;
+}
+
 /** 422 when another organization's source of the driver uses the same server location. */
-function refuseSharedLocation(
+async function refuseSharedLocation(
   deps: Ports,
   organizationId: string,
   driver: string,
   config: Record<string, unknown>,
-): void {
-  const decrypt = (stored: string) => deps.secrets.decrypt(stored);
-  const mine = storeLocation(driver, config, (s) => s);
-  if (mine === null) return;
-  const rows = deps.db
-    .prepare<[string, string], { organization_id: string; config: string }>(
-      "SELECT organization_id, config FROM sources WHERE type = 'database' AND driver = ? AND organization_id <> ?",
-    )
-    .all(driver, organizationId) as Array<{ organization_id: string; config: string }>;
-  for (const row of rows) {
-    let other: Record<string, unknown>;
-    try {
-      other = JSON.parse(row.config) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-    if (storeLocation(driver, other, decrypt) !== mine) continue;
-    const field = driver === 'redis' ? 'prefix' : config.url !== undefined ? 'url' : 'database_name';
-    throw invalidField(
-      field,
-      driver === 'redis'
-        ? 'is already used on this server by a source of another organization: choose another prefix'
-        : 'is already used on this server by a source of another organization: choose another database',
-    );
-  }
+): Promise<void> {
+  if (storeLocation(driver, config, (s) => s) === null) return;
+  const others = await deps.sources.otherDatabaseConfigs(driver, organizationId);
+  if (others.some((other) => clashes(deps, driver, config, other))) throw locationTaken(driver, config);
 }
+
+function locationTaken(driver: string, config: Record<string, unknown>) {
+  const field = driver === 'redis' ? 'prefix' : config.url !== undefined ? 'url' : 'database_name';
+  return invalidField(
+    field,
+    driver === 'redis'
+      ? 'is already used on this server by a source of another organization: choose another prefix'
+      : 'is already used on this server by a source of another organization: choose another database',
+  );
+}
+
+const tooMany = (max: number) =>
+  invalidField(
+    'driver',
+    `the organization already has ${max} network database sources, the most allowed (network.max_database_sources)`,
+  );
+
+const fileTaken = () => invalidField('file_path', 'is already used by a source of another organization');
 
 /** Recent setups of network sources per organization (the rate limit's window). */
 const recentSetups = new Map<string, number[]>();
@@ -226,9 +237,10 @@ function takeSetupTurn(deps: Ports, organizationId: string): void {
 }
 
 /** A database source of the organization, or 404 (malformed ids and projects included). */
-function databaseInOrganization(deps: Ports, auth: UserAuth, rawId: string): Source {
+async function databaseInOrganization(deps: Ports, auth: UserAuth, rawId: string): Promise<Source> {
   const id = normalizeId(rawId);
-  const source = id && auth.organizationId ? deps.sources.inOrganization(id, auth.organizationId) : undefined;
+  const source =
+    id && auth.organizationId ? await deps.sources.inOrganization(id, auth.organizationId) : undefined;
   if (!source || source.type !== 'database') throw notFound();
   return source;
 }
@@ -238,7 +250,7 @@ function databaseInOrganization(deps: Ports, auth: UserAuth, rawId: string): Sou
  * (the driver registry picks it); any failure is 422 with the driver's message.
  */
 export async function setupDatabase(deps: Ports, auth: UserAuth, rawId: string): Promise<SetupResult> {
-  const source = databaseInOrganization(deps, auth, rawId);
+  const source = await databaseInOrganization(deps, auth, rawId);
   const network = source.driver !== 'sqlite';
   if (network) takeSetupTurn(deps, source.organizationId);
   const started = Date.now();
@@ -254,7 +266,7 @@ export async function setupDatabase(deps: Ports, auth: UserAuth, rawId: string):
     }
     message = (await deps.metrics.setup(source)).message;
   } catch (err) {
-    deps.sources.setSetupStatus(source.id, 'failed');
+    await deps.sources.setSetupStatus(source.id, 'failed');
     if (network) {
       // Every failure takes the connect time limit: a refused port answers as late as a filtered one.
       const rest = started + (deps.config.network?.timeoutMs ?? 5_000) - Date.now();
@@ -262,6 +274,6 @@ export async function setupDatabase(deps: Ports, auth: UserAuth, rawId: string):
     }
     throw invalidField('setup', err instanceof Error ? err.message : String(err));
   }
-  deps.sources.setSetupStatus(source.id, 'ready');
+  await deps.sources.setSetupStatus(source.id, 'ready');
   return { source: { ...source, setupStatus: 'ready' }, setup: { status: 'ready', message } };
 }

@@ -110,10 +110,11 @@ export interface LoginThrottle {
   /**
    * Called before the password is checked. Returns 0 and counts the attempt as a failure of the
    * e-mail and of the address, or returns the seconds to wait (and counts nothing) while blocked.
+   * One atomic unit: the check and the count happen together, so parallel guesses see each other.
    */
-  begin(email: string, address: string, now: number): number;
+  begin(email: string, address: string, now: number): Promise<number>;
   /** The password was right: forgets the e-mail's failures, takes back the address's count. */
-  succeeded(email: string, address: string): void;
+  succeeded(email: string, address: string): Promise<void>;
 }
 
 export function createLoginThrottle(
@@ -122,7 +123,7 @@ export function createLoginThrottle(
   const emails = new FailureCounters(rules.email ?? EMAIL_RULE);
   const addresses = new FailureCounters(rules.address ?? ADDRESS_RULE);
   return {
-    begin(email, address, now) {
+    async begin(email, address, now) {
       const emailKey = email.toLowerCase();
       const addressKey = addressGroup(address);
       const wait = Math.max(emails.blockedFor(emailKey, now), addresses.blockedFor(addressKey, now));
@@ -131,7 +132,7 @@ export function createLoginThrottle(
       addresses.fail(addressKey, now);
       return 0;
     },
-    succeeded(email, address) {
+    async succeeded(email, address) {
       emails.forget(email.toLowerCase());
       addresses.undo(addressGroup(address));
     },

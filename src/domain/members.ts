@@ -10,7 +10,6 @@ import type { Ports } from './ports';
 import { conflict, forbidden, invalidField, notFound } from '../errors';
 import { newId } from '../lib/ids';
 import { hashToken, mintToken } from '../lib/tokens';
-import { inTransaction } from '../storage/db';
 import type { InvitationRow, MemberRow, MembershipRow } from '../storage/accounts';
 import type { UserAuth } from '../model/source';
 
@@ -38,7 +37,7 @@ export const INVITATION_TTL_MAX_S = 30 * 86_400;
 /** Pending invitations per organization: a bound on what one admin can make the server keep. */
 export const PENDING_INVITATIONS_MAX = 100;
 
-type MemberPorts = Pick<Ports, 'accounts' | 'db' | 'now'>;
+type MemberPorts = Pick<Ports, 'accounts' | 'now'>;
 
 function organizationOf(auth: UserAuth): string {
   if (!auth.organizationId) throw conflict('User does not belong to an organization');
@@ -51,7 +50,7 @@ function requireAtLeast(auth: UserAuth, minimum: Role): string {
   return organizationId;
 }
 
-export function listMembers(deps: MemberPorts, auth: UserAuth): MemberRow[] {
+export async function listMembers(deps: MemberPorts, auth: UserAuth): Promise<MemberRow[]> {
   return deps.accounts.members(organizationOf(auth));
 }
 
@@ -61,49 +60,47 @@ export interface NewInvitation {
   token: string;
 }
 
-export function createInvitation(
+export async function createInvitation(
   deps: MemberPorts,
   auth: UserAuth,
   role: GrantableRole,
   expiresInSeconds: number,
-): NewInvitation {
+): Promise<NewInvitation> {
   const organizationId = requireAtLeast(auth, 'admin');
   if (role === 'admin' && !hasRole(auth.role, 'owner')) throw forbidden('Only the owner can invite an admin');
-  return inTransaction(deps.db, () => {
-    const now = deps.now();
-    if (deps.accounts.pendingInvitationCount(organizationId, now) >= PENDING_INVITATIONS_MAX) {
-      throw invalidField('base', `at most ${PENDING_INVITATIONS_MAX} pending invitations`);
-    }
-    const minted = mintToken(INVITATION_PREFIX);
-    const invitation: InvitationRow = {
-      id: newId(),
-      organization_id: organizationId,
-      role,
-      token_hash: minted.hash,
-      last5: minted.last5,
-      created_by: auth.userId,
-      created_at: now,
-      expires_at: now + expiresInSeconds * 1000,
-      accepted_by: null,
-      accepted_at: null,
-    };
-    deps.accounts.insertInvitation(invitation);
-    return { invitation, token: minted.value };
-  });
+  const now = deps.now();
+  const minted = mintToken(INVITATION_PREFIX);
+  const invitation: InvitationRow = {
+    id: newId(),
+    organization_id: organizationId,
+    role,
+    token_hash: minted.hash,
+    last5: minted.last5,
+    created_by: auth.userId,
+    created_at: now,
+    expires_at: now + expiresInSeconds * 1000,
+    accepted_by: null,
+    accepted_at: null,
+  };
+  // The cap is counted in the insert's own transaction (accounts.insertInvitation).
+  if (!(await deps.accounts.insertInvitation(invitation, PENDING_INVITATIONS_MAX, now))) {
+    throw invalidField('base', `at most ${PENDING_INVITATIONS_MAX} pending invitations`);
+  }
+  return { invitation, token: minted.value };
 }
 
-export function listInvitations(deps: MemberPorts, auth: UserAuth): InvitationRow[] {
+export async function listInvitations(deps: MemberPorts, auth: UserAuth): Promise<InvitationRow[]> {
   return deps.accounts.pendingInvitations(requireAtLeast(auth, 'admin'), deps.now());
 }
 
-export function revokeInvitation(deps: MemberPorts, auth: UserAuth, id: string): void {
-  if (!deps.accounts.deleteInvitation(id, requireAtLeast(auth, 'admin'))) throw notFound();
+export async function revokeInvitation(deps: MemberPorts, auth: UserAuth, id: string): Promise<void> {
+  if (!(await deps.accounts.deleteInvitation(id, requireAtLeast(auth, 'admin')))) throw notFound();
 }
 
 /** The invitation a token names, if it is well formed, known, unused and not expired. */
-function liveInvitation(deps: MemberPorts, token: string): InvitationRow | null {
+async function liveInvitation(deps: MemberPorts, token: string): Promise<InvitationRow | null> {
   if (!INVITATION_SHAPE.test(token)) return null;
-  const invitation = deps.accounts.invitationByHash(hashToken(token));
+  const invitation = await deps.accounts.invitationByHash(hashToken(token));
   if (!invitation || invitation.accepted_at !== null || invitation.expires_at <= deps.now()) return null;
   return invitation;
 }
@@ -115,9 +112,11 @@ export interface InvitationPreview {
 }
 
 /** What an invitation link offers, for the page that accepts it; 404 for any link that cannot be used. */
-export function previewInvitation(deps: MemberPorts, token: string): InvitationPreview {
-  const invitation = liveInvitation(deps, token);
-  const organization = invitation ? deps.accounts.organizationById(invitation.organization_id) : undefined;
+export async function previewInvitation(deps: MemberPorts, token: string): Promise<InvitationPreview> {
+  const invitation = await liveInvitation(deps, token);
+  const organization = invitation
+    ? await deps.accounts.organizationById(invitation.organization_id)
+    : undefined;
   if (!invitation || !organization) throw notFound();
   return {
     organization: { id: organization.id, name: organization.name },
@@ -126,31 +125,38 @@ export function previewInvitation(deps: MemberPorts, token: string): InvitationP
   };
 }
 
-/** The signed-in user joins the invitation's organization; 409 when they already belong to one. */
-export function acceptInvitation(deps: MemberPorts, auth: UserAuth, token: string): MembershipRow {
-  return inTransaction(deps.db, () => {
-    const invitation = liveInvitation(deps, token);
-    if (!invitation) throw notFound();
-    if (deps.accounts.membershipByUser(auth.userId))
-      throw conflict('User already belongs to an organization');
-    const now = deps.now();
-    if (!deps.accounts.acceptInvitation(invitation.id, auth.userId, now)) throw notFound();
-    const membership: MembershipRow = {
-      id: newId(),
-      user_id: auth.userId,
-      organization_id: invitation.organization_id,
-      role: invitation.role,
-      created_at: now,
-    };
-    deps.accounts.insertMembership(membership);
-    return membership;
-  });
+/**
+ * The signed-in user joins the invitation's organization; 409 when they already belong to one.
+ * The checks are repeated in the acceptance's own transaction (accounts.acceptInvitation).
+ */
+export async function acceptInvitation(
+  deps: MemberPorts,
+  auth: UserAuth,
+  token: string,
+): Promise<MembershipRow> {
+  const invitation = await liveInvitation(deps, token);
+  if (!invitation) throw notFound();
+  if (await deps.accounts.membershipByUser(auth.userId)) throw alreadyMember();
+  const now = deps.now();
+  const membership: MembershipRow = {
+    id: newId(),
+    user_id: auth.userId,
+    organization_id: invitation.organization_id,
+    role: invitation.role,
+    created_at: now,
+  };
+  const outcome = await deps.accounts.acceptInvitation(invitation.id, membership, now);
+  if (outcome === 'gone') throw notFound();
+  if (outcome === 'member') throw alreadyMember();
+  return membership;
 }
 
+const alreadyMember = () => conflict('User already belongs to an organization');
+
 /** The member a manager may act on: never the owner, never themselves, an admin only by the owner. */
-function manageable(deps: MemberPorts, auth: UserAuth, membershipId: string): MembershipRow {
+async function manageable(deps: MemberPorts, auth: UserAuth, membershipId: string): Promise<MembershipRow> {
   const organizationId = requireAtLeast(auth, 'admin');
-  const member = deps.accounts.membershipById(membershipId, organizationId);
+  const member = await deps.accounts.membershipById(membershipId, organizationId);
   if (!member) throw notFound();
   if (member.user_id === auth.userId) throw forbidden('You cannot change your own membership');
   if (member.role === 'owner') throw forbidden('The owner cannot be changed');
@@ -159,24 +165,31 @@ function manageable(deps: MemberPorts, auth: UserAuth, membershipId: string): Me
   return member;
 }
 
-export function changeRole(
+/**
+ * The checks of manageable hold for the role they read: the write names that role and does
+ * nothing when it changed meanwhile (another request in between), and then everything is checked
+ * again on the new row. So the owner is never changed and an admin only by the owner, as when
+ * both requests had run one after the other.
+ */
+export async function changeRole(
   deps: MemberPorts,
   auth: UserAuth,
   membershipId: string,
   role: GrantableRole,
-): MembershipRow {
-  return inTransaction(deps.db, () => {
-    const member = manageable(deps, auth, membershipId);
+): Promise<MembershipRow> {
+  for (;;) {
+    const member = await manageable(deps, auth, membershipId);
     if (role === 'admin' && !hasRole(auth.role, 'owner')) throw forbidden('Only the owner can make an admin');
-    deps.accounts.updateRole(member.id, member.organization_id, role);
-    return { ...member, role };
-  });
+    if (await deps.accounts.updateRole(member.id, member.organization_id, member.role, role)) {
+      return { ...member, role };
+    }
+  }
 }
 
 /** Removes a member: their requests stop reaching the organization at once (roles are read per request). */
-export function removeMember(deps: MemberPorts, auth: UserAuth, membershipId: string): void {
-  inTransaction(deps.db, () => {
-    const member = manageable(deps, auth, membershipId);
-    deps.accounts.deleteMembership(member.id, member.organization_id);
-  });
+export async function removeMember(deps: MemberPorts, auth: UserAuth, membershipId: string): Promise<void> {
+  for (;;) {
+    const member = await manageable(deps, auth, membershipId);
+    if (await deps.accounts.deleteMembership(member.id, member.organization_id, member.role)) return;
+  }
 }

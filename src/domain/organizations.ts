@@ -2,8 +2,8 @@
 import type { Ports } from './ports';
 import { conflict, invalidField } from '../errors';
 import { newId } from '../lib/ids';
-import { inTransaction } from '../storage/db';
 import type { MembershipRow, OrganizationRow } from '../storage/accounts';
+import type { UserAuth } from './types';
 
 export const OWNER_ROLE = 'owner';
 export const TAKEN = 'has already been taken';
@@ -29,20 +29,14 @@ export interface OrganizationWithMembership {
   membership: MembershipRow;
 }
 
-/**
- * Inserts an organization and the user's owner membership. Call inside a transaction; `field` names
- * the input field a taken slug is reported on.
- */
-export function insertOrganizationFor(
-  deps: Pick<Ports, 'accounts' | 'now'>,
+/** A new organization and the user's owner membership (not stored yet). */
+export function newOrganization(
+  deps: Pick<Ports, 'now'>,
   userId: string,
   name: string,
-  field: string,
 ): OrganizationWithMembership {
   const now = deps.now();
   const organization: OrganizationRow = { id: newId(), name, slug: slugify(name), created_at: now };
-  if (deps.accounts.slugTaken(organization.slug)) throw invalidField(field, TAKEN);
-  deps.accounts.insertOrganization(organization);
   const membership: MembershipRow = {
     id: newId(),
     user_id: userId,
@@ -50,21 +44,31 @@ export function insertOrganizationFor(
     role: OWNER_ROLE,
     created_at: now,
   };
-  deps.accounts.insertMembership(membership);
   return { organization, membership };
 }
 
-/** POST /bootstrap/organizations: 409 when the user already belongs to one. */
-export function createOrganization(deps: Ports, userId: string, name: string): OrganizationWithMembership {
-  return inTransaction(deps.db, () => {
-    if (deps.accounts.membershipByUser(userId)) throw alreadyMember();
-    return insertOrganizationFor(deps, userId, name, 'name');
-  });
+/**
+ * POST /bootstrap/organizations: 409 when the user already belongs to one, 422 when the slug is
+ * taken; both checked in the insert's own transaction (accounts.createOrganization).
+ */
+export async function createOrganization(
+  deps: Pick<Ports, 'accounts' | 'now'>,
+  userId: string,
+  name: string,
+): Promise<OrganizationWithMembership> {
+  const created = newOrganization(deps, userId, name);
+  const outcome = await deps.accounts.createOrganization(created.organization, created.membership);
+  if (outcome === 'member') throw alreadyMember();
+  if (outcome === 'slug_taken') throw invalidField('name', TAKEN);
+  return created;
 }
 
-/** 409 when the user already belongs to an organization (checked again inside the insert). */
-export function assertNoOrganization(deps: Pick<Ports, 'accounts'>, userId: string): void {
-  if (deps.accounts.membershipByUser(userId)) throw alreadyMember();
+/**
+ * 409 when the token's user already belongs to an organization, as the auth middleware read it for
+ * this request (checked again inside the insert).
+ */
+export function assertNoOrganization(auth: UserAuth): void {
+  if (auth.organizationId !== null) throw alreadyMember();
 }
 
 const alreadyMember = () => conflict('User already belongs to an organization');

@@ -7,6 +7,7 @@ import type { SecretBox } from '../lib/secrets';
 import type { AccountsRepo } from '../storage/accounts';
 import type { DashboardsRepo } from '../storage/dashboards';
 import type { SharesRepo } from '../storage/shares';
+import type { SessionsRepo } from '../storage/sessions';
 import type { Db } from '../storage/db';
 import type { SourcesRepo } from '../storage/sources';
 import type { MonitorsRepo } from '../storage/monitors';
@@ -25,6 +26,8 @@ export interface Ports {
   dashboards: DashboardsRepo;
   /** dashboards' read-only share links */
   shares: SharesRepo;
+  /** the web interface's sign-in sessions */
+  sessions: SessionsRepo;
   loginThrottle: LoginThrottle;
   /** metric ingestion (group commit) and reads over every source's store */
   metrics: MetricsEngine;

@@ -8,7 +8,7 @@ import type { Ports } from './ports';
 import { notFound } from '../errors';
 import { newId, normalizeId } from '../lib/ids';
 import { hashToken } from '../lib/tokens';
-import { sessionsRepo, type SessionRow } from '../storage/sessions';
+import type { SessionRow } from '../storage/sessions';
 
 export const SESSION_PREFIX = 'svc_ses_';
 const SESSION_SHAPE = /^svc_ses_[A-Za-z0-9_-]{43}$/;
@@ -16,7 +16,7 @@ const SESSION_SHAPE = /^svc_ses_[A-Za-z0-9_-]{43}$/;
 const TOUCH_EVERY_MS = 60_000;
 const MAX_USER_AGENT = 200;
 
-type SessionDeps = Pick<Ports, 'db' | 'config' | 'now'>;
+type SessionDeps = Pick<Ports, 'sessions' | 'config' | 'now'>;
 
 const limits = (deps: SessionDeps) => ({
   idleMs: deps.config.session.idleTimeoutSeconds * 1000,
@@ -26,15 +26,13 @@ const limits = (deps: SessionDeps) => ({
 /** The cookie's lifetime: the session's absolute one (the server enforces both limits anyway). */
 export const sessionCookieMaxAgeMs = (deps: SessionDeps): number => limits(deps).maxMs;
 
-export function openSession(
+export async function openSession(
   deps: SessionDeps,
   userId: string,
   meta: { userAgent: string; address: string },
-): { value: string; row: SessionRow } {
-  const repo = sessionsRepo(deps.db);
+): Promise<{ value: string; row: SessionRow }> {
   const now = deps.now();
   const { idleMs, maxMs } = limits(deps);
-  repo.removeExpired(userId, now - idleMs, now - maxMs); // the user's stale rows go as a new one comes
   const value = SESSION_PREFIX + randomBytes(32).toString('base64url');
   const row: SessionRow = {
     id: newId(),
@@ -45,42 +43,42 @@ export function openSession(
     created_at: now,
     last_seen_at: now,
   };
-  repo.insert(row);
+  await deps.sessions.open(row, now - idleMs, now - maxMs); // the user's stale rows go as a new one comes
   return { value, row };
 }
 
 /** The live session of a cookie value, or null (unknown, malformed, idle too long or too old: ended). */
-export function resolveSession(deps: SessionDeps, value: string): SessionRow | null {
+export async function resolveSession(deps: SessionDeps, value: string): Promise<SessionRow | null> {
   if (!SESSION_SHAPE.test(value)) return null;
-  const repo = sessionsRepo(deps.db);
-  const row = repo.byHash(hashToken(value));
+  const repo = deps.sessions;
+  const row = await repo.byHash(hashToken(value));
   if (!row) return null;
   const now = deps.now();
   const { idleMs, maxMs } = limits(deps);
   if (now - row.last_seen_at >= idleMs || now - row.created_at >= maxMs) {
-    repo.removeById(row.id);
+    await repo.removeById(row.id);
     return null;
   }
-  if (now - row.last_seen_at >= TOUCH_EVERY_MS) repo.touch(row.id, now);
+  if (now - row.last_seen_at >= TOUCH_EVERY_MS) await repo.touch(row.id, now);
   return row;
 }
 
-export function listSessions(deps: SessionDeps, userId: string): SessionRow[] {
+export async function listSessions(deps: SessionDeps, userId: string): Promise<SessionRow[]> {
   const now = deps.now();
   const { idleMs, maxMs } = limits(deps);
-  return sessionsRepo(deps.db)
-    .listByUser(userId)
-    .filter((row) => now - row.last_seen_at < idleMs && now - row.created_at < maxMs);
+  return (await deps.sessions.listByUser(userId)).filter(
+    (row) => now - row.last_seen_at < idleMs && now - row.created_at < maxMs,
+  );
 }
 
 /** Ends one of the user's sessions; another user's, or an unknown one, is 404. */
-export function revokeSession(deps: SessionDeps, userId: string, rawId: string): void {
+export async function revokeSession(deps: SessionDeps, userId: string, rawId: string): Promise<void> {
   const id = normalizeId(rawId);
-  if (!id || !sessionsRepo(deps.db).remove(id, userId)) throw notFound();
+  if (!id || !(await deps.sessions.remove(id, userId))) throw notFound();
 }
 
-export function endSession(deps: SessionDeps, id: string): void {
-  sessionsRepo(deps.db).removeById(id);
+export async function endSession(deps: SessionDeps, id: string): Promise<void> {
+  await deps.sessions.removeById(id);
 }
 
 /** The times a session ends at: after its idle time from its last use, or at its lifetime. */

@@ -18,19 +18,20 @@ const SHARE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 type ShareDeps = Pick<Ports, 'dashboards' | 'sources' | 'shares' | 'now'>;
 
 /** A dashboard of the user's organization (hidden ones included), or 404. */
-function ownDashboard(deps: ShareDeps, auth: UserAuth, rawId: string): Dashboard {
+async function ownDashboard(deps: ShareDeps, auth: UserAuth, rawId: string): Promise<Dashboard> {
   const id = normalizeId(rawId);
-  const dashboard = id && auth.organizationId ? deps.dashboards.byId(id, auth.organizationId) : undefined;
+  const dashboard =
+    id && auth.organizationId ? await deps.dashboards.byId(id, auth.organizationId) : undefined;
   if (!dashboard) throw notFound();
   return dashboard;
 }
 
-export function createShare(
+export async function createShare(
   deps: ShareDeps,
   auth: UserAuth,
   rawDashboardId: string,
-): { row: ShareRow; value: string } {
-  const dashboard = ownDashboard(deps, auth, rawDashboardId);
+): Promise<{ row: ShareRow; value: string }> {
+  const dashboard = await ownDashboard(deps, auth, rawDashboardId);
   const value = randomBytes(32).toString('base64url');
   const row: ShareRow = {
     id: newId(),
@@ -41,31 +42,38 @@ export function createShare(
     last5: value.slice(-5),
     created_at: deps.now(),
   };
-  deps.shares.insert(row);
+  if (!(await deps.shares.insert(row))) throw notFound(); // the dashboard was deleted meanwhile
   return { row, value };
 }
 
-export function listShares(deps: ShareDeps, auth: UserAuth, rawDashboardId: string): ShareRow[] {
-  const dashboard = ownDashboard(deps, auth, rawDashboardId);
+export async function listShares(
+  deps: ShareDeps,
+  auth: UserAuth,
+  rawDashboardId: string,
+): Promise<ShareRow[]> {
+  const dashboard = await ownDashboard(deps, auth, rawDashboardId);
   return deps.shares.listByDashboard(dashboard.id, dashboard.organizationId);
 }
 
-export function revokeShare(
+export async function revokeShare(
   deps: ShareDeps,
   auth: UserAuth,
   rawDashboardId: string,
   rawShareId: string,
-): void {
-  const dashboard = ownDashboard(deps, auth, rawDashboardId);
+): Promise<void> {
+  const dashboard = await ownDashboard(deps, auth, rawDashboardId);
   const id = normalizeId(rawShareId);
-  if (!id || !deps.shares.remove(id, dashboard.id, dashboard.organizationId)) throw notFound();
+  if (!id || !(await deps.shares.remove(id, dashboard.id, dashboard.organizationId))) throw notFound();
 }
 
 /** The dashboard and source of a link; an unknown or revoked link, or a hidden dashboard, is 404. */
-export function resolveShare(deps: ShareDeps, token: string): { dashboard: Dashboard; source: Source } {
-  const row = SHARE_TOKEN.test(token) ? deps.shares.byHash(hashToken(token)) : undefined;
-  const dashboard = row ? deps.dashboards.byId(row.dashboard_id, row.organization_id) : undefined;
-  const source = dashboard?.visibility ? deps.sources.cachedById(dashboard.sourceId) : undefined;
+export async function resolveShare(
+  deps: ShareDeps,
+  token: string,
+): Promise<{ dashboard: Dashboard; source: Source }> {
+  const row = SHARE_TOKEN.test(token) ? await deps.shares.byHash(hashToken(token)) : undefined;
+  const dashboard = row ? await deps.dashboards.byId(row.dashboard_id, row.organization_id) : undefined;
+  const source = dashboard?.visibility ? await deps.sources.cachedById(dashboard.sourceId) : undefined;
   if (!dashboard || !source) throw notFound();
   return { dashboard, source };
 }

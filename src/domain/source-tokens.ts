@@ -25,12 +25,16 @@ export interface MintedSourceToken {
   source: Source;
 }
 
-export function createSourceToken(deps: Ports, auth: UserAuth, input: SourceTokenInput): MintedSourceToken {
+export async function createSourceToken(
+  deps: Ports,
+  auth: UserAuth,
+  input: SourceTokenInput,
+): Promise<MintedSourceToken> {
   if (input.sourceType === 'project' && !deps.config.features.projectsEnabled) {
     throw invalidField('source_type', 'projects are disabled for this deployment');
   }
   const org = auth.organizationId;
-  const source = org ? deps.sources.inOrganization(input.sourceId, org) : undefined;
+  const source = org ? await deps.sources.inOrganization(input.sourceId, org) : undefined;
   if (!org || !source || source.type !== input.sourceType) throw notFound();
   const minted = mintToken(SOURCE_TOKEN_PREFIX);
   const row: SourceTokenRow = {
@@ -45,21 +49,30 @@ export function createSourceToken(deps: Ports, auth: UserAuth, input: SourceToke
     can_write: input.write ? 1 : 0,
     created_at: deps.now(),
   };
-  deps.sources.insertToken(row);
+  // The source is checked again in the insert itself: 404 when it was removed meanwhile.
+  if (!(await deps.sources.insertToken(row, source.type))) throw notFound();
   return { row, value: minted.value, source };
 }
 
 /** The organization's source tokens (never their values), optionally of one source. */
-export function listSourceTokens(deps: Ports, auth: UserAuth, sourceId: string | null): SourceTokenRow[] {
+export async function listSourceTokens(
+  deps: Ports,
+  auth: UserAuth,
+  sourceId: string | null,
+): Promise<SourceTokenRow[]> {
   if (!auth.organizationId) return [];
-  const rows = deps.sources.tokensByOrganization(auth.organizationId);
+  const rows = await deps.sources.tokensByOrganization(auth.organizationId);
   return sourceId ? rows.filter((row) => row.source_id === sourceId) : rows;
 }
 
 /** Deletes a source token of the organization; another organization's or an unknown id is 404. */
-export function revokeSourceToken(deps: Ports, auth: UserAuth, tokenId: string): SourceTokenRow {
-  const row = deps.sources.tokenById(tokenId);
+export async function revokeSourceToken(
+  deps: Ports,
+  auth: UserAuth,
+  tokenId: string,
+): Promise<SourceTokenRow> {
+  const row = await deps.sources.tokenById(tokenId);
   if (!row || row.organization_id !== auth.organizationId) throw notFound();
-  deps.sources.deleteToken(row);
+  await deps.sources.deleteToken(row);
   return row;
 }

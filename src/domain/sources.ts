@@ -79,7 +79,7 @@ export async function createProject(deps: Ports, auth: UserAuth, input: ProjectI
     projectClusterId: input.projectClusterId,
   };
   if (onCluster) await deps.metrics.setup(source);
-  deps.sources.insert(source);
+  await deps.sources.insert(source);
   return source;
 }
 
@@ -97,9 +97,10 @@ export interface ProjectUpdate {
 }
 
 /** A project of the token's organization, or 404 (malformed ids and databases included). */
-export function projectInOrganization(deps: Ports, auth: UserAuth, rawId: string): Source {
+export async function projectInOrganization(deps: Ports, auth: UserAuth, rawId: string): Promise<Source> {
   const id = normalizeId(rawId);
-  const source = id && auth.organizationId ? deps.sources.inOrganization(id, auth.organizationId) : undefined;
+  const source =
+    id && auth.organizationId ? await deps.sources.inOrganization(id, auth.organizationId) : undefined;
   if (!source || source.type !== 'project') throw notFound();
   return source;
 }
@@ -117,7 +118,7 @@ async function assertBucketingMayChange(deps: Ports, project: Source, update: Pr
   if (!zone && !week) return;
   const cluster = deps.metrics.cluster(project);
   await deps.metrics.flush();
-  if (!(cluster ? await cluster.holdsData() : deps.sources.holdsData(project.id))) return;
+  if (!(cluster ? await cluster.holdsData() : await deps.sources.holdsData(project.id))) return;
   if (zone) fields.time_zone = [ZONE_FIXED];
   if (week) fields.beginning_of_week = [ZONE_FIXED];
   throw invalid(fields);
@@ -136,7 +137,7 @@ export async function updateProject(deps: Ports, project: Source, update: Projec
     expireAfter: update.expireAfter === undefined ? project.expireAfter : update.expireAfter,
     retention: update.retention === undefined ? (project.retention ?? null) : update.retention,
   };
-  deps.sources.updateSettings(next);
+  await deps.sources.updateSettings(next);
   return next;
 }
 
@@ -148,28 +149,30 @@ export interface DatabaseUpdate {
 }
 
 /** A database source of the token's organization, or 404 (projects included). */
-export function databaseInOrganization(deps: Ports, auth: UserAuth, rawId: string): Source {
+export async function databaseInOrganization(deps: Ports, auth: UserAuth, rawId: string): Promise<Source> {
   const id = normalizeId(rawId);
-  const source = id && auth.organizationId ? deps.sources.inOrganization(id, auth.organizationId) : undefined;
+  const source =
+    id && auth.organizationId ? await deps.sources.inOrganization(id, auth.organizationId) : undefined;
   if (!source || source.type !== 'database') throw notFound();
   return source;
 }
 
-export function updateDatabase(deps: Ports, database: Source, update: DatabaseUpdate): Source {
+export async function updateDatabase(deps: Ports, database: Source, update: DatabaseUpdate): Promise<Source> {
   const next: Source = {
     ...database,
     displayName: update.name ?? database.displayName,
     defaultTimeframe: update.defaultTimeframe ?? database.defaultTimeframe,
     defaultGranularity: update.defaultGranularity ?? database.defaultGranularity,
   };
-  deps.sources.updateSettings(next);
+  await deps.sources.updateSettings(next);
   return next;
 }
 
 /** Any source of the token's organization, or 404. */
-export function sourceInOrganization(deps: Ports, auth: UserAuth, rawId: string): Source {
+export async function sourceInOrganization(deps: Ports, auth: UserAuth, rawId: string): Promise<Source> {
   const id = normalizeId(rawId);
-  const source = id && auth.organizationId ? deps.sources.inOrganization(id, auth.organizationId) : undefined;
+  const source =
+    id && auth.organizationId ? await deps.sources.inOrganization(id, auth.organizationId) : undefined;
   if (!source) throw notFound();
   return source;
 }
@@ -186,7 +189,7 @@ export interface SourceDependents {
 
 export async function sourceDependents(deps: Ports, source: Source): Promise<SourceDependents> {
   if (source.type === 'project') await deps.metrics.flush(); // acknowledged points count as stored
-  return deps.sources.dependents(source.id);
+  return await deps.sources.dependents(source.id);
 }
 
 /**
@@ -204,10 +207,10 @@ export async function removeSource(
   const cluster = deps.metrics.cluster(source);
   if (cluster) {
     await cluster.drop();
-    deps.sources.remove(source.id);
+    await deps.sources.remove(source.id);
     return gone;
   }
-  deps.sources.remove(source.id);
+  await deps.sources.remove(source.id);
   if (source.type === 'project') await deps.removeStoredData(source.id);
   else await deps.metrics.release(source.id);
   return gone;
@@ -219,11 +222,13 @@ export interface SourceList {
 }
 
 /** The organization's sources; projects only while the deployment has them enabled. */
-export function listSources(deps: Ports, auth: UserAuth): SourceList {
+export async function listSources(deps: Ports, auth: UserAuth): Promise<SourceList> {
   const org = auth.organizationId;
   if (org === null) return { projects: [], databases: [] };
   return {
-    projects: deps.config.features.projectsEnabled ? deps.sources.listByOrganization(org, 'project') : [],
-    databases: deps.sources.listByOrganization(org, 'database'),
+    projects: deps.config.features.projectsEnabled
+      ? await deps.sources.listByOrganization(org, 'project')
+      : [],
+    databases: await deps.sources.listByOrganization(org, 'database'),
   };
 }

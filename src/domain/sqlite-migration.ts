@@ -23,10 +23,12 @@ export interface SqliteMigrationReport {
   stagedRemoved: number;
 }
 
-export function migrateSqliteSources(deps: Pick<Ports, 'config' | 'sources' | 'log'>): SqliteMigrationReport {
+export async function migrateSqliteSources(
+  deps: Pick<Ports, 'config' | 'sources' | 'log'>,
+): Promise<SqliteMigrationReport> {
   const report: SqliteMigrationReport = { moved: 0, grandfathered: 0, stagedRemoved: 0 };
   const root = realpathSync(deps.config.sources.sqliteRoot);
-  for (const source of deps.sources.sqliteSources()) {
+  for (const source of await deps.sources.sqliteSources()) {
     const file = source.config.file_path;
     if (typeof file !== 'string' || source.config.legacy_path === true) continue;
     const folder = path.join(root, source.organizationId);
@@ -42,10 +44,10 @@ export function migrateSqliteSources(deps: Pick<Ports, 'config' | 'sources' | 'l
       for (const suffix of COMPANIONS)
         if (existsSync(file + suffix)) renameSync(file + suffix, target + suffix);
       if (existsSync(file)) renameSync(file, target);
-      deps.sources.setConfig(source.id, { ...source.config, file_path: target });
+      await deps.sources.setConfig(source.id, { ...source.config, file_path: target });
       report.moved++;
     } else {
-      deps.sources.setConfig(source.id, { ...source.config, legacy_path: true });
+      await deps.sources.setConfig(source.id, { ...source.config, legacy_path: true });
       report.grandfathered++;
     }
   }

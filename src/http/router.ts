@@ -137,7 +137,7 @@ export function createRoutes(deps: Deps): Middleware {
   r.post('/dashboards/:id/shares', editor, shares.create);
   r.delete('/dashboards/:id/shares/:shareId', editor, shares.remove);
   r.get('/shared/:token', shares.show);
-  r.get('/shared/:token/metrics', shares.input.series, shares.series);
+  r.get('/shared/:token/metrics', shares.resolve, shares.input.series, shares.series);
 
   // Members and invitations (docs/members.md); the domain checks who may change whom.
   const members = memberRoutes(deps);

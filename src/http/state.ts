@@ -4,6 +4,7 @@
 import type { Context } from 'koa';
 import type { Auth, Source, UserAuth } from '../domain/types';
 import type { UploadedFile } from '../domain/sqlite-paths';
+import type { Dashboard } from '../model/dashboard';
 import { AppError } from '../errors';
 
 export interface RequestState {
@@ -13,6 +14,8 @@ export interface RequestState {
   auth?: Auth;
   /** auth.ts (metrics routes): the token's source */
   source?: Source;
+  /** routes/shares.ts: the dashboard and source of a share link */
+  shared?: { dashboard: Dashboard; source: Source };
   /** body.ts: the parsed JSON body (or multipart fields), until validate() takes it */
   body?: unknown;
   /** body.ts: a JSON body kept as bytes (the batch endpoint) */
@@ -49,6 +52,13 @@ export function sourceOf(ctx: Context): Source {
   const { source } = stateOf(ctx);
   if (!source) throw missing('source');
   return source;
+}
+
+/** The share link's dashboard and source (the share routes' resolve ran). */
+export function sharedOf(ctx: Context): { dashboard: Dashboard; source: Source } {
+  const { shared } = stateOf(ctx);
+  if (!shared) throw missing('shared');
+  return shared;
 }
 
 /** Every file a multipart body staged, whatever its field name. */

@@ -78,7 +78,7 @@ export async function startListeners(deps: Deps, configs: readonly ListenerConfi
 
   async function write(config: ListenerConfig, points: IntakePoint[]): Promise<void> {
     if (points.length === 0) return;
-    const source = deps.sources.cachedById(config.source);
+    const source = await deps.sources.cachedById(config.source);
     if (!source) {
       counters.dropped += points.length;
       deps.log.warn('intake listener: its source does not exist', {

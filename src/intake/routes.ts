@@ -77,16 +77,16 @@ function tokenOf(ctx: Context, query: Query): string | null {
 }
 
 /** The source a request may write to: 401 without a known source token, 403 without `write`. */
-function writableSource(ctx: Context, query: Query, deps: Deps): Source {
+async function writableSource(ctx: Context, query: Query, deps: Deps): Promise<Source> {
   const value = tokenOf(ctx, query);
   const kind = value ? tokenKind(value) : null;
   if (!value || !kind) throw unauthorized(NO_TOKEN);
   if (kind === 'user')
     throw forbidden('Forbidden: a user API token cannot write metrics; use a source token');
-  const token = deps.sources.tokenByHash(hashToken(value));
+  const token = await deps.sources.tokenByHash(hashToken(value));
   if (!token) throw unauthorized(NO_TOKEN);
   if (token.can_write !== 1) throw forbidden('Forbidden: the source token has no write permission');
-  const source = deps.sources.cachedById(token.source_id);
+  const source = await deps.sources.cachedById(token.source_id);
   if (!source) throw unauthorized(NO_TOKEN);
   return source;
 }
@@ -168,8 +168,8 @@ function badParameter(message: string): AppError {
 }
 
 /** A line-protocol write's query: the writable source (`p=` may carry its token), then `precision`. */
-function lineProtocolQuery(ctx: Context, query: Query, deps: Deps, api: 1 | 2) {
-  const source = writableSource(ctx, query, deps);
+async function lineProtocolQuery(ctx: Context, query: Query, deps: Deps, api: 1 | 2) {
+  const source = await writableSource(ctx, query, deps);
   const rawPrecision = query.precision;
   // given twice (an array) is as wrong as an unknown name
   const precision = Array.isArray(rawPrecision) ? null : parsePrecision(rawPrecision, api);
@@ -192,9 +192,9 @@ function intakeInput(deps: Deps) {
     otlp: validate({ query: (query, ctx) => writableSource(ctx, query, deps) }),
     remoteWrite: validate({ query: (query, ctx) => writableSource(ctx, query, deps) }),
     query: validate({
-      query: (query, ctx) => {
+      query: async (query, ctx) => {
         // Credentials are optional here; sent ones must be good, so a client learns at start-up.
-        if (tokenOf(ctx, query) !== null) checkAnySourceToken(ctx, query, deps);
+        if (tokenOf(ctx, query) !== null) await checkAnySourceToken(ctx, query, deps);
         return typeof query.q === 'string' ? query.q : '';
       },
     }),
@@ -377,10 +377,10 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
 }
 
 /** /query with credentials: any token of the source (read or write) will do. */
-function checkAnySourceToken(ctx: Context, query: Query, deps: Deps): void {
+async function checkAnySourceToken(ctx: Context, query: Query, deps: Deps): Promise<void> {
   const value = tokenOf(ctx, query);
   const kind = value ? tokenKind(value) : null;
-  if (!value || kind !== 'source' || !deps.sources.tokenByHash(hashToken(value)))
+  if (!value || kind !== 'source' || !(await deps.sources.tokenByHash(hashToken(value))))
     throw unauthorized(NO_TOKEN);
 }
 

@@ -36,7 +36,7 @@ import { logFiles } from '../drivers/embedded/log';
 import { MetricWriter } from '../drivers/embedded/metric-writer';
 import { openDatabase } from '../storage/db';
 import { migrate, SCHEMA_VERSION } from '../storage/migrations';
-import { createSourcesRepo } from '../storage/sources';
+import { sourceSettingsReader } from '../storage/sources';
 import { pidFilePath, runningService } from './pid-file';
 
 export class OpsError extends Error {}
@@ -100,8 +100,7 @@ function copyLog(dataDir: string, folded: number, into: string): boolean {
 async function foldCopiedLog(dir: string, file: string, nativeBinding: unknown): Promise<void> {
   const db = openDatabase(file, { nativeBinding });
   try {
-    const sources = createSourcesRepo(db);
-    const writer = new MetricWriter({ db, sourceSettings: (id) => sources.byId(id) }); // replays the log
+    const writer = new MetricWriter({ db, sourceSettings: sourceSettingsReader(db) }); // replays the log
     await writer.close();
   } finally {
     db.close();

@@ -80,17 +80,18 @@ export function createAccountsRepo(db: Db) {
       `SELECT m.*, u.email, u.name FROM memberships m JOIN users u ON u.id = m.user_id
        WHERE m.organization_id = ? ORDER BY m.created_at, m.id`,
     ),
-    updateRole: db.prepare<[string, string, string]>(
-      'UPDATE memberships SET role = ? WHERE id = ? AND organization_id = ?',
+    updateRole: db.prepare<[string, string, string, string]>(
+      'UPDATE memberships SET role = ? WHERE id = ? AND organization_id = ? AND role = ?',
     ),
-    deleteMembership: db.prepare<[string, string]>(
-      'DELETE FROM memberships WHERE id = ? AND organization_id = ?',
+    deleteMembership: db.prepare<[string, string, string]>(
+      'DELETE FROM memberships WHERE id = ? AND organization_id = ? AND role = ?',
     ),
     insertInvitation: db.prepare<[string, string, string, string, string, string | null, number, number]>(
       `INSERT INTO invitations (id, organization_id, role, token_hash, last5, created_by, created_at, expires_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     invitationByHash: db.prepare<[string], InvitationRow>('SELECT * FROM invitations WHERE token_hash = ?'),
+    invitationById: db.prepare<[string], InvitationRow>('SELECT * FROM invitations WHERE id = ?'),
     pendingInvitations: db.prepare<[string, number], InvitationRow>(
       `SELECT * FROM invitations WHERE organization_id = ? AND accepted_at IS NULL AND expires_at > ?
        ORDER BY created_at DESC, id`,
@@ -106,50 +107,132 @@ export function createAccountsRepo(db: Db) {
     ),
     anyUser: db.prepare<[], { one: number }>('SELECT 1 AS one FROM users LIMIT 1'),
   };
+  /** One IMMEDIATE transaction: what it reads still holds when it writes. */
+  const atomically = <T>(fn: () => T): T => db.transaction(fn).immediate();
+  const insertUser = (u: UserRow) =>
+    q.insertUser.run(u.id, u.email, u.email.toLowerCase(), u.name, u.password_hash, u.created_at);
+  const insertOrganization = (o: OrganizationRow) =>
+    q.insertOrganization.run(o.id, o.name, o.slug, o.created_at);
+  const insertMembership = (m: MembershipRow) =>
+    q.insertMembership.run(m.id, m.user_id, m.organization_id, m.role, m.created_at);
+  const insertUserToken = (t: UserTokenRow) =>
+    q.insertUserToken.run(t.id, t.user_id, t.name, t.token_hash, t.last5, t.created_at);
   return {
-    insertUser: (u: UserRow) =>
-      q.insertUser.run(u.id, u.email, u.email.toLowerCase(), u.name, u.password_hash, u.created_at),
-    userById: (id: string) => q.userById.get(id),
-    userByEmail: (email: string) => q.userByEmail.get(email.toLowerCase()),
-    insertOrganization: (o: OrganizationRow) => q.insertOrganization.run(o.id, o.name, o.slug, o.created_at),
-    organizationById: (id: string) => q.organizationById.get(id),
-    slugTaken: (slug: string) => q.slugTaken.get(slug) !== undefined,
-    insertMembership: (m: MembershipRow) =>
-      q.insertMembership.run(m.id, m.user_id, m.organization_id, m.role, m.created_at),
-    membershipByUser: (userId: string) => q.membershipByUser.get(userId),
-    insertUserToken: (t: UserTokenRow) =>
-      q.insertUserToken.run(t.id, t.user_id, t.name, t.token_hash, t.last5, t.created_at),
-    userTokenByHash: (hash: string) => q.userTokenByHash.get(hash),
+    userById: async (id: string): Promise<UserRow | undefined> => q.userById.get(id),
+    userByEmail: async (email: string): Promise<UserRow | undefined> =>
+      q.userByEmail.get(email.toLowerCase()),
+    organizationById: async (id: string): Promise<OrganizationRow | undefined> => q.organizationById.get(id),
+    slugTaken: async (slug: string): Promise<boolean> => q.slugTaken.get(slug) !== undefined,
+    membershipByUser: async (userId: string): Promise<MembershipRow | undefined> =>
+      q.membershipByUser.get(userId),
+    /** A token of a user who exists (login): one insert. */
+    insertUserToken: async (t: UserTokenRow): Promise<void> => void insertUserToken(t),
+    userTokenByHash: async (hash: string): Promise<UserTokenRow | undefined> => q.userTokenByHash.get(hash),
     /** sign-out: the token stops working at once (user tokens are not cached) */
-    deleteUserToken: (id: string) => q.deleteUserToken.run(id).changes > 0,
-    hasAnyUser: () => q.anyUser.get() !== undefined,
-    membershipById: (id: string, organizationId: string) => q.membershipById.get(id, organizationId),
-    members: (organizationId: string) => q.members.all(organizationId),
-    updateRole: (id: string, organizationId: string, role: string) =>
-      q.updateRole.run(role, id, organizationId).changes > 0,
-    deleteMembership: (id: string, organizationId: string) =>
-      q.deleteMembership.run(id, organizationId).changes > 0,
-    insertInvitation: (i: InvitationRow) =>
-      q.insertInvitation.run(
-        i.id,
-        i.organization_id,
-        i.role,
-        i.token_hash,
-        i.last5,
-        i.created_by,
-        i.created_at,
-        i.expires_at,
-      ),
-    invitationByHash: (hash: string) => q.invitationByHash.get(hash),
-    pendingInvitations: (organizationId: string, now: number) =>
+    deleteUserToken: async (id: string): Promise<boolean> => q.deleteUserToken.run(id).changes > 0,
+    hasAnyUser: async (): Promise<boolean> => q.anyUser.get() !== undefined,
+    membershipById: async (id: string, organizationId: string): Promise<MembershipRow | undefined> =>
+      q.membershipById.get(id, organizationId),
+    members: async (organizationId: string): Promise<MemberRow[]> => q.members.all(organizationId),
+    /**
+     * Atomic: the role changes only while the member still has `fromRole` (the role the caller's
+     * checks were made on); false when the row is gone or its role changed meanwhile.
+     */
+    updateRole: async (
+      id: string,
+      organizationId: string,
+      fromRole: string,
+      role: string,
+    ): Promise<boolean> => q.updateRole.run(role, id, organizationId, fromRole).changes > 0,
+    /** Atomic like updateRole: deletes only while the member still has `role`. */
+    deleteMembership: async (id: string, organizationId: string, role: string): Promise<boolean> =>
+      q.deleteMembership.run(id, organizationId, role).changes > 0,
+    /**
+     * Atomic: inserts the invitation unless the organization already has `max` pending ones at
+     * `now` (the count and the insert in one transaction); false when the cap is reached.
+     */
+    insertInvitation: async (i: InvitationRow, max: number, now: number): Promise<boolean> =>
+      atomically(() => {
+        if (q.countPending.get(i.organization_id, now)!.n >= max) return false;
+        q.insertInvitation.run(
+          i.id,
+          i.organization_id,
+          i.role,
+          i.token_hash,
+          i.last5,
+          i.created_by,
+          i.created_at,
+          i.expires_at,
+        );
+        return true;
+      }),
+    invitationByHash: async (hash: string): Promise<InvitationRow | undefined> =>
+      q.invitationByHash.get(hash),
+    pendingInvitations: async (organizationId: string, now: number): Promise<InvitationRow[]> =>
       q.pendingInvitations.all(organizationId, now),
-    pendingInvitationCount: (organizationId: string, now: number) =>
-      q.countPending.get(organizationId, now)!.n,
-    deleteInvitation: (id: string, organizationId: string) =>
+    deleteInvitation: async (id: string, organizationId: string): Promise<boolean> =>
       q.deleteInvitation.run(id, organizationId).changes > 0,
-    acceptInvitation: (id: string, userId: string, now: number) =>
-      q.acceptInvitation.run(userId, now, id).changes > 0,
+    /**
+     * Atomic signup: the user, its first token and (when given) its organization with the owner
+     * membership, in one transaction that first checks the e-mail and then the slug are free.
+     */
+    createAccount: async (a: NewAccount): Promise<'email_taken' | 'slug_taken' | null> =>
+      atomically(() => {
+        if (q.userByEmail.get(a.user.email.toLowerCase())) return 'email_taken';
+        if (a.organization && q.slugTaken.get(a.organization.slug)) return 'slug_taken';
+        insertUser(a.user);
+        if (a.organization && a.membership) {
+          insertOrganization(a.organization);
+          insertMembership(a.membership);
+        }
+        insertUserToken(a.token);
+        return null;
+      }),
+    /**
+     * Atomic: the organization and its owner's membership, unless the user already belongs to an
+     * organization (checked first) or the slug is taken.
+     */
+    createOrganization: async (
+      organization: OrganizationRow,
+      owner: MembershipRow,
+    ): Promise<'member' | 'slug_taken' | null> =>
+      atomically(() => {
+        if (q.membershipByUser.get(owner.user_id)) return 'member';
+        if (q.slugTaken.get(organization.slug)) return 'slug_taken';
+        insertOrganization(organization);
+        insertMembership(owner);
+        return null;
+      }),
+    /**
+     * Atomic: the invitation is marked accepted and the user's membership (with its role) inserted,
+     * only while the invitation is unused and unexpired and the user belongs to no organization.
+     */
+    acceptInvitation: async (
+      invitationId: string,
+      membership: MembershipRow,
+      now: number,
+    ): Promise<'gone' | 'member' | null> =>
+      atomically(() => {
+        const invitation = q.invitationById.get(invitationId);
+        if (!invitation || invitation.accepted_at !== null || invitation.expires_at <= now) return 'gone';
+        if (q.membershipByUser.get(membership.user_id)) return 'member';
+        if (q.acceptInvitation.run(membership.user_id, now, invitationId).changes === 0) return 'gone';
+        insertMembership({
+          ...membership,
+          organization_id: invitation.organization_id,
+          role: invitation.role,
+        });
+        return null;
+      }),
   };
+}
+
+/** What a signup writes, all or nothing (createAccount). */
+export interface NewAccount {
+  user: UserRow;
+  organization: OrganizationRow | null;
+  membership: MembershipRow | null;
+  token: UserTokenRow;
 }
 
 export type AccountsRepo = ReturnType<typeof createAccountsRepo>;

@@ -158,14 +158,44 @@ function groupStatements(db: Db) {
 export function createDashboardsRepo(db: Db) {
   const d = dashboardStatements(db);
   const g = groupStatements(db);
+  /** One IMMEDIATE transaction: what it reads still holds when it writes. */
+  const atomically = <T>(fn: () => T): T => db.transaction(fn).immediate();
+  const sourceThere = db.prepare<[string, string], number>(
+    'SELECT 1 FROM sources WHERE id = ? AND organization_id = ?',
+  );
+  /** What a dashboard row points at is still there (its source, its group when it has one). */
+  const parentsThere = (dashboard: Dashboard): boolean =>
+    sourceThere.get(dashboard.sourceId, dashboard.organizationId) !== undefined &&
+    (dashboard.groupId === null || g.byId.get(dashboard.groupId, dashboard.organizationId) !== undefined);
   return {
-    /** Runs fn in one IMMEDIATE transaction (position = last + 1 and the insert stay together). */
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
-
-    insert: (dashboard: Dashboard) => void d.insert.run(toRow(dashboard)),
-    update: (dashboard: Dashboard) => void d.update.run(toRow(dashboard)),
+    /**
+     * Atomic: inserts the dashboard while its source and group (checked by the caller) are still
+     * there; `atEnd` places it at last + 1 (hidden dashboards count) in the same transaction.
+     * Undefined when a parent is gone (the caller checks again and answers for it).
+     */
+    insert: async (dashboard: Dashboard, atEnd: boolean): Promise<Dashboard | undefined> =>
+      atomically(() => {
+        if (!parentsThere(dashboard)) return undefined;
+        const placed = atEnd
+          ? { ...dashboard, position: (d.lastPosition.get(dashboard.organizationId)?.last ?? 0) + 1 }
+          : dashboard;
+        d.insert.run(toRow(placed));
+        return placed;
+      }),
+    /**
+     * Atomic: saves the dashboard only while the stored version is still `fromUpdatedAt` (the one
+     * the caller's checks read; every save changes it) and its source and group are there. False
+     * otherwise: the caller reads it again and checks again.
+     */
+    update: async (dashboard: Dashboard, fromUpdatedAt: number): Promise<boolean> =>
+      atomically(() => {
+        const stored = d.byId.get(dashboard.id, dashboard.organizationId);
+        if (!stored || stored.updated_at !== fromUpdatedAt || !parentsThere(dashboard)) return false;
+        d.update.run(toRow(dashboard));
+        return true;
+      }),
     /** Any dashboard of the organization, hidden ones included. */
-    byId(id: string, organizationId: string): Dashboard | undefined {
+    async byId(id: string, organizationId: string): Promise<Dashboard | undefined> {
       const row = d.byId.get(id, organizationId);
       return row ? toDashboard(row) : undefined;
     },
@@ -173,7 +203,12 @@ export function createDashboardsRepo(db: Db) {
      * One page of visible dashboards. It stops early, after at least one, once the stored documents
      * of the page would pass `maxBytes`, so no list is built without bound.
      */
-    listVisible(organizationId: string, limit: number, offset: number, maxBytes: number): Dashboard[] {
+    async listVisible(
+      organizationId: string,
+      limit: number,
+      offset: number,
+      maxBytes: number,
+    ): Promise<Dashboard[]> {
       const page: Dashboard[] = [];
       let bytes = 0;
       for (const row of d.listVisible.iterate(organizationId, limit, offset)) {
@@ -183,28 +218,45 @@ export function createDashboardsRepo(db: Db) {
       }
       return page;
     },
-    countVisible: (organizationId: string): number => d.countVisible.pluck().get(organizationId) ?? 0,
-    /** The highest position in use (hidden dashboards included), or null when there is none. */
-    lastPosition: (organizationId: string): number | null => d.lastPosition.get(organizationId)?.last ?? null,
-    remove: (id: string, organizationId: string) => void d.remove.run(id, organizationId),
+    countVisible: async (organizationId: string): Promise<number> =>
+      d.countVisible.pluck().get(organizationId) ?? 0,
+    /** Atomic like update: deletes only while the stored version is still `fromUpdatedAt`. */
+    remove: async (id: string, organizationId: string, fromUpdatedAt: number): Promise<boolean> =>
+      atomically(() => {
+        if (d.byId.get(id, organizationId)?.updated_at !== fromUpdatedAt) return false;
+        d.remove.run(id, organizationId);
+        return true;
+      }),
 
-    insertGroup: (group: DashboardGroup) => void g.insert.run(groupRow(group)),
-    updateGroup: (group: DashboardGroup) => void g.update.run(groupRow(group)),
-    groupById(id: string, organizationId: string): DashboardGroup | undefined {
+    /** Atomic: inserts the group; without a position, at last + 1 in the same transaction. */
+    insertGroup: async (group: DashboardGroup, atEnd: boolean): Promise<DashboardGroup> =>
+      atomically(() => {
+        const placed = atEnd
+          ? { ...group, position: (g.lastPosition.get(group.organizationId)?.last ?? 0) + 1 }
+          : group;
+        g.insert.run(groupRow(placed));
+        return placed;
+      }),
+    /** Atomic like update: saves only while the stored version is still `fromUpdatedAt`. */
+    updateGroup: async (group: DashboardGroup, fromUpdatedAt: number): Promise<boolean> =>
+      atomically(() => {
+        if (g.byId.get(group.id, group.organizationId)?.updated_at !== fromUpdatedAt) return false;
+        g.update.run(groupRow(group));
+        return true;
+      }),
+    async groupById(id: string, organizationId: string): Promise<DashboardGroup | undefined> {
       const row = g.byId.get(id, organizationId);
       return row ? toGroup(row) : undefined;
     },
-    listGroups: (organizationId: string, limit: number, offset: number): DashboardGroup[] =>
+    listGroups: async (organizationId: string, limit: number, offset: number): Promise<DashboardGroup[]> =>
       g.list.all(organizationId, limit, offset).map(toGroup),
-    countGroups: (organizationId: string): number => g.count.pluck().get(organizationId) ?? 0,
-    lastGroupPosition: (organizationId: string): number | null =>
-      g.lastPosition.get(organizationId)?.last ?? null,
+    countGroups: async (organizationId: string): Promise<number> => g.count.pluck().get(organizationId) ?? 0,
     /** Deletes a group; its dashboards stay, ungrouped (and marked as updated at `now`). */
-    removeGroup(id: string, organizationId: string, now: number): void {
-      db.transaction(() => {
+    async removeGroup(id: string, organizationId: string, now: number): Promise<void> {
+      atomically(() => {
         d.ungroup.run(now, id, organizationId);
         g.remove.run(id, organizationId);
-      }).immediate();
+      });
     },
   };
 }

@@ -1,6 +1,7 @@
 // Monitors, their instances' states and their history: prepared statements only. Every read of a
 // monitor by id is scoped to an organization; the evaluator's reads (every active monitor) are not.
 import type { Db } from './db';
+import { OUTBOX_INSERT, type NewOutboxRow } from './outbox';
 import type { HistoryEntry, InstanceState, Monitor, MonitorInstance } from '../model/monitor';
 
 interface MonitorRow {
@@ -192,20 +193,57 @@ export function createMonitorsRepo(db: Db) {
     reportState: db.prepare<[string], { period_start: number | null; ran_at: number; error: string | null }>(
       'SELECT period_start, ran_at, error FROM monitor_reports WHERE monitor_id = ?',
     ),
+    insertOutbox: db.prepare<NewOutboxRow>(OUTBOX_INSERT),
     saveReportState: db.prepare<[string, number | null, number, string | null]>(
       `INSERT INTO monitor_reports (monitor_id, period_start, ran_at, error) VALUES (?, ?, ?, ?)
        ON CONFLICT (monitor_id) DO UPDATE SET period_start = excluded.period_start, ran_at = excluded.ran_at,
          error = excluded.error`,
     ),
   };
+  /** One IMMEDIATE transaction: what it reads still holds when it writes. */
+  const atomically = <T>(fn: () => T): T => db.transaction(fn).immediate();
+  const addHistory = (monitorId: string, e: HistoryEntry) =>
+    void q.addHistory.run(
+      monitorId,
+      e.at,
+      e.instance,
+      e.from,
+      e.to,
+      e.value !== null && Number.isFinite(e.value) ? e.value : null,
+      e.summary,
+    );
+  /** The monitor as the caller read it is still the stored version, and active. */
+  const unchanged = (m: Pick<Monitor, 'id' | 'organizationId' | 'updatedAt'>): boolean => {
+    const row = q.byId.get(m.id, m.organizationId);
+    return row !== undefined && row.updated_at === m.updatedAt && row.status === 'active';
+  };
+  /** Inserts the rows; how many were new (a known idempotency key is skipped). */
+  const enqueue = (rows: NewOutboxRow[]): number =>
+    rows.reduce((n, row) => n + q.insertOutbox.run(row).changes, 0);
   return {
-    insert: (m: Monitor) => void q.insert.run(toRow(m)),
-    update: (m: Monitor) => void q.update.run(toRow(m)),
-    byId: (id: string, organizationId: string): Monitor | undefined => {
+    /** Atomic: the organization's count under `max`, then the insert; false at the cap. */
+    insert: async (m: Monitor, max: number): Promise<boolean> =>
+      atomically(() => {
+        if (q.count.get(m.organizationId)!.n >= max) return false;
+        q.insert.run(toRow(m));
+        return true;
+      }),
+    /**
+     * Atomic: saves the monitor only while the stored version is still `fromUpdatedAt` (the one the
+     * caller's checks read), clearing its instances when asked; false otherwise.
+     */
+    update: async (m: Monitor, fromUpdatedAt: number, clearInstances = false): Promise<boolean> =>
+      atomically(() => {
+        if (q.byId.get(m.id, m.organizationId)?.updated_at !== fromUpdatedAt) return false;
+        q.update.run(toRow(m));
+        if (clearInstances) q.clearInstances.run(m.id);
+        return true;
+      }),
+    byId: async (id: string, organizationId: string): Promise<Monitor | undefined> => {
       const row = q.byId.get(id, organizationId);
       return row ? toMonitor(row) : undefined;
     },
-    list(organizationId: string, limit: number, offset: number): Monitor[] {
+    async list(organizationId: string, limit: number, offset: number): Promise<Monitor[]> {
       const out: Monitor[] = [];
       let bytes = 0;
       for (const row of q.list.iterate(organizationId, limit, offset)) {
@@ -215,25 +253,19 @@ export function createMonitorsRepo(db: Db) {
       }
       return out;
     },
-    count: (organizationId: string): number => q.count.get(organizationId)!.n,
+    count: async (organizationId: string): Promise<number> => q.count.get(organizationId)!.n,
     /** every active monitor of every organization (the evaluator's round) */
-    active: (): Monitor[] => q.active.all().map(toMonitor),
-    remove: (id: string, organizationId: string) => void q.remove.run(id, organizationId),
-    instances: (monitorId: string): MonitorInstance[] => q.instances.all(monitorId).map(toInstance),
-    saveInstance: (i: MonitorInstance) => void q.upsertInstance.run(instanceRow(i)),
-    removeInstance: (monitorId: string, instance: string) => void q.removeInstance.run(monitorId, instance),
-    clearInstances: (monitorId: string) => void q.clearInstances.run(monitorId),
-    addHistory: (monitorId: string, e: HistoryEntry) =>
-      void q.addHistory.run(
-        monitorId,
-        e.at,
-        e.instance,
-        e.from,
-        e.to,
-        e.value !== null && Number.isFinite(e.value) ? e.value : null,
-        e.summary,
-      ),
-    history: (monitorId: string, limit: number): HistoryEntry[] =>
+    active: async (): Promise<Monitor[]> => q.active.all().map(toMonitor),
+    /** Atomic: deletes only while the stored version is still `fromUpdatedAt`; false otherwise. */
+    remove: async (id: string, organizationId: string, fromUpdatedAt: number): Promise<boolean> =>
+      atomically(() => {
+        if (q.byId.get(id, organizationId)?.updated_at !== fromUpdatedAt) return false;
+        q.remove.run(id, organizationId);
+        return true;
+      }),
+    instances: async (monitorId: string): Promise<MonitorInstance[]> =>
+      q.instances.all(monitorId).map(toInstance),
+    history: async (monitorId: string, limit: number): Promise<HistoryEntry[]> =>
       q.history.all(monitorId, limit).map((r) => ({
         at: r.at,
         instance: r.instance,
@@ -242,17 +274,51 @@ export function createMonitorsRepo(db: Db) {
         value: r.value,
         summary: r.summary,
       })),
-    /** Stores what an evaluation learned of the rules (status, last_summary) without touching updated_at. */
-    saveEvaluated: (m: Monitor) => void q.touchRules.run(toRow(m).document, m.id),
     /** A report monitor's last run: the period it last sent, and its last failure. */
-    reportState(monitorId: string): ReportState | undefined {
+    async reportState(monitorId: string): Promise<ReportState | undefined> {
       const r = q.reportState.get(monitorId);
       return r ? { periodStart: r.period_start, ranAt: r.ran_at, error: r.error } : undefined;
     },
-    saveReportState: (monitorId: string, s: ReportState) =>
-      void q.saveReportState.run(monitorId, s.periodStart, s.ranAt, s.error),
-    /** Runs fn in one IMMEDIATE transaction. */
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    /**
+     * Atomic: an evaluation's findings, written only while the monitor is still the version (and
+     * active) it was evaluated as: history entries, instance states, forgotten instances, the
+     * notifications it queues, and what it learned of the rules (`evaluated`, updated_at kept).
+     * Null when the monitor changed or went meanwhile (the round's findings are dropped); else how
+     * many notifications were queued.
+     */
+    saveEvaluation: async (
+      evaluated: Monitor,
+      w: { history: HistoryEntry[]; instances: MonitorInstance[]; removed: string[]; outbox: NewOutboxRow[] },
+    ): Promise<number | null> =>
+      atomically(() => {
+        if (!unchanged(evaluated)) return null;
+        for (const e of w.history) addHistory(evaluated.id, e);
+        for (const i of w.instances) q.upsertInstance.run(instanceRow(i));
+        for (const key of w.removed) q.removeInstance.run(evaluated.id, key);
+        const queued = enqueue(w.outbox);
+        q.touchRules.run(toRow(evaluated).document, evaluated.id);
+        return queued;
+      }),
+    /**
+     * Atomic: a report's run. With `period`, only while the monitor is still the version it was
+     * planned from, active, and that period was not sent yet: the notifications are queued.
+     * Then its state and history entry. Null when nothing was written; else how many were queued.
+     */
+    saveReport: async (
+      m: Monitor,
+      period: number | null,
+      w: { outbox: NewOutboxRow[]; state: ReportState; entry: HistoryEntry },
+    ): Promise<number | null> =>
+      atomically(() => {
+        let queued = 0;
+        if (period !== null) {
+          if (!unchanged(m) || q.reportState.get(m.id)?.period_start === period) return null;
+          queued = enqueue(w.outbox);
+        }
+        q.saveReportState.run(m.id, w.state.periodStart, w.state.ranAt, w.state.error);
+        addHistory(m.id, w.entry);
+        return queued;
+      }),
   };
 }
 

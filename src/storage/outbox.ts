@@ -27,15 +27,16 @@ export type NewOutboxRow = Pick<
   'idempotency_key' | 'organization_id' | 'monitor_id' | 'channel_id' | 'notification' | 'created_at'
 >;
 
+/** A notification queued (the monitors repository queues them in its evaluation's transaction). */
+export const OUTBOX_INSERT = `INSERT INTO alert_outbox (idempotency_key, organization_id, monitor_id, channel_id,
+   notification, status, attempts, next_attempt_at, created_at)
+ VALUES (@idempotency_key, @organization_id, @monitor_id, @channel_id, @notification, 'pending', 0,
+   @created_at, @created_at)
+ ON CONFLICT (idempotency_key) DO NOTHING`;
+
 export function createOutboxRepo(db: Db) {
   const q = {
-    insert: db.prepare<NewOutboxRow>(
-      `INSERT INTO alert_outbox (idempotency_key, organization_id, monitor_id, channel_id, notification, status,
-         attempts, next_attempt_at, created_at)
-       VALUES (@idempotency_key, @organization_id, @monitor_id, @channel_id, @notification, 'pending', 0,
-         @created_at, @created_at)
-       ON CONFLICT (idempotency_key) DO NOTHING`,
-    ),
+    insert: db.prepare<NewOutboxRow>(OUTBOX_INSERT),
     due: db.prepare<[number, number], OutboxRow>(
       `SELECT * FROM alert_outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`,
     ),
@@ -61,17 +62,17 @@ export function createOutboxRepo(db: Db) {
   };
   return {
     /** true when the row is new (false: that idempotency key was already queued) */
-    insert: (row: NewOutboxRow): boolean => q.insert.run(row).changes > 0,
-    due: (now: number, limit: number): OutboxRow[] => q.due.all(now, limit),
-    /** true when this caller took the row (it was pending) */
-    claim: (id: number): boolean => q.claim.run(id).changes > 0,
-    markSent: (id: number, at: number) => void q.sent.run(at, id),
-    retryAt: (id: number, at: number, error: string) => void q.retry.run(at, error, id),
-    markFailed: (id: number, error: string) => void q.failed.run(error, id),
-    resumeInterrupted: (): number => q.resume.run().changes,
-    byMonitor: (monitorId: string): OutboxRow[] => q.byMonitor.all(monitorId),
-    all: (): OutboxRow[] => q.all.all(),
-    nextDue: (): number | null => q.nextDue.get()?.at ?? null,
+    insert: async (row: NewOutboxRow): Promise<boolean> => q.insert.run(row).changes > 0,
+    due: async (now: number, limit: number): Promise<OutboxRow[]> => q.due.all(now, limit),
+    /** Atomic: true when this caller took the row (it was pending; a conditioned update) */
+    claim: async (id: number): Promise<boolean> => q.claim.run(id).changes > 0,
+    markSent: async (id: number, at: number): Promise<void> => void q.sent.run(at, id),
+    retryAt: async (id: number, at: number, error: string): Promise<void> => void q.retry.run(at, error, id),
+    markFailed: async (id: number, error: string): Promise<void> => void q.failed.run(error, id),
+    resumeInterrupted: async (): Promise<number> => q.resume.run().changes,
+    byMonitor: async (monitorId: string): Promise<OutboxRow[]> => q.byMonitor.all(monitorId),
+    all: async (): Promise<OutboxRow[]> => q.all.all(),
+    nextDue: async (): Promise<number | null> => q.nextDue.get()?.at ?? null,
   };
 }
 

@@ -1,5 +1,5 @@
 // The web interface's sessions: prepared statements only. Not cached: a revoked session fails at
-// once. One store per database (the auth middleware and the session routes share it).
+// once. One repository per server (Ports.sessions: the auth middleware and the session routes share it).
 import type { Db } from './db';
 
 export interface SessionRow {
@@ -12,7 +12,7 @@ export interface SessionRow {
   last_seen_at: number;
 }
 
-function createSessionsRepo(db: Db) {
+export function createSessionsRepo(db: Db) {
   const q = {
     insert: db.prepare<SessionRow>(
       `INSERT INTO web_sessions (id, user_id, token_hash, user_agent, address, created_at, last_seen_at)
@@ -30,28 +30,24 @@ function createSessionsRepo(db: Db) {
     ),
   };
   return {
-    insert: (row: SessionRow) => void q.insert.run(row),
-    byHash: (hash: string): SessionRow | undefined => q.byHash.get(hash),
-    listByUser: (userId: string): SessionRow[] => q.byUser.all(userId),
-    touch: (id: string, at: number) => void q.touch.run(at, id),
+    /**
+     * Atomic: the user's expired sessions (last used at or before `idleBefore`, or made at or
+     * before `madeBefore`) go and the new one is inserted, in one transaction.
+     */
+    open: async (row: SessionRow, idleBefore: number, madeBefore: number): Promise<void> =>
+      db
+        .transaction(() => {
+          q.removeExpired.run(row.user_id, idleBefore, madeBefore);
+          q.insert.run(row);
+        })
+        .immediate(),
+    byHash: async (hash: string): Promise<SessionRow | undefined> => q.byHash.get(hash),
+    listByUser: async (userId: string): Promise<SessionRow[]> => q.byUser.all(userId),
+    touch: async (id: string, at: number): Promise<void> => void q.touch.run(at, id),
     /** true when the user's session was deleted */
-    remove: (id: string, userId: string): boolean => q.remove.run(id, userId).changes > 0,
-    removeById: (id: string) => void q.removeById.run(id),
-    /** Deletes the user's sessions last used at or before `idleBefore` or made at or before `madeBefore`. */
-    removeExpired: (userId: string, idleBefore: number, madeBefore: number) =>
-      void q.removeExpired.run(userId, idleBefore, madeBefore),
+    remove: async (id: string, userId: string): Promise<boolean> => q.remove.run(id, userId).changes > 0,
+    removeById: async (id: string): Promise<void> => void q.removeById.run(id),
   };
 }
 
 export type SessionsRepo = ReturnType<typeof createSessionsRepo>;
-
-const repos = new WeakMap<Db, SessionsRepo>();
-
-export function sessionsRepo(db: Db): SessionsRepo {
-  let repo = repos.get(db);
-  if (!repo) {
-    repo = createSessionsRepo(db);
-    repos.set(db, repo);
-  }
-  return repo;
-}

@@ -13,9 +13,11 @@ export interface ShareRow {
 
 export function createSharesRepo(db: Db) {
   const q = {
+    // Only while the dashboard is there: the check and the insert are one statement.
     insert: db.prepare<ShareRow>(
       `INSERT INTO dashboard_shares (id, dashboard_id, organization_id, user_id, token_hash, last5, created_at)
-       VALUES (@id, @dashboard_id, @organization_id, @user_id, @token_hash, @last5, @created_at)`,
+       SELECT @id, @dashboard_id, @organization_id, @user_id, @token_hash, @last5, @created_at
+       WHERE EXISTS (SELECT 1 FROM dashboards WHERE id = @dashboard_id AND organization_id = @organization_id)`,
     ),
     byHash: db.prepare<[string], ShareRow>('SELECT * FROM dashboard_shares WHERE token_hash = ?'),
     byDashboard: db.prepare<[string, string], ShareRow>(
@@ -26,12 +28,13 @@ export function createSharesRepo(db: Db) {
     ),
   };
   return {
-    insert: (row: ShareRow) => void q.insert.run(row),
-    byHash: (hash: string): ShareRow | undefined => q.byHash.get(hash),
-    listByDashboard: (dashboardId: string, organizationId: string): ShareRow[] =>
+    /** false when the dashboard is gone (deleted since it was read): nothing is inserted */
+    insert: async (row: ShareRow): Promise<boolean> => q.insert.run(row).changes > 0,
+    byHash: async (hash: string): Promise<ShareRow | undefined> => q.byHash.get(hash),
+    listByDashboard: async (dashboardId: string, organizationId: string): Promise<ShareRow[]> =>
       q.byDashboard.all(dashboardId, organizationId),
     /** true when a link was deleted */
-    remove: (id: string, dashboardId: string, organizationId: string): boolean =>
+    remove: async (id: string, dashboardId: string, organizationId: string): Promise<boolean> =>
       q.remove.run(id, dashboardId, organizationId).changes > 0,
   };
 }

@@ -119,7 +119,8 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
       .pluck(),
     insertToken: db.prepare(
       `INSERT INTO source_tokens (id, source_id, organization_id, user_id, name, token_hash, last5, can_read, can_write, created_at)
-       VALUES (@id, @source_id, @organization_id, @user_id, @name, @token_hash, @last5, @can_read, @can_write, @created_at)`,
+       SELECT @id, @source_id, @organization_id, @user_id, @name, @token_hash, @last5, @can_read, @can_write, @created_at
+       WHERE EXISTS (SELECT 1 FROM sources WHERE id = @source_id AND organization_id = @organization_id AND type = @source_type)`,
     ),
     tokenByHash: db.prepare<[string], SourceTokenRow>('SELECT * FROM source_tokens WHERE token_hash = ?'),
     sqliteSources: db.prepare<[], SourceRow>(
@@ -131,56 +132,69 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
       'SELECT * FROM source_tokens WHERE organization_id = ? ORDER BY created_at, id LIMIT 1000',
     ),
     deleteToken: db.prepare<[string]>('DELETE FROM source_tokens WHERE id = ?'),
+    otherDatabaseConfigs: db.prepare<[string, string], { config: string }>(
+      "SELECT config FROM sources WHERE type = 'database' AND driver = ? AND organization_id <> ?",
+    ),
+    networkDatabaseCount: db
+      .prepare<[string], number>(
+        "SELECT COUNT(*) FROM sources WHERE organization_id = ? AND type = 'database' AND driver <> 'sqlite'",
+      )
+      .pluck(),
     sqliteFileOrganizations: db.prepare<[string], { organization_id: string }>(
       `SELECT DISTINCT organization_id FROM sources WHERE driver = 'sqlite' AND json_extract(config, '$.file_path') = ?`,
     ),
   };
+  const insertSource = (s: Source): void => {
+    q.insert.run({
+      id: s.id,
+      organization_id: s.organizationId,
+      type: s.type,
+      display_name: s.displayName,
+      driver: s.driver,
+      time_zone: s.timeZone,
+      beginning_of_week: s.beginningOfWeek,
+      granularities: s.granularities.join(','),
+      default_timeframe: s.defaultTimeframe,
+      default_granularity: s.defaultGranularity,
+      expire_after: s.expireAfter,
+      retention: s.retention ? JSON.stringify(s.retention) : null,
+      project_cluster_id: s.projectClusterId,
+      config: JSON.stringify(s.config),
+      setup_status: s.setupStatus,
+      created_at: s.createdAt,
+    });
+  };
+  /** One IMMEDIATE transaction: what it reads still holds when it writes. */
+  const atomically = <T>(fn: () => T): T => db.transaction(fn).immediate();
   return {
-    insert(s: Source): void {
-      q.insert.run({
-        id: s.id,
-        organization_id: s.organizationId,
-        type: s.type,
-        display_name: s.displayName,
-        driver: s.driver,
-        time_zone: s.timeZone,
-        beginning_of_week: s.beginningOfWeek,
-        granularities: s.granularities.join(','),
-        default_timeframe: s.defaultTimeframe,
-        default_granularity: s.defaultGranularity,
-        expire_after: s.expireAfter,
-        retention: s.retention ? JSON.stringify(s.retention) : null,
-        project_cluster_id: s.projectClusterId,
-        config: JSON.stringify(s.config),
-        setup_status: s.setupStatus,
-        created_at: s.createdAt,
-      });
+    async insert(s: Source): Promise<void> {
+      insertSource(s);
     },
-    byId(id: string): Source | undefined {
+    async byId(id: string): Promise<Source | undefined> {
       const row = q.byId.get(id);
       return row ? toSource(row) : undefined;
     },
     /** The source when it belongs to the organization; otherwise undefined (callers answer 404). */
-    inOrganization(id: string, organizationId: string): Source | undefined {
-      const source = this.byId(id);
-      return source && source.organizationId === organizationId ? source : undefined;
+    async inOrganization(id: string, organizationId: string): Promise<Source | undefined> {
+      const row = q.byId.get(id);
+      return row && row.organization_id === organizationId ? toSource(row) : undefined;
     },
-    listByOrganization(organizationId: string, type: SourceType): Source[] {
+    async listByOrganization(organizationId: string, type: SourceType): Promise<Source[]> {
       return q.byOrganization.all(organizationId, type).map(toSource);
     },
     /** Like byId, from the cache: a frozen object, shared with other callers. */
-    cachedById(id: string): Source | undefined {
+    async cachedById(id: string): Promise<Source | undefined> {
       return sources.getOrLoad(id, (key) => {
         const row = q.byId.get(key);
         return row ? frozenSource(toSource(row)) : undefined;
       });
     },
-    setSetupStatus(id: string, status: string): void {
+    async setSetupStatus(id: string, status: string): Promise<void> {
       q.setSetupStatus.run(status, id);
       sources.delete(id);
     },
     /** PUT /bootstrap/projects/:id and PATCH /bootstrap/databases/:id: the editable settings. */
-    updateSettings(s: Source): void {
+    async updateSettings(s: Source): Promise<void> {
       q.updateSettings.run({
         id: s.id,
         display_name: s.displayName,
@@ -195,52 +209,116 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
       sources.delete(s.id);
     },
     /** Whether the embedded store holds any series of the source (pending points not counted). */
-    holdsData: (id: string): boolean => q.holdsData.get(id) === 1,
-    tokensBySource: (id: string): SourceTokenRow[] => q.tokensBySource.all(id),
-    /** What goes with a source when it is removed (the confirmation names it). */
-    dependents: (id: string) => ({
-      dashboards: q.dashboardsOf.all(id),
-      tokens: q.tokensBySource.all(id).length,
-      transponders: q.transpondersOf.get(id) ?? 0,
-      keys: q.seriesOf.get(id) ?? 0,
-      monitors: q.monitorsOf.get(id) ?? 0,
-    }),
+    holdsData: async (id: string): Promise<boolean> => q.holdsData.get(id) === 1,
+    tokensBySource: async (id: string): Promise<SourceTokenRow[]> => q.tokensBySource.all(id),
+    /** What goes with a source when it is removed (the confirmation names it); one read transaction. */
+    dependents: async (id: string) =>
+      db.transaction(() => ({
+        dashboards: q.dashboardsOf.all(id),
+        tokens: q.tokensBySource.all(id).length,
+        transponders: q.transpondersOf.get(id) ?? 0,
+        keys: q.seriesOf.get(id) ?? 0,
+        monitors: q.monitorsOf.get(id) ?? 0,
+      }))(),
     /**
      * Deletes the source row with what hangs on it (tokens, dashboards, share links, transponders);
-     * its tokens stop working at once because their cached rows go too.
+     * its tokens stop working at once because their cached rows go too. Atomic: the tokens read
+     * are exactly the ones the delete removes.
      */
-    remove(id: string): void {
-      const hashes = q.tokensBySource.all(id).map((t) => t.token_hash);
-      q.remove.run(id);
+    async remove(id: string): Promise<void> {
+      const hashes = atomically(() => {
+        const rows = q.tokensBySource.all(id).map((t) => t.token_hash);
+        q.remove.run(id);
+        return rows;
+      });
       for (const hash of hashes) tokens.delete(hash);
       sources.delete(id);
     },
-    insertToken: (t: SourceTokenRow) => q.insertToken.run(t),
+    /**
+     * Atomic: inserts the token only while its source exists in its organization with the type the
+     * caller checked (one statement); false when the source is gone.
+     */
+    insertToken: async (t: SourceTokenRow, sourceType: SourceType): Promise<boolean> =>
+      q.insertToken.run({ ...t, source_type: sourceType }).changes > 0,
     /** The token row of a SHA-256 token hash (cached: the row never changes). */
-    tokenByHash: (hash: string): SourceTokenRow | undefined =>
+    tokenByHash: async (hash: string): Promise<SourceTokenRow | undefined> =>
       tokens.getOrLoad(hash, (key) => {
         const row = q.tokenByHash.get(key);
         return row ? Object.freeze(row) : undefined;
       }),
     /** Every sqlite database source (the start-up migration of their files). */
-    sqliteSources: (): Source[] => q.sqliteSources.all().map(toSource),
+    sqliteSources: async (): Promise<Source[]> => q.sqliteSources.all().map(toSource),
     /** Replaces a source's driver config (the start-up migration of sqlite files). */
-    setConfig(id: string, config: Record<string, unknown>): void {
+    async setConfig(id: string, config: Record<string, unknown>): Promise<void> {
       q.setConfig.run(JSON.stringify(config), id);
       sources.delete(id);
     },
-    tokenById: (id: string): SourceTokenRow | undefined => q.tokenById.get(id),
+    tokenById: async (id: string): Promise<SourceTokenRow | undefined> => q.tokenById.get(id),
     /** The organization's source tokens, oldest first (at most 1,000). */
-    tokensByOrganization: (organizationId: string): SourceTokenRow[] =>
+    tokensByOrganization: async (organizationId: string): Promise<SourceTokenRow[]> =>
       q.tokensByOrganization.all(organizationId),
     /** Revocation: the row goes, and so does its cached copy, so the token fails on its next request. */
-    deleteToken(row: SourceTokenRow): void {
+    async deleteToken(row: SourceTokenRow): Promise<void> {
       q.deleteToken.run(row.id);
       tokens.delete(row.token_hash);
     },
     /** Organizations that have a sqlite source on this file (config.file_path, an absolute path). */
-    sqliteFileOrganizations: (filePath: string): string[] =>
+    sqliteFileOrganizations: async (filePath: string): Promise<string[]> =>
       q.sqliteFileOrganizations.all(filePath).map((r) => r.organization_id),
+    /** The configs of other organizations' database sources of a driver (the shared-location check). */
+    otherDatabaseConfigs: async (
+      driver: string,
+      organizationId: string,
+    ): Promise<Record<string, unknown>[]> => configsOf(q.otherDatabaseConfigs.all(driver, organizationId)),
+    /**
+     * Atomic: inserts a database source after checking again, in the same transaction, what the
+     * caller checked before: the organization's count of network sources under `maxNetwork`; a
+     * sqlite file used by no other organization; `clashes` (the caller's rule) false for every
+     * other organization's config of the same driver. The first that fails is returned.
+     */
+    insertDatabase: async (
+      s: Source,
+      maxNetwork: number,
+      clashes: (otherConfig: Record<string, unknown>) => boolean,
+    ): Promise<'too_many' | 'file_taken' | 'location_taken' | null> =>
+      atomically(() => {
+        const file = s.config.file_path;
+        if (s.driver === 'sqlite') {
+          const owners = typeof file === 'string' ? q.sqliteFileOrganizations.all(file) : [];
+          if (owners.some((r) => r.organization_id !== s.organizationId)) return 'file_taken';
+        } else {
+          if ((q.networkDatabaseCount.get(s.organizationId) ?? 0) >= maxNetwork) return 'too_many';
+          const others = configsOf(q.otherDatabaseConfigs.all(s.driver ?? '', s.organizationId));
+          if (others.some(clashes)) return 'location_taken';
+        }
+        insertSource(s);
+        return null;
+      }),
+  };
+}
+
+/**
+ * A source's settings read synchronously, for the embedded metric store's writer (its thread and
+ * the backup's replay), which runs on this node's own SQLite file and is not a repository port.
+ */
+/** Stored configs, parsed; one that does not parse is left out (it names no location). */
+function configsOf(rows: Array<{ config: string }>): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const row of rows) {
+    try {
+      out.push(JSON.parse(row.config) as Record<string, unknown>);
+    } catch {
+      continue;
+    }
+  }
+  return out;
+}
+
+export function sourceSettingsReader(db: Db): (id: string) => Source | undefined {
+  const byId = db.prepare<[string], SourceRow>('SELECT * FROM sources WHERE id = ?');
+  return (id) => {
+    const row = byId.get(id);
+    return row ? toSource(row) : undefined;
   };
 }
 

@@ -110,13 +110,13 @@ describe('the outbox with a failing or hung receiver', () => {
     const m = await fire('retry.me', 1);
     const outbox = server.deps.ops.alerts.outbox;
     await outbox.drain();
-    let [row] = rows(m.id);
+    let [row] = await rows(m.id);
     assert.deepEqual([row!.status, row!.attempts, row!.next_attempt_at - clock], ['pending', 1, 1000]);
     await outbox.drain();
     assert.equal(receiver.received.length, 1, 'not before its time');
     clock += 1000;
     await outbox.drain();
-    [row] = rows(m.id);
+    [row] = await rows(m.id);
     assert.deepEqual(
       [row!.status, row!.attempts, row!.next_attempt_at - clock],
       ['pending', 2, 2000],
@@ -124,7 +124,7 @@ describe('the outbox with a failing or hung receiver', () => {
     );
     clock += 2000;
     await outbox.drain();
-    [row] = rows(m.id);
+    [row] = await rows(m.id);
     assert.deepEqual([row!.status, row!.attempts], ['sent', 3]);
     assert.equal(receiver.received.length, 3);
     const keys = new Set(receiver.received.map((r) => r.headers['x-idempotency-key']));
@@ -143,13 +143,13 @@ describe('the outbox with a failing or hung receiver', () => {
       await outbox.drain();
       clock += 10_000;
     }
-    let [row] = rows(m.id);
+    let [row] = await rows(m.id);
     assert.deepEqual([row!.status, row!.attempts], ['failed', 3]);
     assert.match(row!.last_error!, /500/);
     receiver.answer.push({ status: 400, body: '{"error":"bad"}' });
     const refused = await fire('refused', 1);
     await outbox.drain();
-    [row] = rows(refused.id);
+    [row] = await rows(refused.id);
     assert.deepEqual([row!.status, row!.attempts], ['failed', 1]);
   });
 
@@ -173,12 +173,12 @@ describe('the outbox with a failing or hung receiver', () => {
       `round ${roundMs.toFixed(0)} ms, ingest ${ingestMs.toFixed(0)} ms`,
     );
     await outbox.drain(); // ends with the attempt's 2 s timeout
-    let [row] = rows(m.id);
+    let [row] = await rows(m.id);
     assert.deepEqual([row!.status, row!.attempts], ['pending', 1]);
     assert.match(row!.last_error!, /timed out|no answer/);
     clock += 1000;
     await outbox.drain();
-    [row] = rows(m.id);
+    [row] = await rows(m.id);
     assert.equal(row!.status, 'sent');
     assert.equal(receiver.received.length, 2);
   });
@@ -219,10 +219,10 @@ describe('the outbox across a SIGKILL', () => {
         const server = await startServer(config, { log: createLogger('silent'), alertsTimer: false });
         try {
           await server.deps.ops.alerts.outbox.drain();
-          const rows = server.deps.outbox.byMonitor(m.id);
+          const rows = await server.deps.outbox.byMonitor(m.id);
           assert.equal(rows.length, 1);
           assert.equal(rows[0]!.status, 'sent');
-          const state = server.deps.monitors.instances(m.id)[0]!;
+          const state = (await server.deps.monitors.instances(m.id))[0]!;
           assert.equal(state.state, 'firing', 'the state change survived the kill');
         } finally {
           await server.close();

@@ -18,79 +18,84 @@ function source(id: string, type: SourceType, organizationId = ORG): Source {
 
 const all = [source(DB, 'database'), source(PROJECT, 'project'), source(FOREIGN_DB, 'database', OTHER_ORG)];
 const lookup = {
-  inOrganization: (id: string, org: string) => all.find((s) => s.id === id && s.organizationId === org),
+  inOrganization: async (id: string, org: string) => all.find((s) => s.id === id && s.organizationId === org),
 };
 
-function select(
+async function select(
   fields: SourceFields,
   options = { projectsEnabled: true, keptProjectId: null as string | null },
 ) {
   const bag = new ErrorBag();
-  const chosen = selectSource(fields, ORG, lookup, options, bag);
+  const chosen = await selectSource(fields, ORG, lookup, options, bag);
   return { id: chosen ? chosen.id : chosen, errors: bag.fields };
 }
 
 describe('source selection', () => {
-  test('the three forms name a source', () => {
-    assert.deepEqual(select({ source: { type: 'database', id: DB } }), { id: DB, errors: {} });
-    assert.deepEqual(select({ source_type: 'project', source_id: PROJECT }), { id: PROJECT, errors: {} });
-    assert.deepEqual(select({ database_id: DB }), { id: DB, errors: {} });
-    assert.deepEqual(select({ source_type: 'database', source_id: DB.toUpperCase() }), {
+  test('the three forms name a source', async () => {
+    assert.deepEqual(await select({ source: { type: 'database', id: DB } }), { id: DB, errors: {} });
+    assert.deepEqual(await select({ source_type: 'project', source_id: PROJECT }), {
+      id: PROJECT,
+      errors: {},
+    });
+    assert.deepEqual(await select({ database_id: DB }), { id: DB, errors: {} });
+    assert.deepEqual(await select({ source_type: 'database', source_id: DB.toUpperCase() }), {
       id: DB,
       errors: {},
     });
   });
 
-  test('nothing sent (or database_id null) names no source', () => {
-    assert.deepEqual(select({}), { id: undefined, errors: {} });
-    assert.deepEqual(select({ database_id: null }), { id: undefined, errors: {} });
+  test('nothing sent (or database_id null) names no source', async () => {
+    assert.deepEqual(await select({}), { id: undefined, errors: {} });
+    assert.deepEqual(await select({ database_id: null }), { id: undefined, errors: {} });
   });
 
-  test('forms that agree are fine; forms that disagree are refused', () => {
-    assert.deepEqual(select({ source_type: 'database', source_id: DB, database_id: DB }), {
+  test('forms that agree are fine; forms that disagree are refused', async () => {
+    assert.deepEqual(await select({ source_type: 'database', source_id: DB, database_id: DB }), {
       id: DB,
       errors: {},
     });
-    assert.deepEqual(select({ source: { type: 'project', id: PROJECT }, database_id: DB }), {
+    assert.deepEqual(await select({ source: { type: 'project', id: PROJECT }, database_id: DB }), {
       id: null,
       errors: { database_id: ['must name the same source as source'] },
     });
   });
 
-  test('half of source_type + source_id is refused', () => {
-    assert.deepEqual(select({ source_type: 'database' }).errors, {
+  test('half of source_type + source_id is refused', async () => {
+    assert.deepEqual((await select({ source_type: 'database' })).errors, {
       source_id: ['is required with source_type'],
     });
-    assert.deepEqual(select({ source_id: DB }).errors, { source_type: ['is required with source_id'] });
+    assert.deepEqual((await select({ source_id: DB })).errors, {
+      source_type: ['is required with source_id'],
+    });
   });
 
-  test('the source must be of the organization and of the named type', () => {
+  test('the source must be of the organization and of the named type', async () => {
     const message = (type: string) => [`must be the id of a ${type} source of this organization`];
-    assert.deepEqual(select({ source_type: 'database', source_id: FOREIGN_DB }).errors, {
+    assert.deepEqual((await select({ source_type: 'database', source_id: FOREIGN_DB })).errors, {
       source_id: message('database'),
     });
-    assert.deepEqual(select({ source_type: 'database', source_id: PROJECT }).errors, {
+    assert.deepEqual((await select({ source_type: 'database', source_id: PROJECT })).errors, {
       source_id: message('database'),
     });
-    assert.deepEqual(select({ database_id: PROJECT }).errors, { database_id: message('database') });
-    assert.deepEqual(select({ source: { type: 'project', id: 'nope' } }).errors, {
+    assert.deepEqual((await select({ database_id: PROJECT })).errors, { database_id: message('database') });
+    assert.deepEqual((await select({ source: { type: 'project', id: 'nope' } })).errors, {
       'source.id': message('project'),
     });
   });
 
-  test('projects disabled: a project source is refused, except the one a dashboard already has', () => {
+  test('projects disabled: a project source is refused, except the one a dashboard already has', async () => {
     const disabled = { projectsEnabled: false, keptProjectId: null };
-    assert.deepEqual(select({ source_type: 'project', source_id: PROJECT }, disabled).errors, {
+    assert.deepEqual((await select({ source_type: 'project', source_id: PROJECT }, disabled)).errors, {
       source_type: ['projects are disabled for this deployment'],
     });
-    assert.deepEqual(select({ source: { type: 'project', id: PROJECT } }, disabled).errors, {
+    assert.deepEqual((await select({ source: { type: 'project', id: PROJECT } }, disabled)).errors, {
       source_type: ['projects are disabled for this deployment'],
     });
-    const kept = select(
+    const kept = await select(
       { source_type: 'project', source_id: PROJECT },
       { projectsEnabled: false, keptProjectId: PROJECT },
     );
     assert.deepEqual(kept, { id: PROJECT, errors: {} });
-    assert.deepEqual(select({ database_id: DB }, disabled), { id: DB, errors: {} });
+    assert.deepEqual(await select({ database_id: DB }, disabled), { id: DB, errors: {} });
   });
 });

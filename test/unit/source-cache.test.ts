@@ -13,7 +13,7 @@ import { createSourcesRepo, type SourceTokenRow } from '../../src/storage/source
 import type { Source } from '../../src/domain/types';
 
 describe('BoundedCache', () => {
-  test('never holds more than its limit, and keeps what was set last', () => {
+  test('never holds more than its limit, and keeps what was set last', async () => {
     const cache = new BoundedCache<number, string>(3);
     for (let i = 0; i < 10; i++) {
       cache.set(i, `v${i}`);
@@ -25,7 +25,7 @@ describe('BoundedCache', () => {
     assert.equal(cache.size, 1);
   });
 
-  test('getOrLoad remembers found values but not misses', () => {
+  test('getOrLoad remembers found values but not misses', async () => {
     const cache = new BoundedCache<string, number>(10);
     const loads: string[] = [];
     const table: Record<string, number> = { a: 1 };
@@ -41,7 +41,7 @@ describe('BoundedCache', () => {
     assert.deepEqual(loads, ['a', 'b', 'b', 'a']);
   });
 
-  test('refuses a limit below 1', () => {
+  test('refuses a limit below 1', async () => {
     assert.throws(() => new BoundedCache(0), RangeError);
   });
 });
@@ -105,41 +105,42 @@ describe('sources repo caches', () => {
 
   const rowInDb = (hash: string) => db.prepare('SELECT * FROM source_tokens WHERE token_hash = ?').get(hash);
 
-  test('tokenByHash answers what the database holds, for every token past the cache limit', () => {
+  test('tokenByHash answers what the database holds, for every token past the cache limit', async () => {
     const repo = createSourcesRepo(db, 2);
-    repo.insert(source('s1'));
+    await repo.insert(source('s1'));
     const tokens = ['t1', 't2', 't3', 't4', 't5'].map((id) => tokenRow(id, 's1'));
-    for (const { row } of tokens) repo.insertToken(row);
+    for (const { row } of tokens) await repo.insertToken(row, 'database');
     for (let round = 0; round < 3; round++) {
       for (const { row, value } of tokens) {
-        const found = repo.tokenByHash(hashToken(value));
+        const found = await repo.tokenByHash(hashToken(value));
         assert.deepEqual({ ...found }, rowInDb(row.token_hash));
         assert.equal(found?.id, row.id);
       }
     }
-    assert.equal(repo.tokenByHash(hashToken(`${SOURCE_TOKEN_PREFIX}${'x'.repeat(43)}`)), undefined);
+    assert.equal(await repo.tokenByHash(hashToken(`${SOURCE_TOKEN_PREFIX}${'x'.repeat(43)}`)), undefined);
   });
 
-  test('an unknown token is not remembered: a token minted after a miss is found', () => {
+  test('an unknown token is not remembered: a token minted after a miss is found', async () => {
     const repo = createSourcesRepo(db);
-    repo.insert(source('s1'));
+    await repo.insert(source('s1'));
     const { row, value } = tokenRow('t1', 's1');
-    assert.equal(repo.tokenByHash(hashToken(value)), undefined);
-    repo.insertToken(row);
-    assert.equal(repo.tokenByHash(hashToken(value))?.id, 't1');
+    assert.equal(await repo.tokenByHash(hashToken(value)), undefined);
+    await repo.insertToken(row, 'database');
+    assert.equal((await repo.tokenByHash(hashToken(value)))?.id, 't1');
   });
 
-  test('cachedById equals byId, frozen, and follows setup status changes', () => {
+  test('cachedById equals byId, frozen, and follows setup status changes', async () => {
     const repo = createSourcesRepo(db, 2);
-    for (const id of ['s1', 's2', 's3']) repo.insert(source(id));
-    for (const id of ['s1', 's2', 's3', 's1']) assert.deepEqual(repo.cachedById(id), repo.byId(id));
-    const cached = repo.cachedById('s1')!;
+    for (const id of ['s1', 's2', 's3']) await repo.insert(source(id));
+    for (const id of ['s1', 's2', 's3', 's1'])
+      assert.deepEqual(await repo.cachedById(id), await repo.byId(id));
+    const cached = (await repo.cachedById('s1'))!;
     assert.ok(
       Object.isFrozen(cached) && Object.isFrozen(cached.config) && Object.isFrozen(cached.granularities),
     );
-    repo.setSetupStatus('s1', 'ready');
-    assert.equal(repo.cachedById('s1')?.setupStatus, 'ready');
-    assert.deepEqual(repo.cachedById('s1'), repo.byId('s1'));
-    assert.equal(repo.cachedById('missing'), undefined);
+    await repo.setSetupStatus('s1', 'ready');
+    assert.equal((await repo.cachedById('s1'))?.setupStatus, 'ready');
+    assert.deepEqual(await repo.cachedById('s1'), await repo.byId('s1'));
+    assert.equal(await repo.cachedById('missing'), undefined);
   });
 });

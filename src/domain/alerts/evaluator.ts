@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../lib/log';
 import type { MonitorsRepo } from '../../storage/monitors';
-import type { OutboxRepo } from '../../storage/outbox';
+import type { NewOutboxRow, OutboxRepo } from '../../storage/outbox';
 import type { Source } from '../types';
 import type { HistoryEntry, InstanceState, Monitor, MonitorInstance } from '../../model/monitor';
 import type { NotificationKind, OutgoingNotification } from './delivery-port';
@@ -34,7 +34,7 @@ import type { Reporter } from './reports';
 export interface EvaluatorPorts {
   monitors: MonitorsRepo;
   outbox: OutboxRepo;
-  sources: { byId(id: string): Source | undefined };
+  sources: { byId(id: string): Promise<Source | undefined> };
   metrics: SeriesReader;
   now: () => number;
   log: Logger;
@@ -159,7 +159,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       };
       const reader = new RoundReader(ports.metrics);
       const now = ports.now();
-      const active = ports.monitors.active();
+      const active = await ports.monitors.active();
       const ids = new Set(active.map((m) => m.id));
       for (const id of plans.keys()) if (!ids.has(id)) plans.delete(id);
       const queue = active.filter((m) => m.type === 'alert');
@@ -235,7 +235,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
 
   /** A monitor's plan, window and keys, or why it cannot be evaluated. */
   async function prepare(monitor: Monitor, reader: RoundReader, now: number): Promise<Job> {
-    const source = ports.sources.byId(monitor.sourceId);
+    const source = await ports.sources.byId(monitor.sourceId);
     if (!source) return { monitor, error: errorFinding(monitor.alertMetricKey ?? '', 'source not found') };
     const { plan, problems } = planOf(monitor, source);
     if (!plan) return { monitor, error: errorFinding(monitor.alertMetricKey ?? '', problems) };
@@ -253,7 +253,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         ? [job.error]
         : await readFindings(job.source!, job.plan!, job.w!, job.keys!, reader);
     stats.instances += findings.length;
-    commit(job.monitor, findings, now, stats);
+    await commit(job.monitor, findings, now, stats);
   }
 
   async function readFindings(
@@ -320,46 +320,55 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     return findings;
   }
 
-  function commit(monitor: Monitor, findings: Finding[], now: number, stats: RoundStats) {
-    ports.monitors.transaction(() => {
-      // The monitor may have changed or gone while its series were read: that round's findings are dropped.
-      const fresh = ports.monitors.byId(monitor.id, monitor.organizationId);
-      if (!fresh || fresh.updatedAt !== monitor.updatedAt || fresh.status !== 'active') return;
-      const known = new Map(ports.monitors.instances(monitor.id).map((i) => [i.instance, i]));
-      const seen = new Set<string>();
-      const muted = fresh.mutedUntil !== null && fresh.mutedUntil > now;
-      const forMs = durationMs(fresh.for) ?? 0;
-      const repeatMs = fresh.repeatEvery ? durationMs(fresh.repeatEvery) : null;
-      for (const f of findings) {
-        seen.add(f.key);
-        const before = known.get(f.key) ?? newInstance(fresh.id, f, now);
-        const after = step(before, f, fresh, now, forMs);
-        if (after.state !== before.state) {
-          stats.changes += 1;
-          const entry: HistoryEntry = {
-            at: now,
-            instance: f.key,
-            from: before.state,
-            to: after.state,
-            value: f.value,
-            summary: f.error ?? f.summary,
-          };
-          ports.monitors.addHistory(fresh.id, entry);
-        }
-        const kind = notificationKind(before, after, fresh, now, repeatMs);
-        if (kind) {
-          // Muted: nothing is queued, but it counts as notified (unmuting sends no burst of old news).
-          if (!muted) stats.queued += enqueue(fresh, before, after, f, kind, now);
-          after.lastNotifiedAt = now;
-        }
-        ports.monitors.saveInstance(after);
+  async function commit(monitor: Monitor, findings: Finding[], now: number, stats: RoundStats) {
+    // The monitor may have changed or gone while its series were read: that round's findings are
+    // dropped (checked here, and again by saveEvaluation, which writes only at this version).
+    const fresh = await ports.monitors.byId(monitor.id, monitor.organizationId);
+    if (!fresh || fresh.updatedAt !== monitor.updatedAt || fresh.status !== 'active') return;
+    const known = new Map((await ports.monitors.instances(monitor.id)).map((i) => [i.instance, i]));
+    const seen = new Set<string>();
+    const muted = fresh.mutedUntil !== null && fresh.mutedUntil > now;
+    const forMs = durationMs(fresh.for) ?? 0;
+    const repeatMs = fresh.repeatEvery ? durationMs(fresh.repeatEvery) : null;
+    const writes = {
+      history: [] as HistoryEntry[],
+      instances: [] as MonitorInstance[],
+      removed: [] as string[],
+      outbox: [] as NewOutboxRow[],
+    };
+    let changes = 0;
+    for (const f of findings) {
+      seen.add(f.key);
+      const before = known.get(f.key) ?? newInstance(fresh.id, f, now);
+      const after = step(before, f, fresh, now, forMs);
+      if (after.state !== before.state) {
+        changes += 1;
+        writes.history.push({
+          at: now,
+          instance: f.key,
+          from: before.state,
+          to: after.state,
+          value: f.value,
+          summary: f.error ?? f.summary,
+        });
       }
-      // Keys that no longer match a pattern are forgotten (their history stays).
-      for (const key of known.keys()) if (!seen.has(key)) ports.monitors.removeInstance(fresh.id, key);
-      ports.monitors.saveEvaluated(withRuleStatus(fresh, findings, now, muted));
-    });
+      const kind = notificationKind(before, after, fresh, now, repeatMs);
+      if (kind) {
+        // Muted: nothing is queued, but it counts as notified (unmuting sends no burst of old news).
+        if (!muted) writes.outbox.push(...enqueue(fresh, before, after, f, kind, now));
+        after.lastNotifiedAt = now;
+      }
+      writes.instances.push(after);
+    }
+    // Keys that no longer match a pattern are forgotten (their history stays).
+    for (const key of known.keys()) if (!seen.has(key)) writes.removed.push(key);
+    const queued = await ports.monitors.saveEvaluation(withRuleStatus(fresh, findings, now, muted), writes);
+    if (queued === null) return;
+    stats.changes += changes;
+    stats.queued += queued;
   }
 
+  /** The notifications of an instance's change, one per channel (queued by saveEvaluation). */
   function enqueue(
     m: Monitor,
     before: MonitorInstance,
@@ -367,15 +376,15 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     f: Finding,
     kind: NotificationKind,
     now: number,
-  ): number {
-    let queued = 0;
+  ): NewOutboxRow[] {
+    const rows: NewOutboxRow[] = [];
     for (const channelId of channelIdsOf(m)) {
       const idempotencyKey = createHash('sha256')
         .update(`${m.id}\u0000${after.instance}\u0000${kind}\u0000${now}\u0000${channelId}`)
         .digest('hex')
         .slice(0, 40);
       const notification = buildNotification(m, before, after, f, kind, now, idempotencyKey);
-      const added = ports.outbox.insert({
+      rows.push({
         idempotency_key: idempotencyKey,
         organization_id: m.organizationId,
         monitor_id: m.id,
@@ -383,9 +392,8 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         notification: JSON.stringify(notification),
         created_at: now,
       });
-      if (added) queued += 1;
     }
-    return queued;
+    return rows;
   }
 
   function start(intervalMs: number) {

@@ -30,13 +30,13 @@ export interface ChannelDirectory {
 
 export interface MonitorsContext {
   monitors: MonitorsRepo;
-  sources: SourceLookup & { byId(id: string): Source | undefined };
+  sources: SourceLookup & { byId(id: string): Promise<Source | undefined> };
   projectsEnabled: boolean;
   now: () => number;
   channels?: ChannelDirectory;
   /** the organization's dashboards, for report monitors (their dashboard_id is checked when present) */
   dashboards?: ReportLookups['dashboards'];
-  nameOf?: (userId: string) => string | undefined;
+  nameOf?: (userId: string) => Promise<string | undefined>;
 }
 
 interface RuleInput {
@@ -81,47 +81,52 @@ const EXTRA_FIELDS = [
   'delivery_media',
 ] as const;
 
-export function listMonitors(ctx: MonitorsContext, auth: Auth, limit: number, offset: number) {
+export async function listMonitors(
+  ctx: MonitorsContext,
+  auth: Auth,
+  limit: number,
+  offset: number,
+): Promise<{ monitors: Monitor[]; total: number }> {
   const organizationId = auth.organizationId;
   if (!organizationId) return { monitors: [], total: 0 };
   return {
-    monitors: ctx.monitors.list(organizationId, limit, offset),
-    total: ctx.monitors.count(organizationId),
+    monitors: await ctx.monitors.list(organizationId, limit, offset),
+    total: await ctx.monitors.count(organizationId),
   };
 }
 
 /** A monitor of the token's organization, or 404. */
-export function findMonitor(ctx: MonitorsContext, auth: Auth, rawId: string): Monitor {
+export async function findMonitor(ctx: MonitorsContext, auth: Auth, rawId: string): Promise<Monitor> {
   const id = normalizeId(rawId);
-  const found = id && auth.organizationId ? ctx.monitors.byId(id, auth.organizationId) : undefined;
+  const found = id && auth.organizationId ? await ctx.monitors.byId(id, auth.organizationId) : undefined;
   if (!found) throw notFound();
   return found;
 }
 
 /** PUT/DELETE target: 404, then 409 when locked (unless the request unlocks it), then 409 when stale. */
-export function findChangeable(
+export async function findChangeable(
   ctx: MonitorsContext,
   auth: Auth,
   rawId: string,
   unlocks: boolean,
   expected: ExpectedVersion = {},
-): Monitor {
-  const monitor = findMonitor(ctx, auth, rawId);
-  checkChangeable(monitor, unlocks, expected, LOCKED, 'This monitor', (id) => ctx.nameOf?.(id));
+): Promise<Monitor> {
+  const monitor = await findMonitor(ctx, auth, rawId);
+  await checkChangeable(monitor, unlocks, expected, LOCKED, 'This monitor', async (id) => ctx.nameOf?.(id));
   return monitor;
 }
 
 /** A monitor built from a create's fields, unsaved (POST and the preview). */
-export function buildMonitor(
+export async function buildMonitor(
   ctx: MonitorsContext,
   auth: Auth,
   input: MonitorInput,
   bag: ErrorBag,
-): { monitor: Monitor; source: Source; plan: MonitorPlan | null } {
+): Promise<{ monitor: Monitor; source: Source; plan: MonitorPlan | null }> {
   const organizationId = auth.organizationId;
   if (!organizationId) throw conflict(NO_ORGANIZATION);
   if (input.name === undefined && !bag.has('name')) bag.add('name', 'is required');
-  const source = selectSource(
+  const source = await selectSource(
     input,
     organizationId,
     ctx.sources,
@@ -163,67 +168,86 @@ export function buildMonitor(
     updatedBy: auth.kind === 'user' ? auth.userId : null,
   };
   const monitor = applyInput(ctx, blank, input, bag);
-  const plan = source ? checkMonitor(ctx, monitor, source, bag) : null;
+  const plan = source ? await checkMonitor(ctx, monitor, source, bag) : null;
   return { monitor, source: source!, plan };
 }
 
-export function createMonitor(ctx: MonitorsContext, auth: Auth, input: MonitorInput, bag: ErrorBag): Monitor {
-  const { monitor } = buildMonitor(ctx, auth, input, bag);
+export async function createMonitor(
+  ctx: MonitorsContext,
+  auth: Auth,
+  input: MonitorInput,
+  bag: ErrorBag,
+): Promise<Monitor> {
+  const { monitor } = await buildMonitor(ctx, auth, input, bag);
   bag.throwIfAny();
-  return ctx.monitors.transaction(() => {
-    if (ctx.monitors.count(monitor.organizationId) >= MAX_MONITORS)
-      throw conflict(`An organization may have at most ${MAX_MONITORS} monitors`);
-    ctx.monitors.insert(monitor);
-    return monitor;
-  });
+  // The cap is counted in the insert's own transaction.
+  if (!(await ctx.monitors.insert(monitor, MAX_MONITORS)))
+    throw conflict(`An organization may have at most ${MAX_MONITORS} monitors`);
+  return monitor;
 }
 
-/** Applies a PUT to a monitor found with findChangeable. Only the fields sent change. */
-export function updateMonitor(
+/**
+ * Applies a PUT to a monitor found with findChangeable. Only the fields sent change. Undefined when
+ * another save came in between (the write is conditioned on the version read): the caller finds
+ * and checks it again.
+ */
+export async function updateMonitor(
   ctx: MonitorsContext,
   current: Monitor,
   input: MonitorInput,
   bag: ErrorBag,
   userId: string | null,
   expected: ExpectedVersion = {},
-): Monitor {
+): Promise<Monitor | undefined> {
   const keptProjectId = current.sourceType === 'project' ? current.sourceId : null;
-  const selected = selectSource(
+  const selected = await selectSource(
     input,
     current.organizationId,
     ctx.sources,
     { projectsEnabled: ctx.projectsEnabled, keptProjectId },
     bag,
   );
-  const source = selected === undefined ? ctx.sources.byId(current.sourceId) : selected;
+  const source = selected === undefined ? await ctx.sources.byId(current.sourceId) : selected;
   const base: Monitor = source ? { ...current, sourceType: source.type, sourceId: source.id } : current;
   const next = applyInput(ctx, base, input, bag);
-  if (source) checkMonitor(ctx, next, source, bag);
+  if (source) await checkMonitor(ctx, next, source, bag);
   bag.throwIfAny();
   const saved: Monitor = {
     ...next,
     updatedAt: nextUpdatedAt(current, ctx.now()),
     updatedBy: userId,
   };
-  ctx.monitors.transaction(() => {
-    ctx.monitors.update(saved);
-    // A change of what is watched starts the instances afresh (their states belong to the old rule).
-    if (watchChanged(current, saved)) ctx.monitors.clearInstances(saved.id);
-  });
-  return saved;
+  // A change of what is watched starts the instances afresh (their states belong to the old rule).
+  const saved_ = await ctx.monitors.update(saved, current.updatedAt, watchChanged(current, saved));
+  return saved_ ? saved : undefined;
 }
 
-export function removeMonitor(ctx: MonitorsContext, monitor: Monitor): Monitor {
-  ctx.monitors.remove(monitor.id, monitor.organizationId);
-  return monitor;
+/** Deletes a monitor found with findChangeable, only at the version read; false when it changed meanwhile. */
+export async function removeMonitor(ctx: MonitorsContext, monitor: Monitor): Promise<boolean> {
+  return ctx.monitors.remove(monitor.id, monitor.organizationId, monitor.updatedAt);
 }
 
-/** Mutes until `until` (ms), or unmutes with null. Not a change of the monitor's definition: no lock check. */
-export function muteMonitor(ctx: MonitorsContext, monitor: Monitor, until: number | null): Monitor {
-  const next = { ...monitor, mutedUntil: until, updatedAt: Math.max(ctx.now(), monitor.updatedAt) };
-  ctx.monitors.update(next);
-  return next;
+/**
+ * Mutes until `until` (ms), or unmutes with null. Not a change of the monitor's definition: no lock
+ * check. Written only at the version read (another save in between: read again).
+ */
+export async function muteMonitor(
+  ctx: MonitorsContext,
+  auth: Auth,
+  rawId: string,
+  until: number | null,
+): Promise<Monitor> {
+  for (let attempt = 1; ; attempt++) {
+    const monitor = await findMonitor(ctx, auth, rawId);
+    const next = { ...monitor, mutedUntil: until, updatedAt: Math.max(ctx.now(), monitor.updatedAt) };
+    if (await ctx.monitors.update(next, monitor.updatedAt)) return next;
+    if (attempt === SAVE_TRIES) throw conflict(CHANGED_MEANWHILE);
+  }
 }
+
+/** Tries of a write conditioned on the version read before the answer is a 409. */
+export const SAVE_TRIES = 5;
+export const CHANGED_MEANWHILE = 'The monitor changed while it was being saved: retry';
 
 function watchChanged(a: Monitor, b: Monitor): boolean {
   const watched = (m: Monitor) =>
@@ -270,11 +294,16 @@ function applyInput(ctx: MonitorsContext, current: Monitor, input: MonitorInput,
 }
 
 /** Checks what needs the source: the monitor compiles (key, path, window, rules). */
-function checkMonitor(ctx: MonitorsContext, m: Monitor, source: Source, bag: ErrorBag): MonitorPlan | null {
+async function checkMonitor(
+  ctx: MonitorsContext,
+  m: Monitor,
+  source: Source,
+  bag: ErrorBag,
+): Promise<MonitorPlan | null> {
   if (m.name.trim() === '' && !bag.has('name')) bag.add('name', 'is required');
   if (m.type !== 'alert') {
     // A report monitor: its dashboard, schedule and window (domain/alerts/reports.ts).
-    if (ctx.dashboards) planReport(m, { dashboards: ctx.dashboards, sources: ctx.sources }, bag);
+    if (ctx.dashboards) await planReport(m, { dashboards: ctx.dashboards, sources: ctx.sources }, bag);
     return null;
   }
   return compileMonitor(m, source, bag);

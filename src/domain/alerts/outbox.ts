@@ -61,30 +61,65 @@ export function createOutboxWorker(options: OutboxOptions): OutboxWorker {
   const inFlight = new Map<number, Promise<void>>();
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
-  let resumed = false;
+  let resumed: Promise<void> | null = null;
   const stopping = new AbortController();
+  /** the pump running now, and whether another was asked for meanwhile (one runs at a time) */
+  let pumping: Promise<void> | null = null;
+  let again = false;
 
-  function resume() {
-    if (resumed) return;
-    resumed = true;
-    const n = outbox.resumeInterrupted();
-    if (n > 0) log.info('alert outbox: resuming notifications interrupted by a stop', { rows: n });
+  /** Once per start: rows left `sending` by a stop become pending again (a failure is logged, not retried). */
+  function resume(): Promise<void> {
+    resumed ??= outbox.resumeInterrupted().then(
+      (n) => {
+        if (n > 0) log.info('alert outbox: resuming notifications interrupted by a stop', { rows: n });
+      },
+      (err: unknown) => {
+        log.warn('alert outbox resume failed', { error: (err as Error)?.message ?? String(err) });
+      },
+    );
+    return resumed;
   }
 
-  function pump(): void {
+  /** Looks for due rows; one pass at a time, so the slots are never overfilled across its awaits. */
+  function pump(): Promise<void> {
+    if (pumping) {
+      again = true;
+      return pumping;
+    }
+    pumping = (async () => {
+      try {
+        do {
+          again = false;
+          await pumpOnce();
+        } while (again && !closed);
+      } finally {
+        pumping = null;
+      }
+    })();
+    return pumping;
+  }
+
+  async function pumpOnce(): Promise<void> {
     if (closed) return;
-    resume();
+    await resume();
     const room = concurrency - inFlight.size;
     if (room <= 0) return;
-    for (const row of outbox.due(options.now(), room + inFlight.size)) {
-      if (inFlight.size >= concurrency) break;
-      if (inFlight.has(row.id) || !outbox.claim(row.id)) continue;
+    for (const row of await outbox.due(options.now(), room + inFlight.size)) {
+      if (inFlight.size >= concurrency || closed) break;
+      // claim is a conditioned update: only one pump (of any node) takes a row
+      if (inFlight.has(row.id) || !(await outbox.claim(row.id))) continue;
       const attempt = send(row).finally(() => {
         inFlight.delete(row.id);
-        pump(); // a slot is free: the next due row may go
+        void kick(); // a slot is free: the next due row may go
       });
       inFlight.set(row.id, attempt);
     }
+  }
+
+  function kick(): Promise<void> {
+    return pump().catch((err: unknown) => {
+      log.warn('alert outbox poll failed', { error: (err as Error)?.message ?? String(err) });
+    });
   }
 
   async function send(row: OutboxRow): Promise<void> {
@@ -112,38 +147,35 @@ export function createOutboxWorker(options: OutboxOptions): OutboxWorker {
       return;
     }
     if (result.ok) {
-      outbox.markSent(row.id, options.now());
+      await outbox.markSent(row.id, options.now());
       return;
     }
     const error = (result.error ?? `failed${result.status ? ` (${result.status})` : ''}`).slice(0, 500);
     if (!result.retryable || attempts >= maxAttempts) {
-      outbox.markFailed(row.id, error);
+      await outbox.markFailed(row.id, error);
       log.warn('alert notification failed', { channel_id: row.channel_id, attempts, error });
       return;
     }
-    outbox.retryAt(row.id, options.now() + backoffMs(attempts, baseDelayMs, maxDelayMs, random), error);
+    await outbox.retryAt(row.id, options.now() + backoffMs(attempts, baseDelayMs, maxDelayMs, random), error);
   }
 
   return {
     start(pollMs = options.pollMs ?? 1000) {
-      resume();
+      void resume();
       if (pollMs <= 0) return;
       const tick = () => {
         timer = setTimeout(() => {
-          try {
-            pump();
-          } catch (err) {
-            log.warn('alert outbox poll failed', { error: (err as Error).message });
-          }
-          if (!closed) tick();
+          void kick().then(() => {
+            if (!closed) tick();
+          });
         }, pollMs);
         timer.unref();
       };
       tick();
     },
-    kick: () => pump(),
+    kick: () => void kick(),
     async drain() {
-      pump();
+      await pump();
       while (inFlight.size > 0) await Promise.allSettled([...inFlight.values()]);
     },
     async close() {

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import type { Dashboard } from '../../model/dashboard';
 import type { Monitor } from '../../model/monitor';
 import type { MonitorsRepo } from '../../storage/monitors';
-import type { OutboxRepo } from '../../storage/outbox';
+import type { NewOutboxRow, OutboxRepo } from '../../storage/outbox';
 import type { Source } from '../types';
 import type { SeriesText } from '../metrics/query/series';
 import type { OutgoingNotification } from './delivery-port';
@@ -62,8 +62,8 @@ interface Bag {
 }
 
 export interface ReportLookups {
-  dashboards: { byId(id: string, organizationId: string): Dashboard | undefined };
-  sources: { byId(id: string): Source | undefined };
+  dashboards: { byId(id: string, organizationId: string): Promise<Dashboard | undefined> };
+  sources: { byId(id: string): Promise<Source | undefined> };
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -80,17 +80,17 @@ export function reportDashboardId(m: Monitor): string | null {
 }
 
 /** A report monitor's plan, or null with every problem in `bag` under the field it is about. */
-export function planReport(m: Monitor, lookups: ReportLookups, bag: Bag): ReportPlan | null {
+export async function planReport(m: Monitor, lookups: ReportLookups, bag: Bag): Promise<ReportPlan | null> {
   let problems = 0;
   const add = (field: string, message: string) => {
     problems += 1;
     bag.add(field, message);
   };
   const id = reportDashboardId(m);
-  const dashboard = id ? lookups.dashboards.byId(id, m.organizationId) : undefined;
+  const dashboard = id ? await lookups.dashboards.byId(id, m.organizationId) : undefined;
   if (!id) add('dashboard_id', 'is required for report monitors');
   else if (!dashboard) add('dashboard_id', 'must be the id of a dashboard of this organization');
-  const source = dashboard ? lookups.sources.byId(dashboard.sourceId) : undefined;
+  const source = dashboard ? await lookups.sources.byId(dashboard.sourceId) : undefined;
   if (dashboard && !source) add('dashboard_id', 'names a dashboard whose source no longer exists');
   const raw = m.extra.report_settings;
   const settings = isObject(raw) ? raw : {};
@@ -376,10 +376,10 @@ export function createReporter(ports: ReporterPorts) {
 
   async function runOne(m: Monitor, now: number, stats: ReportStats): Promise<void> {
     const problems: string[] = [];
-    const plan = planReport(m, ports, { add: (f, message) => problems.push(`${f} ${message}`) });
-    const state = ports.monitors.reportState(m.id);
+    const plan = await planReport(m, ports, { add: (f, message) => problems.push(`${f} ${message}`) });
+    const state = await ports.monitors.reportState(m.id);
     if (!plan) {
-      record(m, state, null, now, problems.join('; '));
+      await record(m, state, null, now, problems.join('; '));
       return;
     }
     const period = periodStart(plan.frequency, plan.source, now);
@@ -395,7 +395,7 @@ export function createReporter(ports: ReporterPorts) {
         range: { bucketsMs: w.bucketsMs },
       });
     } catch (err) {
-      record(
+      await record(
         m,
         state,
         null,
@@ -431,69 +431,77 @@ export function createReporter(ports: ReporterPorts) {
       (tooLarge
         ? ` (the files would be ${bytes} bytes, more than ${MAX_REPORT_BYTES}: narrow the timeframe)`
         : '');
-    ports.monitors.transaction(() => {
-      const fresh = ports.monitors.byId(m.id, m.organizationId);
-      if (!fresh || fresh.updatedAt !== m.updatedAt || fresh.status !== 'active') return;
-      const again = ports.monitors.reportState(m.id);
-      if (again?.periodStart === period) return;
-      for (const channelId of channelIdsOf(fresh)) {
-        const idempotencyKey = createHash('sha256')
-          .update(`${m.id}\u0000report\u0000${period}\u0000${channelId}`)
-          .digest('hex')
-          .slice(0, 40);
-        const notification: OutgoingNotification = {
-          idempotencyKey,
-          kind: 'report',
-          monitor: { id: m.id, name: m.name },
-          instance: {},
-          state: 'ok',
-          previousState: 'ok',
-          value: null,
-          condition: '',
-          since: data.period_start,
-          durationMs: 0,
-          title: `Report: ${m.name}`,
-          message: summary,
-          attachments,
-          report: tooLarge || json === null ? undefined : data,
-        };
-        const added = ports.outbox.insert({
-          idempotency_key: idempotencyKey,
-          organization_id: m.organizationId,
-          monitor_id: m.id,
-          channel_id: channelId,
-          notification: JSON.stringify(notification),
-          created_at: now,
-        });
-        if (added) stats.queued += 1;
-      }
-      record(fresh, again, period, now, null, `report for ${data.period_start}: ${summary}`);
-      stats.reports += 1;
-    });
+    const rows: NewOutboxRow[] = [];
+    for (const channelId of channelIdsOf(m)) {
+      const idempotencyKey = createHash('sha256')
+        .update(`${m.id}\u0000report\u0000${period}\u0000${channelId}`)
+        .digest('hex')
+        .slice(0, 40);
+      const notification: OutgoingNotification = {
+        idempotencyKey,
+        kind: 'report',
+        monitor: { id: m.id, name: m.name },
+        instance: {},
+        state: 'ok',
+        previousState: 'ok',
+        value: null,
+        condition: '',
+        since: data.period_start,
+        durationMs: 0,
+        title: `Report: ${m.name}`,
+        message: summary,
+        attachments,
+        report: tooLarge || json === null ? undefined : data,
+      };
+      rows.push({
+        idempotency_key: idempotencyKey,
+        organization_id: m.organizationId,
+        monitor_id: m.id,
+        channel_id: channelId,
+        notification: JSON.stringify(notification),
+        created_at: now,
+      });
+    }
+    // Queued only while the monitor is the version planned and the period is still unsent (saveReport).
+    const queued = await record(
+      m,
+      state,
+      period,
+      now,
+      null,
+      `report for ${data.period_start}: ${summary}`,
+      rows,
+    );
+    if (queued === null) return;
+    stats.queued += queued;
+    stats.reports += 1;
   }
 
-  /** The run's record, and a history entry when it changes the report's state (or sends one). */
-  function record(
+  /**
+   * The run's record, and a history entry when it changes the report's state (or sends one), with
+   * the notifications of a sent period; null when nothing was written.
+   */
+  async function record(
     m: Monitor,
     before: { periodStart: number | null; error: string | null } | undefined,
     period: number | null,
     now: number,
     error: string | null,
     sent?: string,
-  ) {
-    if (error !== null && before?.error === error) return; // the same failure again: one entry
-    ports.monitors.saveReportState(m.id, {
-      periodStart: period ?? before?.periodStart ?? null,
-      ranAt: now,
-      error,
-    });
-    ports.monitors.addHistory(m.id, {
-      at: now,
-      instance: '',
-      from: before?.error ? 'error' : 'ok',
-      to: error ? 'error' : 'ok',
-      value: null,
-      summary: error ?? sent ?? '',
+    outbox: NewOutboxRow[] = [],
+  ): Promise<number | null> {
+    if (error !== null && before?.error === error) return null; // the same failure again: one entry
+    return ports.monitors.saveReport(m, period, {
+      outbox,
+      state: { periodStart: period ?? before?.periodStart ?? null, ranAt: now, error },
+      entry: {
+        at: now,
+        instance: '',
+        from: before?.error ? 'error' : 'ok',
+        to: error ? 'error' : 'ok',
+        value: null,
+        summary: error ?? sent ?? '',
+      },
     });
   }
 

@@ -15,11 +15,11 @@ import { type ExpectedVersion, checkChangeable, nextUpdatedAt } from './versions
 
 export interface DashboardsContext {
   dashboards: DashboardsRepo;
-  sources: SourceLookup & { byId(id: string): Source | undefined };
+  sources: SourceLookup & { byId(id: string): Promise<Source | undefined> };
   projectsEnabled: boolean;
   now: () => number;
   /** a user's name (or email) for a refused stale save; undefined when unknown */
-  nameOf?: (userId: string) => string | undefined;
+  nameOf?: (userId: string) => Promise<string | undefined>;
 }
 
 /** Fields a create or an update may carry, after their types were checked. */
@@ -52,31 +52,31 @@ export interface DashboardPage {
 }
 
 /** A page of the visible dashboards of the token's organization; none for a user without one. */
-export function listDashboards(
+export async function listDashboards(
   ctx: DashboardsContext,
   auth: Auth,
   limit: number,
   offset: number,
-): DashboardPage {
+): Promise<DashboardPage> {
   const organizationId = auth.organizationId;
   if (!organizationId) return { dashboards: [], total: 0 };
   return {
-    dashboards: ctx.dashboards.listVisible(organizationId, limit, offset, PAGE_MAX_BYTES),
-    total: ctx.dashboards.countVisible(organizationId),
+    dashboards: await ctx.dashboards.listVisible(organizationId, limit, offset, PAGE_MAX_BYTES),
+    total: await ctx.dashboards.countVisible(organizationId),
   };
 }
 
 /** Any dashboard of the organization, hidden ones included, or 404. */
-export function findDashboard(ctx: DashboardsContext, auth: Auth, rawId: string): Dashboard {
+export async function findDashboard(ctx: DashboardsContext, auth: Auth, rawId: string): Promise<Dashboard> {
   const id = normalizeId(rawId);
-  const found = id && auth.organizationId ? ctx.dashboards.byId(id, auth.organizationId) : undefined;
+  const found = id && auth.organizationId ? await ctx.dashboards.byId(id, auth.organizationId) : undefined;
   if (!found) throw notFound();
   return found;
 }
 
 /** GET: hidden dashboards are 404 like unknown ones. */
-export function showDashboard(ctx: DashboardsContext, auth: Auth, rawId: string): Dashboard {
-  const dashboard = findDashboard(ctx, auth, rawId);
+export async function showDashboard(ctx: DashboardsContext, auth: Auth, rawId: string): Promise<Dashboard> {
+  const dashboard = await findDashboard(ctx, auth, rawId);
   if (!dashboard.visibility) throw notFound();
   return dashboard;
 }
@@ -85,30 +85,54 @@ export function showDashboard(ctx: DashboardsContext, auth: Auth, rawId: string)
  * PUT/DELETE target: 404, then 409 unless the request unlocks it, then 409 when the request names
  * a version (`updated_at` or If-Match) that is no longer the stored one.
  */
-export function findChangeable(
+export async function findChangeable(
   ctx: DashboardsContext,
   auth: Auth,
   rawId: string,
   unlocks: boolean,
   expected: ExpectedVersion = {},
-): Dashboard {
-  const dashboard = findDashboard(ctx, auth, rawId);
-  checkChangeable(dashboard, unlocks, expected, LOCKED, 'This dashboard', (id) => ctx.nameOf?.(id));
+): Promise<Dashboard> {
+  const dashboard = await findDashboard(ctx, auth, rawId);
+  await checkChangeable(dashboard, unlocks, expected, LOCKED, 'This dashboard', async (id) =>
+    ctx.nameOf?.(id),
+  );
   return dashboard;
 }
 
-export function createDashboard(
+/**
+ * Creates a dashboard. Its source and group are checked, then checked again by the insert's own
+ * transaction; when one went in between, everything is checked again (the answer is then the 422).
+ */
+export async function createDashboard(
   ctx: DashboardsContext,
   auth: Auth,
   input: DashboardInput,
   bag: ErrorBag,
-): Dashboard {
+): Promise<Dashboard> {
+  for (let attempt = 1; ; attempt++) {
+    const dashboard = await newDashboard(ctx, auth, input, bag);
+    const placed = await ctx.dashboards.insert(dashboard, input.position === undefined);
+    if (placed) return placed;
+    if (attempt === RETRIES) throw conflict(CHANGED_MEANWHILE);
+  }
+}
+
+/** Tries of a write conditioned on what was read before the answer is a 409 (never seen in practice). */
+const RETRIES = 5;
+export const CHANGED_MEANWHILE = 'The dashboard changed while it was being saved: retry';
+
+async function newDashboard(
+  ctx: DashboardsContext,
+  auth: Auth,
+  input: DashboardInput,
+  bag: ErrorBag,
+): Promise<Dashboard> {
   const organizationId = auth.organizationId;
   if (!organizationId) throw conflict(NO_ORGANIZATION);
   // A field already reported (sent but broken) is not also "required".
   if (input.name === undefined && !bag.has('name')) bag.add('name', 'is required');
   if (input.key === undefined && !bag.has('key')) bag.add('key', 'is required');
-  const source = selectSource(
+  const source = await selectSource(
     input,
     organizationId,
     ctx.sources,
@@ -118,7 +142,7 @@ export function createDashboard(
   if (source === undefined && !SOURCE_FIELDS.some((field) => bag.has(field))) {
     bag.add('source', 'is required: send source {type, id}, source_type and source_id, or database_id');
   }
-  const groupId = checkGroup(ctx, organizationId, input.group_id, bag);
+  const groupId = await checkGroup(ctx, organizationId, input.group_id, bag);
   const granularity = checkGranularity(input.default_granularity, source ?? null, bag);
   const { payload, segments } = normalizeDocuments(input, { payload: {}, segments: [] }, bag);
   bag.throwIfAny();
@@ -143,35 +167,46 @@ export function createDashboard(
     updatedAt: now,
     updatedBy: auth.userId,
   };
-  return insertDashboard(ctx, dashboard, input.position === undefined);
+  return dashboard;
 }
 
-/** Inserts; `atEnd` places it at last + 1 (hidden dashboards count) in the same transaction. */
-function insertDashboard(ctx: DashboardsContext, dashboard: Dashboard, atEnd: boolean): Dashboard {
-  return ctx.dashboards.transaction(() => {
-    const placed = atEnd
-      ? { ...dashboard, position: (ctx.dashboards.lastPosition(dashboard.organizationId) ?? 0) + 1 }
-      : dashboard;
-    ctx.dashboards.insert(placed);
-    return placed;
-  });
-}
-
-/** Applies a PUT to a dashboard found with findChangeable. Only the fields sent change. */
-export function updateDashboard(
+/**
+ * PUT: findChangeable's checks, then the fields sent applied. The save is conditioned on the
+ * version the checks read; when another save came in between, everything runs again on the new
+ * version, as if the two requests had come one after the other.
+ */
+export async function saveDashboard(
   ctx: DashboardsContext,
-  current: Dashboard,
+  auth: Auth,
+  rawId: string,
+  unlocks: boolean,
   input: DashboardInput,
   bag: ErrorBag,
   userId: string | null = null,
   expected: ExpectedVersion = {},
-): Dashboard {
+): Promise<Dashboard> {
+  for (let attempt = 1; ; attempt++) {
+    const current = await findChangeable(ctx, auth, rawId, unlocks, expected);
+    const next = await updateDashboard(ctx, current, input, bag, userId);
+    if (await ctx.dashboards.update(next, current.updatedAt)) return next;
+    if (attempt === RETRIES) throw conflict(CHANGED_MEANWHILE);
+  }
+}
+
+/** The dashboard a PUT makes of one found with findChangeable (not saved). Only the fields sent change. */
+async function updateDashboard(
+  ctx: DashboardsContext,
+  current: Dashboard,
+  input: DashboardInput,
+  bag: ErrorBag,
+  userId: string | null,
+): Promise<Dashboard> {
   const organizationId = current.organizationId;
   const keptProjectId = current.sourceType === 'project' ? current.sourceId : null;
   const options = { projectsEnabled: ctx.projectsEnabled, keptProjectId };
-  const selected = selectSource(input, organizationId, ctx.sources, options, bag);
-  const source = selected === undefined ? (ctx.sources.byId(current.sourceId) ?? null) : selected;
-  const groupId = checkGroup(ctx, organizationId, input.group_id, bag);
+  const selected = await selectSource(input, organizationId, ctx.sources, options, bag);
+  const source = selected === undefined ? ((await ctx.sources.byId(current.sourceId)) ?? null) : selected;
+  const groupId = await checkGroup(ctx, organizationId, input.group_id, bag);
   const granularity = checkGranularity(input.default_granularity, source, bag);
   const { payload, segments } = normalizeDocuments(input, current, bag);
   bag.throwIfAny();
@@ -191,14 +226,17 @@ export function updateDashboard(
     updatedAt: nextUpdatedAt(current, ctx.now()),
     updatedBy: userId,
   };
-  ctx.dashboards.update(next);
   return next;
 }
 
-/** Deletes a dashboard found with findChangeable and returns it as it was. */
-export function removeDashboard(ctx: DashboardsContext, dashboard: Dashboard): Dashboard {
-  ctx.dashboards.remove(dashboard.id, dashboard.organizationId);
-  return dashboard;
+/** DELETE: findChangeable's checks, then the delete, conditioned like saveDashboard's; returns it as it was. */
+export async function removeDashboard(ctx: DashboardsContext, auth: Auth, rawId: string): Promise<Dashboard> {
+  for (let attempt = 1; ; attempt++) {
+    const dashboard = await findChangeable(ctx, auth, rawId, false);
+    if (await ctx.dashboards.remove(dashboard.id, dashboard.organizationId, dashboard.updatedAt))
+      return dashboard;
+    if (attempt === RETRIES) throw conflict(CHANGED_MEANWHILE);
+  }
 }
 
 type Documents = Pick<Dashboard, 'payload' | 'segments'>;
@@ -229,15 +267,15 @@ function sourceColumns(source: Source): Pick<Dashboard, 'sourceType' | 'sourceId
 }
 
 /** `group_id`: undefined (not sent), null (ungroup) or a group of the organization. */
-function checkGroup(
+async function checkGroup(
   ctx: DashboardsContext,
   organizationId: string,
   raw: string | null | undefined,
   bag: ErrorBag,
-): string | null | undefined {
+): Promise<string | null | undefined> {
   if (raw === undefined || raw === null) return raw;
   const id = normalizeId(raw);
-  if (id && ctx.dashboards.groupById(id, organizationId)) return id;
+  if (id && (await ctx.dashboards.groupById(id, organizationId))) return id;
   bag.add('group_id', 'must be the id of a dashboard group of this organization, or null');
   return undefined;
 }

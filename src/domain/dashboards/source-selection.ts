@@ -15,7 +15,7 @@ export interface SourceFields {
 }
 
 export interface SourceLookup {
-  inOrganization(id: string, organizationId: string): Source | undefined;
+  inOrganization(id: string, organizationId: string): Promise<Source | undefined>;
 }
 
 interface Choice {
@@ -56,13 +56,13 @@ const sameSource = (a: Choice, b: Choice) =>
 /** The fields that choose a source; an error in any of them stands for "a source was sent". */
 export const SOURCE_FIELDS = ['source', 'source_type', 'source_id', 'database_id'] as const;
 
-export function selectSource(
+export async function selectSource(
   fields: SourceFields,
   organizationId: string,
   sources: SourceLookup,
   options: { projectsEnabled: boolean; keptProjectId: string | null },
   bag: ErrorBag,
-): Source | null | undefined {
+): Promise<Source | null | undefined> {
   const choices = collectChoices(fields, bag);
   const [choice, ...others] = choices;
   if (!choice) return undefined;
@@ -76,7 +76,7 @@ export function selectSource(
     bag.add('source_type', 'projects are disabled for this deployment');
     return null;
   }
-  const source = id ? sources.inOrganization(id, organizationId) : undefined;
+  const source = id ? await sources.inOrganization(id, organizationId) : undefined;
   if (!source || source.type !== choice.type) {
     bag.add(choice.idField, `must be the id of a ${choice.type} source of this organization`);
     return null;

@@ -57,29 +57,29 @@ function updatedAtHolds(sent: string, row: Versioned): boolean {
  * order: 409 `lockedMessage` when it is locked and the request does not unlock it, then
  * checkVersion's 409 when the request names a version that is no longer the stored one.
  */
-export function checkChangeable(
+export async function checkChangeable(
   row: Versioned & { locked: boolean },
   unlocks: boolean,
   expected: ExpectedVersion,
   lockedMessage: string,
   what: string,
-  nameOf: (userId: string) => string | undefined,
-): void {
+  nameOf: (userId: string) => Promise<string | undefined>,
+): Promise<void> {
   if (row.locked && !unlocks) throw conflict(lockedMessage);
-  checkVersion(row, expected, what, nameOf);
+  await checkVersion(row, expected, what, nameOf);
 }
 
-export function checkVersion(
+export async function checkVersion(
   row: Versioned,
   expected: ExpectedVersion,
   what: string,
-  nameOf: (userId: string) => string | undefined,
-): void {
+  nameOf: (userId: string) => Promise<string | undefined>,
+): Promise<void> {
   const stale =
     (expected.ifMatch !== undefined && !ifMatchHolds(expected.ifMatch, row)) ||
     (expected.updatedAt !== undefined && !updatedAtHolds(expected.updatedAt, row));
   if (!stale) return;
-  const who = (row.updatedBy && nameOf(row.updatedBy)) || 'someone else';
+  const who = (row.updatedBy && (await nameOf(row.updatedBy))) || 'someone else';
   throw conflict(
     `${what} was changed by ${who} at ${formatTimestamp(row.updatedAt)} after you loaded it: ` +
       'reload it, or send the change again without updated_at or If-Match to overwrite',

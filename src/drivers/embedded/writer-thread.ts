@@ -12,7 +12,7 @@ import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from '
 import type { Logger } from '../../lib/log';
 import { openDatabase } from '../../storage/db';
 import { WriteGate } from '../../storage/write-gate';
-import { createSourcesRepo } from '../../storage/sources';
+import { sourceSettingsReader } from '../../storage/sources';
 import { MetricWriter } from './metric-writer';
 import { type PackedPart, type PendingSeries, packPart, packedBuffers } from '../../model/row-delta';
 import { errorToWire, type WriterRequest, type WriterThreadData } from './writer-protocol';
@@ -78,14 +78,13 @@ function writer(): void {
   };
   try {
     db = openDatabase(data.dbFile, { nativeBinding: nativeBinding(), checkpointPages: data.checkpointPages });
-    const sources = createSourcesRepo(db);
     // The event loop appends to the log itself (embedded/writer-client.ts): this writer merges what it logged.
     const gate = data.writeGate ? new WriteGate(data.writeGate) : undefined;
     metrics = new MetricWriter({
       ...data.options,
       db,
       log: threadLog,
-      sourceSettings: (id) => sources.byId(id),
+      sourceSettings: sourceSettingsReader(db),
       poll,
       pollReads,
       onFolded: (upTo) => port!.postMessage({ folded: upTo }),

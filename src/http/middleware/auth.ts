@@ -15,8 +15,8 @@ import type { Auth, SourceAuth, UserAuth } from '../../domain/types';
 import { stateOf } from '../state';
 import { hasRole, type Role } from '../../domain/members';
 
-/** The repositories, and for sessions the database, limits and clock. */
-export type AuthRepos = Pick<Deps, 'accounts' | 'sources' | 'db' | 'config' | 'now'>;
+/** The repositories, and for sessions their limits and clock. */
+export type AuthRepos = Pick<Deps, 'accounts' | 'sources' | 'sessions' | 'config' | 'now'>;
 
 export const SESSION_COOKIE = 'svc_session';
 export const CSRF_HEADER = 'x-service-csrf';
@@ -38,8 +38,13 @@ function bearer(ctx: Context): string | null {
   return m ? m[1]! : null;
 }
 
-function userAuth(repos: AuthRepos, userId: string, tokenId: string, sessionId?: string): UserAuth {
-  const membership = repos.accounts.membershipByUser(userId);
+async function userAuth(
+  repos: AuthRepos,
+  userId: string,
+  tokenId: string,
+  sessionId?: string,
+): Promise<UserAuth> {
+  const membership = await repos.accounts.membershipByUser(userId);
   const auth: UserAuth = {
     kind: 'user',
     tokenId,
@@ -55,23 +60,23 @@ function userAuth(repos: AuthRepos, userId: string, tokenId: string, sessionId?:
 }
 
 /** Resolves the request's session cookie or bearer token to an Auth, or throws 401. */
-export function authenticate(ctx: Context, repos: AuthRepos): Auth {
+export async function authenticate(ctx: Context, repos: AuthRepos): Promise<Auth> {
   const fromCookie = cookieToken(ctx);
   if (fromCookie !== null) {
-    const session = resolveSession(repos, fromCookie);
+    const session = await resolveSession(repos, fromCookie);
     if (!session) throw unauthorized();
-    return userAuth(repos, session.user_id, session.id, session.id);
+    return await userAuth(repos, session.user_id, session.id, session.id);
   }
   const value = bearer(ctx);
   const kind = value ? tokenKind(value) : null;
   if (!value || !kind) throw unauthorized();
   const hash = hashToken(value);
   if (kind === 'user') {
-    const token = repos.accounts.userTokenByHash(hash);
+    const token = await repos.accounts.userTokenByHash(hash);
     if (!token) throw unauthorized();
-    return userAuth(repos, token.user_id, token.id);
+    return await userAuth(repos, token.user_id, token.id);
   }
-  const token = repos.sources.tokenByHash(hash);
+  const token = await repos.sources.tokenByHash(hash);
   if (!token) throw unauthorized();
   const auth: SourceAuth = {
     kind: 'source',
@@ -125,7 +130,7 @@ function checkRole(auth: Auth, minimum: Role): void {
 /** Routes that change what an organization shares: a user API token of a member with at least `minimum`. */
 export function requireMember(repos: AuthRepos, minimum: Role) {
   return async function memberOnly(ctx: Context, next: Next): Promise<void> {
-    const auth = authenticate(ctx, repos);
+    const auth = await authenticate(ctx, repos);
     if (auth.kind !== 'user') throw forbidden();
     checkRole(auth, minimum);
     stateOf(ctx).auth = auth;
@@ -136,7 +141,7 @@ export function requireMember(repos: AuthRepos, minimum: Role) {
 /** Bootstrap endpoints: a user API token only; a source token is 403. */
 export function requireUser(repos: AuthRepos) {
   return async function userOnly(ctx: Context, next: Next): Promise<void> {
-    const auth = authenticate(ctx, repos);
+    const auth = await authenticate(ctx, repos);
     if (auth.kind !== 'user') throw forbidden();
     stateOf(ctx).auth = auth;
     await next();
@@ -146,14 +151,14 @@ export function requireUser(repos: AuthRepos) {
 /** Metrics endpoints: a source token with the permission, bound to the X-Service-Source-Id source. */
 export function requireSource(repos: AuthRepos, permission: 'read' | 'write') {
   return async function sourceOnly(ctx: Context, next: Next): Promise<void> {
-    const auth = authenticate(ctx, repos);
+    const auth = await authenticate(ctx, repos);
     if (auth.kind !== 'source') {
       checkUserOnMetrics(ctx);
       throw forbidden();
     }
     checkSourceHeader(ctx, auth, true, true);
     if (!auth[permission]) throw forbidden();
-    const source = repos.sources.cachedById(auth.sourceId);
+    const source = await repos.sources.cachedById(auth.sourceId);
     if (!source) throw unauthorized();
     const state = stateOf(ctx);
     state.auth = auth;
@@ -175,7 +180,7 @@ function checkUserOnMetrics(ctx: Context): void {
  */
 export function requireOrganizationToken(repos: AuthRepos, permission: 'read' | 'write') {
   return async function anyToken(ctx: Context, next: Next): Promise<void> {
-    const auth = authenticate(ctx, repos);
+    const auth = await authenticate(ctx, repos);
     if (auth.kind === 'source') {
       checkSourceHeader(ctx, auth, false);
       if (!auth[permission]) throw forbidden();

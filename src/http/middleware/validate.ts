@@ -17,8 +17,15 @@ import { stateOf } from '../state';
 
 export type Parser<T> = (input: unknown, ctx: Context) => T;
 export type Schema<T> = Parser<T> | v.GenericSchema<unknown, T>;
-/** A query parser gets the parameters as Koa parsed them (a name given twice is an array). */
-export type QueryParser<T> = (query: Record<string, string | string[] | undefined>, ctx: Context) => T;
+/**
+ * A query parser gets the parameters as Koa parsed them (a name given twice is an array). It may
+ * answer a promise when it needs a repository (the token's or the path's source); the body is
+ * parsed once it settles.
+ */
+export type QueryParser<T> = (
+  query: Record<string, string | string[] | undefined>,
+  ctx: Context,
+) => T | Promise<T>;
 export type QuerySchema<T> = QueryParser<T> | v.GenericSchema<unknown, T>;
 
 export interface Validator<B, Q> {
@@ -50,7 +57,7 @@ function runBody<T>(schema: Schema<T>, input: unknown, ctx: Context): T {
   throw invalid(fieldsOf(result.issues));
 }
 
-function runQuery<T>(schema: QuerySchema<T>, ctx: Context): T {
+function runQuery<T>(schema: QuerySchema<T>, ctx: Context): T | Promise<T> {
   if (typeof schema === 'function') return schema(ctx.query, ctx);
   const result = v.safeParse(schema, ctx.query);
   if (result.success) return result.output;
@@ -75,7 +82,22 @@ export function validate<B = undefined, Q = undefined>(schemas: {
   function check(ctx: Context, next: Next): Promise<void> {
     try {
       const result: Checked<B, Q> = { body: NONE, query: NONE };
-      if (schemas.query) result.query = runQuery(schemas.query, ctx);
+      if (!schemas.query) return checkBody(ctx, next, result);
+      const query = runQuery(schemas.query, ctx);
+      if (!(query instanceof Promise)) {
+        result.query = query;
+        return checkBody(ctx, next, result);
+      }
+      return query.then((value) => {
+        result.query = value;
+        return checkBody(ctx, next, result);
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+  function checkBody(ctx: Context, next: Next, result: Checked<B, Q>): Promise<void> {
+    try {
       if (schemas.body) {
         const state = stateOf(ctx);
         const raw = state.body;

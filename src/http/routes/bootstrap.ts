@@ -71,7 +71,7 @@ function bootstrapInput(deps: Deps) {
     organization: validate({
       body: (body: unknown, ctx) => {
         const fields = objectBody(body);
-        assertNoOrganization(deps, userAuthOf(ctx).userId);
+        assertNoOrganization(userAuthOf(ctx));
         return parseOrganization(fields);
       },
     }),
@@ -91,20 +91,9 @@ function bootstrapInput(deps: Deps) {
         return parseProject(fields, deps.config.clusters);
       },
     }),
-    projectUpdate: validate({
-      body: (body: unknown, ctx) => {
-        const fields = objectBody(body);
-        const project = projectInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
-        return { project, update: parseProjectUpdate(fields, project) };
-      },
-    }),
-    databaseUpdate: validate({
-      body: (body: unknown, ctx) => {
-        const fields = objectBody(body);
-        const database = databaseInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
-        return { database, update: parseDatabaseUpdate(fields, database.granularities) };
-      },
-    }),
+    // The fields are parsed against the stored source, which the handler looks up first (404 before 422).
+    projectUpdate: validate({ body: objectBody }),
+    databaseUpdate: validate({ body: objectBody }),
     sourceToken: validate({ body: (body: unknown) => parseSourceToken(objectBody(body)) }),
   };
 }
@@ -128,12 +117,12 @@ export function bootstrapRoutes(deps: Deps) {
     },
 
     async me(ctx: Context): Promise<void> {
-      ctx.body = { data: presentAccount(accountContext(deps, userAuthOf(ctx).userId)) };
+      ctx.body = { data: presentAccount(await accountContext(deps, userAuthOf(ctx).userId)) };
     },
 
     async createOrganization(ctx: Context): Promise<void> {
       const { userId } = userAuthOf(ctx);
-      const { organization, membership } = createOrganization(
+      const { organization, membership } = await createOrganization(
         deps,
         userId,
         input.organization.body(ctx).name,
@@ -145,7 +134,7 @@ export function bootstrapRoutes(deps: Deps) {
     },
 
     async listSources(ctx: Context): Promise<void> {
-      ctx.body = { data: presentSourceList(listSources(deps, userAuthOf(ctx))) };
+      ctx.body = { data: presentSourceList(await listSources(deps, userAuthOf(ctx))) };
     },
 
     async createDatabase(ctx: Context): Promise<void> {
@@ -173,31 +162,38 @@ export function bootstrapRoutes(deps: Deps) {
     },
 
     async updateProject(ctx: Context): Promise<void> {
-      const { project, update } = input.projectUpdate.body(ctx);
+      const fields = input.projectUpdate.body(ctx);
+      const project = await projectInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
+      const update = parseProjectUpdate(fields, project);
       ctx.body = { data: { source: presentSource(await updateProject(deps, project, update)) } };
     },
 
     async updateDatabase(ctx: Context): Promise<void> {
-      const { database, update } = input.databaseUpdate.body(ctx);
-      ctx.body = { data: { source: presentSource(updateDatabase(deps, database, update)) } };
+      const fields = input.databaseUpdate.body(ctx);
+      const database = await databaseInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
+      const update = parseDatabaseUpdate(fields, database.granularities);
+      ctx.body = { data: { source: presentSource(await updateDatabase(deps, database, update)) } };
     },
 
     /** GET /bootstrap/sources/:id/dependents: what removing the source would take with it. */
     async dependents(ctx: Context): Promise<void> {
-      const source = sourceInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
+      const source = await sourceInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
       ctx.body = { data: presentDependents(await sourceDependents(deps, source)) };
     },
 
     async removeProject(ctx: Context): Promise<void> {
-      await remove(ctx, projectInOrganization(deps, userAuthOf(ctx), String(ctx.params.id)));
+      await remove(ctx, await projectInOrganization(deps, userAuthOf(ctx), String(ctx.params.id)));
     },
 
     async removeDatabase(ctx: Context): Promise<void> {
-      await remove(ctx, databaseInOrganization(deps, userAuthOf(ctx), String(ctx.params.id)));
+      await remove(ctx, await databaseInOrganization(deps, userAuthOf(ctx), String(ctx.params.id)));
     },
 
     async createSourceToken(ctx: Context): Promise<void> {
-      created(ctx, presentSourceToken(createSourceToken(deps, userAuthOf(ctx), input.sourceToken.body(ctx))));
+      created(
+        ctx,
+        presentSourceToken(await createSourceToken(deps, userAuthOf(ctx), input.sourceToken.body(ctx))),
+      );
     },
   };
 }

@@ -2,7 +2,7 @@
 // sit at the top level or under `dashboard_group`.
 import type { Context } from 'koa';
 import type { Deps } from '../../deps';
-import { createGroup, findGroup, listGroups, removeGroup, updateGroup } from '../../domain/dashboards/groups';
+import { createGroup, findGroup, listGroups, removeGroup, saveGroup } from '../../domain/dashboards/groups';
 import { ErrorBag } from '../../domain/dashboards/issues';
 import { objectBody } from '../middleware/body';
 import { validate } from '../middleware/validate';
@@ -31,19 +31,19 @@ export function dashboardGroupRoutes(deps: Deps) {
   return {
     async list(ctx: Context): Promise<void> {
       const { limit, offset } = groupInput.page.query(ctx);
-      const page = listGroups(domain, authOf(ctx), limit, offset);
+      const page = await listGroups(domain, authOf(ctx), limit, offset);
       ctx.body = { data: page.groups.map(presentGroup), meta: { total: page.total, limit, offset } };
     },
 
     async show(ctx: Context): Promise<void> {
-      const group = findGroup(domain, authOf(ctx), idOf(ctx));
+      const group = await findGroup(domain, authOf(ctx), idOf(ctx));
       ctx.set('ETag', etagOf(group));
       ctx.body = { data: presentGroup(group) };
     },
 
     async create(ctx: Context): Promise<void> {
       const { input, bag } = groupInput.fields.body(ctx);
-      const group = createGroup(domain, authOf(ctx), input, bag);
+      const group = await createGroup(domain, authOf(ctx), input, bag);
       ctx.status = 201;
       ctx.body = { data: presentGroup(group) };
     },
@@ -52,10 +52,10 @@ export function dashboardGroupRoutes(deps: Deps) {
       const { input, bag, fields } = groupInput.fields.body(ctx);
       const auth = authOf(ctx);
       const expected = expectedVersion(ctx, fields, bag);
-      const current = findGroup(domain, auth, idOf(ctx), expected);
-      const updated = updateGroup(
+      const updated = await saveGroup(
         domain,
-        current,
+        auth,
+        idOf(ctx),
         input,
         bag,
         auth.kind === 'user' ? auth.userId : null,
@@ -66,8 +66,8 @@ export function dashboardGroupRoutes(deps: Deps) {
     },
 
     async remove(ctx: Context): Promise<void> {
-      const current = findGroup(domain, authOf(ctx), idOf(ctx));
-      ctx.body = { data: presentGroup(removeGroup(domain, current)) };
+      const current = await findGroup(domain, authOf(ctx), idOf(ctx));
+      ctx.body = { data: presentGroup(await removeGroup(domain, current)) };
     },
   };
 }

@@ -5,11 +5,10 @@ import type { Deps } from '../../deps';
 import {
   type DashboardsContext,
   createDashboard,
-  findChangeable,
   listDashboards,
   removeDashboard,
   showDashboard,
-  updateDashboard,
+  saveDashboard,
 } from '../../domain/dashboards/dashboards';
 import { ErrorBag } from '../../domain/dashboards/issues';
 import { type ExpectedVersion, etagOf } from '../../domain/dashboards/versions';
@@ -27,8 +26,8 @@ export function dashboardsContext(deps: Deps): DashboardsContext {
     sources: deps.sources,
     projectsEnabled: deps.config.features.projectsEnabled,
     now: () => deps.now(),
-    nameOf: (userId) => {
-      const user = deps.accounts.userById(userId);
+    nameOf: async (userId) => {
+      const user = await deps.accounts.userById(userId);
       return user ? user.name || user.email : undefined;
     },
   };
@@ -77,19 +76,19 @@ export function dashboardRoutes(deps: Deps) {
   return {
     async list(ctx: Context): Promise<void> {
       const { limit, offset } = dashboardInput.page.query(ctx);
-      const page = listDashboards(domain, authOf(ctx), limit, offset);
+      const page = await listDashboards(domain, authOf(ctx), limit, offset);
       ctx.body = { data: page.dashboards.map(presentDashboard), meta: { total: page.total, limit, offset } };
     },
 
     async show(ctx: Context): Promise<void> {
-      const dashboard = showDashboard(domain, authOf(ctx), idOf(ctx));
+      const dashboard = await showDashboard(domain, authOf(ctx), idOf(ctx));
       ctx.set('ETag', etagOf(dashboard));
       ctx.body = { data: presentDashboard(dashboard) };
     },
 
     async create(ctx: Context): Promise<void> {
       const { input, bag } = dashboardInput.fields.body(ctx);
-      const dashboard = createDashboard(domain, authOf(ctx), input, bag);
+      const dashboard = await createDashboard(domain, authOf(ctx), input, bag);
       ctx.status = 201;
       ctx.body = { data: presentDashboard(dashboard) };
     },
@@ -98,10 +97,11 @@ export function dashboardRoutes(deps: Deps) {
       const { input, bag, unlocking, fields } = dashboardInput.fields.body(ctx);
       const auth = authOf(ctx);
       const expected = expectedVersion(ctx, fields, bag);
-      const current = findChangeable(domain, auth, idOf(ctx), unlocking, expected);
-      const updated = updateDashboard(
+      const updated = await saveDashboard(
         domain,
-        current,
+        auth,
+        idOf(ctx),
+        unlocking,
         input,
         bag,
         auth.kind === 'user' ? auth.userId : null,
@@ -112,8 +112,7 @@ export function dashboardRoutes(deps: Deps) {
     },
 
     async remove(ctx: Context): Promise<void> {
-      const current = findChangeable(domain, authOf(ctx), idOf(ctx), false);
-      ctx.body = { data: presentDashboard(removeDashboard(domain, current)) };
+      ctx.body = { data: presentDashboard(await removeDashboard(domain, authOf(ctx), idOf(ctx))) };
     },
   };
 }

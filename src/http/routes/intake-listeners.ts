@@ -28,7 +28,7 @@ export function intakeListenerRoutes(deps: Deps) {
     async list(ctx: Context): Promise<void> {
       const id = normalizeId(ctx.params.id);
       const org = userAuthOf(ctx).organizationId;
-      const source = id && org ? deps.sources.inOrganization(id, org) : undefined;
+      const source = id && org ? await deps.sources.inOrganization(id, org) : undefined;
       if (!source) throw notFound();
       ctx.body = {
         data: runningListenersOf(deps)

@@ -54,40 +54,40 @@ export function memberRoutes(deps: Deps) {
   };
   return {
     input,
-    list(ctx: Context): void {
+    async list(ctx: Context): Promise<void> {
       const auth = userAuthOf(ctx);
-      ctx.body = { data: listMembers(deps, auth).map((m) => presentMember(m, auth.userId)) };
+      ctx.body = { data: (await listMembers(deps, auth)).map((m) => presentMember(m, auth.userId)) };
     },
-    update(ctx: Context): void {
-      const m = changeRole(deps, userAuthOf(ctx), idParam(ctx), input.role.body(ctx).role);
+    async update(ctx: Context): Promise<void> {
+      const m = await changeRole(deps, userAuthOf(ctx), idParam(ctx), input.role.body(ctx).role);
       ctx.body = { data: { id: m.id, role: m.role } };
     },
-    remove(ctx: Context): void {
-      removeMember(deps, userAuthOf(ctx), idParam(ctx));
+    async remove(ctx: Context): Promise<void> {
+      await removeMember(deps, userAuthOf(ctx), idParam(ctx));
       ctx.status = 204;
     },
-    invitations(ctx: Context): void {
-      ctx.body = { data: listInvitations(deps, userAuthOf(ctx)).map(presentInvitation) };
+    async invitations(ctx: Context): Promise<void> {
+      ctx.body = { data: (await listInvitations(deps, userAuthOf(ctx))).map(presentInvitation) };
     },
-    invite(ctx: Context): void {
+    async invite(ctx: Context): Promise<void> {
       const body = input.invitation.body(ctx);
-      const { invitation, token } = createInvitation(deps, userAuthOf(ctx), body.role, body.expires_in);
+      const { invitation, token } = await createInvitation(deps, userAuthOf(ctx), body.role, body.expires_in);
       ctx.status = 201;
       // The link carries the token after '#', so it never reaches a server log or a Referer.
       ctx.body = { data: { ...presentInvitation(invitation), token, path: `/invite#${token}` } };
     },
-    revoke(ctx: Context): void {
-      revokeInvitation(deps, userAuthOf(ctx), idParam(ctx));
+    async revoke(ctx: Context): Promise<void> {
+      await revokeInvitation(deps, userAuthOf(ctx), idParam(ctx));
       ctx.status = 204;
     },
-    preview(ctx: Context): void {
-      const p = previewInvitation(deps, input.token.body(ctx).token);
+    async preview(ctx: Context): Promise<void> {
+      const p = await previewInvitation(deps, input.token.body(ctx).token);
       ctx.body = {
         data: { organization: p.organization, role: p.role, expires_at: formatTimestamp(p.expires_at) },
       };
     },
-    accept(ctx: Context): void {
-      const m = acceptInvitation(deps, userAuthOf(ctx), input.token.body(ctx).token);
+    async accept(ctx: Context): Promise<void> {
+      const m = await acceptInvitation(deps, userAuthOf(ctx), input.token.body(ctx).token);
       ctx.status = 201;
       ctx.body = { data: { membership: { id: m.id, role: m.role, organization_id: m.organization_id } } };
     },

@@ -14,11 +14,13 @@ import {
   muteMonitor,
   removeMonitor,
   updateMonitor,
+  SAVE_TRIES,
+  CHANGED_MEANWHILE,
 } from '../../domain/alerts/monitors';
 import { previewMonitor } from '../../domain/alerts/preview';
 import { ErrorBag } from '../../domain/dashboards/issues';
 import { etagOf } from '../../domain/dashboards/versions';
-import { invalidField } from '../../errors';
+import { conflict, invalidField } from '../../errors';
 import type { Monitor } from '../../model/monitor';
 import { objectBody } from '../middleware/body';
 import { validate } from '../middleware/validate';
@@ -38,8 +40,8 @@ export function monitorsContext(deps: Deps): MonitorsContext {
     sources: deps.sources,
     projectsEnabled: deps.config.features.projectsEnabled,
     now: () => deps.now(),
-    nameOf: (userId) => {
-      const user = deps.accounts.userById(userId);
+    nameOf: async (userId) => {
+      const user = await deps.accounts.userById(userId);
       return user ? user.name || user.email : undefined;
     },
   };
@@ -76,49 +78,64 @@ const idOf = (ctx: Context): string => String(ctx.params.id ?? '');
 
 export function monitorRoutes(deps: Deps) {
   const domain = monitorsContext(deps);
-  const present = (m: Monitor) => presentMonitor(m, deps.monitors.instances(m.id), deps.now());
+  const present = async (m: Monitor) => presentMonitor(m, await deps.monitors.instances(m.id), deps.now());
   return {
     async list(ctx: Context): Promise<void> {
       const { limit, offset } = monitorInput.page.query(ctx);
-      const page = listMonitors(domain, authOf(ctx), limit, offset);
-      ctx.body = { data: page.monitors.map(present), meta: { total: page.total, limit, offset } };
+      const page = await listMonitors(domain, authOf(ctx), limit, offset);
+      ctx.body = {
+        data: await Promise.all(page.monitors.map(present)),
+        meta: { total: page.total, limit, offset },
+      };
     },
 
     async show(ctx: Context): Promise<void> {
-      const monitor = findMonitor(domain, authOf(ctx), idOf(ctx));
+      const monitor = await findMonitor(domain, authOf(ctx), idOf(ctx));
       ctx.set('ETag', etagOf(monitor));
-      ctx.body = { data: present(monitor) };
+      ctx.body = { data: await present(monitor) };
     },
 
     async create(ctx: Context): Promise<void> {
       const { input, bag } = monitorInput.fields.body(ctx);
-      const monitor = createMonitor(domain, authOf(ctx), input, bag);
+      const monitor = await createMonitor(domain, authOf(ctx), input, bag);
       ctx.status = 201;
       ctx.set('ETag', etagOf(monitor));
-      ctx.body = { data: present(monitor) };
+      ctx.body = { data: await present(monitor) };
     },
 
     async update(ctx: Context): Promise<void> {
       const { input, bag, unlocking, fields } = monitorInput.fields.body(ctx);
       const auth = authOf(ctx);
       const expected = expectedVersion(ctx, fields, bag);
-      const current = findChangeable(domain, auth, idOf(ctx), unlocking, expected);
       const userId = auth.kind === 'user' ? auth.userId : null;
-      const updated = updateMonitor(domain, current, input, bag, userId, expected);
-      ctx.set('ETag', etagOf(updated));
-      ctx.body = { data: present(updated) };
+      // Written at the version the checks read; when another save came in between, checked again.
+      for (let attempt = 1; ; attempt++) {
+        const current = await findChangeable(domain, auth, idOf(ctx), unlocking, expected);
+        const updated = await updateMonitor(domain, current, input, bag, userId, expected);
+        if (updated) {
+          ctx.set('ETag', etagOf(updated));
+          ctx.body = { data: await present(updated) };
+          return;
+        }
+        if (attempt === SAVE_TRIES) throw conflict(CHANGED_MEANWHILE);
+      }
     },
 
     async remove(ctx: Context): Promise<void> {
-      const current = findChangeable(domain, authOf(ctx), idOf(ctx), false);
-      const shown = present(current);
-      removeMonitor(domain, current);
-      ctx.body = { data: shown };
+      for (let attempt = 1; ; attempt++) {
+        const current = await findChangeable(domain, authOf(ctx), idOf(ctx), false);
+        const shown = await present(current);
+        if (await removeMonitor(domain, current)) {
+          ctx.body = { data: shown };
+          return;
+        }
+        if (attempt === SAVE_TRIES) throw conflict(CHANGED_MEANWHILE);
+      }
     },
 
     async preview(ctx: Context): Promise<void> {
       const { input, bag, range } = monitorInput.preview.body(ctx);
-      const { monitor, source, plan } = buildMonitor(domain, authOf(ctx), input, bag);
+      const { monitor, source, plan } = await buildMonitor(domain, authOf(ctx), input, bag);
       if (monitor.type !== 'alert' && !bag.has('type'))
         bag.add('type', 'only alert monitors can be previewed');
       if (range.from !== undefined && range.to !== undefined && range.from >= range.to)
@@ -130,21 +147,20 @@ export function monitorRoutes(deps: Deps) {
 
     async history(ctx: Context): Promise<void> {
       const { limit } = monitorInput.history.query(ctx);
-      const monitor = findMonitor(domain, authOf(ctx), idOf(ctx));
-      ctx.body = { data: deps.monitors.history(monitor.id, limit).map(presentHistory) };
+      const monitor = await findMonitor(domain, authOf(ctx), idOf(ctx));
+      ctx.body = { data: (await deps.monitors.history(monitor.id, limit)).map(presentHistory) };
     },
 
     async mute(ctx: Context): Promise<void> {
       const { until, bag } = monitorInput.mute.body(ctx);
-      const monitor = findMonitor(domain, authOf(ctx), idOf(ctx));
+      await findMonitor(domain, authOf(ctx), idOf(ctx)); // 404 before 422
       bag.throwIfAny();
       if (until === undefined) throw invalidField('until', 'is required');
-      ctx.body = { data: present(muteMonitor(domain, monitor, until)) };
+      ctx.body = { data: await present(await muteMonitor(domain, authOf(ctx), idOf(ctx), until)) };
     },
 
     async unmute(ctx: Context): Promise<void> {
-      const monitor = findMonitor(domain, authOf(ctx), idOf(ctx));
-      ctx.body = { data: present(muteMonitor(domain, monitor, null)) };
+      ctx.body = { data: await present(await muteMonitor(domain, authOf(ctx), idOf(ctx), null)) };
     },
   };
 }

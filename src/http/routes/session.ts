@@ -49,8 +49,8 @@ function requireCsrfHeader(ctx: Context): void {
 }
 
 /** The user of a bearer user token that opens a session (the first-run signup's token). */
-function bearerUser(ctx: Context, deps: Deps): UserAuth {
-  const auth = authenticate(ctx, deps);
+async function bearerUser(ctx: Context, deps: Deps): Promise<UserAuth> {
+  const auth = await authenticate(ctx, deps);
   if (auth.kind !== 'user') throw forbidden(); // a source token on a bootstrap-like endpoint (SPEC 3)
   const value = /^Bearer[ ]+(\S+)/i.exec(ctx.get('authorization'))?.[1] ?? '';
   if (auth.viaCookie || tokenKind(value) !== 'user') throw unauthorized();
@@ -72,14 +72,14 @@ const presentSessionRow = (deps: Deps, row: SessionRow, current: string | undefi
 };
 
 /** The organization's source of GET /sources/:id/metrics (404 for any other), then its series parameters. */
-function sourceSeriesParams(
+async function sourceSeriesParams(
   deps: Deps,
   ctx: Context,
   query: Record<string, unknown>,
-): { source: Source; params: SeriesParams } {
+): Promise<{ source: Source; params: SeriesParams }> {
   const id = normalizeId(ctx.params.id);
   const org = userAuthOf(ctx).organizationId;
-  const source = id && org ? deps.sources.inOrganization(id, org) : undefined;
+  const source = id && org ? await deps.sources.inOrganization(id, org) : undefined;
   if (!source) throw notFound();
   return { source, params: parseSeriesParams(source, query, { keyRequired: false }) };
 }
@@ -118,14 +118,17 @@ export function sessionRoutes(deps: Deps) {
       const credentials = input.create.takeBody(ctx);
       let userId: string;
       if (credentials === null) {
-        userId = bearerUser(ctx, deps).userId;
+        userId = (await bearerUser(ctx, deps)).userId;
       } else {
         userId = (await verifyCredentials(deps, credentials, ctx.ip)).id;
       }
-      const { value } = openSession(deps, userId, { userAgent: ctx.get('user-agent'), address: ctx.ip });
+      const { value } = await openSession(deps, userId, {
+        userAgent: ctx.get('user-agent'),
+        address: ctx.ip,
+      });
       setSessionCookie(ctx, value, sessionCookieMaxAgeMs(deps));
       ctx.status = 201;
-      ctx.body = { data: presentAccount(accountContext(deps, userId)) };
+      ctx.body = { data: presentAccount(await accountContext(deps, userId)) };
     },
 
     /**
@@ -136,10 +139,10 @@ export function sessionRoutes(deps: Deps) {
     async remove(ctx: Context): Promise<void> {
       const auth = userAuth(ctx);
       if (auth.sessionId !== undefined) {
-        endSession(deps, auth.sessionId);
+        await endSession(deps, auth.sessionId);
         setSessionCookie(ctx, null);
       } else {
-        deps.accounts.deleteUserToken(auth.tokenId);
+        await deps.accounts.deleteUserToken(auth.tokenId);
       }
       ctx.body = { data: { signed_out: true } };
     },
@@ -148,20 +151,22 @@ export function sessionRoutes(deps: Deps) {
     async listSessions(ctx: Context): Promise<void> {
       const auth = userAuth(ctx);
       ctx.body = {
-        data: listSessions(deps, auth.userId).map((row) => presentSessionRow(deps, row, auth.sessionId)),
+        data: (await listSessions(deps, auth.userId)).map((row) =>
+          presentSessionRow(deps, row, auth.sessionId),
+        ),
       };
     },
 
     /** DELETE /session/sessions/:id: ends one of the user's sessions (its cookie stops working at once). */
     async revokeSession(ctx: Context): Promise<void> {
       const auth = userAuth(ctx);
-      revokeSession(deps, auth.userId, String(ctx.params.id));
+      await revokeSession(deps, auth.userId, String(ctx.params.id));
       if (ctx.params.id?.toLowerCase() === auth.sessionId) setSessionCookie(ctx, null);
       ctx.body = { data: { revoked: true } };
     },
 
     async show(ctx: Context): Promise<void> {
-      ctx.body = { data: presentAccount(accountContext(deps, userAuth(ctx).userId)) };
+      ctx.body = { data: presentAccount(await accountContext(deps, userAuth(ctx).userId)) };
     },
 
     /** GET /bootstrap/setup-state: no auth; whether the interface should offer the first-run form. */
@@ -169,7 +174,7 @@ export function sessionRoutes(deps: Deps) {
       const open = deps.config.features.registrationEnabled;
       ctx.body = {
         data: {
-          needs_setup: open && !deps.accounts.hasAnyUser(),
+          needs_setup: open && !(await deps.accounts.hasAnyUser()),
           registration_enabled: open,
           projects_enabled: deps.config.features.projectsEnabled,
         },
@@ -178,13 +183,13 @@ export function sessionRoutes(deps: Deps) {
 
     async listSourceTokens(ctx: Context): Promise<void> {
       const sourceId = input.sourceTokens.query(ctx);
-      ctx.body = { data: listSourceTokens(deps, userAuth(ctx), sourceId).map(presentSourceTokenRow) };
+      ctx.body = { data: (await listSourceTokens(deps, userAuth(ctx), sourceId)).map(presentSourceTokenRow) };
     },
 
     async revokeSourceToken(ctx: Context): Promise<void> {
       const id = normalizeId(ctx.params.id);
       if (!id) throw notFound();
-      ctx.body = { data: presentSourceTokenRow(revokeSourceToken(deps, userAuth(ctx), id)) };
+      ctx.body = { data: presentSourceTokenRow(await revokeSourceToken(deps, userAuth(ctx), id)) };
     },
 
     /** GET /sources/:id/metrics: GET /metrics' parameters and rules, for a source of the user's organization. */

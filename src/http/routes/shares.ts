@@ -1,6 +1,6 @@
 // Dashboard share links (docs/interface.md): the organization's users create, list and revoke
 // them; anyone holding a link reads that dashboard and its key's series, nothing else.
-import type { Context } from 'koa';
+import type { Context, Next } from 'koa';
 import type { Deps } from '../../deps';
 import { createShare, listShares, resolveShare, revokeShare, sharedKey } from '../../domain/shares';
 import type { Source } from '../../domain/types';
@@ -10,7 +10,7 @@ import { formatTimestamp } from '../../shared/time';
 import type { ShareRow } from '../../storage/shares';
 import { presentSeriesAnswer } from '../present/metrics';
 import { validate } from '../middleware/validate';
-import { userAuthOf } from '../state';
+import { sharedOf, stateOf, userAuthOf } from '../state';
 
 const userAuth = userAuthOf; // requireUser ran (router.ts)
 
@@ -51,7 +51,7 @@ export function shareRoutes(deps: Deps) {
      */
     series: validate({
       query: (query, ctx) => {
-        const { dashboard, source } = resolveShare(deps, String(ctx.params.token));
+        const { dashboard, source } = sharedOf(ctx);
         const key = sharedKey(dashboard, query);
         const { from, to, granularity } = query;
         return {
@@ -64,23 +64,29 @@ export function shareRoutes(deps: Deps) {
   return {
     input,
 
+    /** The link's dashboard and source, looked up before the query is parsed against them (404 first). */
+    async resolve(ctx: Context, next: Next): Promise<void> {
+      stateOf(ctx).shared = await resolveShare(deps, String(ctx.params.token));
+      await next();
+    },
+
     async create(ctx: Context): Promise<void> {
-      const { row, value } = createShare(deps, userAuth(ctx), String(ctx.params.id));
+      const { row, value } = await createShare(deps, userAuth(ctx), String(ctx.params.id));
       ctx.status = 201;
       ctx.body = { data: { ...presentShare(row), token: value, path: `/s/${value}` } };
     },
 
     async list(ctx: Context): Promise<void> {
-      ctx.body = { data: listShares(deps, userAuth(ctx), String(ctx.params.id)).map(presentShare) };
+      ctx.body = { data: (await listShares(deps, userAuth(ctx), String(ctx.params.id))).map(presentShare) };
     },
 
     async remove(ctx: Context): Promise<void> {
-      revokeShare(deps, userAuth(ctx), String(ctx.params.id), String(ctx.params.shareId));
+      await revokeShare(deps, userAuth(ctx), String(ctx.params.id), String(ctx.params.shareId));
       ctx.body = { data: { revoked: true } };
     },
 
     async show(ctx: Context): Promise<void> {
-      const { dashboard, source } = resolveShare(deps, String(ctx.params.token));
+      const { dashboard, source } = await resolveShare(deps, String(ctx.params.token));
       ctx.body = { data: presentShared(dashboard, source) };
     },
 

@@ -35,11 +35,11 @@ export function presentTransponder(t: Transponder) {
 export function requireAnySourceFlag(deps: Deps) {
   const userPath = requireSource(deps, 'read'); // a user token: the header checks, then 403
   return async function anyFlag(ctx: Context, next: Next): Promise<void> {
-    const auth = authenticate(ctx, deps);
+    const auth = await authenticate(ctx, deps);
     if (auth.kind !== 'source') return userPath(ctx, next);
     checkSourceHeader(ctx, auth, true, true);
     if (!auth.read && !auth.write) throw forbidden();
-    const source = deps.sources.cachedById(auth.sourceId);
+    const source = await deps.sources.cachedById(auth.sourceId);
     if (!source) throw unauthorized();
     const state = stateOf(ctx);
     state.auth = auth;
@@ -56,7 +56,7 @@ export function userSource(deps: Deps) {
   return async function organizationSource(ctx: Context, next: Next): Promise<void> {
     const id = normalizeId(ctx.params.sourceId);
     const org = userAuthOf(ctx).organizationId;
-    const source = id && org ? deps.sources.inOrganization(id, org) : undefined;
+    const source = id && org ? await deps.sources.inOrganization(id, org) : undefined;
     if (!source) throw notFound();
     stateOf(ctx).source = source;
     await next();

@@ -18,13 +18,13 @@ import type { PageDataReader } from './serve';
 
 export function dashboardPageData(deps: Deps): PageDataReader {
   const domain = dashboardsContext(deps);
-  return (ctx: Context, id: string) => {
+  return async (ctx: Context, id: string) => {
     if (ctx.get('authorization') !== '' || !ctx.cookies.get(SESSION_COOKIE)) return null;
     try {
-      const auth = authenticate(ctx, deps);
+      const auth = await authenticate(ctx, deps);
       if (auth.kind !== 'user') return null;
-      const dashboard = showDashboard(domain, auth, id);
-      const { projects, databases } = listSources(deps, auth);
+      const dashboard = await showDashboard(domain, auth, id);
+      const { projects, databases } = await listSources(deps, auth);
       const source = [...projects, ...databases].find((s) => s.id === dashboard.sourceId);
       if (!source) return null;
       return { dashboard: { id, data: presentDashboard(dashboard), source: presentSource(source) } };

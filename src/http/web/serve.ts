@@ -43,7 +43,7 @@ const SECURITY_HEADERS = {
  * dashboard and its source as GET /dashboards/<id> and GET /bootstrap/sources present them. Null
  * when the request may not see them (no session, another organization's dashboard, no such one).
  */
-export type PageDataReader = (ctx: Context, dashboardId: string) => object | null;
+export type PageDataReader = (ctx: Context, dashboardId: string) => Promise<object | null>;
 
 /** The element web/boot.ts reads; its id is also in web/lib/prefetch.ts. */
 const PAGE_DATA_ID = 'svc-page-data';
@@ -160,7 +160,7 @@ export function webInterface(dir: string = defaultWebDir(), pageData?: PageDataR
     }
     const dashboardId =
       ctx.method === 'GET' && pageData && assets.indexAround ? dashboardIdOf(ctx.path) : null;
-    const data = dashboardId === null ? null : pageData!(ctx, dashboardId);
+    const data = dashboardId === null ? null : await pageData!(ctx, dashboardId);
     if (data) {
       ctx.set(SECURITY_HEADERS);
       const [before, after] = assets.indexAround!;

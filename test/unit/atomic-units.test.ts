@@ -1,0 +1,320 @@
+// The repository methods that keep a check and its write together (docs/cluster.md, "Step 1 as
+// built"): each refuses when what the caller checked no longer holds, and then writes nothing.
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { mintToken, SOURCE_TOKEN_PREFIX } from '../../src/lib/tokens';
+import { openDatabase, type Db } from '../../src/storage/db';
+import { migrate } from '../../src/storage/migrations';
+import { createAccountsRepo, type InvitationRow, type MembershipRow } from '../../src/storage/accounts';
+import { createSourcesRepo } from '../../src/storage/sources';
+import { createDashboardsRepo } from '../../src/storage/dashboards';
+import { createSharesRepo } from '../../src/storage/shares';
+import { createMonitorsRepo } from '../../src/storage/monitors';
+import { createOutboxRepo } from '../../src/storage/outbox';
+import type { Source } from '../../src/domain/types';
+import type { Dashboard } from '../../src/model/dashboard';
+import type { Monitor } from '../../src/model/monitor';
+
+const ORG = 'org-1';
+const USER = 'user-1';
+const OTHER = 'user-2';
+
+let dir: string;
+let db: Db;
+const count = (table: string): number =>
+  (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'atomic-units-test-'));
+  db = openDatabase(path.join(dir, 'service.db'));
+  migrate(db);
+  for (const [id, email] of [
+    [USER, 'a@b.c'],
+    [OTHER, 'd@e.f'],
+  ])
+    db.prepare(
+      "INSERT INTO users (id, email, email_lower, name, password_hash, created_at) VALUES (?, ?, ?, 'A', 'x', 0)",
+    ).run(id, email, email);
+  db.prepare("INSERT INTO organizations (id, name, slug, created_at) VALUES (?, 'Org', 'org', 0)").run(ORG);
+  db.prepare(
+    "INSERT INTO memberships (id, user_id, organization_id, role, created_at) VALUES ('m-owner', ?, ?, 'owner', 0)",
+  ).run(USER, ORG);
+});
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const membership = (id: string, userId: string, role = 'viewer'): MembershipRow => ({
+  id,
+  user_id: userId,
+  organization_id: ORG,
+  role,
+  created_at: 1,
+});
+
+function invitation(id: string, now: number): InvitationRow {
+  const minted = mintToken('svc_inv_');
+  return {
+    id,
+    organization_id: ORG,
+    role: 'viewer',
+    token_hash: minted.hash,
+    last5: minted.last5,
+    created_by: USER,
+    created_at: now,
+    expires_at: now + 60_000,
+    accepted_by: null,
+    accepted_at: null,
+  };
+}
+
+function source(id: string): Source {
+  return {
+    id,
+    organizationId: ORG,
+    type: 'project',
+    displayName: id,
+    driver: null,
+    timeZone: 'UTC',
+    beginningOfWeek: 1,
+    granularities: ['1h', '1d'],
+    defaultTimeframe: '24h',
+    defaultGranularity: '1h',
+    expireAfter: null,
+    retention: null,
+    projectClusterId: null,
+    config: {},
+    setupStatus: null,
+    createdAt: 1,
+  };
+}
+
+function dashboard(id: string, sourceId: string, groupId: string | null = null): Dashboard {
+  return {
+    id,
+    organizationId: ORG,
+    userId: USER,
+    sourceType: 'project',
+    sourceId,
+    databaseId: null,
+    groupId,
+    name: id,
+    key: 'k',
+    visibility: true,
+    locked: false,
+    position: 7,
+    defaultTimeframe: '24h',
+    defaultGranularity: '1h',
+    payload: {},
+    segments: [],
+    insertedAt: 1000,
+    updatedAt: 1000,
+    updatedBy: USER,
+  };
+}
+
+describe('accounts: atomic units', () => {
+  test('createOrganization refuses a user who already belongs to one, and a taken slug; writes nothing', async () => {
+    const accounts = createAccountsRepo(db);
+    const org = { id: 'org-2', name: 'Two', slug: 'two', created_at: 1 };
+    const owner = { ...membership('m-2', USER, 'owner'), organization_id: 'org-2' };
+    assert.equal(await accounts.createOrganization(org, owner), 'member');
+    const taken = { ...org, slug: 'org' };
+    assert.equal(await accounts.createOrganization(taken, { ...owner, user_id: OTHER }), 'slug_taken');
+    assert.equal(count('organizations'), 1);
+    assert.equal(await accounts.createOrganization(org, { ...owner, user_id: OTHER }), null);
+    assert.equal(count('organizations'), 2);
+  });
+
+  test('insertInvitation counts and inserts together: the cap holds', async () => {
+    const accounts = createAccountsRepo(db);
+    const now = 10_000;
+    assert.equal(await accounts.insertInvitation(invitation('i1', now), 2, now), true);
+    assert.equal(await accounts.insertInvitation(invitation('i2', now), 2, now), true);
+    assert.equal(await accounts.insertInvitation(invitation('i3', now), 2, now), false);
+    assert.equal(count('invitations'), 2);
+  });
+
+  test('acceptInvitation: once only, never for a member, never once expired; the role is the invitation’s', async () => {
+    const accounts = createAccountsRepo(db);
+    const now = 10_000;
+    await accounts.insertInvitation({ ...invitation('i1', now), role: 'editor' }, 100, now);
+    assert.equal(await accounts.acceptInvitation('i1', membership('m-x', USER), now), 'member');
+    assert.equal(await accounts.acceptInvitation('i1', membership('m-y', OTHER), now + 60_000), 'gone');
+    assert.equal(await accounts.acceptInvitation('i1', membership('m-y', OTHER), now), null);
+    assert.equal((await accounts.membershipByUser(OTHER))?.role, 'editor');
+    db.prepare('DELETE FROM memberships WHERE user_id = ?').run(OTHER);
+    assert.equal(await accounts.acceptInvitation('i1', membership('m-z', OTHER), now), 'gone');
+    assert.equal(count('memberships'), 1);
+  });
+
+  test('updateRole and deleteMembership write only while the member has the role that was checked', async () => {
+    const accounts = createAccountsRepo(db);
+    db.prepare(
+      "INSERT INTO memberships (id, user_id, organization_id, role, created_at) VALUES ('m-2', ?, ?, 'editor', 0)",
+    ).run(OTHER, ORG);
+    assert.equal(await accounts.updateRole('m-2', ORG, 'viewer', 'admin'), false);
+    assert.equal(await accounts.deleteMembership('m-2', ORG, 'viewer'), false);
+    assert.equal((await accounts.membershipById('m-2', ORG))?.role, 'editor');
+    assert.equal(await accounts.updateRole('m-2', ORG, 'editor', 'admin'), true);
+    assert.equal(await accounts.deleteMembership('m-2', ORG, 'admin'), true);
+    assert.equal(await accounts.membershipById('m-2', ORG), undefined);
+  });
+});
+
+describe('sources, shares and dashboards: atomic units', () => {
+  test('a source token is inserted only while its source is there with the type checked', async () => {
+    const sources = createSourcesRepo(db);
+    await sources.insert(source('s1'));
+    const minted = mintToken(SOURCE_TOKEN_PREFIX);
+    const row = {
+      id: 't1',
+      source_id: 's1',
+      organization_id: ORG,
+      user_id: USER,
+      name: 't',
+      token_hash: minted.hash,
+      last5: minted.last5,
+      can_read: 1,
+      can_write: 1,
+      created_at: 1,
+    };
+    assert.equal(await sources.insertToken(row, 'database'), false, 'the type checked is not the stored one');
+    await sources.remove('s1');
+    assert.equal(await sources.insertToken(row, 'project'), false, 'the source is gone');
+    assert.equal(count('source_tokens'), 0);
+  });
+
+  test('a share link is inserted only while its dashboard is there', async () => {
+    const sources = createSourcesRepo(db);
+    const dashboards = createDashboardsRepo(db);
+    const shares = createSharesRepo(db);
+    await sources.insert(source('s1'));
+    await dashboards.insert(dashboard('d1', 's1'), false);
+    const share = (id: string) => ({
+      id,
+      dashboard_id: 'd1',
+      organization_id: ORG,
+      user_id: USER,
+      token_hash: `h-${id}`,
+      last5: 'abcde',
+      created_at: 1,
+    });
+    assert.equal(await shares.insert(share('a')), true);
+    assert.equal(await dashboards.remove('d1', ORG, 1000), true);
+    assert.equal(await shares.insert(share('b')), false);
+    assert.equal(count('dashboard_shares'), 0);
+  });
+
+  test('a dashboard is inserted only while its source and group are there, at last + 1 when asked', async () => {
+    const sources = createSourcesRepo(db);
+    const dashboards = createDashboardsRepo(db);
+    await sources.insert(source('s1'));
+    assert.equal((await dashboards.insert(dashboard('d1', 's1'), true))?.position, 1);
+    assert.equal((await dashboards.insert(dashboard('d2', 's1'), true))?.position, 2);
+    assert.equal(await dashboards.insert(dashboard('d3', 's1', 'no-such-group'), false), undefined);
+    assert.equal(await dashboards.insert(dashboard('d4', 'no-such-source'), false), undefined);
+    assert.equal(count('dashboards'), 2);
+  });
+
+  test('a dashboard is saved or deleted only at the version that was read', async () => {
+    const sources = createSourcesRepo(db);
+    const dashboards = createDashboardsRepo(db);
+    await sources.insert(source('s1'));
+    const d = (await dashboards.insert(dashboard('d1', 's1'), false))!;
+    const first = { ...d, name: 'first', updatedAt: 2000 };
+    assert.equal(await dashboards.update(first, 1000), true);
+    assert.equal(await dashboards.update({ ...d, name: 'stale', updatedAt: 2000 }, 1000), false);
+    assert.equal(await dashboards.remove('d1', ORG, 1000), false);
+    assert.equal((await dashboards.byId('d1', ORG))?.name, 'first');
+    assert.equal(await dashboards.remove('d1', ORG, 2000), true);
+  });
+});
+
+function monitor(id: string): Monitor {
+  return {
+    id,
+    organizationId: ORG,
+    userId: USER,
+    name: id,
+    description: null,
+    type: 'alert',
+    status: 'active',
+    locked: false,
+    sourceType: 'project',
+    sourceId: 's1',
+    alertMetricKey: 'k',
+    alertMetricPath: 'a',
+    alertSeries: [],
+    alertTimeframe: null,
+    alertGranularity: null,
+    alertNotifyEvery: 1,
+    deliveryChannels: [],
+    alerts: [],
+    triggerStatus: 'idle',
+    for: '0m',
+    repeatEvery: null,
+    notifyRecovery: true,
+    notifyNoData: false,
+    mutedUntil: null,
+    extra: {},
+    insertedAt: 1000,
+    updatedAt: 1000,
+    updatedBy: USER,
+  };
+}
+
+describe('monitors and outbox: atomic units', () => {
+  const notification = (key: string) => ({
+    idempotency_key: key,
+    organization_id: ORG,
+    monitor_id: 'm1',
+    channel_id: 'c1',
+    notification: '{}',
+    created_at: 1,
+  });
+  const entry = { at: 1, instance: '', from: 'ok' as const, to: 'ok' as const, value: null, summary: '' };
+
+  test('the monitor cap is counted with the insert; saves and deletes only at the version read', async () => {
+    const monitors = createMonitorsRepo(db);
+    assert.equal(await monitors.insert(monitor('m1'), 1), true);
+    assert.equal(await monitors.insert(monitor('m2'), 1), false);
+    assert.equal(await monitors.update({ ...monitor('m1'), name: 'new', updatedAt: 2000 }, 1000), true);
+    assert.equal(await monitors.update({ ...monitor('m1'), name: 'stale', updatedAt: 2000 }, 1000), false);
+    assert.equal(await monitors.remove('m1', ORG, 1000), false);
+    assert.equal((await monitors.byId('m1', ORG))?.name, 'new');
+    assert.equal(await monitors.remove('m1', ORG, 2000), true);
+  });
+
+  test('an evaluation is written only at the version it was evaluated as; its notifications once', async () => {
+    const monitors = createMonitorsRepo(db);
+    const outbox = createOutboxRepo(db);
+    await monitors.insert(monitor('m1'), 10);
+    const writes = { history: [entry], instances: [], removed: [], outbox: [notification('n1')] };
+    assert.equal(await monitors.saveEvaluation({ ...monitor('m1'), updatedAt: 999 }, writes), null);
+    assert.equal(count('alert_outbox') + count('monitor_history'), 0);
+    assert.equal(await monitors.saveEvaluation(monitor('m1'), writes), 1);
+    assert.equal(
+      await monitors.saveEvaluation(monitor('m1'), writes),
+      0,
+      'a known idempotency key is skipped',
+    );
+    assert.equal((await outbox.byMonitor('m1')).length, 1);
+    assert.equal(await outbox.claim((await outbox.byMonitor('m1'))[0]!.id), true);
+    assert.equal(await outbox.claim((await outbox.byMonitor('m1'))[0]!.id), false, 'one sender takes a row');
+  });
+
+  test('a report period is queued once', async () => {
+    const monitors = createMonitorsRepo(db);
+    await monitors.insert({ ...monitor('m1'), type: 'report' }, 10);
+    const m = (await monitors.byId('m1', ORG))!;
+    const writes = { outbox: [notification('r1')], state: { periodStart: 5, ranAt: 1, error: null }, entry };
+    assert.equal(await monitors.saveReport(m, 5, writes), 1);
+    assert.equal(await monitors.saveReport(m, 5, { ...writes, outbox: [notification('r2')] }), null);
+    assert.equal(count('alert_outbox'), 1);
+  });
+});

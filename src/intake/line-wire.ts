@@ -80,7 +80,13 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-class WireBuilder {
+/** Whether the write path takes a key (the rules of a batch point's key, checked once per key). */
+export function goodKey(key: string): boolean {
+  return keyProblem(key) === null && !LONE_SURROGATE.test(key);
+}
+
+/** Wires of pair points, built point by point (mapLineWire; line-direct.ts). */
+export class WireBuilder {
   readonly wires: WirePoints[] = [];
   points = 0;
   private keys: string[] = [];
@@ -111,6 +117,15 @@ class WireBuilder {
       if (problem) throw new MappingError(line, problem);
       this.goodKeys.add(key);
     }
+    const index = this.keys.push(key) - 1;
+    this.keyIndex.set(key, index);
+    return index;
+  }
+
+  /** The index of a key known to pass goodKey in the current wire. */
+  goodKeyIndex(key: string): number {
+    const known = this.keyIndex.get(key);
+    if (known !== undefined) return known;
     const index = this.keys.push(key) - 1;
     this.keyIndex.set(key, index);
     return index;

@@ -1,0 +1,297 @@
+// The usual line protocol body read straight into the write path's wire form, in one pass and
+// without the parser's objects (a sample, its tag and field pairs, a value object per field) or a
+// series key built per line: what Telegraf, Proxmox VE and the bench send, lines of
+// `measurement,tag=value,... field=number,... [timestamp]` with tags already sorted, no escapes,
+// no string fields. Anything else in a body (a backslash, a quote, a tab, a carriage return, a
+// comment, unsorted or repeated tags, a string or non-finite value, a line the parser would refuse,
+// a key or time the mapping would refuse, a field name the mapping reorders) makes the whole body
+// go through parseLineProtocol and mapLineWire instead (`null` here), which give the errors and
+// the rest. For every body it reads, the wires are the ones those two give:
+// test/unit/intake-line-direct.test.ts compares both on fixed, random and mutated bodies.
+//
+// Keys repeat across requests (a sender's series), so a key seen before is found in a bounded map
+// from its text to the key string the first request made (checked once for the mapping's key
+// rules, and flat: a slice of a body kept in a long-lived map would keep the whole body alive).
+import type { Precision } from '../config-listeners';
+import { DEFAULT_MAX_LINE_LENGTH } from './line-protocol';
+import { type MappedWire, WireBuilder, goodKey } from './line-wire';
+import { MAX_TIME_MS, MIN_TIME_MS, fieldSegment } from './mapping';
+
+const NL = 10;
+const SPACE = 32;
+const COMMA = 44;
+const EQUALS = 61;
+const MINUS = 45;
+const PLUS = 43;
+const DOT = 46;
+const ZERO = 48;
+const NINE = 57;
+const HASH = 35;
+
+/** Digits a number may have to be read here exactly (below 2^53); longer ones go through Number(). */
+const EXACT_DIGITS = 15;
+const POWERS = Array.from({ length: EXACT_DIGITS + 1 }, (_, i) => 10 ** i);
+const FLOAT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** Fields per pair (line-wire.ts FIELDS_PER_PAIR): a line of more goes the general way. */
+const MAX_FIELDS = 500;
+
+const DROPPED_DIGITS: Record<Precision, number> = { ns: 6, us: 3, ms: 0, s: 0, m: 0, h: 0 };
+const FACTORS: Record<Precision, number> = { ns: 1, us: 1, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const INT64_MAX = '9223372036854775807';
+
+/** Key text -> the key string first made of it (flat, checked good); started over when full. */
+const KNOWN_KEYS = new Map<string, string>();
+const MAX_KNOWN_KEYS = 100_000;
+
+/** The key of a line's series text (a slice of the body), or null when the mapping refuses it. */
+function keyOf(slice: string): string | null {
+  const known = KNOWN_KEYS.get(slice);
+  if (known !== undefined) return known;
+  // A flat copy: the slice holds the whole body.
+  const key = `${slice} `.slice(0, -1);
+  if (!goodKey(key)) return null;
+  if (KNOWN_KEYS.size >= MAX_KNOWN_KEYS) KNOWN_KEYS.clear();
+  KNOWN_KEYS.set(key, key);
+  return key;
+}
+
+/** Whether text[a0, a1) sorts strictly before text[b0, b1) (code unit order, as seriesKey sorts tags). */
+function before(text: string, a0: number, a1: number, b0: number, b1: number): boolean {
+  const n = Math.min(a1 - a0, b1 - b0);
+  for (let i = 0; i < n; i++) {
+    const x = text.charCodeAt(a0 + i);
+    const y = text.charCodeAt(b0 + i);
+    if (x !== y) return x < y;
+  }
+  return a1 - a0 < b1 - b0;
+}
+
+/** The digits text[from, to) as a number when there are at most EXACT_DIGITS of them, else -1. */
+function digitsValue(text: string, from: number, to: number): number {
+  if (to <= from || to - from > EXACT_DIGITS) return -1;
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < ZERO || c > NINE) return -1;
+    value = value * 10 + (c - ZERO);
+  }
+  return value;
+}
+
+/**
+ * A bare field value text[from, to) as the mapping stores it (booleans 1 and 0), or NaN where this
+ * reader does not take it (the general parser then decides: an error, a non-finite value, digits
+ * past what is read exactly here).
+ */
+function fieldValue(text: string, from: number, to: number): number {
+  const last = text.charCodeAt(to - 1);
+  if (last === 105 /* i */ || last === 117 /* u */) {
+    let start = from;
+    const first = text.charCodeAt(from);
+    const negative = first === MINUS;
+    if (last === 105 && (negative || first === PLUS)) start++;
+    const value = digitsValue(text, start, to - 1);
+    if (value < 0) return Number.NaN;
+    return negative ? -value : value;
+  }
+  const first = text.charCodeAt(from);
+  if (first === 116 || first === 84 || first === 102 || first === 70) {
+    switch (text.slice(from, to)) {
+      case 't':
+      case 'T':
+      case 'true':
+      case 'True':
+      case 'TRUE':
+        return 1;
+      case 'f':
+      case 'F':
+      case 'false':
+      case 'False':
+      case 'FALSE':
+        return 0;
+      default:
+        return Number.NaN;
+    }
+  }
+  // [+-]digits[.digits] with at most EXACT_DIGITS digits: m / 10^k is then the correctly rounded
+  // value of the decimal, which is what Number() gives.
+  let i = from;
+  const negative = first === MINUS;
+  if (negative || first === PLUS) i++;
+  let mantissa = 0;
+  let digits = 0;
+  let fraction = -1;
+  for (; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= ZERO && c <= NINE) {
+      mantissa = mantissa * 10 + (c - ZERO);
+      digits++;
+      if (fraction >= 0) fraction++;
+    } else if (c === DOT && fraction < 0) fraction = 0;
+    else break;
+  }
+  if (i === to && digits > 0 && digits <= EXACT_DIGITS) {
+    const value = fraction > 0 ? mantissa / POWERS[fraction]! : mantissa;
+    return negative ? -value : value;
+  }
+  const raw = text.slice(from, to);
+  if (!FLOAT.test(raw)) return Number.NaN;
+  const value = Number(raw);
+  return Number.isFinite(value) ? value : Number.NaN;
+}
+
+/** A timestamp text[from, to) in milliseconds as the parser computes it, or -1 where this reader does not take it. */
+function timestampMs(text: string, from: number, to: number, precision: Precision): number {
+  // the parser refuses more than 19 digits and what lies past int64 (this reads no sign)
+  if (
+    to - from > 19 ||
+    (to - from === 19 && text.charCodeAt(from) === NINE && text.slice(from, to) > INT64_MAX)
+  )
+    return -1;
+  const drop = DROPPED_DIGITS[precision];
+  if (drop === 0) {
+    const value = digitsValue(text, from, to);
+    return value < 0 ? -1 : value * FACTORS[precision];
+  }
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < ZERO || c > NINE) return -1;
+  }
+  if (to - from <= drop) return to > from ? 0 : -1;
+  return digitsValue(text, from, to - drop);
+}
+
+/** Scratch of one line's fields (the reader is synchronous). */
+const names: string[] = [];
+const values: number[] = [];
+
+/**
+ * A line protocol body's wires, when this reader takes the whole body (see the head of the file);
+ * null sends it to parseLineProtocol and mapLineWire. `nowMs` times lines without a timestamp.
+ */
+export function mapLineBodyDirect(text: string, precision: Precision, nowMs: number): MappedWire | null {
+  if (text.indexOf('\\') >= 0 || text.indexOf('"') >= 0 || text.indexOf('\t') >= 0 || text.indexOf('\r') >= 0)
+    return null;
+  const now = Math.floor(nowMs);
+  const builder = new WireBuilder();
+  const result: MappedWire = { wires: [], points: 0, samples: 0, skippedStrings: 0, skippedNonFinite: 0 };
+  const length = text.length;
+  names.length = 0;
+  values.length = 0;
+  let pos = 0;
+  while (pos < length) {
+    const lineStart = pos;
+    let c = text.charCodeAt(pos);
+    if (c === NL) {
+      pos++;
+      continue;
+    }
+    if (c === SPACE || c === HASH) return null;
+    let lineEnd = text.indexOf('\n', pos);
+    if (lineEnd < 0) lineEnd = length;
+    if (lineEnd - lineStart > DEFAULT_MAX_LINE_LENGTH) return null;
+    // measurement
+    while (pos < lineEnd) {
+      c = text.charCodeAt(pos);
+      if (c === COMMA || c === SPACE) break;
+      pos++;
+    }
+    if (pos === lineStart) return null;
+    // tags, in ascending order of their keys
+    let lastKey = -1;
+    let lastKeyEnd = -1;
+    while (pos < lineEnd && text.charCodeAt(pos) === COMMA) {
+      const keyStart = ++pos;
+      while (pos < lineEnd) {
+        c = text.charCodeAt(pos);
+        if (c === COMMA || c === SPACE || c === EQUALS) break;
+        pos++;
+      }
+      if (pos === keyStart || c !== EQUALS || pos === lineEnd) return null;
+      if (lastKey >= 0 && !before(text, lastKey, lastKeyEnd, keyStart, pos)) return null;
+      lastKey = keyStart;
+      lastKeyEnd = pos;
+      const valueStart = ++pos;
+      while (pos < lineEnd) {
+        c = text.charCodeAt(pos);
+        if (c === COMMA || c === SPACE || c === EQUALS) break;
+        pos++;
+      }
+      if (pos === valueStart || (pos < lineEnd && c === EQUALS)) return null;
+    }
+    const seriesEnd = pos;
+    if (pos === lineEnd) return null; // no fields
+    while (pos < lineEnd && text.charCodeAt(pos) === SPACE) pos++;
+    if (pos === lineEnd) return null;
+    // fields
+    let count = 0;
+    let same = true; // the names so far are those of the line before
+    for (;;) {
+      const nameStart = pos;
+      while (pos < lineEnd) {
+        c = text.charCodeAt(pos);
+        if (c === COMMA || c === SPACE || c === EQUALS) break;
+        pos++;
+      }
+      if (pos === nameStart || pos === lineEnd || c !== EQUALS) return null;
+      const nameEnd = pos;
+      const valueStart = ++pos;
+      while (pos < lineEnd) {
+        c = text.charCodeAt(pos);
+        if (c === COMMA || c === SPACE) break;
+        pos++;
+      }
+      if (pos === valueStart) return null;
+      const value = fieldValue(text, valueStart, pos);
+      if (Number.isNaN(value)) return null;
+      if (count >= MAX_FIELDS) return null;
+      if (
+        !same ||
+        count >= names.length ||
+        names[count]!.length !== nameEnd - nameStart ||
+        !text.startsWith(names[count]!, nameStart)
+      ) {
+        // another field list than the line before: its names as the mapping spells them
+        if (same) {
+          same = false;
+          names.length = count;
+        }
+        const c0 = text.charCodeAt(nameStart);
+        if (c0 >= ZERO && c0 <= NINE) return null; // an array index: the mapping reorders those
+        const segment = fieldSegment(text.slice(nameStart, nameEnd));
+        for (let i = 0; i < count; i++) if (names[i] === segment) return null; // repeated
+        names.push(segment);
+      }
+      values[count++] = value;
+      if (pos < lineEnd && text.charCodeAt(pos) === COMMA) {
+        pos++;
+        continue;
+      }
+      break;
+    }
+    if (same && count !== names.length) names.length = count;
+    values.length = count;
+    // the optional timestamp
+    while (pos < lineEnd && text.charCodeAt(pos) === SPACE) pos++;
+    let atMs = now;
+    if (pos < lineEnd) {
+      const timeStart = pos;
+      while (pos < lineEnd && text.charCodeAt(pos) !== SPACE) pos++;
+      atMs = timestampMs(text, timeStart, pos, precision);
+      if (atMs < 0) return null;
+      while (pos < lineEnd && text.charCodeAt(pos) === SPACE) pos++;
+      if (pos < lineEnd) return null;
+    }
+    if (!(atMs >= MIN_TIME_MS && atMs <= MAX_TIME_MS)) return null;
+    const key = keyOf(text.slice(lineStart, seriesEnd));
+    if (key === null) return null;
+    result.samples++;
+    builder.room(2);
+    builder.pair(builder.goodKeyIndex(key), atMs, names, values);
+    pos = lineEnd + 1;
+  }
+  builder.finish();
+  result.wires = builder.wires;
+  result.points = builder.points;
+  return result;
+}

@@ -9,12 +9,16 @@
 // the rest. For every body it reads, the wires are the ones those two give:
 // test/unit/intake-line-direct.test.ts compares both on fixed, random and mutated bodies.
 //
-// Keys repeat across requests (a sender's series), so a key seen before is found in a bounded map
-// from its text to the key string the first request made (checked once for the mapping's key
-// rules, and flat: a slice of a body kept in a long-lived map would keep the whole body alive).
+// Keys repeat across requests (a sender's series), so a key seen before is found in a bounded
+// table by the hash its text has for the cardinality limit (key-limit.ts), compared with the text
+// in place: the key string the first request made (checked once for the mapping's key rules, and
+// flat: a slice of a body kept in a long-lived table would keep the whole body alive), its hash,
+// which the limit's check then takes instead of hashing the key again, and its place in the wire
+// being built, so no map of the body's keys is needed either.
 import type { Precision } from '../config-listeners';
 import { DEFAULT_MAX_LINE_LENGTH } from './line-protocol';
-import { type MappedWire, WireBuilder, goodKey } from './line-wire';
+import { type KnownKey, type MappedWire, WireBuilder, goodKey } from './line-wire';
+import { hash53Range } from './key-hash';
 import { MAX_TIME_MS, MIN_TIME_MS, fieldSegment } from './mapping';
 
 const NL = 10;
@@ -39,20 +43,39 @@ const DROPPED_DIGITS: Record<Precision, number> = { ns: 6, us: 3, ms: 0, s: 0, m
 const FACTORS: Record<Precision, number> = { ns: 1, us: 1, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const INT64_MAX = '9223372036854775807';
 
-/** Key text -> the key string first made of it (flat, checked good); started over when full. */
-const KNOWN_KEYS = new Map<string, string>();
+/**
+ * Keys of earlier bodies by their hash53: open addressing over a power-of-two array, each entry
+ * checked against the body's text (no slice, no string hashing per line); started over when full.
+ */
+const TABLE_SIZE = 2 ** 18;
 const MAX_KNOWN_KEYS = 100_000;
+let table: Array<KnownKey | undefined> = new Array<KnownKey | undefined>(TABLE_SIZE);
+let knownKeys = 0;
 
-/** The key of a line's series text (a slice of the body), or null when the mapping refuses it. */
-function keyOf(slice: string): string | null {
-  const known = KNOWN_KEYS.get(slice);
-  if (known !== undefined) return known;
-  // A flat copy: the slice holds the whole body.
-  const key = `${slice} `.slice(0, -1);
+/** The known key of text[from, to), its hash53 `hash`; made (and checked) on first sight; null when the mapping refuses it. */
+function keyOf(text: string, from: number, to: number, hash: number): KnownKey | null {
+  const mask = TABLE_SIZE - 1;
+  let i = hash % TABLE_SIZE;
+  for (;;) {
+    const entry = table[i];
+    if (entry === undefined) break;
+    if (entry.hash === hash && entry.key.length === to - from && text.startsWith(entry.key, from))
+      return entry;
+    i = (i + 1) & mask;
+  }
+  // A flat copy: a slice would hold the whole body.
+  const key = `${text.slice(from, to)} `.slice(0, -1);
   if (!goodKey(key)) return null;
-  if (KNOWN_KEYS.size >= MAX_KNOWN_KEYS) KNOWN_KEYS.clear();
-  KNOWN_KEYS.set(key, key);
-  return key;
+  if (knownKeys >= MAX_KNOWN_KEYS) {
+    table = new Array<KnownKey | undefined>(TABLE_SIZE);
+    knownKeys = 0;
+    i = hash % TABLE_SIZE;
+  }
+  while (table[i] !== undefined) i = (i + 1) & mask;
+  const entry: KnownKey = { key, hash, stamp: 0, index: -1 };
+  table[i] = entry;
+  knownKeys++;
+  return entry;
 }
 
 /** Whether text[a0, a1) sorts strictly before text[b0, b1) (code unit order, as seriesKey sorts tags). */
@@ -283,15 +306,16 @@ export function mapLineBodyDirect(text: string, precision: Precision, nowMs: num
       if (pos < lineEnd) return null;
     }
     if (!(atMs >= MIN_TIME_MS && atMs <= MAX_TIME_MS)) return null;
-    const key = keyOf(text.slice(lineStart, seriesEnd));
+    const key = keyOf(text, lineStart, seriesEnd, hash53Range(text, lineStart, seriesEnd));
     if (key === null) return null;
     result.samples++;
     builder.room(2);
-    builder.pair(builder.goodKeyIndex(key), atMs, names, values);
+    builder.pair(builder.known(key), atMs, names, values);
     pos = lineEnd + 1;
   }
   builder.finish();
   result.wires = builder.wires;
   result.points = builder.points;
+  result.keyHashes = builder.keyHashes;
   return result;
 }

@@ -239,9 +239,12 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
   /** A line protocol body's points, already in the write path's form (line-wire.ts). */
   async function writeWires(source: Source, mapped: MappedWire): Promise<void> {
     try {
+      const one = mapped.wires.length === 1;
+      const hashes = mapped.keyHashes;
       await keyLimit.admitKeys(
         source,
-        mapped.wires.length === 1 ? mapped.wires[0]!.keys : mapped.wires.flatMap((w) => w.keys),
+        one ? mapped.wires[0]!.keys : mapped.wires.flatMap((w) => w.keys),
+        hashes === undefined ? undefined : one ? hashes[0] : hashes.flat(),
       );
     } catch (err) {
       if (err instanceof KeyLimitError) counters.overKeyLimit += mapped.points;

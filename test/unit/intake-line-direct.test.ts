@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { type Precision, parseLineProtocol } from '../../src/intake/line-protocol';
 import { mapLineWire } from '../../src/intake/line-wire';
 import { mapLineBodyDirect } from '../../src/intake/line-direct';
+import { hash53 } from '../../src/intake/key-hash';
 
 const NOW = Date.UTC(2026, 0, 24, 10, 0, 0) + 0.5;
 
@@ -25,7 +26,13 @@ function check(text: string, precision: Precision = 'ns'): boolean {
   if (direct === null) return false;
   const expected = general(text, precision);
   assert.ok(!(expected instanceof Error), `read directly, but the parser refuses it: ${String(expected)}`);
-  assert.deepEqual(direct, expected);
+  const { keyHashes, ...wires } = direct;
+  assert.deepEqual(wires, expected);
+  // each key's hash for the cardinality limit, as the limit computes it
+  assert.deepEqual(
+    keyHashes,
+    direct.wires.map((w) => w.keys.map(hash53)),
+  );
   // values compared bit for bit (deepEqual takes -0 for 0 in typed arrays)
   for (let w = 0; w < direct.wires.length; w++) {
     const a = direct.wires[w]!.values;
@@ -50,6 +57,10 @@ test('line protocol read directly: the usual bodies, exactly as parsed and mappe
     'm v=1 1769248800',
   ];
   for (const text of read) check(text);
+  // a second time: the keys are known from the first
+  for (const text of read) check(text);
+  // more lines than a wire holds (two points each): the keys are placed again in the second wire
+  check(Array.from({ length: 12_000 }, (_, i) => `m,k=${i % 7} v=${i} ${i}`).join('\n'));
   for (const precision of ['ns', 'us', 'ms', 's', 'm', 'h'] as const) {
     check('m v=1 1769248800\nm v=2 17692\nm v=3 1\nm v=4 0', precision);
   }

@@ -49,32 +49,33 @@ const INT64_MAX = '9223372036854775807';
  */
 const TABLE_SIZE = 2 ** 18;
 const MAX_KNOWN_KEYS = 100_000;
-let table: Array<KnownKey | undefined> = new Array<KnownKey | undefined>(TABLE_SIZE);
-let knownKeys = 0;
+/** per table slot: the hash of the key there, and its index in `entries` (-1: free) */
+const hashes = new Float64Array(TABLE_SIZE);
+const slots = new Int32Array(TABLE_SIZE).fill(-1);
+let entries: KnownKey[] = [];
 
 /** The known key of text[from, to), its hash53 `hash`; made (and checked) on first sight; null when the mapping refuses it. */
 function keyOf(text: string, from: number, to: number, hash: number): KnownKey | null {
   const mask = TABLE_SIZE - 1;
-  let i = hash % TABLE_SIZE;
-  for (;;) {
-    const entry = table[i];
-    if (entry === undefined) break;
-    if (entry.hash === hash && entry.key.length === to - from && text.startsWith(entry.key, from))
-      return entry;
+  let i = (hash >>> 0) & mask; // the hash's low 32 bits
+  for (let slot = slots[i]!; slot >= 0; slot = slots[i]!) {
+    if (hashes[i] === hash) {
+      const entry = entries[slot]!;
+      if (entry.key.length === to - from && text.startsWith(entry.key, from)) return entry;
+    }
     i = (i + 1) & mask;
   }
   // A flat copy: a slice would hold the whole body.
   const key = `${text.slice(from, to)} `.slice(0, -1);
   if (!goodKey(key)) return null;
-  if (knownKeys >= MAX_KNOWN_KEYS) {
-    table = new Array<KnownKey | undefined>(TABLE_SIZE);
-    knownKeys = 0;
-    i = hash % TABLE_SIZE;
+  if (entries.length >= MAX_KNOWN_KEYS) {
+    slots.fill(-1);
+    entries = [];
+    i = (hash >>> 0) & mask;
   }
-  while (table[i] !== undefined) i = (i + 1) & mask;
   const entry: KnownKey = { key, hash, stamp: 0, index: -1 };
-  table[i] = entry;
-  knownKeys++;
+  hashes[i] = hash;
+  slots[i] = entries.push(entry) - 1;
   return entry;
 }
 

@@ -47,16 +47,15 @@ const INT64_MAX = '9223372036854775807';
  * Keys of earlier bodies by their hash53: open addressing over a power-of-two array, each entry
  * checked against the body's text (no slice, no string hashing per line); started over when full.
  */
-const TABLE_SIZE = 2 ** 18;
 const MAX_KNOWN_KEYS = 100_000;
-/** per table slot: the hash of the key there, and its index in `entries` (-1: free) */
-const hashes = new Float64Array(TABLE_SIZE);
-const slots = new Int32Array(TABLE_SIZE).fill(-1);
+/** per table slot: the hash of the key there, and its index in `entries` (-1: free); at most half full */
+let hashes = new Float64Array(4096);
+let slots = new Int32Array(4096).fill(-1);
 let entries: KnownKey[] = [];
 
 /** The known key of text[from, to), its hash53 `hash`; made (and checked) on first sight; null when the mapping refuses it. */
 function keyOf(text: string, from: number, to: number, hash: number): KnownKey | null {
-  const mask = TABLE_SIZE - 1;
+  let mask = slots.length - 1;
   let i = (hash >>> 0) & mask; // the hash's low 32 bits
   for (let slot = slots[i]!; slot >= 0; slot = slots[i]!) {
     if (hashes[i] === hash) {
@@ -71,12 +70,24 @@ function keyOf(text: string, from: number, to: number, hash: number): KnownKey |
   if (entries.length >= MAX_KNOWN_KEYS) {
     slots.fill(-1);
     entries = [];
-    i = (hash >>> 0) & mask;
+  } else if (2 * (entries.length + 1) > slots.length) {
+    // twice the room: every known key placed again
+    hashes = new Float64Array(2 * slots.length);
+    slots = new Int32Array(hashes.length).fill(-1);
+    mask = slots.length - 1;
+    for (let e = 0; e < entries.length; e++) place(entries[e]!.hash, e);
   }
   const entry: KnownKey = { key, hash, stamp: 0, index: -1 };
-  hashes[i] = hash;
-  slots[i] = entries.push(entry) - 1;
+  place(hash, entries.push(entry) - 1);
   return entry;
+}
+
+function place(hash: number, entry: number): void {
+  const mask = slots.length - 1;
+  let i = (hash >>> 0) & mask;
+  while (slots[i]! >= 0) i = (i + 1) & mask;
+  hashes[i] = hash;
+  slots[i] = entry;
 }
 
 /** Whether text[a0, a1) sorts strictly before text[b0, b1) (code unit order, as seriesKey sorts tags). */

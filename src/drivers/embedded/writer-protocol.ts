@@ -82,7 +82,7 @@ export function errorFromWire(wire: WireError): Error {
 }
 
 /** A merge's entry: its wire's keys as numbers of the thread's key table. */
-export type NumberedEntry = AppendEntry & { wire: { keyNumbers?: Int32Array } };
+export type NumberedEntry = AppendEntry;
 
 /** Most keys a thread's table holds: past that the event loop starts it over (resetKeys). */
 const MAX_KEY_NUMBERS = 200_000;
@@ -129,9 +129,15 @@ export class KeyNumbers {
 /** The thread's side: the keys by number, and a merge's wires given their keys back. */
 export class KeyTable {
   private readonly keys: string[] = [];
+  /** raised each time the table starts over: a number names one key within an epoch */
+  private epoch = 0;
 
+  /** The entries with their keys named again; each wire keeps its numbers and their epoch (WirePoints.keyNumbers). */
   resolve(req: { entries: NumberedEntry[]; newKeys: string[] | null; resetKeys: boolean }): AppendEntry[] {
-    if (req.resetKeys) this.keys.length = 0;
+    if (req.resetKeys) {
+      this.keys.length = 0;
+      this.epoch++;
+    }
     if (req.newKeys) for (const key of req.newKeys) this.keys.push(key);
     const keys = this.keys;
     for (const { wire } of req.entries) {
@@ -140,7 +146,7 @@ export class KeyTable {
       const named = new Array<string>(numbers.length);
       for (let i = 0; i < numbers.length; i++) named[i] = keys[numbers[i]!]!;
       wire.keys = named;
-      delete wire.keyNumbers;
+      wire.keyEpoch = this.epoch;
     }
     return req.entries;
   }

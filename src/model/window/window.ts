@@ -78,6 +78,9 @@ export class WindowSource {
   private readonly vectors = new Map<number, Int32Array | null>();
   private lastStart = Number.NaN;
   private lastVector: Int32Array | null = null;
+  /** the writer thread's key number -> the window's key index + 1 (0: none yet), in epoch `numbersEpoch` */
+  byNumber = new Int32Array(0);
+  numbersEpoch = -1;
 
   constructor(readonly plan: SourcePlan) {
     this.counts = plan.granularities.map(() => new Map<number, CountRow>());
@@ -265,7 +268,10 @@ export class IngestWindow {
 
   private addPoints(plan: SourcePlan, wire: WirePoints): void {
     const source = this.source(plan);
-    const keys = wire.keys.map((key) => this.keyState(source, key));
+    const keys =
+      wire.keyNumbers !== undefined && wire.keyEpoch !== undefined
+        ? this.keysByNumber(source, wire.keys, wire.keyNumbers, wire.keyEpoch)
+        : wire.keys.map((key) => this.keyState(source, key));
     const shapes = wire.pathLists.map((list, l) => this.shapes.id(list, assertFromOf(wire, l)));
     const finest = plan.granularities[plan.finest]!.bucketer;
     const { meta, values } = wire;
@@ -569,6 +575,36 @@ export class IngestWindow {
     else if (source.plan !== plan)
       throw new Error(`window holds source ${plan.sourceId} under other settings`);
     return source;
+  }
+
+  /** The states of a wire's keys, found by the writer thread's numbers of them where the source met them before. */
+  private keysByNumber(
+    source: WindowSource,
+    names: readonly string[],
+    numbers: Int32Array,
+    epoch: number,
+  ): WindowKey[] {
+    if (source.numbersEpoch !== epoch) {
+      source.byNumber = new Int32Array(0);
+      source.numbersEpoch = epoch;
+    }
+    const out = new Array<WindowKey>(numbers.length);
+    for (let i = 0; i < numbers.length; i++) {
+      const n = numbers[i]!;
+      if (n >= source.byNumber.length) {
+        const bigger = new Int32Array(Math.max(2 * source.byNumber.length, n + 1, 1024));
+        bigger.set(source.byNumber);
+        source.byNumber = bigger;
+      }
+      const known = source.byNumber[n]!;
+      if (known > 0) out[i] = this.keys[known - 1]!;
+      else {
+        const state = this.keyState(source, names[i]!);
+        source.byNumber[n] = state.index + 1;
+        out[i] = state;
+      }
+    }
+    return out;
   }
 
   private keyState(source: WindowSource, key: string): WindowKey {

@@ -85,7 +85,7 @@ export function errorFromWire(wire: WireError): Error {
 export type NumberedEntry = AppendEntry;
 
 /** Most keys a thread's table holds: past that the event loop starts it over (resetKeys). */
-const MAX_KEY_NUMBERS = 200_000;
+const MAX_KEY_NUMBERS = 100_000;
 
 /**
  * The event loop's side of the key table of one writer thread: merges name each key by a number

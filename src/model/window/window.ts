@@ -78,8 +78,11 @@ export class WindowSource {
   private readonly vectors = new Map<number, Int32Array | null>();
   private lastStart = Number.NaN;
   private lastVector: Int32Array | null = null;
-  /** the writer thread's key number -> the window's key index + 1 (0: none yet), in epoch `numbersEpoch` */
-  byNumber = new Int32Array(0);
+  /**
+   * the writer thread's key number -> the key's state, in epoch `numbersEpoch` (a map: numbers
+   * count every source's keys, a source holds some of them)
+   */
+  byNumber = new Map<number, WindowKey>();
   numbersEpoch = -1;
 
   constructor(readonly plan: SourcePlan) {
@@ -585,24 +588,16 @@ export class IngestWindow {
     epoch: number,
   ): WindowKey[] {
     if (source.numbersEpoch !== epoch) {
-      source.byNumber = new Int32Array(0);
+      source.byNumber.clear();
       source.numbersEpoch = epoch;
     }
+    const byNumber = source.byNumber;
     const out = new Array<WindowKey>(numbers.length);
     for (let i = 0; i < numbers.length; i++) {
       const n = numbers[i]!;
-      if (n >= source.byNumber.length) {
-        const bigger = new Int32Array(Math.max(2 * source.byNumber.length, n + 1, 1024));
-        bigger.set(source.byNumber);
-        source.byNumber = bigger;
-      }
-      const known = source.byNumber[n]!;
-      if (known > 0) out[i] = this.keys[known - 1]!;
-      else {
-        const state = this.keyState(source, names[i]!);
-        source.byNumber[n] = state.index + 1;
-        out[i] = state;
-      }
+      let state = byNumber.get(n);
+      if (state === undefined) byNumber.set(n, (state = this.keyState(source, names[i]!)));
+      out[i] = state;
     }
     return out;
   }

@@ -32,6 +32,8 @@ export interface SpawnOptions {
   flags?: string[];
   /** the Node that runs the script (default: this one) */
   node?: string;
+  /** the checkout whose script runs (default: this one), e.g. a worktree of an earlier commit */
+  root?: string;
 }
 
 /** A TypeScript server script (through tsx) or, with `executable`, that program, on a fresh data dir. */
@@ -40,15 +42,15 @@ export async function spawnServer(
   args: string[] = [],
   options: SpawnOptions = {},
 ): Promise<ChildServer> {
-  const { env = {}, executable, flags = [], node = process.execPath } = options;
+  const { env = {}, executable, flags = [], node = process.execPath, root = ROOT } = options;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
   const nodeArgs = [...flags, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')];
   const scriptArgs = args.map((a) => a.replace('$DATA', dataDir));
   const [command, commandArgs] = executable
-    ? [path.resolve(ROOT, executable), scriptArgs]
+    ? [path.resolve(root, executable), scriptArgs]
     : [node, [...nodeArgs, '--import', 'tsx', script, ...scriptArgs]];
   const child: ChildProcess = spawn(command, commandArgs, {
-    cwd: ROOT,
+    cwd: root,
     env: { ...process.env, SERVICE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -79,10 +81,15 @@ export async function spawnServer(
  * `service serve` on a fresh data dir, port 0 (the executable named by BENCH_SERVICE, if set),
  * with the young generation npm start and the executable give the event loop.
  */
-export function spawnService(env: Record<string, string> = {}): Promise<ChildServer> {
+export function spawnService(env: Record<string, string> = {}, root?: string): Promise<ChildServer> {
   const executable = process.env.BENCH_SERVICE || undefined;
   const flags = executable ? [] : ['--max-semi-space-size=8'];
-  return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', '$DATA'], { env, executable, flags });
+  return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', '$DATA'], {
+    env,
+    executable,
+    flags,
+    root,
+  });
 }
 
 /**

@@ -14,6 +14,7 @@ import type { Deps } from '../deps';
 import type { Source } from '../model/source';
 import { createMetricKeysRepo } from '../storage/metric-keys';
 import type { IntakePoint } from './mapping';
+import { hash53 } from './key-hash';
 
 /** Keys read from the store per slice while a source's set is filled. */
 export const SEED_PAGE = 2000;
@@ -22,20 +23,6 @@ export class KeyLimitError extends Error {}
 
 /** Reads a source's stored keys in key order, `limit` after `after` (none: the source has none to read). */
 export type SeedKeys = (source: Source, after: string, limit: number) => string[];
-
-/** cyrb53: a 53-bit string hash (public domain, bryc); collisions at 100,000 keys ~ 1 in 10^6. */
-function hash53(text: string): number {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
-}
 
 interface SourceKeys {
   hashes: Set<number>;
@@ -103,16 +90,20 @@ export class KeyLimit {
     );
   }
 
-  /** admitAll for the keys of a request (repeated keys are fine). */
-  async admitKeys(source: Source, keys: readonly string[]): Promise<void> {
+  /**
+   * admitAll for the keys of a request (repeated keys are fine); `hashes`, when given, holds each
+   * key's hash53 (the line-protocol reader keeps them with the keys it knows).
+   */
+  async admitKeys(source: Source, keys: readonly string[], hashes?: readonly number[]): Promise<void> {
     const entry = this.keysFor(source);
     await entry.seeded;
     const fresh = new Map<number, string>();
     let last = '';
-    for (const key of keys) {
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
       if (key === last) continue; // a line's points share their key
       last = key;
-      const h = hash53(key);
+      const h = hashes !== undefined ? hashes[i]! : hash53(key);
       if (fresh.has(h)) continue;
       entry.operations++;
       if (!entry.hashes.has(h)) fresh.set(h, key);

@@ -34,7 +34,22 @@ export interface MappedWire {
   samples: number;
   skippedStrings: number;
   skippedNonFinite: number;
+  /** per wire, each key's hash53 (key-hash.ts), when the reader had them at hand (line-direct.ts) */
+  keyHashes?: number[][];
 }
+
+/** A key the line-protocol reader knows across requests (line-direct.ts), and its place in the wire being built. */
+export interface KnownKey {
+  key: string;
+  /** hash53 of the key */
+  hash: number;
+  /** the wire it was last placed in (WireBuilder.stamp) and its index there */
+  stamp: number;
+  index: number;
+}
+
+/** Numbers each wire being built, across builders (KnownKey.stamp). */
+let stamps = 0;
 
 // A high surrogate not followed by a low one, or a low one not preceded by a high one (the batch
 // endpoint refuses such keys; decoded UTF-8 holds none, but a key is checked the same way).
@@ -80,7 +95,13 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-class WireBuilder {
+/** Whether the write path takes a key (the rules of a batch point's key, checked once per key). */
+export function goodKey(key: string): boolean {
+  return keyProblem(key) === null && !LONE_SURROGATE.test(key);
+}
+
+/** Wires of pair points, built point by point (mapLineWire; line-direct.ts). */
+export class WireBuilder {
   readonly wires: WirePoints[] = [];
   points = 0;
   private keys: string[] = [];
@@ -99,6 +120,11 @@ class WireBuilder {
   private lastList = -1;
   /** keys found good in this body (across its wires) */
   private readonly goodKeys = new Set<string>();
+  /** the wire being built, among all builders' */
+  private stamp = ++stamps;
+  /** per closed wire: its keys' hashes (KnownKey.hash) when every key came through `known` */
+  readonly keyHashes: number[][] = [];
+  private hashes: number[] = [];
 
   /** The index of a key in the current wire; MappingError when the write path would refuse it. */
   key(key: string, line: number): number {
@@ -114,6 +140,18 @@ class WireBuilder {
     const index = this.keys.push(key) - 1;
     this.keyIndex.set(key, index);
     return index;
+  }
+
+  /**
+   * The index in the current wire of a key that passes goodKey, placed through its KnownKey (no
+   * look-up by text). A builder takes its keys either all this way or all through `key`.
+   */
+  known(entry: KnownKey): number {
+    if (entry.stamp === this.stamp) return entry.index;
+    entry.stamp = this.stamp;
+    entry.index = this.keys.push(entry.key) - 1;
+    this.hashes.push(entry.hash);
+    return entry.index;
   }
 
   /** Room for `points` more points in the current wire (else a new wire starts). */
@@ -173,6 +211,9 @@ class WireBuilder {
       values: this.values.slice(0, this.used),
       assertFrom: this.assertFrom,
     });
+    this.keyHashes.push(this.hashes);
+    this.hashes = [];
+    this.stamp = ++stamps;
     this.keys = [];
     this.keyIndex = new Map();
     this.pathLists = [];

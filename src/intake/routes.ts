@@ -25,6 +25,7 @@ import { EXPORT_RESPONSE, decodeOtlpProtobuf, statusProtobuf } from './otlp-prot
 import { parseJsonText } from '../lib/json';
 import { MappingError, type IntakePoint } from './mapping';
 import { type MappedWire, mapLineWire, mapLineWireSliced } from './line-wire';
+import { mapLineBodyDirect } from './line-direct';
 import { intakeCountersOf } from './stats';
 import { RemoteWriteError, mapRemoteWrite, mapRemoteWriteSliced } from './remote-write';
 import { SLICED_ABOVE } from './slices';
@@ -238,9 +239,12 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
   /** A line protocol body's points, already in the write path's form (line-wire.ts). */
   async function writeWires(source: Source, mapped: MappedWire): Promise<void> {
     try {
+      const one = mapped.wires.length === 1;
+      const hashes = mapped.keyHashes;
       await keyLimit.admitKeys(
         source,
-        mapped.wires.length === 1 ? mapped.wires[0]!.keys : mapped.wires.flatMap((w) => w.keys),
+        one ? mapped.wires[0]!.keys : mapped.wires.flatMap((w) => w.keys),
+        hashes === undefined ? undefined : one ? hashes[0] : hashes.flat(),
       );
     } catch (err) {
       if (err instanceof KeyLimitError) counters.overKeyLimit += mapped.points;
@@ -256,9 +260,11 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
       const text = body.toString('utf8');
       const nowMs = deps.now();
       // a large body is parsed and mapped in slices, the event loop free between them
+      // the usual body read straight into wires (line-direct.ts), else parsed, then mapped
       const mapped =
         text.length <= SLICED_ABOVE
-          ? mapLineWire(parseLineProtocol(text, { precision }), { nowMs })
+          ? (mapLineBodyDirect(text, precision, nowMs) ??
+            mapLineWire(parseLineProtocol(text, { precision }), { nowMs }))
           : await mapLineWireSliced(await parseLineProtocolSliced(text, { precision }), { nowMs });
       counters.add('influx', { ...mapped, points: { length: mapped.points } });
       if (mapped.points > 0) await writeWires(source, mapped);

@@ -45,6 +45,40 @@ export class Shape {
     return this.text !== null;
   }
 
+  /**
+   * The values of a stored text that is this shape's template filled with JSON numbers, all
+   * finite, or null. Only for a shape whose leaves come in its text's order (one parseBucket made
+   * from a text): what JSON.parse and flatten would read from such a text.
+   */
+  read(text: string): Float64Array | null {
+    const pieces = this.text!;
+    const first = pieces[0]!;
+    if (!text.startsWith(first)) return null;
+    let pos = first.length;
+    const n = this.order.length;
+    const values = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      JSON_NUMBER.lastIndex = pos;
+      const m = JSON_NUMBER.exec(text);
+      if (m === null) return null;
+      const value = Number(m[0]);
+      if (!Number.isFinite(value)) return null;
+      values[i] = value;
+      pos += m[0].length;
+      const piece = pieces[i + 1]!;
+      if (!text.startsWith(piece, pos)) return null;
+      pos += piece.length;
+    }
+    return pos === text.length ? values : null;
+  }
+
+  /** Whether the template's values come in the order of the paths (read can take its texts). */
+  get inTextOrder(): boolean {
+    if (this.text === null) return false;
+    for (let i = 0; i < this.order.length; i++) if (this.order[i] !== i) return false;
+    return true;
+  }
+
   render(values: Float64Array): string {
     const text = this.text!;
     let out = text[0]!;
@@ -71,6 +105,9 @@ export class Shape {
     return map;
   }
 }
+
+/** A JSON number at lastIndex (JSON's grammar: no `+`, no leading zeros, no bare `.`). */
+const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 /**
  * The text JSON.stringify gives for the nested leaves, cut where their values go, and which leaf
@@ -115,6 +152,8 @@ export class ShapeRegistry {
   private readonly byList = new WeakMap<readonly string[], Shape>();
   private readonly byText = new Map<string, Shape>();
   private paths = 0;
+  /** shapes parseBucket read stored texts as lately, most recent first (readKnown) */
+  private recent: Shape[] = [];
   readonly splitter = new PathSplitter();
   /** paths visited making and mapping shapes and growing buckets (tests check how it grows) */
   steps = 0;
@@ -134,6 +173,7 @@ export class ShapeRegistry {
       if (this.byText.size >= this.limit || this.paths + paths.length > this.pathLimit) {
         this.byText.clear();
         this.paths = 0;
+        this.recent = [];
       }
       this.byText.set(text, (shape = new Shape(paths, this)));
       this.paths += paths.length;
@@ -141,7 +181,39 @@ export class ShapeRegistry {
     this.byList.set(paths, shape);
     return shape;
   }
+
+  /**
+   * A stored text read by one of the shapes parseBucket read texts as lately (most rows of a key
+   * share their leaves), without JSON.parse: the shape and the values parseBucket would give, or null.
+   */
+  readKnown(text: string): { shape: Shape; values: Float64Array } | null {
+    const recent = this.recent;
+    for (let i = 0; i < recent.length; i++) {
+      const shape = recent[i]!;
+      const values = shape.read(text);
+      if (values === null) continue;
+      if (i > 0) {
+        recent.splice(i, 1);
+        recent.unshift(shape);
+      }
+      return { shape, values };
+    }
+    return null;
+  }
+
+  /** Keeps a shape parseBucket read `text` as, for readKnown, if it reads that text the same way. */
+  remember(shape: Shape, text: string, values: Float64Array): void {
+    if (this.recent.includes(shape) || !shape.inTextOrder) return;
+    const read = shape.read(text);
+    if (read === null || read.length !== values.length) return;
+    for (let i = 0; i < read.length; i++) if (!Object.is(read[i], values[i])) return;
+    this.recent.unshift(shape);
+    if (this.recent.length > RECENT_SHAPES) this.recent.pop();
+  }
 }
+
+/** Shapes readKnown tries before JSON.parse. */
+const RECENT_SHAPES = 4;
 
 /**
  * The leaves of a tree in its key order; false where a shape could not spell the tree again (a
@@ -166,6 +238,10 @@ function flatten(node: Tree, prefix: string, paths: string[], values: number[]):
 
 /** A stored bucket's text as a BucketValue (an unreadable text reads as an empty bucket). */
 export function parseBucket(text: string | undefined, shapes: ShapeRegistry): BucketValue {
+  if (text) {
+    const known = shapes.readKnown(text);
+    if (known !== null) return known;
+  }
   let tree: Tree = {};
   if (text) {
     try {
@@ -179,7 +255,10 @@ export function parseBucket(text: string | undefined, shapes: ShapeRegistry): Bu
   const values: number[] = [];
   if (!flatten(tree, '', paths, values)) return { tree };
   const shape = shapes.of(paths);
-  return shape.renderable ? { shape, values: Float64Array.from(values) } : { tree };
+  if (!shape.renderable) return { tree };
+  const read = Float64Array.from(values);
+  if (text) shapes.remember(shape, text, read);
+  return { shape, values: read };
 }
 
 /**

@@ -16,6 +16,13 @@ export interface WirePoints {
    * spell different leaves. The line protocol writes each line as one (intake/line-wire.ts).
    */
   assertFrom?: number[];
+  /**
+   * The metric writer's thread only: each key's number in the thread's key table
+   * (drivers/embedded/writer-protocol.ts), valid within table epoch `keyEpoch`, so a window finds
+   * a key's state by number instead of by its text.
+   */
+  keyNumbers?: Int32Array;
+  keyEpoch?: number;
 }
 
 /** What bucketing a source's points needs: its id, zone, week start and granularities. */

@@ -89,3 +89,67 @@ test('the common case stays a shape: no tree, values changed in place', () => {
   );
   assert.equal(parseBucket('not json', shapes).shape?.paths.length, 0, 'an unreadable row reads as empty');
 });
+
+test('a stored text read by a shape read before (no JSON.parse) gives what JSON.parse and flatten give', () => {
+  /** paths and values, or the tree: what a parse gives, comparable across registries */
+  const seen = (b: ReturnType<typeof parseBucket>) =>
+    b.shape
+      ? { paths: [...b.shape.paths], values: [...b.values!].map((v) => (Object.is(v, -0) ? '-0' : v)) }
+      : { tree: b.tree };
+  const number = fc.oneof(
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
+    fc.integer({ min: -5, max: 5 }).map(String),
+    fc.constantFrom(
+      '-0',
+      '0',
+      '01',
+      '1.',
+      '.5',
+      '+1',
+      '1e400',
+      '-1e400',
+      '1E+2',
+      '1e',
+      '-',
+      '1.5e-3',
+      ' 1',
+      '"1"',
+      'null',
+      '1,"z":2',
+    ),
+  );
+  const shapeTexts = [
+    ['{"count":', ',"amount":{"net":', ',"tax":', '}}'],
+    ['{"count":{"sum":', ',"count":', ',"last":', '},"net":{"sum":', ',"count":', ',"last":', '}}'],
+    ['{"10":', ',"2":', '}'],
+    ['{"2":', ',"10":', '}'],
+    ['{"a":{"b":', '},"a.b":', '}'],
+  ];
+  const text = fc
+    .tuple(
+      fc.constantFrom(...shapeTexts),
+      fc.array(number, { minLength: 8, maxLength: 8 }),
+      fc.nat(40),
+      fc.boolean(),
+    )
+    .map(([pieces, numbers, cut, cutIt]) => {
+      const t = pieces.map((p, i) => p + (i < pieces.length - 1 ? numbers[i] : '')).join('');
+      return cutIt ? t.slice(0, cut) + t.slice(cut + 1) : t;
+    });
+  fc.assert(
+    fc.property(fc.array(text, { minLength: 1, maxLength: 20 }), (texts) => {
+      const warm = new ShapeRegistry();
+      for (const t of texts)
+        assert.deepEqual(seen(parseBucket(t, warm)), seen(parseBucket(t, new ShapeRegistry())), t);
+    }),
+    { numRuns: 2000 },
+  );
+  // the usual row is read without JSON.parse once its shape is known
+  const shapes = new ShapeRegistry();
+  const first = parseBucket('{"count":{"sum":3,"count":2,"last":1.5}}', shapes);
+  const second = parseBucket('{"count":{"sum":4.25,"count":3,"last":-0}}', shapes);
+  assert.equal(second.shape, first.shape);
+  assert.ok(shapes.readKnown('{"count":{"sum":1,"count":1,"last":1}}'));
+  assert.equal(shapes.readKnown('{"count":{"sum":01,"count":1,"last":1}}'), null);
+  assert.equal(shapes.readKnown('{"count":{"sum":1e999,"count":1,"last":1}}'), null);
+});

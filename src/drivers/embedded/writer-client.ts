@@ -23,7 +23,13 @@ import type { LoggedPoints } from '../../model/wire';
 import { type PackedPart, type PendingSeries, type UnmergedAppend, unpackPart } from '../../model/row-delta';
 import { MetricWriter, type MetricWriterOptions, logHead } from './metric-writer';
 import { wirePointCount, wireToParts } from '../../model/point-wire';
-import { type WireError, type WriterRequest, type WriterThreadData, errorFromWire } from './writer-protocol';
+import {
+  KeyNumbers,
+  type WireError,
+  type WriterRequest,
+  type WriterThreadData,
+  errorFromWire,
+} from './writer-protocol';
 import { writerThreadCode } from './writer-thread-code';
 import { SYSTEM_KEY } from '../../model/write-set';
 
@@ -163,6 +169,8 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
    */
   const unmerged: Array<UnmergedAppend & { points: number }> = [];
   let unmergedPoints = 0;
+  /** the running thread's key numbers (merges name keys by them) */
+  let keyNumbers = new KeyNumbers();
   /** appends waiting for the thread to merge: woken by each merge report and when it stops */
   let waitingForRoom: Array<() => void> = [];
   let nextId = 1;
@@ -267,6 +275,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   }
 
   function start(): Worker {
+    keyNumbers = new KeyNumbers(); // a new thread knows no key yet
     // Reads ask on a port of their own: the thread answers them ahead of the merges queued on its own.
     const channel = new MessageChannel();
     const w = new Worker(writerThreadCode(), {
@@ -411,7 +420,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     }
     unmergedPoints += points;
     w.ref();
-    w.postMessage({ op: 'merge', id: 0, entries, upTo });
+    w.postMessage({ op: 'merge', id: 0, upTo, ...keyNumbers.number(entries) });
   }
 
   /** The close's fold, for CLOSE_FOLD_MS at most: its points are in the log either way. */

@@ -15,7 +15,7 @@ import { WriteGate } from '../../storage/write-gate';
 import { sourceSettingsReader } from '../../storage/sources';
 import { MetricWriter } from './metric-writer';
 import { type PackedPart, type PendingSeries, packPart, packedBuffers } from '../../model/row-delta';
-import { errorToWire, type WriterRequest, type WriterThreadData } from './writer-protocol';
+import { KeyTable, errorToWire, type WriterRequest, type WriterThreadData } from './writer-protocol';
 
 const port = parentPort;
 if (!port) throw new Error('writer-thread runs as a worker thread');
@@ -123,6 +123,8 @@ function writer(): void {
     telling = true;
     setImmediate(() => telling && tell());
   };
+  /** the keys merges name by number (writer-protocol.ts KeyNumbers) */
+  const keyTable = new KeyTable();
   port!.on('message', handle);
   reads?.on('message', (req: WriterRequest) => handleRead(req));
 
@@ -164,7 +166,7 @@ function writer(): void {
       // port goes before each.
       case 'merge':
         pollReads();
-        return metrics.merge(req.entries, req.upTo, () => mergedUpTo(req.upTo));
+        return metrics.merge(keyTable.resolve(req), req.upTo, () => mergedUpTo(req.upTo));
       case 'append':
         return metrics.appendThen(req.entries, (err) => reply(req.id, err));
       case 'pending':

@@ -78,6 +78,12 @@ export class WindowSource {
   private readonly vectors = new Map<number, Int32Array | null>();
   private lastStart = Number.NaN;
   private lastVector: Int32Array | null = null;
+  /**
+   * the writer thread's key number -> the key's state, in epoch `numbersEpoch` (a map: numbers
+   * count every source's keys, a source holds some of them)
+   */
+  byNumber = new Map<number, WindowKey>();
+  numbersEpoch = -1;
 
   constructor(readonly plan: SourcePlan) {
     this.counts = plan.granularities.map(() => new Map<number, CountRow>());
@@ -265,7 +271,10 @@ export class IngestWindow {
 
   private addPoints(plan: SourcePlan, wire: WirePoints): void {
     const source = this.source(plan);
-    const keys = wire.keys.map((key) => this.keyState(source, key));
+    const keys =
+      wire.keyNumbers !== undefined && wire.keyEpoch !== undefined
+        ? this.keysByNumber(source, wire.keys, wire.keyNumbers, wire.keyEpoch)
+        : wire.keys.map((key) => this.keyState(source, key));
     const shapes = wire.pathLists.map((list, l) => this.shapes.id(list, assertFromOf(wire, l)));
     const finest = plan.granularities[plan.finest]!.bucketer;
     const { meta, values } = wire;
@@ -569,6 +578,28 @@ export class IngestWindow {
     else if (source.plan !== plan)
       throw new Error(`window holds source ${plan.sourceId} under other settings`);
     return source;
+  }
+
+  /** The states of a wire's keys, found by the writer thread's numbers of them where the source met them before. */
+  private keysByNumber(
+    source: WindowSource,
+    names: readonly string[],
+    numbers: Int32Array,
+    epoch: number,
+  ): WindowKey[] {
+    if (source.numbersEpoch !== epoch) {
+      source.byNumber.clear();
+      source.numbersEpoch = epoch;
+    }
+    const byNumber = source.byNumber;
+    const out = new Array<WindowKey>(numbers.length);
+    for (let i = 0; i < numbers.length; i++) {
+      const n = numbers[i]!;
+      let state = byNumber.get(n);
+      if (state === undefined) byNumber.set(n, (state = this.keyState(source, names[i]!)));
+      out[i] = state;
+    }
+    return out;
   }
 
   private keyState(source: WindowSource, key: string): WindowKey {

@@ -35,6 +35,8 @@ import { SERVER_VERSION } from './version';
 import { startListeners, type Listeners } from './intake/listeners';
 import { createMonitorsRepo } from './storage/monitors';
 import { createOutboxRepo } from './storage/outbox';
+import { createChannelsRepo } from './storage/channels';
+import { createTranspondersRepo } from './storage/transponders';
 import { createEvaluator } from './domain/alerts/evaluator';
 import { createReporter } from './domain/alerts/reports';
 import { createOutboxWorker } from './domain/alerts/outbox';
@@ -223,9 +225,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const sources = createSourcesRepo(db);
   const monitors = createMonitorsRepo(db);
   const outbox = createOutboxRepo(db);
+  const channels = createChannelsRepo(db);
   const outboxWorker = createOutboxWorker({
     outbox,
-    sender: options.channelSender ?? createChannelSender({ db, secrets, config, log }),
+    sender: options.channelSender ?? createChannelSender({ channels, secrets, config, log }),
     now,
     log,
     ...options.outbox,
@@ -263,6 +266,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     sessions: createSessionsRepo(db),
     monitors,
     outbox,
+    channels,
+    transponders: createTranspondersRepo(db),
     loginThrottle: createLoginThrottle(),
     metrics: createMetricsEngine({
       db,

@@ -12,6 +12,8 @@ import type { Db } from '../storage/db';
 import type { SourcesRepo } from '../storage/sources';
 import type { MonitorsRepo } from '../storage/monitors';
 import type { OutboxRepo } from '../storage/outbox';
+import type { ChannelsRepo } from '../storage/channels';
+import type { TranspondersRepo } from '../storage/transponders';
 import type { LoginThrottle } from './login-throttle';
 import type { MetricsEngine } from './metrics/engine';
 
@@ -35,6 +37,10 @@ export interface Ports {
   monitors: MonitorsRepo;
   /** alert notifications waiting to be sent */
   outbox: OutboxRepo;
+  /** alert channels (SPEC 13), their secrets encrypted */
+  channels: ChannelsRepo;
+  /** a source's transponders (SPEC 15); the metrics read path keeps its own cache of the enabled ones */
+  transponders: TranspondersRepo;
   /** encrypts database source secrets at rest (server.ts loads the key) */
   secrets: SecretBox;
 }

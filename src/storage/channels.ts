@@ -1,6 +1,10 @@
 // Alert channels (SPEC 13): prepared statements only, every statement scoped to an organization,
 // so a token of one organization can never reach another organization's channel by id. Secrets
 // arrive here already encrypted (the domain holds the secret box) and leave encrypted.
+//
+// The repository answers with promises (docs/cluster.md, "Step 1 as built"): the channel cap is
+// counted and the row inserted in one transaction (insert), and a change or delete reports whether
+// the channel was still there.
 import type { Db } from './db';
 
 export type ChannelType = 'webhook' | 'ntfy' | 'gotify' | 'email';
@@ -94,24 +98,31 @@ export function createChannelsRepo(db: Db) {
     updated_at: c.updatedAt,
   });
 
+  /** One IMMEDIATE transaction: what it reads still holds when it writes. */
+  const atomically = <T>(fn: () => T): T => db.transaction(fn).immediate();
+
   return {
-    list: (organizationId: string): StoredChannel[] => list.all(organizationId).map(toChannel),
-    get(organizationId: string, id: string): StoredChannel | null {
+    list: async (organizationId: string): Promise<StoredChannel[]> => list.all(organizationId).map(toChannel),
+    async get(organizationId: string, id: string): Promise<StoredChannel | null> {
       const r = byId.get(id, organizationId);
       return r ? toChannel(r) : null;
     },
     /** whether `id` (lower-case) names a channel of the organization: what a monitor's delivery_channels may name */
-    exists: (organizationId: string, id: string): boolean => exists.get(id, organizationId) !== undefined,
-    count: (organizationId: string): number => count.get(organizationId)?.n ?? 0,
-    insert(c: StoredChannel): void {
-      insert.run(row(c));
-    },
-    update(c: StoredChannel): void {
-      update.run(row(c));
-    },
-    remove(organizationId: string, id: string): void {
-      remove.run(id, organizationId);
-    },
+    exists: async (organizationId: string, id: string): Promise<boolean> =>
+      exists.get(id, organizationId) !== undefined,
+    count: async (organizationId: string): Promise<number> => count.get(organizationId)?.n ?? 0,
+    /** The per-organization cap counted and the channel inserted together: false (nothing written) at the cap. */
+    insert: async (c: StoredChannel, max: number): Promise<boolean> =>
+      atomically(() => {
+        if ((count.get(c.organizationId)?.n ?? 0) >= max) return false;
+        insert.run(row(c));
+        return true;
+      }),
+    /** False when the channel is gone (deleted since it was read): nothing written. */
+    update: async (c: StoredChannel): Promise<boolean> => update.run(row(c)).changes > 0,
+    /** False when the channel was already gone. */
+    remove: async (organizationId: string, id: string): Promise<boolean> =>
+      remove.run(id, organizationId).changes > 0,
   };
 }
 

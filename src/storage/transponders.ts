@@ -1,5 +1,12 @@
 // Transponders of a source (SPEC 15): prepared statements only, every statement scoped to a source,
 // so a token of one source can never reach another source's transponder by id.
+//
+// The repository (createTranspondersRepo) answers with promises (docs/cluster.md, "Step 1 as
+// built"): a new transponder is inserted only while its source is there, with its position (last
+// + 1 unless an order was given) taken in the same transaction. The metrics read path does not go
+// through it: every read of a metric key asks createEnabledTransponders' node-local cache, which
+// stays synchronous (no round trip, no extra await on the hot path) and is cleared by every write
+// of the repository.
 import type { Db } from './db';
 import type { SourceType } from '../model/source';
 
@@ -68,23 +75,45 @@ export type TransponderFields = Pick<
 /**
  * The enabled transponders of recent reads, per database and source: every read of a metric key
  * asks for them, and they change rarely. Any change through a repo of the same database clears
- * that database's entries (every statement that changes the table is in this file).
+ * that database's entries (every statement that changes the table is in this file; a source's
+ * delete, which cascades to its transponders, leaves entries no read asks for again).
  */
 const enabledCache = new WeakMap<Db, Map<string, readonly Transponder[]>>();
 const ENABLED_CACHE_SOURCES = 1000;
 
-export function createTranspondersRepo(db: Db) {
+function cacheOf(db: Db): Map<string, readonly Transponder[]> {
   let cache = enabledCache.get(db);
   if (!cache) {
     cache = new Map();
     enabledCache.set(db, cache);
   }
-  const cached = cache;
-  const list = db.prepare<[string], TransponderRow>(
-    'SELECT * FROM transponders WHERE source_id = ? ORDER BY position, inserted_at, id',
-  );
+  return cache;
+}
+
+/** The enabled transponders of a source, in order, from the node's cache (the metrics engine's read path). */
+export function createEnabledTransponders(db: Db) {
+  const cached = cacheOf(db);
   const enabled = db.prepare<[string], TransponderRow>(
     'SELECT * FROM transponders WHERE source_id = ? AND enabled = 1 ORDER BY position, inserted_at, id',
+  );
+  return {
+    /** the enabled ones, in order: what a read applies (kept until a change; not to be mutated) */
+    enabled(sourceId: string): readonly Transponder[] {
+      let found = cached.get(sourceId);
+      if (!found) {
+        found = enabled.all(sourceId).map(toTransponder);
+        if (cached.size >= ENABLED_CACHE_SOURCES) cached.clear();
+        cached.set(sourceId, found);
+      }
+      return found;
+    },
+  };
+}
+
+export function createTranspondersRepo(db: Db) {
+  const cached = cacheOf(db);
+  const list = db.prepare<[string], TransponderRow>(
+    'SELECT * FROM transponders WHERE source_id = ? ORDER BY position, inserted_at, id',
   );
   const byId = db.prepare<[string, string], TransponderRow>(
     'SELECT * FROM transponders WHERE id = ? AND source_id = ?',
@@ -92,9 +121,11 @@ export function createTranspondersRepo(db: Db) {
   const lastPosition = db.prepare<[string], { p: number | null }>(
     'SELECT MAX(position) AS p FROM transponders WHERE source_id = ?',
   );
+  // Inserted only while its source is there (in its organization): else no row and no foreign-key error.
   const insert = db.prepare(
     `INSERT INTO transponders (id, organization_id, source_type, source_id, name, key, paths, expression, response, enabled, position, inserted_at, updated_at)
-     VALUES (@id, @organization_id, @source_type, @source_id, @name, @key, @paths, @expression, @response, @enabled, @position, @inserted_at, @updated_at)`,
+     SELECT @id, @organization_id, @source_type, @source_id, @name, @key, @paths, @expression, @response, @enabled, @position, @inserted_at, @updated_at
+     WHERE EXISTS (SELECT 1 FROM sources WHERE id = @source_id AND organization_id = @organization_id)`,
   );
   const update = db.prepare(
     `UPDATE transponders SET name = @name, key = @key, paths = @paths, expression = @expression, response = @response,
@@ -116,35 +147,39 @@ export function createTranspondersRepo(db: Db) {
     inserted_at: t.insertedAt,
     updated_at: t.updatedAt,
   });
+  const nextOrder = (sourceId: string): number => (lastPosition.get(sourceId)?.p ?? 0) + 1;
+  /** One IMMEDIATE transaction: what it reads still holds when it writes. */
+  const atomically = <T>(fn: () => T): T => db.transaction(fn).immediate();
 
   return {
-    list: (sourceId: string): Transponder[] => list.all(sourceId).map(toTransponder),
-    /** the enabled ones, in order: what a read applies (kept until a change; not to be mutated) */
-    enabled(sourceId: string): readonly Transponder[] {
-      let found = cached.get(sourceId);
-      if (!found) {
-        found = enabled.all(sourceId).map(toTransponder);
-        if (cached.size >= ENABLED_CACHE_SOURCES) cached.clear();
-        cached.set(sourceId, found);
-      }
-      return found;
-    },
-    get(sourceId: string, id: string): Transponder | null {
+    list: async (sourceId: string): Promise<Transponder[]> => list.all(sourceId).map(toTransponder),
+    async get(sourceId: string, id: string): Promise<Transponder | null> {
       const r = byId.get(id, sourceId);
       return r ? toTransponder(r) : null;
     },
-    nextOrder: (sourceId: string): number => (lastPosition.get(sourceId)?.p ?? 0) + 1,
-    insert(t: Transponder): void {
-      insert.run(row(t));
+    /**
+     * Inserts `t` while its source is there; `atEnd` places it last (its order the source's last + 1,
+     * read in the same transaction). The transponder as stored, or null (nothing written) when the
+     * source is gone.
+     */
+    insert: async (t: Transponder, atEnd: boolean): Promise<Transponder | null> =>
+      atomically(() => {
+        const stored = atEnd ? { ...t, order: nextOrder(t.sourceId) } : t;
+        if (insert.run(row(stored)).changes === 0) return null;
+        cached.clear();
+        return stored;
+      }),
+    /** False when the transponder is gone (deleted since it was read): nothing written. */
+    async update(t: Transponder): Promise<boolean> {
+      const changed = update.run(row(t)).changes > 0;
       cached.clear();
+      return changed;
     },
-    update(t: Transponder): void {
-      update.run(row(t));
+    /** False when the transponder was already gone. */
+    async remove(sourceId: string, id: string): Promise<boolean> {
+      const removed = remove.run(id, sourceId).changes > 0;
       cached.clear();
-    },
-    remove(sourceId: string, id: string): void {
-      remove.run(id, sourceId);
-      cached.clear();
+      return removed;
     },
   };
 }

@@ -15,7 +15,6 @@ import {
   type TestServer,
 } from '../helpers/server';
 import { startReceiver, type Receiver } from './channels-receiver';
-import { createChannelsRepo } from '../../src/storage/channels';
 
 const SLACK_URL = 'https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXabcd';
 
@@ -302,9 +301,13 @@ describe('channels API', () => {
     assert.equal(receiver.received.length, before, 'nothing was sent');
     const still = await request(server, 'GET', `/api/v1/channels/${id}`, undefined, as(agent));
     assert.equal(still.body.data.name, 'mine');
-    const repo = createChannelsRepo(server.deps.db);
-    assert.equal(repo.exists(agent.organizationId, id), true, 'what monitors may name in delivery_channels');
-    assert.equal(repo.exists(other.organizationId, id), false);
+    const repo = server.deps.channels;
+    assert.equal(
+      await repo.exists(agent.organizationId, id),
+      true,
+      'what monitors may name in delivery_channels',
+    );
+    assert.equal(await repo.exists(other.organizationId, id), false);
     const malformed = await request(server, 'GET', '/api/v1/channels/not-a-uuid', undefined, as(agent));
     assert.equal(malformed.status, 404);
   });

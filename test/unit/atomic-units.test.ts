@@ -14,6 +14,12 @@ import { createDashboardsRepo } from '../../src/storage/dashboards';
 import { createSharesRepo } from '../../src/storage/shares';
 import { createMonitorsRepo } from '../../src/storage/monitors';
 import { createOutboxRepo } from '../../src/storage/outbox';
+import { createChannelsRepo, type StoredChannel } from '../../src/storage/channels';
+import {
+  createEnabledTransponders,
+  createTranspondersRepo,
+  type Transponder,
+} from '../../src/storage/transponders';
 import type { Source } from '../../src/domain/types';
 import type { Dashboard } from '../../src/model/dashboard';
 import type { Monitor } from '../../src/model/monitor';
@@ -316,5 +322,133 @@ describe('monitors and outbox: atomic units', () => {
     assert.equal(await monitors.saveReport(m, 5, writes), 1);
     assert.equal(await monitors.saveReport(m, 5, { ...writes, outbox: [notification('r2')] }), null);
     assert.equal(count('alert_outbox'), 1);
+  });
+});
+
+function channel(id: string): StoredChannel {
+  return {
+    id,
+    organizationId: ORG,
+    name: id,
+    type: 'webhook',
+    preset: null,
+    settings: { url: 'https://example.com/hook' },
+    secrets: {},
+    insertedAt: 1,
+    updatedAt: 1,
+  };
+}
+
+function transponder(id: string, sourceId: string, order = 0): Transponder {
+  return {
+    id,
+    organizationId: ORG,
+    sourceType: 'project',
+    sourceId,
+    name: id,
+    key: 'k',
+    paths: ['a'],
+    expression: 'a',
+    response: 'r',
+    enabled: true,
+    order,
+    insertedAt: 1,
+    updatedAt: 1,
+  };
+}
+
+describe('channels and transponders: atomic units', () => {
+  test('channels.insert counts and inserts together: the cap holds', async () => {
+    const channels = createChannelsRepo(db);
+    assert.equal(await channels.insert(channel('c1'), 2), true);
+    assert.equal(await channels.insert(channel('c2'), 2), true);
+    assert.equal(await channels.insert(channel('c3'), 2), false);
+    assert.equal(count('channels'), 2);
+    assert.equal(await channels.get(ORG, 'c3'), null);
+  });
+
+  test('a channel deleted since it was read is neither changed nor brought back', async () => {
+    const channels = createChannelsRepo(db);
+    await channels.insert(channel('c1'), 10);
+    const read = (await channels.get(ORG, 'c1'))!;
+    assert.equal(await channels.remove(ORG, 'c1'), true);
+    assert.equal(await channels.update({ ...read, name: 'changed' }), false);
+    assert.equal(await channels.remove(ORG, 'c1'), false);
+    assert.equal(count('channels'), 0);
+    assert.equal(await channels.update({ ...channel('c9'), organizationId: 'org-other' }), false);
+  });
+
+  test('transponders.insert only while its source is there (in its organization); writes nothing else', async () => {
+    const sources = createSourcesRepo(db);
+    const transponders = createTranspondersRepo(db);
+    await sources.insert(source('s1'));
+    assert.equal(
+      await transponders.insert({ ...transponder('t1', 's1'), organizationId: 'org-other' }, true),
+      null,
+    );
+    assert.equal(await transponders.insert(transponder('t2', 'nowhere'), true), null);
+    assert.equal(count('transponders'), 0);
+    assert.notEqual(await transponders.insert(transponder('t3', 's1'), true), null);
+    await sources.remove('s1');
+    assert.equal(await transponders.insert(transponder('t4', 's1'), true), null, 'the source is gone');
+    assert.equal(count('transponders'), 0, 'the delete took its transponder, nothing came after');
+  });
+
+  test("transponders.insert at the end takes the source's last order + 1 in its own transaction", async () => {
+    const sources = createSourcesRepo(db);
+    const transponders = createTranspondersRepo(db);
+    await sources.insert(source('s1'));
+    assert.equal((await transponders.insert(transponder('t1', 's1'), true))!.order, 1);
+    assert.equal(
+      (await transponders.insert(transponder('t2', 's1', 7), false))!.order,
+      7,
+      'an order given is kept',
+    );
+    const [a, b] = await Promise.all([
+      transponders.insert(transponder('t3', 's1'), true),
+      transponders.insert(transponder('t4', 's1'), true),
+    ]);
+    assert.deepEqual([a!.order, b!.order], [8, 9], 'two creates in flight get distinct places');
+    assert.deepEqual(
+      (await transponders.list('s1')).map((t) => [t.id, t.order]),
+      [
+        ['t1', 1],
+        ['t2', 7],
+        ['t3', 8],
+        ['t4', 9],
+      ],
+    );
+  });
+
+  test('a transponder deleted since it was read is neither changed nor brought back', async () => {
+    const sources = createSourcesRepo(db);
+    const transponders = createTranspondersRepo(db);
+    await sources.insert(source('s1'));
+    const read = (await transponders.insert(transponder('t1', 's1'), true))!;
+    assert.equal(await transponders.remove('s1', 't1'), true);
+    assert.equal(await transponders.update({ ...read, name: 'changed' }), false);
+    assert.equal(await transponders.remove('s1', 't1'), false);
+    assert.equal(count('transponders'), 0);
+  });
+
+  test("the read path's cache of enabled transponders is cleared by every write of the repository", async () => {
+    const sources = createSourcesRepo(db);
+    const transponders = createTranspondersRepo(db);
+    const reader = createEnabledTransponders(db);
+    await sources.insert(source('s1'));
+    const none = reader.enabled('s1');
+    assert.deepEqual(none, []);
+    assert.equal(reader.enabled('s1'), none, 'kept between reads: no query per read');
+    const t = (await transponders.insert(transponder('t1', 's1'), true))!;
+    assert.deepEqual(
+      reader.enabled('s1').map((x) => x.id),
+      ['t1'],
+    );
+    await transponders.update({ ...t, enabled: false });
+    assert.deepEqual(reader.enabled('s1'), []);
+    await transponders.update({ ...t, enabled: true });
+    assert.equal(reader.enabled('s1').length, 1);
+    await transponders.remove('s1', 't1');
+    assert.deepEqual(reader.enabled('s1'), []);
   });
 });

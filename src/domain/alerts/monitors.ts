@@ -25,7 +25,7 @@ export const LOCKED = 'Monitor is locked';
 
 /** Whether a channel id names a channel of the organization (the channels' repository, when present). */
 export interface ChannelDirectory {
-  exists(organizationId: string, channelId: string): boolean;
+  exists(organizationId: string, channelId: string): Promise<boolean>;
 }
 
 export interface MonitorsContext {
@@ -167,7 +167,7 @@ export async function buildMonitor(
     updatedAt: now,
     updatedBy: auth.kind === 'user' ? auth.userId : null,
   };
-  const monitor = applyInput(ctx, blank, input, bag);
+  const monitor = await applyInput(ctx, blank, input, bag);
   const plan = source ? await checkMonitor(ctx, monitor, source, bag) : null;
   return { monitor, source: source!, plan };
 }
@@ -209,7 +209,7 @@ export async function updateMonitor(
   );
   const source = selected === undefined ? await ctx.sources.byId(current.sourceId) : selected;
   const base: Monitor = source ? { ...current, sourceType: source.type, sourceId: source.id } : current;
-  const next = applyInput(ctx, base, input, bag);
+  const next = await applyInput(ctx, base, input, bag);
   if (source) await checkMonitor(ctx, next, source, bag);
   bag.throwIfAny();
   const saved: Monitor = {
@@ -255,7 +255,12 @@ function watchChanged(a: Monitor, b: Monitor): boolean {
   return watched(a) !== watched(b);
 }
 
-function applyInput(ctx: MonitorsContext, current: Monitor, input: MonitorInput, bag: ErrorBag): Monitor {
+async function applyInput(
+  ctx: MonitorsContext,
+  current: Monitor,
+  input: MonitorInput,
+  bag: ErrorBag,
+): Promise<Monitor> {
   const next: Monitor = { ...current, extra: { ...current.extra } };
   if (input.name !== undefined) next.name = input.name;
   if (input.description !== undefined) next.description = input.description;
@@ -283,7 +288,7 @@ function applyInput(ctx: MonitorsContext, current: Monitor, input: MonitorInput,
     if (value === null) delete next.extra[field];
     else next.extra[field] = value;
   }
-  checkChannels(ctx, next, bag);
+  await checkChannels(ctx, next, bag);
   if (next.alertSeries.length > 0) checkSeriesRows(next.alertSeries, 'alert_series', bag);
   const { id, organizationId, userId, insertedAt, updatedAt, updatedBy, ...document } = next;
   const bytes = Buffer.byteLength(JSON.stringify(document));
@@ -335,15 +340,15 @@ function mergeRules(current: AlertRule[], sent: RuleInput[]): AlertRule[] {
   });
 }
 
-function checkChannels(ctx: MonitorsContext, m: Monitor, bag: ErrorBag): void {
-  m.deliveryChannels.forEach((entry, index) => {
+async function checkChannels(ctx: MonitorsContext, m: Monitor, bag: ErrorBag): Promise<void> {
+  for (const [index, entry] of m.deliveryChannels.entries()) {
     const raw = entry.channel_id;
-    if (raw === undefined) return; // Trifle App's own entry, kept as sent
+    if (raw === undefined) continue; // Trifle App's own entry, kept as sent
     const id = typeof raw === 'string' ? normalizeId(raw) : null;
-    const known = id !== null && (ctx.channels ? ctx.channels.exists(m.organizationId, id) : true);
+    const known = id !== null && (ctx.channels ? await ctx.channels.exists(m.organizationId, id) : true);
     if (!known)
       bag.add(`delivery_channels[${index}].channel_id`, 'must be the id of a channel of this organization');
-  });
+  }
 }
 
 /** The channel ids a monitor notifies (its `{channel_id}` entries). */

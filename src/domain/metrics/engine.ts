@@ -33,7 +33,7 @@ import {
   readSeriesText,
   readSeriesTexts,
 } from './query/series';
-import { createTranspondersRepo } from '../../storage/transponders';
+import { createEnabledTransponders } from '../../storage/transponders';
 import { createWriteQueue } from './write-queue';
 import {
   inProcessWriter,
@@ -219,7 +219,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   });
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
   const guard = new OverflowGuard(createLargeLeavesRepo(options.db));
-  const transponders = createTranspondersRepo(options.db);
+  const transponders = createEnabledTransponders(options.db); // node-local cache, cleared by the repository's writes
   const answerBytes = config.storage?.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
   const answers = answerBytes > 0 ? new AnswerCache(answerBytes) : null;
 

@@ -23,6 +23,12 @@ function pathProblem(what: string, value: unknown): string | null {
   return null;
 }
 
+/** Whether a body gives the transponder's order (else a new one goes last: the repository's insert at the end). */
+export function orderGiven(raw: Body): boolean {
+  const body = isObject(raw.transponder) ? raw.transponder : raw;
+  return body.order !== undefined && body.order !== null;
+}
+
 /**
  * The transponder's fields from a request body, over `base` (the stored transponder on an update,
  * null on a create; `nextOrder` is the default order of a new one). Throws a 422 AppError.

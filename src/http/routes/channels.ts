@@ -20,7 +20,6 @@ import { PRESETS } from '../../domain/alerts/channels/presets';
 import type { OutgoingNotification } from '../../domain/alerts/delivery-port';
 import { newId } from '../../lib/ids';
 import { formatTimestamp } from '../../shared/time';
-import { createChannelsRepo } from '../../storage/channels';
 import { validate } from '../middleware/validate';
 import { parseChannelBody } from '../schemas/channels';
 import { authOf } from '../state';
@@ -73,7 +72,7 @@ export function testNotification(now: number, channelName: string): OutgoingNoti
 
 export function channelRoutes(deps: Deps) {
   const ctx: ChannelsContext = {
-    channels: createChannelsRepo(deps.db),
+    channels: deps.channels,
     secrets: deps.secrets,
     now: () => deps.now(),
     smtpConfigured: deps.config.smtp.host !== null && deps.config.smtp.from !== null,
@@ -84,39 +83,39 @@ export function channelRoutes(deps: Deps) {
   const takeTestTurn = testSendTurns();
 
   return {
-    list(k: Context): void {
+    async list(k: Context): Promise<void> {
       k.body = {
-        data: listChannels(ctx, orgOf(k)).map(present),
+        data: (await listChannels(ctx, orgOf(k))).map(present),
         // what a form may offer: e-mail only when the service has [smtp]
         meta: { types: CHANNEL_TYPES, presets: PRESETS, email_configured: ctx.smtpConfigured },
       };
     },
 
-    show(k: Context): void {
-      k.body = { data: present(findChannel(ctx, orgOf(k), k.params.id)) };
+    async show(k: Context): Promise<void> {
+      k.body = { data: present(await findChannel(ctx, orgOf(k), k.params.id)) };
     },
 
-    create(k: Context): void {
+    async create(k: Context): Promise<void> {
       const input = channelInput.fields.body(k);
-      const channel = createChannel(ctx, orgOf(k), input);
+      const channel = await createChannel(ctx, orgOf(k), input);
       k.status = 201;
       k.body = { data: present(channel) };
     },
 
-    update(k: Context): void {
+    async update(k: Context): Promise<void> {
       const input = channelInput.fields.body(k);
-      const current = findChannel(ctx, orgOf(k), k.params.id);
-      k.body = { data: present(updateChannel(ctx, current, input)) };
+      const current = await findChannel(ctx, orgOf(k), k.params.id);
+      k.body = { data: present(await updateChannel(ctx, current, input)) };
     },
 
-    remove(k: Context): void {
-      const current = findChannel(ctx, orgOf(k), k.params.id);
-      removeChannel(ctx, current);
+    async remove(k: Context): Promise<void> {
+      const current = await findChannel(ctx, orgOf(k), k.params.id);
+      await removeChannel(ctx, current);
       k.body = { data: present(current) };
     },
 
     async test(k: Context): Promise<void> {
-      const channel = findChannel(ctx, orgOf(k), k.params.id);
+      const channel = await findChannel(ctx, orgOf(k), k.params.id);
       takeTestTurn(channel.organizationId, Date.now());
       const result = await sender.send(
         channel.organizationId,

@@ -29,12 +29,10 @@ import { parseHistoryQuery, parseMonitorFields, parseMute, parsePreviewRange } f
 import { authOf } from '../state';
 import { presentHistory, presentMonitor } from '../present/monitors';
 import { expectedVersion } from './dashboards';
-import { createChannelsRepo } from '../../storage/channels';
 
 export function monitorsContext(deps: Deps): MonitorsContext {
-  const channels = createChannelsRepo(deps.db);
   return {
-    channels,
+    channels: deps.channels,
     dashboards: deps.dashboards,
     monitors: deps.monitors,
     sources: deps.sources,

@@ -8,9 +8,9 @@ import type { Deps } from '../../deps';
 import { normalizeId, newId } from '../../lib/ids';
 import { formatTimestamp } from '../../shared/time';
 import { SERVER_VERSION } from '../../version';
-import { transponderFields } from '../../domain/transponders/rules';
+import { orderGiven, transponderFields } from '../../domain/transponders/rules';
 import { SYSTEM_KEY } from '../../domain/metrics/merge';
-import { createTranspondersRepo, type Transponder } from '../../storage/transponders';
+import type { Transponder } from '../../storage/transponders';
 import { authenticate, checkSourceHeader, requireSource } from '../middleware/auth';
 import { objectBody } from '../middleware/body';
 import { validate } from '../middleware/validate';
@@ -64,32 +64,30 @@ export function userSource(deps: Deps) {
 }
 
 export function transponderRoutes(deps: Deps) {
-  const repo = createTranspondersRepo(deps.db);
+  const repo = deps.transponders;
 
-  function find(ctx: Context): Transponder {
+  async function find(ctx: Context): Promise<Transponder> {
     const id = normalizeId(ctx.params.id);
-    const found = id ? repo.get(sourceOf(ctx).id, id) : null;
+    const found = id ? await repo.get(sourceOf(ctx).id, id) : null;
     if (!found) throw notFound(); // another source's transponder is as unknown as a missing one
     return found;
   }
 
   /**
-   * The bodies, parsed at the edge by the transponder rules. An update finds its transponder
-   * first (another source's is 404 before its body is read), as the rules need the current one.
+   * The bodies, parsed at the edge by the transponder rules. An update's body is read by the
+   * rules in the handler, once its transponder is found (another source's is 404 before its body
+   * is read), as the rules need the current one.
    */
   const input = {
-    /** POST /transponders: the fields, in the source's next order */
+    /** POST /transponders: the fields (order 0 stands for "last", placed by the repository) and whether it goes last */
     create: validate({
-      body: (body: unknown, ctx) =>
-        transponderFields(objectBody(body), null, repo.nextOrder(sourceOf(ctx).id)),
-    }),
-    /** PUT/PATCH /transponders/:id: the transponder and its new fields */
-    update: validate({
-      body: (body: unknown, ctx) => {
-        const current = find(ctx);
-        return { current, fields: transponderFields(objectBody(body), current, current.order) };
+      body: (body: unknown) => {
+        const raw = objectBody(body);
+        return { fields: transponderFields(raw, null, 0), atEnd: !orderGiven(raw) };
       },
     }),
+    /** PUT/PATCH /transponders/:id: the body as sent, read by the rules over the found transponder */
+    update: validate({ body: (body: unknown) => body }),
   };
 
   return {
@@ -128,17 +126,17 @@ export function transponderRoutes(deps: Deps) {
       };
     },
 
-    list(ctx: Context): void {
-      ctx.body = { data: repo.list(sourceOf(ctx).id).map(presentTransponder) };
+    async list(ctx: Context): Promise<void> {
+      ctx.body = { data: (await repo.list(sourceOf(ctx).id)).map(presentTransponder) };
     },
 
-    show(ctx: Context): void {
-      ctx.body = { data: presentTransponder(find(ctx)) };
+    async show(ctx: Context): Promise<void> {
+      ctx.body = { data: presentTransponder(await find(ctx)) };
     },
 
-    create(ctx: Context): void {
+    async create(ctx: Context): Promise<void> {
       const source = sourceOf(ctx);
-      const fields = input.create.takeBody(ctx);
+      const { fields, atEnd } = input.create.takeBody(ctx);
       const now = deps.now();
       const t: Transponder = {
         ...fields,
@@ -149,21 +147,23 @@ export function transponderRoutes(deps: Deps) {
         insertedAt: now,
         updatedAt: now,
       };
-      repo.insert(t);
+      const stored = await repo.insert(t, atEnd);
+      if (!stored) throw notFound(); // the source was deleted meanwhile
       ctx.status = 201;
-      ctx.body = { data: presentTransponder(t) };
+      ctx.body = { data: presentTransponder(stored) };
     },
 
-    update(ctx: Context): void {
-      const { current, fields } = input.update.takeBody(ctx);
+    async update(ctx: Context): Promise<void> {
+      const current = await find(ctx);
+      const fields = transponderFields(objectBody(input.update.takeBody(ctx)), current, current.order);
       const t: Transponder = { ...current, ...fields, updatedAt: deps.now() };
-      repo.update(t);
+      if (!(await repo.update(t))) throw notFound(); // deleted since it was read
       ctx.body = { data: presentTransponder(t) };
     },
 
-    remove(ctx: Context): void {
-      const t = find(ctx);
-      repo.remove(t.sourceId, t.id);
+    async remove(ctx: Context): Promise<void> {
+      const t = await find(ctx);
+      if (!(await repo.remove(t.sourceId, t.id))) throw notFound(); // deleted meanwhile
       ctx.body = { data: presentTransponder(t) };
     },
   };

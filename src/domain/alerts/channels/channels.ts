@@ -57,18 +57,21 @@ export function presentChannel(c: StoredChannel, box: SecretBox) {
 
 export type ChannelView = ReturnType<typeof presentChannel>;
 
-export function listChannels(ctx: ChannelsContext, organizationId: string | null): StoredChannel[] {
+export async function listChannels(
+  ctx: ChannelsContext,
+  organizationId: string | null,
+): Promise<StoredChannel[]> {
   return organizationId ? ctx.channels.list(organizationId) : [];
 }
 
 /** The organization's channel, or 404 (another organization's is as unknown as a missing one). */
-export function findChannel(
+export async function findChannel(
   ctx: ChannelsContext,
   organizationId: string | null,
   rawId: unknown,
-): StoredChannel {
+): Promise<StoredChannel> {
   const id = normalizeId(rawId);
-  const found = id && organizationId ? ctx.channels.get(organizationId, id) : null;
+  const found = id && organizationId ? await ctx.channels.get(organizationId, id) : null;
   if (!found) throw notFound();
   return found;
 }
@@ -157,36 +160,42 @@ function check(ctx: ChannelsContext, current: StoredChannel | null, input: Chann
   return { name: name!, type, preset, settings, secrets };
 }
 
-export function createChannel(
+const AT_CAP = `an organization may have at most ${LIMITS.channelsPerOrganization} channels`;
+
+export async function createChannel(
   ctx: ChannelsContext,
   organizationId: string | null,
   input: ChannelInput,
-): StoredChannel {
+): Promise<StoredChannel> {
   if (!organizationId) throw conflict(NO_ORGANIZATION);
   const checked = check(ctx, null, input);
-  if (ctx.channels.count(organizationId) >= LIMITS.channelsPerOrganization)
-    throw invalid({ base: [`an organization may have at most ${LIMITS.channelsPerOrganization} channels`] });
+  if ((await ctx.channels.count(organizationId)) >= LIMITS.channelsPerOrganization)
+    throw invalid({ base: [AT_CAP] });
   const now = ctx.now();
   const channel: StoredChannel = { id: newId(), organizationId, ...checked, insertedAt: now, updatedAt: now };
-  ctx.channels.insert(channel);
+  // The cap counted again with the insert (one transaction): another create may have come in between.
+  if (!(await ctx.channels.insert(channel, LIMITS.channelsPerOrganization)))
+    throw invalid({ base: [AT_CAP] });
   return channel;
 }
 
-export function updateChannel(
+/** The changed channel, or 404 when it was deleted since it was read. */
+export async function updateChannel(
   ctx: ChannelsContext,
   current: StoredChannel,
   input: ChannelInput,
-): StoredChannel {
+): Promise<StoredChannel> {
   const checked = check(ctx, current, input);
   const channel: StoredChannel = {
     ...current,
     ...checked,
     updatedAt: Math.max(ctx.now(), current.updatedAt),
   };
-  ctx.channels.update(channel);
+  if (!(await ctx.channels.update(channel))) throw notFound();
   return channel;
 }
 
-export function removeChannel(ctx: ChannelsContext, current: StoredChannel): void {
-  ctx.channels.remove(current.organizationId, current.id);
+/** 404 when it was already deleted (by another request since it was read). */
+export async function removeChannel(ctx: ChannelsContext, current: StoredChannel): Promise<void> {
+  if (!(await ctx.channels.remove(current.organizationId, current.id))) throw notFound();
 }

@@ -9,14 +9,14 @@
 // as unknown as a deleted one: `{ok: false, retryable: false, error: 'channel not found'}`.
 import type { ChannelSender, DeliveryResult, OutgoingNotification } from '../delivery-port';
 import type { Ports } from '../../ports';
-import { createChannelsRepo, type StoredChannel } from '../../../storage/channels';
+import type { StoredChannel } from '../../../storage/channels';
 import { SERVER_VERSION } from '../../../version';
 import { presetBody } from './presets';
 import { DEFAULT_TEMPLATE, renderTemplate } from './template';
 import { sendHttp, type HttpDeps, type OutboundRequest } from './outbound-http';
 import { sendMail, type MailDeps } from './email';
 
-export type ChannelSenderDeps = Pick<Ports, 'db' | 'secrets' | 'config' | 'log'>;
+export type ChannelSenderDeps = Pick<Ports, 'channels' | 'secrets' | 'config' | 'log'>;
 
 const USER_AGENT = `trifle-service/${SERVER_VERSION}`;
 
@@ -125,7 +125,7 @@ export function createChannelSender(
   deps: ChannelSenderDeps,
   options: ChannelSenderOptions = {},
 ): ChannelSender {
-  const channels = createChannelsRepo(deps.db);
+  const channels = deps.channels;
   const network = deps.config.network;
   const http: HttpDeps = {
     policy: { outbound: network.outbound, allowedHosts: network.allowedHosts },
@@ -140,7 +140,7 @@ export function createChannelSender(
     n: OutgoingNotification,
     signal: AbortSignal,
   ): Promise<DeliveryResult> {
-    const channel = channels.get(organizationId, channelId.toLowerCase());
+    const channel = await channels.get(organizationId, channelId.toLowerCase());
     if (!channel) return { ok: false, retryable: false, error: 'channel not found' };
     const secrets: Record<string, string> = {};
     try {

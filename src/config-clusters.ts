@@ -19,7 +19,7 @@ export interface ClusterConfig {
  * The merge window of a cluster that sets none. Chosen by bench/cluster.ts (docs/cluster.md, "The
  * merge window"): see there for the figures.
  */
-export const DEFAULT_MERGE_WINDOW_MS = 50;
+export const DEFAULT_MERGE_WINDOW_MS = 20;
 /** Every write waits up to the window for its answer: a second is already more than any client wants. */
 export const MAX_MERGE_WINDOW_MS = 1000;
 

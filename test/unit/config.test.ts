@@ -313,7 +313,7 @@ describe('metrics clusters', () => {
       `[[clusters]]\nid = "${ID}"\nurl = "postgres://svc@db1.internal:5432/metrics"\n`,
     );
     assert.deepEqual(loadConfig({ env: {}, cwd }).clusters, [
-      { id: ID.toLowerCase(), url: 'postgres://svc@db1.internal:5432/metrics', mergeWindowMs: 50 },
+      { id: ID.toLowerCase(), url: 'postgres://svc@db1.internal:5432/metrics', mergeWindowMs: 20 },
     ]);
     const env = {
       SERVICE_CLUSTERS: JSON.stringify([{ id: ID, url: 'postgresql://db2/m', merge_window_ms: 0 }]),
@@ -367,7 +367,7 @@ describe('metrics clusters', () => {
     const text = readFileSync(path.join(import.meta.dirname, '..', '..', 'config.example.toml'), 'utf8');
     assert.match(text, /^# \[\[clusters\]\]$/m);
     assert.ok(text.includes('SERVICE_CLUSTERS'));
-    assert.match(text, /^# merge_window_ms = 50$/m);
+    assert.match(text, /^# merge_window_ms = 20$/m);
   });
 });
 

@@ -17,9 +17,9 @@
 //   BENCH_EMBEDDED=0       leaves out the embedded-store figure
 //   BENCH_NODES=1          service processes writing the same project on the same cluster
 //   BENCH_SERVICE=dist/service  the single executable instead of src/main.ts through tsx
-//   BENCH_PG_TIMEOUT_MS=30000  the nodes' network.timeout_ms (statement timeout). The default 5 s
-//                          is too short for a commit of 8 live batches (56,000 rows) when the
-//                          machine is shared and starved of CPU: every request would time out
+//   BENCH_PG_TIMEOUT_MS=30000  the nodes' network.timeout_ms (statement timeout). At the default
+//                          5 s a live commit of several thousand points (one statement of tens of
+//                          thousands of rows) can be cancelled on a busy machine (docs/cluster.md)
 //
 // Every run starts on a fresh scratch database and fresh service processes. Per run it prints:
 // the rate acknowledged (leaf values/s and requests/s, all nodes together), PostgreSQL's commits per
@@ -225,6 +225,37 @@ async function waitQuiet(database: string, nodes: ChildServer[]): Promise<void> 
   }
 }
 
+/**
+ * Samples the database's backends every 100 ms until stopped: how many run a statement and how
+ * many of those wait for a lock another transaction holds (nodes updating the same rows).
+ */
+function sampleLocks(database: string): { stop(): Promise<{ active: number; waiting: number }> } {
+  const client = new pg.Client({ ...PG, database: 'postgres' });
+  let active = 0;
+  let waiting = 0;
+  let running = true;
+  const loop = (async () => {
+    await client.connect();
+    while (running) {
+      const r = await client.query(
+        "SELECT count(*) FILTER (WHERE state = 'active')::int AS active, count(*) FILTER (WHERE state = 'active' AND wait_event_type = 'Lock')::int AS waiting FROM pg_stat_activity WHERE datname = $1",
+        [database],
+      );
+      active += r.rows[0].active;
+      waiting += r.rows[0].waiting;
+      await sleep(100);
+    }
+    await client.end();
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return { active, waiting };
+    },
+  };
+}
+
 /** Points a node has committed so far (its own count, GET /metrics). */
 async function committedPoints(node: ChildServer): Promise<number | null> {
   const res = await fetch(`${node.url}/metrics`);
@@ -307,9 +338,18 @@ interface Figures {
   pgCores?: number;
   /** embedded only: the rate that holds once the fold behind the run is counted */
   sustained?: number;
+  /** cluster only: whether the stored sums hold every committed point once */
+  sums?: string;
+  /** cluster only: the share of running statements that waited for a row lock (samples) */
+  lockWaits?: number;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** The median (of an even count, the mean of the middle two). */
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
 
 function wrkTotals(results: WrkResult[]) {
   const seconds = Math.max(...results.map((r) => r.seconds));
@@ -349,8 +389,10 @@ async function clusterRun(part: Part, windowMs: number): Promise<Figures> {
     const cpu0 = nodes.map((n) => cpuSeconds(n.pid));
     const background = postgresBackground();
     const bg0 = background.map(cpuOf);
+    const locks = sampleLocks(database);
     const results = await load(nodes, headers, SECONDS, part);
     const loadNow = loadAverage();
+    const { active, waiting } = await locks.stop();
     await waitQuiet(database, nodes); // requests wrk left unanswered at its end are committed (and counted)
     const cpu = nodes.reduce((s, n, i) => s + cpuSeconds(n.pid) - cpu0[i]!, 0);
     const points1 = await Promise.all(nodes.map(committedPoints));
@@ -365,6 +407,16 @@ async function clusterRun(part: Part, windowMs: number): Promise<Figures> {
       : w.batches * part.pointsPerRequest;
     const commits = after.commits - before.commits;
     if (w.failures) console.log(`  failures: ${w.failureText}`);
+    // Every point the nodes committed since they started (warm-up included) is in the sums, once:
+    // the system key's count in the coarsest bucket (all points fall in one year).
+    const stored = await admin(async (c) => {
+      const r = await c.query(
+        `SELECT COALESCE(sum((data->>'count')::float8), 0) AS n FROM "${schema}".trifle_stats WHERE key = '__system__key__' AND granularity = '1y'`,
+      );
+      return Number(r.rows[0].n);
+    }, database);
+    const committed = points1.reduce((s: number, p) => s + (p ?? Number.NaN), 0);
+    const exact = stored === committed ? 'exact' : `NOT EXACT: ${stored} stored, ${committed} committed`;
     return {
       variant: `${part.name}: cluster W=${windowMs} ms`,
       load: loadNow,
@@ -382,6 +434,8 @@ async function clusterRun(part: Part, windowMs: number): Promise<Figures> {
       pgCpuPer1000: (pgCpu / points) * 1e6,
       pgCores: pgCpu / w.seconds,
       pgBackgroundCores: bgCpu / w.seconds,
+      sums: exact,
+      lockWaits: active ? waiting / active : 0,
     };
   } finally {
     if (started) await stopNodes(started);
@@ -438,8 +492,10 @@ function line(f: Figures): string {
       `PostgreSQL backends ${fmt(f.pgCpuPerCommitMs, 1)} ms/commit, ${fmt(f.pgCpuPer1000!, 1)} ms/1,000 points ` +
         `(${fmt(f.pgCores!, 2)} cores; background writers ${fmt(f.pgBackgroundCores!, 2)} cores)`,
     );
+  if (f.lockWaits !== undefined) parts.push(`${fmt(f.lockWaits * 100)}% of statements waiting on a lock`);
   parts.push(`p50 ${fmt(f.p50, 1)} ms, p99 ${fmt(f.p99, 1)} ms`);
   if (f.failures) parts.push(`failures ${f.failures}`);
+  if (f.sums) parts.push(`sums ${f.sums}`);
   parts.push(`load ${f.load}`);
   return parts.join(', ');
 }
@@ -490,6 +546,8 @@ if (ROUNDS > 1) {
       pgCpuPer1000: pick((f) => f.pgCpuPer1000),
       pgCores: pick((f) => f.pgCores),
       pgBackgroundCores: pick((f) => f.pgBackgroundCores),
+      lockWaits: pick((f) => f.lockWaits),
+      sums: runs.every((f) => f.sums === undefined) ? undefined : runs.map((f) => f.sums).join('/'),
     };
     console.log(`  ${line(m)}`);
   }

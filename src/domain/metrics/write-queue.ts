@@ -11,8 +11,9 @@
 // one store's writes apply in arrival order and a slow store batches more instead of opening more
 // transactions. A store with a window starts a commit at most once per window (the next commit's
 // window opens with the first write after the previous commit started), so a node updates a hot
-// row of it at most 1000 / window times a second however many requests arrive. A commit is one call whatever the store: `store.commit(entries)` with the
-// gathered requests' points per source in arrival order (drivers/types.ts). The embedded store
+// row of it at most 1000 / window times a second however many requests arrive. A commit is one
+// call whatever the store: `store.commit(entries)` with the gathered requests' points per source
+// in arrival order (drivers/types.ts). The embedded store
 // logs them and its metric writer merges them; a database source's store merges them into one
 // write set and applies it (drivers/index.ts).
 import { unavailable } from '../../errors';

@@ -7,10 +7,24 @@ export interface ClusterConfig {
   readonly id: string;
   /** postgres:// or postgresql:// URL of the cluster's database */
   readonly url: string;
+  /**
+   * `merge_window_ms`: how long each node gathers a cluster project's writes before one commit
+   * (the write queue, domain/metrics/write-queue.ts); 0 commits at the next free turn of the
+   * event loop, as for every other store.
+   */
+  readonly mergeWindowMs: number;
 }
 
+/**
+ * The merge window of a cluster that sets none. Chosen by bench/cluster.ts (docs/cluster.md, "The
+ * merge window"): see there for the figures.
+ */
+export const DEFAULT_MERGE_WINDOW_MS = 20;
+/** Every write waits up to the window for its answer: a second is already more than any client wants. */
+export const MAX_MERGE_WINDOW_MS = 1000;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const KEYS = new Set(['id', 'url']);
+const KEYS = new Set(['id', 'url', 'merge_window_ms']);
 
 /** What is wrong with a cluster URL, or null. The password is never echoed. */
 function urlProblem(text: string): string | null {
@@ -29,7 +43,8 @@ function urlProblem(text: string): string | null {
 
 /**
  * `[[clusters]]` tables (or the same as a JSON array in SERVICE_CLUSTERS), checked: every id a
- * UUID, no id twice, every url a PostgreSQL URL naming a host and a database. Returns the
+ * UUID, no id twice, every url a PostgreSQL URL naming a host and a database, merge_window_ms (if
+ * given) an integer number of milliseconds from 0 to MAX_MERGE_WINDOW_MS. Returns the
  * clusters (ids lower-cased), or a message naming the entry and the field.
  */
 export function parseClusters(raw: unknown): ClusterConfig[] | string {
@@ -55,7 +70,11 @@ export function parseClusters(raw: unknown): ClusterConfig[] | string {
     if (typeof url !== 'string') return `${at}: url must be a string`;
     const problem = urlProblem(url.trim());
     if (problem) return `${at}: ${problem}`;
-    out.push({ id: lower, url: url.trim() });
+    const window = entry.merge_window_ms ?? DEFAULT_MERGE_WINDOW_MS;
+    const ms = typeof window === 'bigint' ? Number(window) : window;
+    if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > MAX_MERGE_WINDOW_MS)
+      return `${at}: merge_window_ms must be an integer from 0 to ${MAX_MERGE_WINDOW_MS}`;
+    out.push({ id: lower, url: url.trim(), mergeWindowMs: ms });
   }
   return out;
 }

@@ -127,10 +127,11 @@ function asCluster(err: unknown): unknown {
 }
 
 /** The door of a project on a metrics cluster: the layout's, its unavailability named for the cluster. */
-function clusterProjectStore(layout: WriteSetStore, merge: MergeEntries): MetricStore {
+function clusterProjectStore(layout: WriteSetStore, merge: MergeEntries, mergeWindowMs: number): MetricStore {
   const store = committing(layout, merge);
   return {
     ...store,
+    mergeWindowMs,
     setup: () => store.setup().catch((err) => Promise.reject(clusterUnavailable(err))),
     commit: (entries) => store.commit(entries).catch((err) => Promise.reject(asCluster(err))),
     read: (series, starts) => store.read(series, starts).catch((err) => Promise.reject(asCluster(err))),
@@ -186,7 +187,11 @@ export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
   function openClusterStore(source: Source, cluster: string): MetricStore {
     if (!ctx.clusters?.has(cluster))
       throw clusterUnavailable(new Error(`metrics cluster ${cluster} is not configured`));
-    return clusterProjectStore(ctx.clusters.layout(cluster, source.id, source.timeZone), ctx.merge);
+    return clusterProjectStore(
+      ctx.clusters.layout(cluster, source.id, source.timeZone),
+      ctx.merge,
+      ctx.clusters.mergeWindowMs(cluster),
+    );
   }
 
   return {

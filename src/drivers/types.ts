@@ -76,6 +76,13 @@ export interface MetricStore extends StoreBase {
    * Absent for stores that others write (database sources).
    */
   changeMark?(sourceId: string, key: string): string;
+  /**
+   * The merge window of a project's store on a metrics cluster (`merge_window_ms`, ms): the write
+   * queue gathers its writes for this long after the first before committing them together, so a
+   * hot row is updated at most 1000 / window times a second by each node. Absent or 0: at the next
+   * free turn of the event loop.
+   */
+  readonly mergeWindowMs?: number;
 }
 
 /**

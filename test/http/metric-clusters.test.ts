@@ -2,7 +2,9 @@
 // `project_cluster_id` at creation. Against the local PostgreSQL (two scratch databases, two
 // clusters): the project's buckets are written and read there through the HTTP API, never in
 // service.db nor in the other cluster; an unknown id is 422; retention, the zone guard and removal
-// reach the cluster; a connection cut mid-write answers 503 and the next write succeeds.
+// reach the cluster; a connection cut mid-write answers 503 and the next write succeeds; concurrent
+// writes to hot keys on a cluster with a merge window add up exactly in fewer commits than requests
+// (the commits counted by PostgreSQL, pg_stat_database).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -18,6 +20,9 @@ import { SERVERS, scratchDatabase, skipReason } from '../drivers/network';
 const skip = skipReason('postgres');
 const CLUSTER_A = '5b0c2d8e-7a41-4c55-9e3f-0a1b2c3d4e5f';
 const CLUSTER_B = '9d7e6f50-1a2b-4c3d-8e9f-a0b1c2d3e4f5';
+/** a cluster with a merge window of WINDOW_MS, in a database of its own (its commits are counted) */
+const CLUSTER_C = 'c0ffee00-1a2b-4c3d-8e9f-a0b1c2d3e4f5';
+const WINDOW_MS = 250;
 const HOUR = 3_600_000;
 
 const schemaOf = (projectId: string) => `svc_project_${projectId.replace(/-/g, '')}`;
@@ -26,6 +31,7 @@ describe('projects on a metrics cluster', { skip }, () => {
   let server: TestServer;
   let dbA: Awaited<ReturnType<typeof scratchDatabase>>;
   let dbB: Awaited<ReturnType<typeof scratchDatabase>>;
+  let dbC: Awaited<ReturnType<typeof scratchDatabase>>;
   let clientA: pg.Client;
   let clientB: pg.Client;
   let agent: Agent;
@@ -35,12 +41,14 @@ describe('projects on a metrics cluster', { skip }, () => {
   before(async () => {
     dbA = await scratchDatabase('postgres');
     dbB = await scratchDatabase('postgres');
+    dbC = await scratchDatabase('postgres');
     const url = (name: string) =>
       `postgres://postgres@${SERVERS.postgres.host}:${SERVERS.postgres.port}/${name}`;
     server = await startTestServer({
       SERVICE_CLUSTERS: JSON.stringify([
         { id: CLUSTER_A, url: url(dbA.name) },
-        { id: CLUSTER_B.toUpperCase(), url: url(dbB.name) },
+        { id: CLUSTER_B.toUpperCase(), url: url(dbB.name), merge_window_ms: 0 },
+        { id: CLUSTER_C, url: url(dbC.name), merge_window_ms: WINDOW_MS },
       ]),
       SERVICE_NETWORK_OUTBOUND: 'public', // a tenant's limit; the operator's clusters are reached anyway
     });
@@ -51,12 +59,24 @@ describe('projects on a metrics cluster', { skip }, () => {
     agent = await signupWithOrganization(server);
   });
 
+  /** A query on cluster C's database through a connection of its own, closed after. */
+  async function clientC<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+    const client = new pg.Client({ ...SERVERS.postgres, database: dbC.name });
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  }
+
   after(async () => {
     await clientA?.end();
     await clientB?.end();
     await server?.stop();
     await dbA?.drop();
     await dbB?.drop();
+    await dbC?.drop();
   });
 
   async function createProject(fields: Record<string, unknown>) {
@@ -320,5 +340,97 @@ describe('projects on a metrics cluster', { skip }, () => {
     assert.equal(read.status, 200, read.text);
     // The cut write is not stored (its transaction never committed); the others are.
     assert.deepEqual(bucketOf(read), { n: 11 });
+  });
+
+  /**
+   * The transactions committed in a database so far. A backend reports its counts to
+   * pg_stat_database at most once a second and, when idle, up to 10 s later, but always when it
+   * exits: so the database's backends (the service's pooled connections) are ended first, waiting
+   * for each to exit. The pool connects again on its next use.
+   */
+  async function commitsIn(database: string): Promise<number> {
+    const admin = new pg.Client({ ...SERVERS.postgres, database: 'postgres' });
+    await admin.connect();
+    try {
+      await admin.query(
+        'SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [database],
+      );
+      const r = await admin.query('SELECT xact_commit::int AS n FROM pg_stat_database WHERE datname = $1', [
+        database,
+      ]);
+      return r.rows[0].n;
+    } finally {
+      await admin.end();
+    }
+  }
+
+  test('concurrent writes to hot keys gather per merge window: exact sums, fewer commits than requests', async () => {
+    const p = await createProject({ project_cluster_id: CLUSTER_C, granularities: '1h,1d' });
+    assert.equal(p.res.status, 201, p.res.text);
+    const before = await commitsIn(dbC.name);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the pool has dropped the ended connections
+
+    // A lone write waits for the window before its commit.
+    const lone = performance.now();
+    const first = await write(p, '/api/v1/metrics', { key: 'hot_b', at, values: { count: 1 } });
+    assert.equal(first.status, 201, first.text);
+    const loneMs = performance.now() - lone;
+    assert.ok(loneMs >= WINDOW_MS - 1, `a lone write answered after ${loneMs} ms`);
+
+    // 200 writes sent one every 10 ms, each while earlier ones still wait for their answers
+    // (a single point, then a batch of two, ...): every write touches the same rows, hot_a's and
+    // the system key's buckets.
+    const REQUESTS = 200;
+    const SPACING_MS = 10;
+    const CLIENTS = 20; // amounts 0..19
+    await Promise.all(
+      Array.from({ length: REQUESTS }, async (_, i) => {
+        await new Promise((resolve) => setTimeout(resolve, i * SPACING_MS));
+        const c = i % CLIENTS;
+        const res =
+          i % 2 === 0
+            ? await write(p, '/api/v1/metrics', { key: 'hot_a', at, values: { count: 1, amount: c } })
+            : await write(p, '/api/v1/metrics/batch', {
+                points: [
+                  { key: 'hot_a', at, values: { count: 1, amount: c } },
+                  { key: 'hot_b', at, values: { count: 1 } },
+                ],
+              });
+        assert.equal(res.status, 201, res.text);
+      }),
+    );
+    const elapsedMs = performance.now() - lone;
+    const commits = (await commitsIn(dbC.name)) - before;
+    const requests = REQUESTS + 1;
+
+    // Each write was acknowledged after its commit: every one is in the sums, once.
+    const amount = (REQUESTS / CLIENTS) * ((CLIENTS * (CLIENTS - 1)) / 2);
+    const table = `"${schemaOf(p.sourceId)}".trifle_stats`;
+    const rows = await clientC(async (client) =>
+      client.query(`SELECT key, granularity, data FROM ${table} ORDER BY key, granularity`),
+    );
+    assert.deepEqual(
+      rows.rows.map((r) => [r.key, r.granularity, r.data]),
+      [
+        ['__system__key__', '1d', { count: 301, 'keys.hot_a': 200, 'keys.hot_b': 101 }],
+        ['__system__key__', '1h', { count: 301, 'keys.hot_a': 200, 'keys.hot_b': 101 }],
+        ['hot_a', '1d', { count: 200, amount }],
+        ['hot_a', '1h', { count: 200, amount }],
+        ['hot_b', '1d', { count: 101 }],
+        ['hot_b', '1h', { count: 101 }],
+      ],
+    );
+    assert.deepEqual(bucketOf(await series(p, 'hot_a')), { count: 200, amount });
+
+    // At most one commit starts per window (the next window opens with the first write after a
+    // commit started), plus a few for the connection the pool opens again.
+    const bound = Math.ceil(elapsedMs / WINDOW_MS) + 1 + 3;
+    assert.ok(
+      commits <= bound,
+      `${commits} commits for ${requests} requests in ${Math.round(elapsedMs)} ms: at most ${bound}`,
+    );
+    assert.ok(commits < requests / 4, `${commits} commits for ${requests} requests`);
+    assert.ok(commits >= 1);
   });
 });

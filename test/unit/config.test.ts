@@ -313,12 +313,19 @@ describe('metrics clusters', () => {
       `[[clusters]]\nid = "${ID}"\nurl = "postgres://svc@db1.internal:5432/metrics"\n`,
     );
     assert.deepEqual(loadConfig({ env: {}, cwd }).clusters, [
-      { id: ID.toLowerCase(), url: 'postgres://svc@db1.internal:5432/metrics' },
+      { id: ID.toLowerCase(), url: 'postgres://svc@db1.internal:5432/metrics', mergeWindowMs: 20 },
     ]);
-    const env = { SERVICE_CLUSTERS: JSON.stringify([{ id: ID, url: 'postgresql://db2/m' }]) };
+    const env = {
+      SERVICE_CLUSTERS: JSON.stringify([{ id: ID, url: 'postgresql://db2/m', merge_window_ms: 0 }]),
+    };
     assert.deepEqual(loadConfig({ env, cwd }).clusters, [
-      { id: ID.toLowerCase(), url: 'postgresql://db2/m' },
+      { id: ID.toLowerCase(), url: 'postgresql://db2/m', mergeWindowMs: 0 },
     ]);
+    writeFileSync(
+      path.join(cwd, 'config.toml'),
+      `[[clusters]]\nid = "${ID}"\nurl = "postgres://db1/m"\nmerge_window_ms = 200\n`,
+    );
+    assert.equal(loadConfig({ env: {}, cwd }).clusters[0]!.mergeWindowMs, 200);
     assert.deepEqual(loadConfig({ env: {}, cwd: tempDir() }).clusters, []);
   });
 
@@ -329,6 +336,10 @@ describe('metrics clusters', () => {
       [[{ id: ID, url: 'mysql://db/m' }], /cluster 1: url must start with postgres/],
       [[{ id: ID, url: 'postgres://db' }], /cluster 1: url must name a database/],
       [[{ id: ID, url: 'postgres://db/m', pool: 3 }], /cluster 1: unknown key pool/],
+      [[{ id: ID, url: 'postgres://db/m', merge_window_ms: -1 }], /cluster 1: merge_window_ms must be/],
+      [[{ id: ID, url: 'postgres://db/m', merge_window_ms: 2.5 }], /cluster 1: merge_window_ms must be/],
+      [[{ id: ID, url: 'postgres://db/m', merge_window_ms: '50' }], /cluster 1: merge_window_ms must be/],
+      [[{ id: ID, url: 'postgres://db/m', merge_window_ms: 5000 }], /from 0 to 1000/],
       [
         [
           { id: ID, url: 'postgres://db/m' },
@@ -356,6 +367,7 @@ describe('metrics clusters', () => {
     const text = readFileSync(path.join(import.meta.dirname, '..', '..', 'config.example.toml'), 'utf8');
     assert.match(text, /^# \[\[clusters\]\]$/m);
     assert.ok(text.includes('SERVICE_CLUSTERS'));
+    assert.match(text, /^# merge_window_ms = 20$/m);
   });
 });
 

@@ -40,6 +40,41 @@ function manualDefer() {
   };
 }
 
+/** A manual merge-window timer: windows close only when the test says so. */
+function manualWindows() {
+  const open: Array<{ fn: () => void; ms: number; cancelled: boolean }> = [];
+  return {
+    timer: (fn: () => void, ms: number) => {
+      const w = { fn, ms, cancelled: false };
+      open.push(w);
+      return () => void (w.cancelled = true);
+    },
+    /** the windows opened and neither closed nor cancelled, by length */
+    pending: () => open.filter((w) => !w.cancelled).map((w) => w.ms),
+    close: () => open.splice(0).forEach((w) => w.cancelled || w.fn()),
+  };
+}
+
+/** A store whose commits wait for the test (gates), recording each commit's tags. */
+function gatedStore(mergeWindowMs?: number) {
+  const applied: string[][] = [];
+  const gates: Array<() => void> = [];
+  const store: MetricStore = {
+    kind: 'gated',
+    mergeWindowMs,
+    setup: async () => ({ status: 'ready', message: '' }),
+    async commit(entries) {
+      const tags = tagsOf(entries);
+      await new Promise<void>((resolve) => gates.push(resolve));
+      applied.push(tags);
+    },
+    settle: async () => undefined,
+    read: async (_s, starts) => starts.map(() => '{}'),
+    async close() {},
+  };
+  return { store, applied, gates };
+}
+
 /** How a promise stands once pending callbacks have run: 'resolved', 'pending' or its rejection. */
 async function settled(promise: Promise<unknown>): Promise<unknown> {
   const marker = Symbol('pending');
@@ -220,5 +255,93 @@ describe('write queue', () => {
     assert.deepEqual([await settled(b), await settled(c)], ['resolved', 'resolved']);
     assert.deepEqual(applied, [['a'], ['b', 'c']]);
     assert.equal(queue.pendingPoints, 0);
+  });
+
+  test('a store with a merge window commits once the window since its first write has passed', async () => {
+    const windowed = fakeStore('cluster');
+    const plain = fakeStore('embedded');
+    const windows = manualWindows();
+    const clock = manualDefer();
+    const queue = createWriteQueue({ maxPendingPoints: 100, defer: clock.defer, windowTimer: windows.timer });
+    (windowed.store as { mergeWindowMs?: number }).mergeWindowMs = 50;
+    const a = queue.enqueue(windowed.store, 1, tag('a'));
+    const b = queue.enqueue(windowed.store, 1, tag('b'));
+    const other = queue.enqueue(plain.store, 1, tag('x'));
+    assert.deepEqual(windows.pending(), [50], 'one window for the store, opened by its first write');
+    clock.run(); // the event loop is free: the plain store commits, the windowed one waits
+    assert.equal(await settled(other), 'resolved');
+    assert.equal(await settled(a), 'pending');
+    const c = queue.enqueue(windowed.store, 1, tag('c'));
+    assert.deepEqual(windowed.applied, []);
+    windows.close();
+    assert.deepEqual(
+      [await settled(a), await settled(b), await settled(c)],
+      ['resolved', 'resolved', 'resolved'],
+    );
+    assert.deepEqual(windowed.applied, [['a', 'b', 'c']]);
+    assert.equal(queue.pendingPoints, 0);
+  });
+
+  test('a merge window: the next commit waits for its own window even when the last one is done', async () => {
+    const { store, applied, gates } = gatedStore(20);
+    const windows = manualWindows();
+    const clock = manualDefer();
+    const queue = createWriteQueue({ maxPendingPoints: 100, defer: clock.defer, windowTimer: windows.timer });
+    const a = queue.enqueue(store, 1, tag('a'));
+    windows.close();
+    assert.equal(gates.length, 1, 'a is in flight');
+    const b = queue.enqueue(store, 1, tag('b'));
+    assert.deepEqual(windows.pending(), [20], "b's window opened while a is in flight");
+    gates.shift()!();
+    assert.equal(await settled(a), 'resolved');
+    clock.run();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(gates.length, 0, 'b waits for its window although nothing is in flight');
+    windows.close();
+    assert.equal(gates.length, 1);
+    // A window that closes while a commit is in flight starts its commit when that one is done.
+    const c = queue.enqueue(store, 1, tag('c'));
+    windows.close();
+    assert.equal(gates.length, 1, 'c waits for b');
+    gates.shift()!();
+    assert.equal(await settled(b), 'resolved');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(gates.length, 1, 'c starts as soon as b is done');
+    gates.shift()!();
+    assert.equal(await settled(c), 'resolved');
+    assert.deepEqual(applied, [['a'], ['b'], ['c']]);
+  });
+
+  test('a merge window yields to the size cap, to drain and to close', async () => {
+    const { store, applied } = fakeStore('cluster');
+    (store as { mergeWindowMs?: number }).mergeWindowMs = 1000;
+    const windows = manualWindows();
+    const queue = createWriteQueue({ maxPendingPoints: 100, flushAtPoints: 5, windowTimer: windows.timer });
+    const a = queue.enqueue(store, 2, tag('a'));
+    const b = queue.enqueue(store, 3, tag('b'));
+    assert.deepEqual(applied, [['a', 'b']], 'the cap commits at once');
+    assert.deepEqual(windows.pending(), [], 'and cancels the window');
+    await Promise.all([a, b]);
+    const c = queue.enqueue(store, 1, tag('c'));
+    await queue.drain(store);
+    assert.equal(await settled(c), 'resolved');
+    const d = queue.enqueue(store, 1, tag('d'));
+    await queue.close();
+    assert.equal(await settled(d), 'resolved');
+    assert.deepEqual(applied, [['a', 'b'], ['c'], ['d']]);
+    assert.deepEqual(windows.pending(), []);
+  });
+
+  test('with the real timer a merge window gathers writes spread over it into one commit', async () => {
+    const { store, applied } = fakeStore('cluster');
+    (store as { mergeWindowMs?: number }).mergeWindowMs = 40;
+    const queue = createWriteQueue({ maxPendingPoints: 100 });
+    const started = performance.now();
+    const writes = [queue.enqueue(store, 1, tag('a'))];
+    await new Promise((r) => setTimeout(r, 10));
+    writes.push(queue.enqueue(store, 1, tag('b')));
+    await Promise.all(writes);
+    assert.ok(performance.now() - started >= 39, 'answered after the window');
+    assert.deepEqual(applied, [['a', 'b']]);
   });
 });

@@ -1,5 +1,7 @@
 // Group commit of metric writes. Concurrent requests gather per store into one commit, made when
-// the event loop is next free (setImmediate) or at once at a size cap; each request's promise
+// the event loop is next free (setImmediate), or for a store with a merge window (`mergeWindowMs`:
+// the projects on a metrics cluster, docs/cluster.md) once the window has passed since the first
+// of them, or at once at a size cap; each request's promise
 // settles only after the commit holding its points (or fails: then exactly the requests gathered
 // into that commit are rejected). The queue is bounded by points not yet committed: over the
 // limit, enqueue throws 503 with Retry-After before taking anything, so memory cannot grow
@@ -7,8 +9,11 @@
 //
 // Each store has at most one commit in flight: writes arriving meanwhile gather for the next, so
 // one store's writes apply in arrival order and a slow store batches more instead of opening more
-// transactions. A commit is one call whatever the store: `store.commit(entries)` with the
-// gathered requests' points per source in arrival order (drivers/types.ts). The embedded store
+// transactions. A store with a window starts a commit at most once per window (the next commit's
+// window opens with the first write after the previous commit started), so a node updates a hot
+// row of it at most 1000 / window times a second however many requests arrive. A commit is one
+// call whatever the store: `store.commit(entries)` with the gathered requests' points per source
+// in arrival order (drivers/types.ts). The embedded store
 // logs them and its metric writer merges them; a database source's store merges them into one
 // write set and applies it (drivers/index.ts).
 import { unavailable } from '../../errors';
@@ -59,6 +64,13 @@ export interface WriteQueueOptions {
   translateError?: (err: unknown) => unknown;
   /** defer a commit until the event loop is free (default setImmediate) */
   defer?: (fn: () => void) => void;
+  /** runs `fn` after a store's merge window of `ms`; returns a cancel (default setTimeout) */
+  windowTimer?: (fn: () => void, ms: number) => () => void;
+}
+
+function setWindowTimer(fn: () => void, ms: number): () => void {
+  const timer = setTimeout(fn, ms);
+  return () => clearTimeout(timer);
 }
 
 export interface WriteQueue {
@@ -87,6 +99,8 @@ interface Pending {
   requests: WriteRequest[];
   points: number;
   waiters: Waiter[];
+  /** may start as soon as no commit is in flight (false while its merge window is open) */
+  due: boolean;
 }
 
 interface StoreState {
@@ -94,11 +108,14 @@ interface StoreState {
   next: Pending | null;
   /** the commit in flight, if any */
   running: Promise<void> | null;
+  /** cancels the timer of the open merge window of `next` */
+  cancelWindow: (() => void) | null;
 }
 
 export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
   const flushAt = options.flushAtPoints ?? 20_000;
   const defer = options.defer ?? ((fn: () => void) => void setImmediate(fn));
+  const windowTimer = options.windowTimer ?? setWindowTimer;
   const translate = options.translateError ?? ((err: unknown) => err);
   const stores = new Map<MetricStore, StoreState>();
   let pendingPoints = 0;
@@ -107,7 +124,7 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
 
   function stateOf(store: MetricStore): StoreState {
     let state = stores.get(store);
-    if (!state) stores.set(store, (state = { next: null, running: null }));
+    if (!state) stores.set(store, (state = { next: null, running: null, cancelWindow: null }));
     return state;
   }
 
@@ -132,11 +149,13 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
     settleWaiters(batch, undefined);
   }
 
-  /** Starts the store's next commit unless one is in flight. */
+  /** Starts the store's next commit unless one is in flight or its merge window is open. */
   function start(store: MetricStore, state: StoreState): void {
-    if (state.running || !state.next) return;
+    if (state.running || !state.next?.due) return;
     const batch = state.next;
     state.next = null;
+    state.cancelWindow?.();
+    state.cancelWindow = null;
     state.running = commit(store, batch).then(() => {
       state.running = null;
       start(store, state);
@@ -152,7 +171,10 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
   async function drainCommits(store: MetricStore, state: StoreState): Promise<void> {
     while (state.running || state.next) {
       if (state.running) await state.running;
-      else start(store, state);
+      else {
+        state.next!.due = true;
+        start(store, state);
+      }
     }
   }
 
@@ -173,13 +195,27 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
         throw unavailable('Write queue is full, retry later', 1);
       }
       const state = stateOf(store);
-      const batch = (state.next ??= { requests: [], points: 0, waiters: [] });
+      let batch = state.next;
+      if (!batch) {
+        const window = store.mergeWindowMs ?? 0;
+        batch = state.next = { requests: [], points: 0, waiters: [], due: window <= 0 };
+        if (window > 0) {
+          const opened = batch;
+          state.cancelWindow = windowTimer(() => {
+            state.cancelWindow = null;
+            opened.due = true;
+            start(store, state);
+          }, window);
+        }
+      }
       batch.requests.push(request);
       batch.points += pointCount;
       pendingPoints += pointCount;
       const done = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
-      if (batch.points >= flushAt) start(store, state);
-      else if (!scheduled) {
+      if (batch.points >= flushAt) {
+        batch.due = true;
+        start(store, state);
+      } else if (batch.due && !scheduled) {
         scheduled = true;
         defer(flushAll);
       }
@@ -193,6 +229,7 @@ export function createWriteQueue(options: WriteQueueOptions): WriteQueue {
         const done = new Promise<void>((resolve) =>
           target.waiters.push({ resolve, reject: () => resolve() }),
         );
+        target.due = true;
         start(store, state);
         await done;
       } else if (state.running) await state.running;

@@ -26,6 +26,8 @@ export const EXPIRE_CHUNK_ROWS = 1000;
 
 export interface MetricClusters {
   has(clusterId: string): boolean;
+  /** The cluster's merge window (`merge_window_ms`): how long the write queue gathers its projects' writes. */
+  mergeWindowMs(clusterId: string): number;
   /** The layout of a project's buckets on its cluster (the registry gives it the write door). */
   layout(clusterId: string, projectId: string, timeZone: string): WriteSetStore;
   /** Whether the project's schema holds a bucket (false when it was never set up). */
@@ -63,6 +65,7 @@ export function createMetricClusters(
 ): MetricClusters {
   const pools = new Map<string, GuardedPool>();
   const urls = new Map(clusters.map((c) => [c.id, c.url]));
+  const windows = new Map(clusters.map((c) => [c.id, c.mergeWindowMs]));
 
   function poolOf(clusterId: string): GuardedPool {
     const url = urls.get(clusterId);
@@ -89,6 +92,7 @@ export function createMetricClusters(
 
   return {
     has: (clusterId) => urls.has(clusterId),
+    mergeWindowMs: (clusterId) => windows.get(clusterId) ?? 0,
 
     layout(clusterId, projectId, timeZone) {
       return createPostgresStore({

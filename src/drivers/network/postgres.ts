@@ -173,6 +173,14 @@ function identity(mode: IdentifierMode, b: BucketWrite): unknown[] {
   return mode === 'partial' ? [`${b.key}${SEPARATOR}${b.granularity}`, at] : [b.key, b.granularity, at];
 }
 
+/**
+ * Rows of one add-only statement at most. A commit may hold 20,000 points (tens of thousands of
+ * rows): in one statement that is seconds of PostgreSQL CPU, near `network.timeout_ms`, which
+ * applies per statement; a bounded statement stays far under it (docs/cluster.md, "Statement
+ * time") and its JSON parameter small. Same transaction, same row order.
+ */
+export const ROWS_PER_STATEMENT = 2000;
+
 const RETRYABLE = new Set(['40P01', '40001']);
 const UNDEFINED_TABLE = '42P01';
 
@@ -203,7 +211,8 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
    * The statements of a write set, in its lock order (bucketWrites): each run of consecutive
    * track-only buckets is one statement (rows are upserted in the array's order), a bucket with
    * an assert is a statement of its own, and an identity seen twice in a run (keys that spell
-   * another's joined identity) starts a new run, since one statement may not update a row twice.
+   * another's joined identity) starts a new run, since one statement may not update a row twice;
+   * a run is cut at ROWS_PER_STATEMENT rows.
    */
   function statements(buckets: BucketWrite[]): Array<{ tracks: BucketWrite[] } | { upsert: BucketWrite }> {
     const out: Array<{ tracks: BucketWrite[] } | { upsert: BucketWrite }> = [];
@@ -221,7 +230,7 @@ export function createPostgresStore(options: PostgresStoreOptions): WriteSetStor
         continue;
       }
       const id = JSON.stringify(identity(mode, b));
-      if (seen.has(id)) close();
+      if (seen.has(id) || run.length >= ROWS_PER_STATEMENT) close();
       run.push(b);
       seen.add(id);
     }

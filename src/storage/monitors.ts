@@ -162,6 +162,10 @@ export function createMonitorsRepo(db: Db) {
     active: db.prepare<[], MonitorRow>(
       "SELECT * FROM monitors WHERE status = 'active' ORDER BY organization_id, id",
     ),
+    activePage: db.prepare<[string, string, number], MonitorRow>(
+      `SELECT * FROM monitors WHERE status = 'active' AND (organization_id, id) > (?, ?)
+       ORDER BY organization_id, id LIMIT ?`,
+    ),
     remove: db.prepare<[string, string]>('DELETE FROM monitors WHERE id = ? AND organization_id = ?'),
     instances: db.prepare<[string], InstanceRow>(
       'SELECT * FROM monitor_instances WHERE monitor_id = ? ORDER BY instance',
@@ -218,6 +222,9 @@ export function createMonitorsRepo(db: Db) {
     count: (organizationId: string): number => q.count.get(organizationId)!.n,
     /** every active monitor of every organization (the evaluator's round) */
     active: (): Monitor[] => q.active.all().map(toMonitor),
+    /** `active` in pages of `limit` after the monitor `after` (organization, id order) */
+    activePage: (after: Pick<Monitor, 'organizationId' | 'id'> | null, limit: number): Monitor[] =>
+      q.activePage.all(after?.organizationId ?? '', after?.id ?? '', limit).map(toMonitor),
     remove: (id: string, organizationId: string) => void q.remove.run(id, organizationId),
     instances: (monitorId: string): MonitorInstance[] => q.instances.all(monitorId).map(toInstance),
     saveInstance: (i: MonitorInstance) => void q.upsertInstance.run(instanceRow(i)),

@@ -62,6 +62,8 @@ export interface RoundStats {
   busyMs: number;
   /** the longest of those turns */
   longestTurnMs: number;
+  /** the turns the round took (each but the last followed by a pause) */
+  turns: number;
   /**
    * the event loop's delay during the round (a 1 ms timer's lateness, whatever held the loop: the
    * round's turns, its reads' synchronous steps, the requests served meanwhile, garbage collection)
@@ -164,6 +166,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         wallMs: 0,
         busyMs: 0,
         longestTurnMs: 0,
+        turns: 0,
         loopDelayP99Ms: 0,
         loopDelayMaxMs: 0,
       };
@@ -180,6 +183,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       pacer.finish();
       stats.busyMs = pacer.busyMs;
       stats.longestTurnMs = pacer.longestMs;
+      stats.turns = pacer.pauses + 1;
       stats.loopDelayP99Ms = delay.percentile(99) / 1e6;
       stats.loopDelayMaxMs = delay.max / 1e6;
       const used = process.cpuUsage(cpu);
@@ -479,6 +483,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
               cpu_ms: Math.round(stats.cpuMs),
               wall_ms: Math.round(stats.wallMs),
               busy_ms: Math.round(stats.busyMs),
+              turns: stats.turns,
               longest_turn_ms: Math.round(stats.longestTurnMs * 10) / 10,
               loop_delay_p99_ms: Math.round(stats.loopDelayP99Ms * 10) / 10,
               loop_delay_max_ms: Math.round(stats.loopDelayMaxMs * 10) / 10,

@@ -260,6 +260,23 @@ export function createMonitorsRepo(db: Db) {
       void q.saveReportState.run(monitorId, s.periodStart, s.ranAt, s.error),
     /** Runs fn in one IMMEDIATE transaction. */
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    /**
+     * `transaction` if the write lock is free at once, else null (fn not run): the caller tries
+     * again later instead of sleeping in SQLite's busy handler on the event loop while another
+     * connection (the metric writer's fold, a few ms a transaction) holds the lock.
+     */
+    tryTransaction<T>(fn: () => T): { value: T } | null {
+      const timeout = db.pragma('busy_timeout', { simple: true }) as number;
+      db.pragma('busy_timeout = 0');
+      try {
+        return { value: db.transaction(fn).immediate() };
+      } catch (err) {
+        if ((err as { code?: string }).code === 'SQLITE_BUSY') return null;
+        throw err;
+      } finally {
+        db.pragma(`busy_timeout = ${timeout}`);
+      }
+    },
   };
 }
 

@@ -64,6 +64,10 @@ export interface RoundStats {
   longestTurnMs: number;
   /** the turns the round took (each but the last followed by a pause) */
   turns: number;
+  /** what the round was doing at the end of its longest turn (load, prepare, read, judge, commit) */
+  longestStep: string;
+  /** commits put off because another connection held the write lock */
+  lockWaits: number;
   /**
    * the event loop's delay during the round (a 1 ms timer's lateness, whatever held the loop: the
    * round's turns, its reads' synchronous steps, the requests served meanwhile, garbage collection)
@@ -103,6 +107,10 @@ interface Job {
   keys?: Array<{ key: string; labels: Record<string, string> }>;
   error?: Finding;
 }
+
+/** how long a commit tries again, LOCK_PAUSE_MS apart, while another connection holds the write lock */
+const LOCK_WAIT_MS = 5000;
+const LOCK_PAUSE_MS = 2;
 
 /** active monitors loaded per turn (each is a JSON document to parse) */
 const MONITOR_PAGE = 50;
@@ -167,6 +175,8 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         busyMs: 0,
         longestTurnMs: 0,
         turns: 0,
+        longestStep: '',
+        lockWaits: 0,
         loopDelayP99Ms: 0,
         loopDelayMaxMs: 0,
       };
@@ -184,6 +194,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       stats.busyMs = pacer.busyMs;
       stats.longestTurnMs = pacer.longestMs;
       stats.turns = pacer.pauses + 1;
+      stats.longestStep = pacer.longestStep;
       stats.loopDelayP99Ms = delay.percentile(99) / 1e6;
       stats.loopDelayMaxMs = delay.max / 1e6;
       const used = process.cpuUsage(cpu);
@@ -213,6 +224,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
   async function evaluateActive(stats: RoundStats, pacer: Pacer): Promise<void> {
     const reader = new RoundReader(ports.metrics, matches, pacer);
     const now = ports.now();
+    pacer.step = 'load';
     const active = await activeMonitors(pacer);
     const ids = new Set(active.map((m) => m.id));
     for (const id of plans.keys()) if (!ids.has(id)) plans.delete(id);
@@ -221,6 +233,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     // 1. Each monitor's plan, window and keys (the keys written in a window are read once per
     //    source and window).
     const jobs: Job[] = [];
+    pacer.step = 'prepare';
     for (const monitor of queue) {
       if (closed) break;
       await pacer.turn();
@@ -230,13 +243,15 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         failed(stats, monitor, err);
       }
     }
+    pacer.step = 'read';
     await prefetchAll(jobs, reader, pacer);
+    pacer.step = 'judge';
     // 3. Judged monitor by monitor and committed a turn's monitors at a time.
     let judged: Array<{ job: Job; findings: Finding[] }> = [];
     for (const job of jobs) {
       if (closed) break;
       if (pacer.spentMs() >= TURN_MS / 2) {
-        commitAll(judged, now, stats);
+        await commitAll(judged, now, stats, pacer);
         judged = [];
         await pacer.turn();
       }
@@ -246,11 +261,12 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         failed(stats, job.monitor, err);
       }
     }
-    commitAll(judged, now, stats);
+    await commitAll(judged, now, stats, pacer);
     matches.endRound();
     // 4. Report monitors whose period has not been sent.
     const reports = active.filter((m) => m.type === 'report');
     if (ports.reports && reports.length > 0 && !closed) {
+      pacer.step = 'reports';
       const done = await ports.reports.run(reports, now, () => pacer.turn());
       stats.reports = done.reports;
       stats.queued += done.queued;
@@ -310,26 +326,40 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
    * Commits the findings of several monitors in one transaction: one write to the WAL and one hold
    * of the write lock (which the metric writer's folds share) instead of one per monitor. Each
    * monitor's writes are a savepoint of it (commit's nested transaction): a monitor that fails is
-   * rolled back alone and counted as an error.
+   * rolled back alone and counted as an error. While another connection holds the write lock the
+   * round pauses and tries again (for up to LOCK_WAIT_MS) instead of sleeping on the event loop in
+   * SQLite's busy handler; after that it waits for the lock as any other write of the service does.
    */
-  function commitAll(
+  async function commitAll(
     judged: ReadonlyArray<{ job: Job; findings: Finding[] }>,
     now: number,
     stats: RoundStats,
+    pacer: Pacer,
   ) {
     if (judged.length === 0) return;
-    try {
-      ports.monitors.transaction(() => {
-        for (const { job, findings } of judged) {
-          try {
-            commit(job.monitor, findings, now, stats);
-          } catch (err) {
-            failed(stats, job.monitor, err);
-          }
+    const body = () => {
+      for (const { job, findings } of judged) {
+        try {
+          commit(job.monitor, findings, now, stats);
+        } catch (err) {
+          failed(stats, job.monitor, err);
         }
-      });
+      }
+    };
+    const step = pacer.step;
+    pacer.step = 'commit';
+    try {
+      const until = performance.now() + LOCK_WAIT_MS;
+      while (performance.now() < until && !closed) {
+        if (ports.monitors.tryTransaction(body)) return;
+        stats.lockWaits += 1;
+        await pacer.rest(LOCK_PAUSE_MS);
+      }
+      ports.monitors.transaction(body);
     } catch (err) {
       for (const { job } of judged) failed(stats, job.monitor, err);
+    } finally {
+      pacer.step = step;
     }
   }
 
@@ -484,7 +514,9 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
               wall_ms: Math.round(stats.wallMs),
               busy_ms: Math.round(stats.busyMs),
               turns: stats.turns,
+              lock_waits: stats.lockWaits,
               longest_turn_ms: Math.round(stats.longestTurnMs * 10) / 10,
+              longest_step: stats.longestStep,
               loop_delay_p99_ms: Math.round(stats.loopDelayP99Ms * 10) / 10,
               loop_delay_max_ms: Math.round(stats.loopDelayMaxMs * 10) / 10,
             });

@@ -24,6 +24,10 @@ export class Pacer {
    * assembly, run when the writer's answer arrives, before the wait returns).
    */
   longestMs = 0;
+  /** the round's step at the end of the longest turn (set by the round: `step`) */
+  longestStep = '';
+  /** what the round is doing (named in `longestStep`) */
+  step = '';
   /** the turns' work (ms) */
   busyMs = 0;
   /** pauses taken */
@@ -54,6 +58,16 @@ export class Pacer {
     this.since = performance.now();
   }
 
+  /** Ends the turn now and pauses (at least `minMs`): e.g. to let another connection finish. */
+  async rest(minMs: number): Promise<void> {
+    const used = this.used();
+    this.account(used);
+    this.pauses += 1;
+    const ms = Math.max(minMs, Math.min(MAX_PAUSE_MS, Math.ceil(used * this.pauseRatio)));
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    this.since = performance.now();
+  }
+
   /** Awaits a read: the work so far stays in the turn, the wait is not counted. */
   async wait<T>(read: Promise<T>): Promise<T> {
     this.earlier = this.used();
@@ -72,6 +86,9 @@ export class Pacer {
   private account(used: number) {
     this.earlier = 0;
     this.busyMs += used;
-    if (used > this.longestMs) this.longestMs = used;
+    if (used > this.longestMs) {
+      this.longestMs = used;
+      this.longestStep = this.step;
+    }
   }
 }

@@ -1,7 +1,8 @@
 // Alert evaluation under the live ingest workload (issue 23, point 7): 1,000 monitors over 5,000 keys
 // evaluated every minute while wrk (its own process) sends the live batches (1,000 of 5,000 keys per
 // request, timestamps within the current minutes, 8 connections) to the service (a child process).
-// Run: node --import tsx bench/alerts.ts      (BENCH_SLICES=2 pairs of BENCH_SLICE_SECONDS=65 by default)
+// Run: node --import tsx bench/alerts.ts      (BENCH_SLICES=2 pairs of BENCH_SLICE_SECONDS=65 by default;
+// BENCH_IDLE_ROUNDS=1 round with no load first, BENCH_RAW=1 prints the rounds' log lines)
 //
 // The ingest load is held at a rate below the machine's maximum: BENCH_RATE_SHARE (default 0.5) of
 // the batches per second measured for 5 s after the warm-up, by wrk's per-request delay (or
@@ -15,15 +16,23 @@
 // key counts; their rules cycle through the six strategies, on 10 minutes of 1-minute buckets.
 // Figures:
 // - an evaluation round's CPU time (the service process, all threads, from the round's own log line):
-//   once with no load, then during the load (where it includes whatever else the process did meanwhile);
+//   once with no load; during the load that figure includes the ingest work done meanwhile, so the
+//   bench prints beside it the round's own CPU under load, estimated from the service's CPU (all
+//   threads, /proc) over each slice: an active slice's CPU minus its batches at the CPU per batch of
+//   the paused slice before it, divided by the rounds logged in the active slice. That counts what
+//   evaluation adds to the process (its turns on the event loop, its reads on the metric writer's
+//   thread, the garbage it leaves), and the noise of two slices' difference;
+// - the round's turns on the event loop (log line: busy_ms, the turns' wall time; longest_turn_ms);
 // - ingest p99 with the monitors paused (no evaluation) and active, in alternating slices of one
-//   round interval each, so a drift in the machine's speed weighs on both alike.
+//   round interval each, so a drift in the machine's speed weighs on both alike (BENCH_SLICES pairs;
+//   an active slice of 65 s holds one or two rounds, as the 60 s timer falls).
+// Every figure is printed with the load average of the machine at that moment.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createProjectWithToken, request } from '../test/helpers/server';
-import { fmt, sampleKeys, seeded, serviceLabel } from './helpers';
+import { cpuSplit, fmt, sampleKeys, seeded, serviceLabel } from './helpers';
 import { runWrk, type WrkResult } from './wrk';
 
 const MONITORS = 1000;
@@ -32,6 +41,8 @@ const SLICES = Number(process.env.BENCH_SLICES ?? 2);
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 65);
 const ROOT = path.resolve(process.env.BENCH_ROOT ?? path.join(import.meta.dirname, '..'));
 const RATE_SHARE = Number(process.env.BENCH_RATE_SHARE ?? 0.5);
+/** rounds with no load to log (the first matches every pattern; later ones use the kept matches) */
+const IDLE_ROUNDS = Number(process.env.BENCH_IDLE_ROUNDS ?? 1);
 const CONNECTIONS = 8;
 
 /** BENCH_SLICES=0: the round with no load only */
@@ -42,8 +53,28 @@ interface Round {
   instances: number;
   cpu_ms: number;
   wall_ms: number;
+  /** absent in versions before the paced round */
+  busy_ms?: number;
+  longest_turn_ms?: number;
   at: number;
 }
+
+/** A slice of load and the service's CPU (all threads) over it. */
+interface Slice extends WrkResult {
+  cpuSeconds: number;
+  from: number;
+  to: number;
+}
+
+const loadAverage = () =>
+  `load average ${os
+    .loadavg()
+    .map((l) => fmt(l, 2))
+    .join(', ')}`;
+const turns = (r: Round) =>
+  r.busy_ms === undefined
+    ? ''
+    : `, turns ${fmt(r.busy_ms)} ms (longest ${fmt(r.longest_turn_ms ?? 0, 1)} ms)`;
 
 console.log(`${serviceLabel()}; alerts.interval 60s; ${MONITORS} monitors over ${KEYS} keys`);
 
@@ -78,6 +109,7 @@ child.stderr!.on('data', (chunk: Buffer) => {
     errText = errText.slice(nl + 1);
     if (!line.includes('"alerts round"')) continue;
     const parsed = JSON.parse(line) as Round;
+    if (process.env.BENCH_RAW) console.log(line);
     rounds.push({ ...parsed, at: Date.now() });
   }
 });
@@ -184,23 +216,47 @@ try {
       `each of ${CONNECTIONS} connections waits ${fmt(delayMs, 1)} ms before each batch`,
   );
   await setStatus('active');
-  const idleFrom = rounds.length;
-  while (rounds.length === idleFrom) await new Promise((r) => setTimeout(r, 500));
-  const idle = rounds[rounds.length - 1]!;
-  console.log(
-    `round with no load: ${idle.monitors} monitors, ${idle.instances} instances, ` +
-      `CPU ${fmt(idle.cpu_ms)} ms (target <= 2,000 ms), wall ${fmt(idle.wall_ms)} ms`,
-  );
+  for (let n = 0; n < IDLE_ROUNDS; n++) {
+    const idleFrom = rounds.length;
+    while (rounds.length === idleFrom) await new Promise((r) => setTimeout(r, 500));
+    const idle = rounds[rounds.length - 1]!;
+    console.log(
+      `round with no load: ${idle.monitors} monitors, ${idle.instances} instances, ` +
+        `CPU ${fmt(idle.cpu_ms)} ms (target <= 2,000 ms), wall ${fmt(idle.wall_ms)} ms${turns(idle)}; ${loadAverage()}`,
+    );
+  }
 
-  const paused: WrkResult[] = [];
-  const active: WrkResult[] = [];
+  const ownCpu: number[] = [];
+  const paused: Slice[] = [];
+  const active: Slice[] = [];
   const afterIdle = rounds.length;
   if (SLICES === 0) throw new Done();
+  const measured = async (): Promise<Slice> => {
+    const cpu = cpuSplit(child.pid!);
+    const from = Date.now();
+    const result = await load(SLICE_SECONDS);
+    const to = Date.now();
+    const after = cpuSplit(child.pid!);
+    return { ...result, cpuSeconds: after.user + after.system - cpu.user - cpu.system, from, to };
+  };
+  const sliceLine = (name: string, r: Slice) =>
+    `${name} slice: p99 ${fmt(r.p99, 1)} ms, p50 ${fmt(r.p50, 1)} ms, ${fmt(r.perSecond, 1)} batches/s, ` +
+    `service CPU ${fmt((r.cpuSeconds / r.requests) * 1000, 2)} ms per batch; ${loadAverage()}`;
   for (let slice = 0; slice < SLICES; slice++) {
     await setStatus('paused');
-    paused.push(await load(SLICE_SECONDS));
+    paused.push(await measured());
+    console.log(sliceLine('paused', paused[paused.length - 1]!));
     await setStatus('active');
-    active.push(await load(SLICE_SECONDS));
+    active.push(await measured());
+    const last = active[active.length - 1]!;
+    const before = paused[paused.length - 1]!;
+    const inSlice = rounds.filter((r) => r.at >= last.from && r.at <= last.to).length;
+    const extraMs = (last.cpuSeconds - last.requests * (before.cpuSeconds / before.requests)) * 1000;
+    if (inSlice > 0) ownCpu.push(extraMs / inSlice);
+    console.log(
+      `${sliceLine('active', last)}; ${inSlice} rounds in it, ` +
+        `round's own CPU (estimate) ${inSlice > 0 ? fmt(extraMs / inSlice) : '-'} ms`,
+    );
   }
   // Every round with monitors to evaluate after the idle one ran while they were active (a round
   // that began in an active slice and ended after it is counted too).
@@ -212,9 +268,10 @@ try {
   };
   for (const r of loaded)
     console.log(
-      `round under load: ${r.instances} instances, CPU ${fmt(r.cpu_ms)} ms, wall ${fmt(r.wall_ms)} ms`,
+      `round under load: ${r.instances} instances, CPU of the process meanwhile ${fmt(r.cpu_ms)} ms, ` +
+        `wall ${fmt(r.wall_ms)} ms${turns(r)}`,
     );
-  const line = (name: string, list: WrkResult[]) =>
+  const line = (name: string, list: Slice[]) =>
     `${name} p99 ${fmt(median(list.map((r) => r.p99)), 1)} ms, p50 ${fmt(median(list.map((r) => r.p50)), 1)} ms, ` +
     `${fmt(median(list.map((r) => r.perSecond)), 1)} batches/s (medians of ${list.length} slices of ${SLICE_SECONDS} s; ` +
     `p99s ${list.map((r) => fmt(r.p99, 1)).join(', ')}), failures ${list.reduce((a, r) => a + r.failures, 0)}`;
@@ -225,6 +282,10 @@ try {
   console.log(
     `p99 moved by ${fmt(((withEval - without) / without) * 100, 1)}% (medians; target <= 10%); ` +
       `${loaded.length} rounds logged during the slices`,
+  );
+  console.log(
+    `round's own CPU under load (estimate, median of ${ownCpu.length} slices): ` +
+      `${ownCpu.length > 0 ? fmt(median(ownCpu)) : '-'} ms (target <= 2,000 ms); ${loadAverage()}`,
   );
 } catch (err) {
   if (!(err instanceof Done)) throw err;

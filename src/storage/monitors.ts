@@ -163,6 +163,10 @@ export function createMonitorsRepo(db: Db) {
     active: db.prepare<[], MonitorRow>(
       "SELECT * FROM monitors WHERE status = 'active' ORDER BY organization_id, id",
     ),
+    activePage: db.prepare<[string, string, number], MonitorRow>(
+      `SELECT * FROM monitors WHERE status = 'active' AND (organization_id, id) > (?, ?)
+       ORDER BY organization_id, id LIMIT ?`,
+    ),
     remove: db.prepare<[string, string]>('DELETE FROM monitors WHERE id = ? AND organization_id = ?'),
     instances: db.prepare<[string], InstanceRow>(
       'SELECT * FROM monitor_instances WHERE monitor_id = ? ORDER BY instance',
@@ -220,6 +224,26 @@ export function createMonitorsRepo(db: Db) {
   /** Inserts the rows; how many were new (a known idempotency key is skipped). */
   const enqueue = (rows: NewOutboxRow[]): number =>
     rows.reduce((n, row) => n + q.insertOutbox.run(row).changes, 0);
+  /** An evaluation's writes, only while the monitor is still the version evaluated (null otherwise). */
+  const saveOne = db.transaction(({ evaluated, writes: w }: Evaluation): number | null => {
+    if (!unchanged(evaluated)) return null;
+    for (const e of w.history) addHistory(evaluated.id, e);
+    for (const i of w.instances) q.upsertInstance.run(instanceRow(i));
+    for (const key of w.removed) q.removeInstance.run(evaluated.id, key);
+    const queued = enqueue(w.outbox);
+    q.touchRules.run(toRow(evaluated).document, evaluated.id);
+    return queued;
+  });
+  /** saveOne of each, nested (a savepoint each): a failure is rolled back alone and returned. */
+  const saveAll = db.transaction((evaluations: Evaluation[]): Array<number | null | Error> =>
+    evaluations.map((e) => {
+      try {
+        return saveOne(e);
+      } catch (err) {
+        return err instanceof Error ? err : new Error(String(err));
+      }
+    }),
+  );
   return {
     /** Atomic: the organization's count under `max`, then the insert; false at the cap. */
     insert: async (m: Monitor, max: number): Promise<boolean> =>
@@ -256,6 +280,12 @@ export function createMonitorsRepo(db: Db) {
     count: async (organizationId: string): Promise<number> => q.count.get(organizationId)!.n,
     /** every active monitor of every organization (the evaluator's round) */
     active: async (): Promise<Monitor[]> => q.active.all().map(toMonitor),
+    /** `active` in pages of `limit` after the monitor `after` (organization, id order) */
+    activePage: async (
+      after: Pick<Monitor, 'organizationId' | 'id'> | null,
+      limit: number,
+    ): Promise<Monitor[]> =>
+      q.activePage.all(after?.organizationId ?? '', after?.id ?? '', limit).map(toMonitor),
     /** Atomic: deletes only while the stored version is still `fromUpdatedAt`; false otherwise. */
     remove: async (id: string, organizationId: string, fromUpdatedAt: number): Promise<boolean> =>
       atomically(() => {
@@ -286,19 +316,31 @@ export function createMonitorsRepo(db: Db) {
      * Null when the monitor changed or went meanwhile (the round's findings are dropped); else how
      * many notifications were queued.
      */
-    saveEvaluation: async (
-      evaluated: Monitor,
-      w: { history: HistoryEntry[]; instances: MonitorInstance[]; removed: string[]; outbox: NewOutboxRow[] },
-    ): Promise<number | null> =>
-      atomically(() => {
-        if (!unchanged(evaluated)) return null;
-        for (const e of w.history) addHistory(evaluated.id, e);
-        for (const i of w.instances) q.upsertInstance.run(instanceRow(i));
-        for (const key of w.removed) q.removeInstance.run(evaluated.id, key);
-        const queued = enqueue(w.outbox);
-        q.touchRules.run(toRow(evaluated).document, evaluated.id);
-        return queued;
-      }),
+    saveEvaluation: async (evaluated: Monitor, w: Evaluation['writes']): Promise<number | null> =>
+      saveOne.immediate({ evaluated, writes: w }),
+    /**
+     * Several evaluations in one IMMEDIATE transaction (one write to the WAL, one hold of the write
+     * lock), each atomic on its own as saveEvaluation's, in a savepoint of its own: one that throws
+     * is rolled back alone and given back as its Error. With `tryOnly`, null (nothing written) when
+     * another connection holds the write lock, instead of sleeping in SQLite's busy handler on the
+     * event loop while the metric writer's fold (a few ms a transaction) holds it.
+     */
+    async saveEvaluations(
+      evaluations: Evaluation[],
+      { tryOnly }: { tryOnly: boolean },
+    ): Promise<Array<number | null | Error> | null> {
+      if (!tryOnly) return saveAll.immediate(evaluations);
+      const timeout = db.pragma('busy_timeout', { simple: true }) as number;
+      db.pragma('busy_timeout = 0');
+      try {
+        return saveAll.immediate(evaluations);
+      } catch (err) {
+        if ((err as { code?: string }).code === 'SQLITE_BUSY') return null;
+        throw err;
+      } finally {
+        db.pragma(`busy_timeout = ${timeout}`);
+      }
+    },
     /**
      * Atomic: a report's run. With `period`, only while the monitor is still the version it was
      * planned from, active, and that period was not sent yet: the notifications are queued.
@@ -323,3 +365,14 @@ export function createMonitorsRepo(db: Db) {
 }
 
 export type MonitorsRepo = ReturnType<typeof createMonitorsRepo>;
+
+/** A monitor's evaluation to store: the monitor as evaluated (its rules' status) and what changed. */
+export interface Evaluation {
+  evaluated: Monitor;
+  writes: {
+    history: HistoryEntry[];
+    instances: MonitorInstance[];
+    removed: string[];
+    outbox: NewOutboxRow[];
+  };
+}

@@ -14,6 +14,9 @@ import {
 } from '../helpers/server';
 import { createMonitor, monitorBody } from '../helpers/monitors';
 import { startReceiver, type Receiver } from './channels-receiver';
+import { formatTimestamp } from '../../src/shared/time';
+import Database from 'better-sqlite3';
+import path from 'node:path';
 
 const MIN = 60_000;
 
@@ -328,5 +331,126 @@ describe('monitor evaluation with a controlled clock', () => {
       .filter((n) => JSON.stringify(n).includes('per host'));
     assert.equal(news.length, 1, JSON.stringify(news));
     assert.deepEqual(news[0]!.instance, { host: 'pve1' });
+  });
+});
+
+describe('a paced round of many monitors', () => {
+  let server: TestServer;
+  let agent: ProjectAgent;
+  const base = Math.floor(Date.now() / MIN) * MIN - 120 * MIN;
+  let clock = base;
+  const MONITORS = 120;
+
+  before(async () => {
+    server = await startTestServer({}, { now: () => clock, alertsTimer: false });
+    agent = await createProjectWithToken(server);
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  async function points(keys: string[], m: number) {
+    const res = await request(
+      server,
+      'POST',
+      '/api/v1/metrics/batch',
+      {
+        points: keys.map((key) => ({
+          key,
+          at: new Date(base + m * MIN + 10_000).toISOString(),
+          values: { load: 95 },
+        })),
+      },
+      { token: agent.sourceToken, sourceId: agent.sourceId },
+    );
+    assert.ok(res.status === 201 || res.status === 200, `${res.status} ${res.text}`);
+  }
+  const roundAt = (m: number) => {
+    clock = base + m * MIN + 30_000;
+    return server.deps.ops.alerts.evaluator.round();
+  };
+  const all = async () => {
+    const res = await request(server, 'GET', '/api/v1/monitors?limit=1000', undefined, {
+      token: agent.userToken,
+    });
+    assert.equal(res.status, 200, res.text);
+    return res.body.data as any[];
+  };
+  const historyOf = async (id: string) =>
+    (
+      await request(server, 'GET', `/api/v1/monitors/${id}/history`, undefined, {
+        token: agent.userToken,
+      })
+    ).body.data as any[];
+
+  test('spread over many turns, a round judges every monitor once, at its own clock, and finds a new key', async () => {
+    for (let i = 0; i < MONITORS; i++)
+      await createMonitor(
+        server,
+        agent.userToken,
+        monitorBody(agent.sourceId, { name: `fleet ${i}`, alert_metric_key: 'fleet\\.(?<host>h\\d+)' }),
+      );
+    await points(['fleet.h1', 'fleet.h2', 'fleet.h3', 'other.h1'], 0);
+    let stats = await roundAt(1);
+    assert.equal(stats.monitors, MONITORS);
+    assert.equal(stats.errors, 0);
+    assert.equal(stats.instances, MONITORS * 3, 'three matching keys for every monitor');
+    assert.ok(stats.turns > 1, `the round was spread over turns with pauses (${stats.turns} turns)`);
+    for (const m of await all()) {
+      assert.equal(m.state, 'firing', m.name);
+      assert.deepEqual(m.instances.map((i: any) => i.key).sort(), ['fleet.h1', 'fleet.h2', 'fleet.h3']);
+      assert.equal(m.alerts[0].last_evaluated_at, formatTimestamp(clock), "judged at the round's clock");
+    }
+    const first = await all();
+    for (const m of first) assert.equal((await historyOf(m.id)).length, 3, 'one change per instance');
+    // The same keys in the next period: nothing changes, nothing is judged twice.
+    await points(['fleet.h1', 'fleet.h2', 'fleet.h3'], 1);
+    stats = await roundAt(2);
+    assert.equal(stats.instances, MONITORS * 3);
+    assert.equal(stats.changes, 0);
+    // A new key: every pattern matched afresh, though the matches of the last round were kept.
+    await points(['fleet.h4'], 2);
+    stats = await roundAt(3);
+    assert.equal(stats.instances, MONITORS * 4, 'the new key is an instance of every monitor');
+    assert.equal(stats.changes, MONITORS, 'the new instance of each monitor moved to firing, once');
+    for (const m of await all()) assert.equal((await historyOf(m.id)).length, 4);
+  });
+
+  test('while another connection holds the write lock, the round waits off the event loop', async () => {
+    // Another writer of service.db (as the metric writer's fold is) takes the lock for 4 s.
+    const other = new Database(path.join(server.dataDir, 'service.db'));
+    other.pragma('busy_timeout = 5000');
+    other.prepare('BEGIN IMMEDIATE').run();
+    const released = new Promise<number>((resolve) => {
+      setTimeout(() => {
+        other.prepare('COMMIT').run();
+        other.close();
+        resolve(performance.now());
+      }, 4000);
+    });
+    // the event loop's longest gap meanwhile: a 5 ms timer's lateness
+    let last = performance.now();
+    let longestGap = 0;
+    const ticker = setInterval(() => {
+      const at = performance.now();
+      longestGap = Math.max(longestGap, at - last);
+      last = at;
+    }, 5);
+    try {
+      const stats = await roundAt(4);
+      const freedAt = await released;
+      assert.ok(performance.now() >= freedAt, 'the round committed after the lock was released');
+      assert.equal(stats.errors, 0);
+      assert.ok(
+        longestGap < 2000,
+        `the event loop was held ${longestGap.toFixed(0)} ms (the lock: 4,000 ms)`,
+      );
+      assert.ok(stats.lockWaits > 0, 'the round found the lock taken and tried again');
+      for (const m of await all())
+        for (const i of m.instances) assert.equal(i.last_evaluated_at, formatTimestamp(clock), m.name);
+    } finally {
+      clearInterval(ticker);
+      await released;
+    }
   });
 });

@@ -5,7 +5,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { runRule, parseRuleSettings, type RuleSettings } from '../../src/domain/alerts/strategies';
 import { compileMonitor, keyPatternRegExp, matchKey } from '../../src/domain/alerts/plan';
-import { RoundReader, windowOf } from '../../src/domain/alerts/reader';
+import { KeyMatches, RoundReader, windowOf } from '../../src/domain/alerts/reader';
+import { Pacer } from '../../src/domain/alerts/pace';
 import { parseGranularity } from '../../src/model/time/granularity';
 import type { Monitor } from '../../src/model/monitor';
 import type { Source } from '../../src/domain/types';
@@ -216,9 +217,63 @@ describe('key patterns with named groups', () => {
     await reader.keys(source, plan, w);
     assert.equal(
       reads.filter((k) => k === '__system__key__').length,
-      1,
-      'one read per key and window per round',
+      w.bucketsMs.length,
+      'the system key read once per window and round (a bucket at a time)',
     );
+  });
+
+  test('a pattern is matched again only when the window holds other keys than the last round', () => {
+    const matches = new KeyMatches();
+    let runs = 0;
+    const pattern = keyPatternRegExp('cpu,host=(?<host>[^,]+)');
+    const exec = pattern.exec.bind(pattern);
+    pattern.exec = (text: string) => {
+      runs += 1;
+      return exec(text);
+    };
+    const round = (keys: string[]) => {
+      const list = matches.intern('s 1m 10', keys);
+      const found = matches.match(pattern, list);
+      matches.endRound();
+      return found;
+    };
+    const first = round(['cpu,host=a', 'cpu,host=b', 'mem,host=a']);
+    assert.deepEqual(first, [
+      { key: 'cpu,host=a', labels: { host: 'a' } },
+      { key: 'cpu,host=b', labels: { host: 'b' } },
+    ]);
+    assert.equal(runs, 3);
+    // the same keys (a new array from the next round's read): the last matching, no run
+    assert.equal(round(['cpu,host=a', 'cpu,host=b', 'mem,host=a']), first);
+    assert.equal(runs, 3);
+    // a new key: matched afresh, the new instance found
+    assert.deepEqual(
+      round(['cpu,host=a', 'cpu,host=b', 'cpu,host=c', 'mem,host=a']).map((m) => m.key),
+      ['cpu,host=a', 'cpu,host=b', 'cpu,host=c'],
+    );
+    assert.equal(runs, 7);
+    // a key gone from the window: its instance is no longer matched
+    assert.deepEqual(
+      round(['cpu,host=b', 'cpu,host=c']).map((m) => m.key),
+      ['cpu,host=b', 'cpu,host=c'],
+    );
+    assert.equal(runs, 9);
+  });
+
+  test('a round paces itself: turns of about 2 ms, each followed by a pause on a timer', async () => {
+    const pacer = new Pacer(2, 3);
+    let timerRan = false;
+    const timer = setTimeout(() => (timerRan = true), 1);
+    const started = performance.now();
+    while (performance.now() - started < 3); // a turn longer than 2 ms
+    await pacer.turn();
+    // the pause is a timer: a timer due meanwhile has run (as I/O callbacks waiting do)
+    assert.ok(timerRan, 'the pause let a timer due meanwhile run');
+    clearTimeout(timer);
+    assert.equal(pacer.pauses, 1);
+    assert.ok(pacer.longestMs >= 3, `longest turn ${pacer.longestMs}`);
+    await pacer.turn(); // the next turn has just begun: no pause
+    assert.equal(pacer.pauses, 1);
   });
 
   test('series rows: the last visible row is watched, expressions over earlier rows', async () => {

@@ -11,21 +11,24 @@
 // `alert_notify_every`-th completed bucket) put one outbox row per channel in
 // the same transaction (domain/alerts/outbox.ts sends them). A muted monitor (muted_until in the
 // future) is evaluated and keeps its history but queues nothing; a paused one is not evaluated.
-// A round works in three passes (plans, windows and keys; the series of all instances, read many keys
-// of a source and window at a time; judging and committing each monitor), in turns of at most
-// SLICE_MS with a setImmediate between them, so that ingest requests keep their latency meanwhile.
+// A round works in passes (the active monitors, a page at a time; plans, windows and keys; the series
+// of all instances, read many keys of a source and window at a time; judging and committing each
+// monitor), in turns of about TURN_MS with a pause after each (pace.ts), so that ingest requests
+// keep their latency meanwhile.
 // After the alert monitors, a round sends the report monitors' periods that are due (reports.ts).
 // The clock is injected (`now`): tests move it and call `round()` themselves.
 import { createHash } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Logger } from '../../lib/log';
-import type { MonitorsRepo } from '../../storage/monitors';
+import type { Evaluation, MonitorsRepo } from '../../storage/monitors';
 import type { NewOutboxRow, OutboxRepo } from '../../storage/outbox';
 import type { Source } from '../types';
 import type { HistoryEntry, InstanceState, Monitor, MonitorInstance } from '../../model/monitor';
 import type { NotificationKind, OutgoingNotification } from './delivery-port';
 import { formatTimestamp } from '../../shared/time';
 import { compileMonitor, type MonitorPlan } from './plan';
-import { RoundReader, type SeriesReader, type Window, windowOf } from './reader';
+import { KeyMatches, RoundReader, type SeriesReader, type Window, windowOf } from './reader';
+import { Pacer, TURN_MS } from './pace';
 import { describeRule, runRule } from './strategies';
 import { channelIdsOf } from './monitors';
 import { durationMs } from './limits';
@@ -52,8 +55,25 @@ export interface RoundStats {
   errors: number;
   /** report monitors that sent their period in this round */
   reports: number;
+  /** CPU time of the whole process during the round (all threads: ingest's work meanwhile too) */
   cpuMs: number;
   wallMs: number;
+  /** wall time of the round's turns on the event loop (waits for reads inside a turn included) */
+  busyMs: number;
+  /** the longest of those turns */
+  longestTurnMs: number;
+  /** the turns the round took (each but the last followed by a pause) */
+  turns: number;
+  /** what the round was doing at the end of its longest turn (load, prepare, read, judge, commit) */
+  longestStep: string;
+  /** commits put off because another connection held the write lock */
+  lockWaits: number;
+  /**
+   * the event loop's delay during the round (a 1 ms timer's lateness, whatever held the loop: the
+   * round's turns, its reads' synchronous steps, the requests served meanwhile, garbage collection)
+   */
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
 }
 
 export interface Evaluator {
@@ -88,18 +108,12 @@ interface Job {
   error?: Finding;
 }
 
-/** The longest a round works without giving the event loop a turn (ms). */
-const SLICE_MS = 4;
+/** how long a commit tries again, LOCK_PAUSE_MS apart, while another connection holds the write lock */
+const LOCK_WAIT_MS = 5000;
+const LOCK_PAUSE_MS = 2;
 
-/** Yields to the event loop (setImmediate: requests waiting are served first) once a slice is used up. */
-class Slicer {
-  private since = performance.now();
-  async turn(): Promise<void> {
-    if (performance.now() - this.since < SLICE_MS) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    this.since = performance.now();
-  }
-}
+/** active monitors loaded per turn (each is a JSON document to parse) */
+const MONITOR_PAGE = 50;
 
 const SEVERITY: Record<InstanceState, number> = { ok: 0, pending: 1, nodata: 2, error: 3, firing: 4 };
 
@@ -116,6 +130,8 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
   let closed = false;
   /** compiled plans by monitor id, kept while the monitor and its source are unchanged */
   const plans = new Map<string, { version: string; plan: MonitorPlan | null; problems: string }>();
+  /** the window's keys and the patterns' matches of the last round (reader.ts) */
+  const matches = new KeyMatches();
 
   function planOf(monitor: Monitor, source: Source): { plan: MonitorPlan | null; problems: string } {
     // What compileMonitor reads (not updatedAt: a clock a test holds can save two versions at one instant).
@@ -156,70 +172,31 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         reports: 0,
         cpuMs: 0,
         wallMs: 0,
+        busyMs: 0,
+        longestTurnMs: 0,
+        turns: 0,
+        longestStep: '',
+        lockWaits: 0,
+        loopDelayP99Ms: 0,
+        loopDelayMaxMs: 0,
       };
-      const reader = new RoundReader(ports.metrics);
-      const now = ports.now();
-      const active = await ports.monitors.active();
-      const ids = new Set(active.map((m) => m.id));
-      for (const id of plans.keys()) if (!ids.has(id)) plans.delete(id);
-      const queue = active.filter((m) => m.type === 'alert');
-      stats.monitors = queue.length;
-      // The round's work is spread over short turns of the event loop (SLICE_MS each, then a turn
-      // for the requests waiting): ingest keeps its latency while a round runs.
-      const slicer = new Slicer();
-      // 1. Each monitor's plan, window and keys (the keys written in a window are read once per
-      //    source and window).
-      const jobs: Job[] = [];
-      for (const monitor of queue) {
-        if (closed) break;
-        await slicer.turn();
-        try {
-          jobs.push(await prepare(monitor, reader, now));
-        } catch (err) {
-          stats.errors += 1;
-          ports.log.warn('monitor evaluation failed', {
-            monitor_id: monitor.id,
-            error: (err as Error).message,
-          });
-        }
+      // The round's work is spread over short turns of the event loop with a pause after each
+      // (pace.ts): ingest keeps its latency while a round runs.
+      const pacer = new Pacer();
+      const delay = monitorEventLoopDelay({ resolution: 1 });
+      delay.enable();
+      try {
+        await evaluateActive(stats, pacer);
+      } finally {
+        delay.disable();
       }
-      // 2. The instances' series, grouped by source and window: multi-key reads, one round trip to
-      //    the metric writer per READ_SLICE_KEYS keys instead of one per key.
-      const groups = new Map<string, { source: Source; w: Window; keys: string[] }>();
-      for (const job of jobs) {
-        if (!job.source || !job.w || !job.keys) continue;
-        const name = `${job.source.id}\u0000${job.w.granularity.text}\u0000${job.w.bucketsMs[0]}\u0000${job.w.endMs}`;
-        let group = groups.get(name);
-        if (!group) groups.set(name, (group = { source: job.source, w: job.w, keys: [] }));
-        for (const { key } of job.keys) group.keys.push(key);
-      }
-      for (const { source, w, keys } of groups.values()) {
-        if (closed) break;
-        await slicer.turn();
-        await reader.prefetch(source, keys, w);
-      }
-      // 3. Judged and committed monitor by monitor.
-      for (const job of jobs) {
-        if (closed) break;
-        await slicer.turn();
-        try {
-          await evaluateJob(job, reader, now, stats);
-        } catch (err) {
-          stats.errors += 1;
-          ports.log.warn('monitor evaluation failed', {
-            monitor_id: job.monitor.id,
-            error: (err as Error).message,
-          });
-        }
-      }
-      // 4. Report monitors whose period has not been sent.
-      const reports = active.filter((m) => m.type === 'report');
-      if (ports.reports && reports.length > 0 && !closed) {
-        const done = await ports.reports.run(reports, now, () => slicer.turn());
-        stats.reports = done.reports;
-        stats.queued += done.queued;
-        stats.errors += done.errors;
-      }
+      pacer.finish();
+      stats.busyMs = pacer.busyMs;
+      stats.longestTurnMs = pacer.longestMs;
+      stats.turns = pacer.pauses + 1;
+      stats.longestStep = pacer.longestStep;
+      stats.loopDelayP99Ms = delay.percentile(99) / 1e6;
+      stats.loopDelayMaxMs = delay.max / 1e6;
       const used = process.cpuUsage(cpu);
       stats.cpuMs = (used.user + used.system) / 1000;
       stats.wallMs = performance.now() - started;
@@ -230,6 +207,95 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       return await running;
     } finally {
       running = null;
+    }
+  }
+
+  /** Every active monitor, a page at a time with the round's pace between pages. */
+  async function activeMonitors(pacer: Pacer): Promise<Monitor[]> {
+    const active: Monitor[] = [];
+    for (;;) {
+      const page = await ports.monitors.activePage(active[active.length - 1] ?? null, MONITOR_PAGE);
+      active.push(...page);
+      if (page.length < MONITOR_PAGE || closed) return active;
+      await pacer.turn();
+    }
+  }
+
+  async function evaluateActive(stats: RoundStats, pacer: Pacer): Promise<void> {
+    const reader = new RoundReader(ports.metrics, matches, pacer);
+    const now = ports.now();
+    pacer.step = 'load';
+    const active = await activeMonitors(pacer);
+    const ids = new Set(active.map((m) => m.id));
+    for (const id of plans.keys()) if (!ids.has(id)) plans.delete(id);
+    const queue = active.filter((m) => m.type === 'alert');
+    stats.monitors = queue.length;
+    // 1. Each monitor's plan, window and keys (the keys written in a window are read once per
+    //    source and window).
+    const jobs: Job[] = [];
+    pacer.step = 'prepare';
+    for (const monitor of queue) {
+      if (closed) break;
+      await pacer.turn();
+      try {
+        jobs.push(await prepare(monitor, reader, now));
+      } catch (err) {
+        failed(stats, monitor, err);
+      }
+    }
+    pacer.step = 'read';
+    await prefetchAll(jobs, reader, pacer);
+    pacer.step = 'judge';
+    // 3. Judged monitor by monitor and committed a turn's monitors at a time.
+    let judged: Array<{ job: Job; findings: Finding[] }> = [];
+    for (const job of jobs) {
+      if (closed) break;
+      if (pacer.spentMs() >= TURN_MS / 2) {
+        await commitAll(judged, now, stats, pacer);
+        judged = [];
+        await pacer.turn();
+      }
+      try {
+        judged.push({ job, findings: await judge(job, reader, stats) });
+      } catch (err) {
+        failed(stats, job.monitor, err);
+      }
+    }
+    await commitAll(judged, now, stats, pacer);
+    matches.endRound();
+    // 4. Report monitors whose period has not been sent.
+    const reports = active.filter((m) => m.type === 'report');
+    if (ports.reports && reports.length > 0 && !closed) {
+      pacer.step = 'reports';
+      const done = await ports.reports.run(reports, now, () => pacer.turn());
+      stats.reports = done.reports;
+      stats.queued += done.queued;
+      stats.errors += done.errors;
+    }
+  }
+
+  function failed(stats: RoundStats, monitor: Monitor, err: unknown) {
+    stats.errors += 1;
+    ports.log.warn('monitor evaluation failed', { monitor_id: monitor.id, error: (err as Error).message });
+  }
+
+  /**
+   * 2. The instances' series, grouped by source and window: multi-key reads, one round trip to the
+   * metric writer per READ_SLICE_KEYS keys instead of one per key.
+   */
+  async function prefetchAll(jobs: Job[], reader: RoundReader, pacer: Pacer): Promise<void> {
+    const groups = new Map<string, { source: Source; w: Window; keys: string[] }>();
+    for (const job of jobs) {
+      if (!job.source || !job.w || !job.keys) continue;
+      const name = `${job.source.id}\u0000${job.w.granularity.text}\u0000${job.w.bucketsMs[0]}\u0000${job.w.endMs}`;
+      let group = groups.get(name);
+      if (!group) groups.set(name, (group = { source: job.source, w: job.w, keys: [] }));
+      for (const { key } of job.keys) group.keys.push(key);
+    }
+    for (const { source, w, keys } of groups.values()) {
+      if (closed) break;
+      await pacer.turn();
+      await reader.prefetch(source, keys, w);
     }
   }
 
@@ -247,13 +313,67 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     }
   }
 
-  async function evaluateJob(job: Job, reader: RoundReader, now: number, stats: RoundStats) {
+  async function judge(job: Job, reader: RoundReader, stats: RoundStats): Promise<Finding[]> {
     const findings =
       job.error !== undefined
         ? [job.error]
         : await readFindings(job.source!, job.plan!, job.w!, job.keys!, reader);
     stats.instances += findings.length;
-    await commit(job.monitor, findings, now, stats);
+    return findings;
+  }
+
+  /**
+   * Commits the findings of several monitors in one transaction: one write to the WAL and one hold
+   * of the write lock (which the metric writer's folds share) instead of one per monitor. Each
+   * monitor's writes are atomic on their own (saveEvaluations: a savepoint each, written only at the
+   * version evaluated; one that fails is rolled back alone and counted as an error). While another
+   * connection holds the write lock the round pauses and tries again (for up to LOCK_WAIT_MS)
+   * instead of sleeping on the event loop in SQLite's busy handler; after that it waits for the lock
+   * as any other write of the service does.
+   */
+  async function commitAll(
+    judged: ReadonlyArray<{ job: Job; findings: Finding[] }>,
+    now: number,
+    stats: RoundStats,
+    pacer: Pacer,
+  ) {
+    if (judged.length === 0) return;
+    const step = pacer.step;
+    pacer.step = 'commit';
+    const planned: Array<{ monitor: Monitor; evaluation: Evaluation; changes: number }> = [];
+    try {
+      for (const { job, findings } of judged) {
+        try {
+          const p = await planCommit(job.monitor, findings, now);
+          if (p) planned.push({ monitor: job.monitor, ...p });
+        } catch (err) {
+          failed(stats, job.monitor, err);
+        }
+      }
+      if (planned.length === 0) return;
+      const evaluations = planned.map((p) => p.evaluation);
+      let results: Array<number | null | Error> | null = null;
+      const until = performance.now() + LOCK_WAIT_MS;
+      while (results === null && performance.now() < until && !closed) {
+        results = await ports.monitors.saveEvaluations(evaluations, { tryOnly: true });
+        if (results !== null) break;
+        stats.lockWaits += 1;
+        await pacer.rest(LOCK_PAUSE_MS);
+      }
+      results ??= (await ports.monitors.saveEvaluations(evaluations, { tryOnly: false }))!;
+      for (const [index, result] of results.entries()) {
+        const p = planned[index]!;
+        if (result instanceof Error) failed(stats, p.monitor, result);
+        else if (result !== null) {
+          stats.changes += p.changes;
+          stats.queued += result;
+        }
+      }
+    } catch (err) {
+      for (const p of planned) failed(stats, p.monitor, err);
+    } finally {
+      pacer.step = step;
+    }
   }
 
   async function readFindings(
@@ -320,22 +440,25 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     return findings;
   }
 
-  async function commit(monitor: Monitor, findings: Finding[], now: number, stats: RoundStats) {
-    // The monitor may have changed or gone while its series were read: that round's findings are
-    // dropped (checked here, and again by saveEvaluation, which writes only at this version).
+  /**
+   * What a monitor's findings change: history, instance states, forgotten instances and the
+   * notifications to queue, from the monitor and instances as stored now. Null when the monitor
+   * changed or went while its series were read (that round's findings are dropped; saveEvaluations
+   * checks the version again as it writes).
+   */
+  async function planCommit(
+    monitor: Monitor,
+    findings: Finding[],
+    now: number,
+  ): Promise<{ evaluation: Evaluation; changes: number } | null> {
     const fresh = await ports.monitors.byId(monitor.id, monitor.organizationId);
-    if (!fresh || fresh.updatedAt !== monitor.updatedAt || fresh.status !== 'active') return;
+    if (!fresh || fresh.updatedAt !== monitor.updatedAt || fresh.status !== 'active') return null;
     const known = new Map((await ports.monitors.instances(monitor.id)).map((i) => [i.instance, i]));
     const seen = new Set<string>();
     const muted = fresh.mutedUntil !== null && fresh.mutedUntil > now;
     const forMs = durationMs(fresh.for) ?? 0;
     const repeatMs = fresh.repeatEvery ? durationMs(fresh.repeatEvery) : null;
-    const writes = {
-      history: [] as HistoryEntry[],
-      instances: [] as MonitorInstance[],
-      removed: [] as string[],
-      outbox: [] as NewOutboxRow[],
-    };
+    const writes: Evaluation['writes'] = { history: [], instances: [], removed: [], outbox: [] };
     let changes = 0;
     for (const f of findings) {
       seen.add(f.key);
@@ -362,13 +485,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     }
     // Keys that no longer match a pattern are forgotten (their history stays).
     for (const key of known.keys()) if (!seen.has(key)) writes.removed.push(key);
-    const queued = await ports.monitors.saveEvaluation(withRuleStatus(fresh, findings, now, muted), writes);
-    if (queued === null) return;
-    stats.changes += changes;
-    stats.queued += queued;
+    return { evaluation: { evaluated: withRuleStatus(fresh, findings, now, muted), writes }, changes };
   }
 
-  /** The notifications of an instance's change, one per channel (queued by saveEvaluation). */
+  /** The notifications of an instance's change, one per channel (queued by saveEvaluations). */
   function enqueue(
     m: Monitor,
     before: MonitorInstance,
@@ -413,6 +533,13 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
               reports: stats.reports,
               cpu_ms: Math.round(stats.cpuMs),
               wall_ms: Math.round(stats.wallMs),
+              busy_ms: Math.round(stats.busyMs),
+              turns: stats.turns,
+              lock_waits: stats.lockWaits,
+              longest_turn_ms: Math.round(stats.longestTurnMs * 10) / 10,
+              longest_step: stats.longestStep,
+              loop_delay_p99_ms: Math.round(stats.loopDelayP99Ms * 10) / 10,
+              loop_delay_max_ms: Math.round(stats.loopDelayMaxMs * 10) / 10,
             });
         } catch (err) {
           ports.log.warn('alerts round failed', { error: (err as Error).message });

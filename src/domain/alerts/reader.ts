@@ -3,7 +3,10 @@
 // column scan): the keys of a key pattern (from the system key's `keys.*` counts over the window)
 // and, per key, the watched row's value in every completed bucket. One reader serves one round, so
 // monitors on the same key and window share one read; a round reads its keys ahead (`prefetch`) in
-// multi-key reads, one request to the metric writer per READ_SLICE_KEYS keys.
+// multi-key reads, one request to the metric writer per READ_SLICE_KEYS keys. The system key is read
+// one bucket at a time (each bucket holds a count per key: thousands of leaves to parse), with a
+// pause between buckets; a pattern's matches are kept between rounds while the window's keys are
+// the same (KeyMatches), so a round does not run every pattern against every key again.
 import type { Source } from '../types';
 import type { SeriesParams, SeriesText } from '../metrics/query/series';
 import { scanSeries } from '../metrics/query/columns';
@@ -25,8 +28,70 @@ export interface SeriesReader {
   ): Promise<SeriesText[]>;
 }
 
-/** keys read in one multi-key read: a read is one synchronous turn of the event loop, kept short */
-export const READ_SLICE_KEYS = 100;
+/**
+ * keys read in one multi-key read: the read's rows and their assembly are one synchronous step of
+ * the event loop, about 1 ms for 32 keys of 10 buckets while the writer holds unfolded parts
+ */
+export const READ_SLICE_KEYS = 32;
+
+/** A round's pace (pace.ts Pacer): turns with pauses between them, and waits for reads. */
+export interface Pace {
+  turn(): Promise<void>;
+  wait<T>(read: Promise<T>): Promise<T>;
+}
+const noPace: Pace = { turn: () => Promise.resolve(), wait: (read) => read };
+
+export interface KeyMatch {
+  key: string;
+  labels: Record<string, string>;
+}
+
+/**
+ * Kept by the evaluator between rounds: the keys written in each kind of window (source,
+ * granularity, bucket count) as the last round saw them, and each pattern's matches among them.
+ * When a round finds the same keys again it gets the same array back, and a pattern (the RegExp of a
+ * kept plan) matched against that array answers from its last matching instead of running again
+ * over thousands of keys. A new or vanished key makes a new array: every pattern matches it afresh.
+ */
+export class KeyMatches {
+  private lists = new Map<string, string[]>();
+  private seen = new Map<string, string[]>();
+  private readonly matches = new WeakMap<RegExp, { keys: readonly string[]; found: KeyMatch[] }>();
+
+  /** `keys` (sorted), or the last round's array when it holds the same keys. */
+  intern(name: string, keys: string[]): string[] {
+    const last = this.seen.get(name) ?? this.lists.get(name);
+    const kept = last && sameKeys(last, keys) ? last : keys;
+    this.seen.set(name, kept);
+    return kept;
+  }
+
+  /** Forgets the lists no window of the round asked for. */
+  endRound(): void {
+    this.lists = this.seen;
+    this.seen = new Map();
+  }
+
+  /** The keys matching `pattern`, in key order, at most MAX_INSTANCES (the answer is shared: read only). */
+  match(pattern: RegExp, keys: readonly string[]): KeyMatch[] {
+    const known = this.matches.get(pattern);
+    if (known && known.keys === keys) return known.found;
+    const found: KeyMatch[] = [];
+    for (const key of keys) {
+      const labels = matchKey(pattern, key);
+      if (labels) found.push({ key, labels });
+      if (found.length >= MAX_INSTANCES) break;
+    }
+    this.matches.set(pattern, { keys, found });
+    return found;
+  }
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 export interface Window {
   granularity: Granularity;
@@ -56,7 +121,11 @@ export class RoundReader {
   private readonly texts = new Map<string, Promise<SeriesText>>();
   /** the keys written in a window, per source and window (parsed once a round, not once a monitor) */
   private readonly written = new Map<string, Promise<string[]>>();
-  constructor(private readonly metrics: SeriesReader) {}
+  constructor(
+    private readonly metrics: SeriesReader,
+    private readonly matches = new KeyMatches(),
+    private readonly pace: Pace = noPace,
+  ) {}
 
   private nameOf(source: Source, key: string, w: Window): string {
     return `${source.id}\u0000${key}\u0000${w.granularity.text}\u0000${w.bucketsMs[0]}\u0000${w.endMs}`;
@@ -84,9 +153,9 @@ export class RoundReader {
 
   /**
    * Reads the series of many keys of one source and window ahead of `series`, in multi-key reads of
-   * READ_SLICE_KEYS keys (one round trip to the metric writer each) with a turn of the event loop
-   * between them, so that requests waiting meanwhile are served. A failed read fails the keys of
-   * its slice only (their `series` rejects).
+   * READ_SLICE_KEYS keys (one round trip to the metric writer each) with the round's pace between
+   * them, so that requests waiting meanwhile are served. A failed read fails the keys of its slice
+   * only (their `series` rejects).
    */
   async prefetch(source: Source, keys: readonly string[], w: Window): Promise<void> {
     const readMany = this.metrics.readSeriesMany?.bind(this.metrics);
@@ -94,7 +163,7 @@ export class RoundReader {
     if (!readMany || todo.length === 0) return;
     const range = { bucketsMs: w.bucketsMs };
     for (let at = 0; at < todo.length; at += READ_SLICE_KEYS) {
-      if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+      await this.pace.turn();
       const slice = todo.slice(at, at + READ_SLICE_KEYS);
       const { key: _key, ...params } = this.paramsOf('', w);
       const texts = readMany(source, slice, { ...params, range });
@@ -105,40 +174,51 @@ export class RoundReader {
         text.catch(() => undefined); // observed by `series`, which rejects with it
         this.texts.set(this.nameOf(source, key, w), text);
       });
-      await texts.catch(() => undefined);
+      await this.pace.wait(texts.catch(() => undefined));
     }
   }
 
   /** The keys a plan watches in the window: its one key, or the keys its pattern matches (sorted, bounded). */
-  async keys(
-    source: Source,
-    plan: MonitorPlan,
-    w: Window,
-  ): Promise<Array<{ key: string; labels: Record<string, string> }>> {
+  async keys(source: Source, plan: MonitorPlan, w: Window): Promise<KeyMatch[]> {
     if (!plan.pattern) return [{ key: plan.key, labels: {} }];
     const name = `${source.id}\u0000${w.granularity.text}\u0000${w.bucketsMs[0]}\u0000${w.endMs}`;
     let keys = this.written.get(name);
     if (!keys) {
-      keys = this.read(source, SYSTEM_KEY, w).then((system) => {
-        const seen = new Set<string>();
-        for (const value of system.values) {
-          const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value;
-          if (!isMap(parsed)) continue;
-          forEachLeaf(parsed.keys, (path, count) => {
-            if (count > 0) seen.add(path);
-          });
-        }
-        return [...seen].sort();
-      });
+      keys = this.writtenKeys(source, w).then((written) =>
+        this.matches.intern(
+          `${source.id}\u0000${w.granularity.text}\u0000${w.bucketsMs.length}`,
+          [...written].sort(),
+        ),
+      );
       this.written.set(name, keys);
     }
-    const out: Array<{ key: string; labels: Record<string, string> }> = [];
-    for (const key of await keys) {
-      const labels = matchKey(plan.pattern, key);
-      if (labels) out.push({ key, labels });
-      if (out.length >= MAX_INSTANCES) break;
+    return this.matches.match(plan.pattern, await this.pace.wait(keys));
+  }
+
+  /** The keys with a count in the window (the system key's `keys.*`), read a bucket at a time. */
+  private async writtenKeys(source: Source, w: Window): Promise<Set<string>> {
+    const seen = new Set<string>();
+    for (let i = 0; i < w.bucketsMs.length; i++) {
+      await this.pace.turn();
+      const startMs = w.bucketsMs[i]!;
+      const system = await this.pace.wait(
+        this.metrics.readSeries(source, {
+          key: SYSTEM_KEY,
+          granularity: w.granularity,
+          fromMs: startMs,
+          toMs: (w.bucketsMs[i + 1] ?? w.endMs) - 1,
+          range: { bucketsMs: [startMs] },
+        }),
+      );
+      for (const value of system.values) {
+        const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+        if (!isMap(parsed)) continue;
+        forEachLeaf(parsed.keys, (path, count) => {
+          if (count > 0) seen.add(path);
+        });
+      }
     }
-    return out;
+    return seen;
   }
 
   /** The watched row's value per completed bucket of the window (null where missing). */

@@ -2,12 +2,12 @@
 // short turns (at most TURN_MS each) and after each turn leaves the loop alone for PAUSE_RATIO times
 // as long (a timer, not setImmediate: with setImmediate the round took the loop back at once and a
 // request arriving at any moment of a round found a turn in progress, which moved ingest's p99).
-// With a turn of 2 ms and a pause of 6 ms a round holds the loop a quarter of its wall time at most;
+// With a turn of 1 ms and a pause of 3 ms a round holds the loop a quarter of its wall time at most;
 // its wall time grows about fourfold (a round of 0.4 s of work takes about 1.6 s, well within the
 // minute of `[alerts] interval`) and every monitor is still judged at the round's one `now`.
 
 /** The longest a round works without letting the event loop serve others (ms). */
-export const TURN_MS = 2;
+export const TURN_MS = 1;
 /** The pause after a turn, as a multiple of the turn's length. */
 export const PAUSE_RATIO = 3;
 /** The longest pause (ms): a turn lengthened by a slow wait (a read) does not stall the round. */

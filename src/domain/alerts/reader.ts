@@ -30,9 +30,10 @@ export interface SeriesReader {
 
 /**
  * keys read in one multi-key read: the read's rows and their assembly are one synchronous step of
- * the event loop, about 1 ms for 32 keys of 10 buckets while the writer holds unfolded parts
+ * the event loop, about 1 ms for 32 keys of 10 buckets while the writer holds unfolded parts; 16
+ * keys keep it near the round's 1 ms turns (pace.ts)
  */
-export const READ_SLICE_KEYS = 32;
+export const READ_SLICE_KEYS = 16;
 
 /** A round's pace (pace.ts Pacer): turns with pauses between them, and waits for reads. */
 export interface Pace {

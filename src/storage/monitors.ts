@@ -310,17 +310,12 @@ export function createMonitorsRepo(db: Db) {
       return r ? { periodStart: r.period_start, ranAt: r.ran_at, error: r.error } : undefined;
     },
     /**
-     * Atomic: an evaluation's findings, written only while the monitor is still the version (and
-     * active) it was evaluated as: history entries, instance states, forgotten instances, the
-     * notifications it queues, and what it learned of the rules (`evaluated`, updated_at kept).
-     * Null when the monitor changed or went meanwhile (the round's findings are dropped); else how
-     * many notifications were queued.
-     */
-    saveEvaluation: async (evaluated: Monitor, w: Evaluation['writes']): Promise<number | null> =>
-      saveOne.immediate({ evaluated, writes: w }),
-    /**
-     * Several evaluations in one IMMEDIATE transaction (one write to the WAL, one hold of the write
-     * lock), each atomic on its own as saveEvaluation's, in a savepoint of its own: one that throws
+     * Atomic per evaluation: its findings (history entries, instance states, forgotten instances,
+     * the notifications it queues, what it learned of the rules; `evaluated`, updated_at kept),
+     * written only while the monitor is still the version (and active) it was evaluated as: null
+     * for it when the monitor changed or went meanwhile (the round's findings are dropped), else
+     * how many notifications were queued. Several evaluations go in one IMMEDIATE transaction (one
+     * write to the WAL, one hold of the write lock), each in a savepoint of its own: one that throws
      * is rolled back alone and given back as its Error. With `tryOnly`, null (nothing written) when
      * another connection holds the write lock, instead of sleeping in SQLite's busy handler on the
      * event loop while the metric writer's fold (a few ms a transaction) holds it.

@@ -301,14 +301,12 @@ describe('monitors and outbox: atomic units', () => {
     const outbox = createOutboxRepo(db);
     await monitors.insert(monitor('m1'), 10);
     const writes = { history: [entry], instances: [], removed: [], outbox: [notification('n1')] };
-    assert.equal(await monitors.saveEvaluation({ ...monitor('m1'), updatedAt: 999 }, writes), null);
+    const saveEvaluation = async (evaluated: ReturnType<typeof monitor>, w: typeof writes) =>
+      (await monitors.saveEvaluations([{ evaluated, writes: w }], { tryOnly: false }))![0];
+    assert.equal(await saveEvaluation({ ...monitor('m1'), updatedAt: 999 }, writes), null);
     assert.equal(count('alert_outbox') + count('monitor_history'), 0);
-    assert.equal(await monitors.saveEvaluation(monitor('m1'), writes), 1);
-    assert.equal(
-      await monitors.saveEvaluation(monitor('m1'), writes),
-      0,
-      'a known idempotency key is skipped',
-    );
+    assert.equal(await saveEvaluation(monitor('m1'), writes), 1);
+    assert.equal(await saveEvaluation(monitor('m1'), writes), 0, 'a known idempotency key is skipped');
     assert.equal((await outbox.byMonitor('m1')).length, 1);
     assert.equal(await outbox.claim((await outbox.byMonitor('m1'))[0]!.id), true);
     assert.equal(await outbox.claim((await outbox.byMonitor('m1'))[0]!.id), false, 'one sender takes a row');

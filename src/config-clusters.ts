@@ -26,8 +26,15 @@ export const MAX_MERGE_WINDOW_MS = 1000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const KEYS = new Set(['id', 'url', 'merge_window_ms']);
 
-/** What is wrong with a cluster URL, or null. The password is never echoed. */
-function urlProblem(text: string): string | null {
+/**
+ * The id of the default metrics cluster in cluster mode: `storage.url` itself, where every project
+ * that names no configured cluster keeps its buckets (docs/cluster.md). Never a `[[clusters]]` id
+ * (the nil UUID), never sent by or to clients.
+ */
+export const DEFAULT_CLUSTER_ID = '00000000-0000-0000-0000-000000000000';
+
+/** What is wrong with a PostgreSQL URL (`[[clusters]]`, `storage.url`), or null. The password is never echoed. */
+export function postgresUrlProblem(text: string): string | null {
   let url: URL;
   try {
     url = new URL(text);
@@ -67,8 +74,9 @@ export function parseClusters(raw: unknown): ClusterConfig[] | string {
     if (typeof id !== 'string' || !UUID.test(id.trim())) return `${at}: id must be a UUID`;
     const lower = id.trim().toLowerCase();
     if (out.some((c) => c.id === lower)) return `${at}: id ${lower} is given twice`;
+    if (lower === DEFAULT_CLUSTER_ID) return `${at}: id ${lower} is reserved for storage.url`;
     if (typeof url !== 'string') return `${at}: url must be a string`;
-    const problem = urlProblem(url.trim());
+    const problem = postgresUrlProblem(url.trim());
     if (problem) return `${at}: ${problem}`;
     const window = entry.merge_window_ms ?? DEFAULT_MERGE_WINDOW_MS;
     const ms = typeof window === 'bigint' ? Number(window) : window;

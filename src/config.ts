@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { parseSecretKey } from './lib/secrets';
 import { parseListeners, type ListenerConfig } from './config-listeners';
-import { parseClusters, type ClusterConfig } from './config-clusters';
+import { parseClusters, postgresUrlProblem, type ClusterConfig } from './config-clusters';
 import { checkAllowedHosts, isHostName } from './lib/outbound';
 
 export interface Config {
@@ -27,6 +27,12 @@ export interface Config {
     readonly dataDir: string;
     /** bytes of recent series answers kept while their series is unchanged (0: none kept) */
     readonly answerCacheBytes: number;
+    /**
+     * `storage.url`: cluster mode (SPEC 14, docs/cluster.md). Every table of service.db lives in
+     * this PostgreSQL database and every project without a named metrics cluster keeps its
+     * buckets there (the default metrics cluster). null: one node on service.db, as always.
+     */
+    readonly url: string | null;
   };
   readonly deployment: { readonly mode: 'self_hosted' | 'saas' };
   readonly features: { readonly projectsEnabled: boolean; readonly registrationEnabled: boolean };
@@ -118,6 +124,7 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   // Obsolete (the write log is always on): still accepted so that older configuration files load.
   { key: 'storage.write_log', env: 'SERVICE_WRITE_LOG', kind: 'bool' },
   { key: 'storage.answer_cache_bytes', env: 'SERVICE_ANSWER_CACHE_BYTES', kind: 'size', min: 0 },
+  { key: 'storage.url', env: 'SERVICE_STORAGE_URL', kind: 'string' },
   { key: 'deployment.mode', env: 'SERVICE_DEPLOYMENT_MODE', kind: 'enum', values: ['self_hosted', 'saas'] },
   { key: 'features.projects_enabled', env: 'SERVICE_PROJECTS_ENABLED', kind: 'bool' },
   { key: 'features.registration_enabled', env: 'SERVICE_REGISTRATION_ENABLED', kind: 'bool' },
@@ -177,6 +184,7 @@ const DEFAULTS: Record<string, unknown> = {
   'storage.data_dir': './data',
   'storage.write_log': true,
   'storage.answer_cache_bytes': 33_554_432,
+  'storage.url': null, // one node on service.db
   'deployment.mode': 'self_hosted',
   'features.projects_enabled': true,
   'features.registration_enabled': true,
@@ -371,6 +379,14 @@ export function loadConfig(input: ConfigInput = {}): Config {
   const clustersEnv = env[CLUSTERS_ENV];
   if (clustersEnv !== undefined && clustersEnv !== '')
     clusters = clustersOf(clustersEnv, `env ${CLUSTERS_ENV}`);
+  const storageUrl = (values['storage.url'] as string | null) || null;
+  if (storageUrl !== null) {
+    const problem = postgresUrlProblem(storageUrl);
+    if (problem)
+      throw new ConfigError(
+        `invalid value for storage.url (env SERVICE_STORAGE_URL or the config file): ${problem}`,
+      );
+  }
   const alertsIntervalMs = intervalMs(values['alerts.interval'] as string)!;
   const dataDir = path.resolve(cwd, values['storage.data_dir'] as string);
   const sqliteRoot = values['sources.sqlite_root']
@@ -388,7 +404,11 @@ export function loadConfig(input: ConfigInput = {}): Config {
       bodyBytesInFlight: values['server.body_bytes_in_flight'] as number,
       trustProxy: values['server.trust_proxy'] as boolean,
     },
-    storage: { dataDir, answerCacheBytes: values['storage.answer_cache_bytes'] as number },
+    storage: {
+      dataDir,
+      answerCacheBytes: values['storage.answer_cache_bytes'] as number,
+      url: storageUrl,
+    },
     deployment: { mode: values['deployment.mode'] as Config['deployment']['mode'] },
     features: {
       projectsEnabled: values['features.projects_enabled'] as boolean,

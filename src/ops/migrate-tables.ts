@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Db } from '../storage/db';
-import { EMBEDDED_STORE_TABLES } from '../storage/pg/migrations';
+import { CLUSTER_ONLY_TABLES, EMBEDDED_STORE_TABLES } from '../storage/pg/migrations';
 import { OpsError } from './backup';
 
 export type Value = string | number | bigint | null;
@@ -104,7 +104,7 @@ export async function pgTables(client: pg.ClientBase): Promise<Map<string, strin
 /** Fails unless both sides hold the same tables with the same columns in the same order. */
 export function assertSameTables(sqlite: Db, tables: string[], pgSide: Map<string, string[]>): void {
   const missing = tables.filter((t) => !pgSide.has(t));
-  const extra = [...pgSide.keys()].filter((t) => !tables.includes(t));
+  const extra = [...pgSide.keys()].filter((t) => !tables.includes(t) && !CLUSTER_ONLY_TABLES.includes(t));
   if (missing.length > 0 || extra.length > 0) {
     throw new OpsError(
       `the PostgreSQL schema and service.db hold different tables (only in service.db: ${missing.join(', ') || 'none'}; only in PostgreSQL: ${extra.join(', ') || 'none'})`,

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import { openDatabase, type Db } from '../storage/db';
 import { migrate, SCHEMA_VERSION } from '../storage/migrations';
-import { migratePostgres } from '../storage/pg/migrations';
+import { CLUSTER_ONLY_TABLES, migratePostgres } from '../storage/pg/migrations';
 import { projectSchema } from '../drivers/network/clusters';
 import { backupDatabase, OpsError } from './backup';
 import { pidFilePath, runningService } from './pid-file';
@@ -64,7 +64,7 @@ async function assertEmptyTarget(client: pg.ClientBase, url: string, tables: str
   const allowed = (r: { name: string; kind: string; own: boolean }) =>
     r.own &&
     (r.name === 'schema_migrations' ||
-      (r.kind === 'r' && tables.includes(r.name)) ||
+      (r.kind === 'r' && (tables.includes(r.name) || CLUSTER_ONLY_TABLES.includes(r.name))) ||
       (r.kind === 'S' && tables.some((t) => r.name.startsWith(`${t}_`))));
   const foreign = rows.filter((r) => !allowed(r)).map((r) => `${r.schema}.${r.name}`);
   const filled: string[] = [];

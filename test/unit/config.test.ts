@@ -42,7 +42,7 @@ describe('config', () => {
         bodyBytesInFlight: 8_388_608,
         trustProxy: false,
       },
-      storage: { dataDir: path.join(cwd, 'data'), answerCacheBytes: 33_554_432 },
+      storage: { dataDir: path.join(cwd, 'data'), answerCacheBytes: 33_554_432, url: null },
       deployment: { mode: 'self_hosted' },
       features: { projectsEnabled: true, registrationEnabled: true },
       limits: {
@@ -179,6 +179,7 @@ level = "warn"
       'storage.data_dir': [' '],
       'storage.write_log': ['sometimes'],
       'storage.answer_cache_bytes': ['-1', '32M', '1.5'],
+      'storage.url': ['mysql://db/x', 'postgres://db', 'not a url'],
       'deployment.mode': ['cloud', 'SAAS'],
       'features.projects_enabled': ['maybe', '2'],
       'features.registration_enabled': ['enabled'],

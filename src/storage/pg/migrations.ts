@@ -9,16 +9,21 @@
 // compares the two schemas column by column).
 import pg from 'pg';
 import { SERVICE_SCHEMA } from './schema/001_service';
+import { CLUSTER_SCHEMA } from './schema/002_cluster';
 
 const MIGRATIONS: readonly string[] = [
   SERVICE_SCHEMA, // = SQLite's schema version 14
+  CLUSTER_SCHEMA, // cluster mode's own tables (no SQLite twin)
 ];
 
 /** The PostgreSQL schema version this build writes. */
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;
 
 /** The SQLite schema version (storage/migrations.ts) whose tables PG_SCHEMA_VERSION holds. */
-export const SQLITE_VERSION_OF_PG: Readonly<Record<number, number>> = { 1: 14 };
+export const SQLITE_VERSION_OF_PG: Readonly<Record<number, number>> = { 1: 14, 2: 14 };
+
+/** Tables only cluster mode has (a single node keeps them in memory): not in service.db, not copied. */
+export const CLUSTER_ONLY_TABLES: readonly string[] = ['login_throttle', 'node_leases'];
 
 /** The advisory lock key of the migrations: "TRIFLSVC" in ASCII, one constant for every node. */
 export const MIGRATION_LOCK = '6075999413553288771';

@@ -16,6 +16,10 @@
 //                          variants alternate in the same minutes of a shared machine
 //   BENCH_EMBEDDED=0       leaves out the embedded-store figure
 //   BENCH_NODES=1          service processes writing the same project on the same cluster
+//   BENCH_CONTROL=postgres the nodes' control plane (accounts, tokens, sources): `postgres` runs every
+//                          node in cluster mode on one scratch database of its own (`storage.url`),
+//                          `sqlite` gives the node its own service.db; default postgres for more
+//                          than one node, sqlite for one (how the 1-node figures were taken)
 //   BENCH_SERVICE=dist/service  the single executable instead of src/main.ts through tsx
 //   BENCH_PG_TIMEOUT_MS=30000  the nodes' network.timeout_ms (statement timeout; the service's
 //                          default is 5000). The figures in docs/cluster.md were taken with 30 s:
@@ -33,18 +37,19 @@
 // when it ends: so the database's backends are ended (pg_terminate_backend, waiting) just before
 // and just after each run; the service's pool connects again.
 //
-// Nodes > 1: SPEC 14's nodes share one control plane in PostgreSQL (storage.url), which is not
-// built yet. Until it is, the bench creates the project on one node, stops it, and starts every
-// node on a copy of that data directory: each node has the same accounts, project and token, and
-// all write the project's one schema in the cluster. That is sound for this workload only because
-// ingesting into a cluster project reads the control plane and never writes it; it does not
-// measure the control plane's own load on PostgreSQL (token and source look-ups, which nodes
-// would make against PostgreSQL, cached). All nodes, PostgreSQL and wrk share this machine's cores,
-// so the aggregate rate of N nodes here is no figure for N machines: commits, rows per point and
-// CPU per point are (docs/cluster.md reasons from them).
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+// Nodes > 1 (or BENCH_CONTROL=postgres): SPEC 14's cluster mode. Every node starts on
+// `storage.url`, one scratch database holding the service's own tables (the control plane), with
+// its own data directory and the same secrets key; the account, project and token are made through
+// the first node and the others find them there. The project's buckets stay in the `[[clusters]]`
+// entry's own scratch database (so that its merge window can be set per run, and its commits and
+// tuples are counted apart from the control plane's); the control plane's commits per second are
+// printed beside them (token and source look-ups, cached on each node, and the nodes' lease
+// heartbeats). All nodes, PostgreSQL and wrk share this machine's cores, so the aggregate rate of N
+// nodes here is no figure for N machines: commits, rows per point and CPU per point are
+// (docs/cluster.md reasons from them).
+import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import {
   cpuSeconds,
@@ -52,7 +57,6 @@ import {
   projectHeaders,
   seeded,
   serviceLabel,
-  spawnServer,
   spawnService,
   waitIdle,
   type ChildServer,
@@ -63,6 +67,8 @@ import { WORKLOADS } from './workloads';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const NODES = Number(process.env.BENCH_NODES ?? 1);
+const CONTROL = process.env.BENCH_CONTROL ?? (NODES > 1 ? 'postgres' : 'sqlite');
+if (CONTROL !== 'postgres' && CONTROL !== 'sqlite') throw new Error('BENCH_CONTROL is postgres or sqlite');
 const WINDOWS = (process.env.BENCH_WINDOWS ?? '0,20,50,200').split(',').map(Number);
 const EMBEDDED = process.env.BENCH_EMBEDDED !== '0';
 const PG_TIMEOUT_MS = process.env.BENCH_PG_TIMEOUT_MS ?? '30000';
@@ -265,42 +271,56 @@ async function committedPoints(node: ChildServer): Promise<number | null> {
   return m ? Number(m[1]) : null;
 }
 
-/** A node on an existing data directory (a copy of the first node's). */
-function spawnNodeOn(dir: string, env: Record<string, string>): Promise<ChildServer> {
-  const executable = process.env.BENCH_SERVICE || undefined;
-  const flags = executable ? [] : ['--max-semi-space-size=8'];
-  return spawnServer('src/main.ts', ['serve', '--port', '0', '--data', dir], { env, executable, flags });
-}
-
 interface Nodes {
   nodes: ChildServer[];
   headers: Record<string, string>;
-  /** the data directories to delete after (the nodes' own and the copies) */
-  dirs: string[];
   schema: string;
 }
 
-/** N nodes with the cluster configured and one project on it (see the header for N > 1). */
-async function startNodes(n: number, env: Record<string, string>, project: Record<string, unknown>) {
-  const first = await spawnService(env);
-  const headers = await projectHeaders(first, project);
+/**
+ * N nodes with the cluster configured and one project on it, made through the first node. With a
+ * control database every node runs in cluster mode on it (`storage.url`, the same secrets key),
+ * started together (their migrations meet on the advisory lock); else the one node keeps its own
+ * service.db.
+ */
+async function startNodes(
+  n: number,
+  env: Record<string, string>,
+  project: Record<string, unknown>,
+  control: string | null,
+): Promise<Nodes> {
+  if (control === null && n > 1) throw new Error('more than one node needs the control plane on PostgreSQL');
+  const nodeEnv =
+    control === null
+      ? env
+      : {
+          ...env,
+          SERVICE_STORAGE_URL: `postgres://${PG.user}@${PG.host}:${PG.port}/${control}`,
+          SERVICE_SECRET_KEY: randomBytes(32).toString('hex'),
+        };
+  const nodes = await Promise.all(Array.from({ length: n }, () => spawnService(nodeEnv)));
+  const headers = await projectHeaders(nodes[0]!, project);
   const schema = `svc_project_${headers['x-service-source-id']!.replace(/-/g, '')}`;
-  if (n === 1) return { nodes: [first], headers, dirs: [first.dataDir], schema } satisfies Nodes;
-  await first.stop();
-  const dirs = [first.dataDir];
-  for (let i = 1; i < n; i++) {
-    const copy = mkdtempSync(path.join(os.tmpdir(), 'bench-node-'));
-    cpSync(first.dataDir, copy, { recursive: true });
-    dirs.push(copy);
-  }
-  const nodes = await Promise.all(dirs.map((dir) => spawnNodeOn(dir, env)));
-  return { nodes, headers, dirs, schema } satisfies Nodes;
+  return { nodes, headers, schema };
 }
 
 async function stopNodes(started: Nodes): Promise<void> {
   await Promise.all(started.nodes.map((node) => node.stop()));
   for (const node of started.nodes) node.remove();
-  for (const dir of started.dirs) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Transactions committed in a database so far (its backends ended first, so that they report). */
+async function commitsOf(database: string): Promise<number> {
+  return admin(async (c) => {
+    await c.query(
+      'SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [database],
+    );
+    const r = await c.query('SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = $1', [
+      database,
+    ]);
+    return Number(r.rows[0].n);
+  });
 }
 
 /** wrk against every node at once, CONNECTIONS spread over them. */
@@ -343,6 +363,9 @@ interface Figures {
   sums?: string;
   /** cluster only: the share of running statements that waited for a row lock (samples) */
   lockWaits?: number;
+  /** control plane on PostgreSQL only: its database's commits per second and its backends' CPU */
+  controlCommitsPerSecond?: number;
+  controlCores?: number;
 }
 
 /** The median (of an even count, the mean of the middle two). */
@@ -367,7 +390,9 @@ function wrkTotals(results: WrkResult[]) {
 
 async function clusterRun(part: Part, windowMs: number): Promise<Figures> {
   const database = `bench_cluster_${process.pid}_${Date.now().toString(36)}`;
+  const control = CONTROL === 'postgres' ? `${database}_control` : null;
   await admin((c) => c.query(`CREATE DATABASE ${database}`));
+  if (control) await admin((c) => c.query(`CREATE DATABASE ${control}`));
   const env = {
     SERVICE_NETWORK_TIMEOUT_MS: PG_TIMEOUT_MS,
     SERVICE_CLUSTERS: JSON.stringify([
@@ -380,11 +405,12 @@ async function clusterRun(part: Part, windowMs: number): Promise<Figures> {
   };
   let started: Nodes | null = null;
   try {
-    started = await startNodes(NODES, env, { project_cluster_id: CLUSTER_ID });
+    started = await startNodes(NODES, env, { project_cluster_id: CLUSTER_ID }, control);
     const { nodes, headers, schema } = started;
     await load(nodes, headers, 2, part); // warm-up: connections, prepared statements, the JIT
     await waitQuiet(database, nodes); // what the warm-up left in flight is committed
     const before = await pgCounts(database, schema, 'start');
+    const control0 = control ? await commitsOf(control) : 0;
     await sleep(300); // the pools have dropped the ended connections
     const points0 = await Promise.all(nodes.map(committedPoints));
     const cpu0 = nodes.map((n) => cpuSeconds(n.pid));
@@ -400,6 +426,8 @@ async function clusterRun(part: Part, windowMs: number): Promise<Figures> {
     // The backends were all started after the counts were taken: their whole CPU is the run's.
     const pgCpu = (await backendPids(database)).reduce((s, pid) => s + cpuOf(pid), 0);
     const bgCpu = background.reduce((s, pid, i) => s + cpuOf(pid) - bg0[i]!, 0);
+    const controlCpu = control ? (await backendPids(control)).reduce((s, pid) => s + cpuOf(pid), 0) : 0;
+    const control1 = control ? await commitsOf(control) : 0;
     const after = await pgCounts(database, schema, 'end');
     const w = wrkTotals(results);
     const counted = points1.every((p) => p !== null) && points0.every((p) => p !== null);
@@ -437,10 +465,13 @@ async function clusterRun(part: Part, windowMs: number): Promise<Figures> {
       pgBackgroundCores: bgCpu / w.seconds,
       sums: exact,
       lockWaits: active ? waiting / active : 0,
+      controlCommitsPerSecond: control ? (control1 - control0) / w.seconds : undefined,
+      controlCores: control ? controlCpu / w.seconds : undefined,
     };
   } finally {
     if (started) await stopNodes(started);
     await admin((c) => c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
+    if (control) await admin((c) => c.query(`DROP DATABASE IF EXISTS ${control} WITH (FORCE)`));
   }
 }
 
@@ -494,6 +525,10 @@ function line(f: Figures): string {
         `(${fmt(f.pgCores!, 2)} cores; background writers ${fmt(f.pgBackgroundCores!, 2)} cores)`,
     );
   if (f.lockWaits !== undefined) parts.push(`${fmt(f.lockWaits * 100)}% of statements waiting on a lock`);
+  if (f.controlCommitsPerSecond !== undefined)
+    parts.push(
+      `control plane ${fmt(f.controlCommitsPerSecond, 1)} commits/s (backends ${fmt(f.controlCores!, 2)} cores)`,
+    );
   parts.push(`p50 ${fmt(f.p50, 1)} ms, p99 ${fmt(f.p99, 1)} ms`);
   if (f.failures) parts.push(`failures ${f.failures}`);
   if (f.sums) parts.push(`sums ${f.sums}`);
@@ -508,7 +543,7 @@ const variants: Array<{ name: string; run: () => Promise<Figures> }> = PARTS.fla
 
 console.log(
   `${serviceLabel()}; ${new Date().toISOString()}; ${os.cpus().length} cores; nodes ${NODES}` +
-    `${NODES > 1 ? ' (each on a copy of the first node\u2019s data directory: see the header)' : ''}; ` +
+    `, control plane ${CONTROL === 'postgres' ? 'on PostgreSQL (storage.url, cluster mode)' : 'in service.db'}; ` +
     `${PARTS.map((p) => `${p.name} (${p.connections} connections)`).join(', ')}, ${SECONDS} s per run, ${ROUNDS} rounds, ` +
     `statement timeout ${PG_TIMEOUT_MS} ms; load at start ${loadAverage()}`,
 );
@@ -548,6 +583,8 @@ if (ROUNDS > 1) {
       pgCores: pick((f) => f.pgCores),
       pgBackgroundCores: pick((f) => f.pgBackgroundCores),
       lockWaits: pick((f) => f.lockWaits),
+      controlCommitsPerSecond: pick((f) => f.controlCommitsPerSecond),
+      controlCores: pick((f) => f.controlCores),
       sums: runs.every((f) => f.sums === undefined) ? undefined : runs.map((f) => f.sums).join('/'),
     };
     console.log(`  ${line(m)}`);

@@ -4,7 +4,7 @@ import type { Db } from './db';
 import { OUTBOX_INSERT, type NewOutboxRow } from './outbox';
 import type { HistoryEntry, InstanceState, Monitor, MonitorInstance } from '../model/monitor';
 
-interface MonitorRow {
+export interface MonitorRow {
   id: string;
   organization_id: string;
   user_id: string;
@@ -17,7 +17,7 @@ interface MonitorRow {
   updated_by: string | null;
 }
 
-interface InstanceRow {
+export interface InstanceRow {
   monitor_id: string;
   instance: string;
   labels: string;
@@ -32,7 +32,7 @@ interface InstanceRow {
   counted_bucket: number | null;
 }
 
-interface HistoryRow {
+export interface HistoryRow {
   at: number;
   instance: string;
   from_state: string;
@@ -54,7 +54,7 @@ type Document = Omit<
   | 'updatedBy'
 >;
 
-function toMonitor(r: MonitorRow): Monitor {
+export function toMonitor(r: MonitorRow): Monitor {
   const doc = JSON.parse(r.document) as Document;
   return {
     ...doc,
@@ -70,7 +70,7 @@ function toMonitor(r: MonitorRow): Monitor {
   };
 }
 
-function toRow(m: Monitor): MonitorRow {
+export function toRow(m: Monitor): MonitorRow {
   const {
     id,
     organizationId,
@@ -97,7 +97,7 @@ function toRow(m: Monitor): MonitorRow {
   };
 }
 
-function toInstance(r: InstanceRow): MonitorInstance {
+export function toInstance(r: InstanceRow): MonitorInstance {
   return {
     monitorId: r.monitor_id,
     instance: r.instance,
@@ -114,7 +114,7 @@ function toInstance(r: InstanceRow): MonitorInstance {
   };
 }
 
-function instanceRow(i: MonitorInstance): InstanceRow {
+export function instanceRow(i: MonitorInstance): InstanceRow {
   return {
     monitor_id: i.monitorId,
     instance: i.instance,
@@ -130,6 +130,21 @@ function instanceRow(i: MonitorInstance): InstanceRow {
     counted_bucket: i.countedBucket,
   };
 }
+
+export function toHistoryEntry(r: HistoryRow): HistoryEntry {
+  return {
+    at: r.at,
+    instance: r.instance,
+    from: r.from_state as InstanceState,
+    to: r.to_state as InstanceState,
+    value: r.value,
+    summary: r.summary,
+  };
+}
+
+/** A history entry's value as stored: a number, or null (NaN and infinities too). */
+export const historyValue = (e: HistoryEntry): number | null =>
+  e.value !== null && Number.isFinite(e.value) ? e.value : null;
 
 export interface ReportState {
   periodStart: number | null;
@@ -207,15 +222,7 @@ export function createMonitorsRepo(db: Db) {
   /** One IMMEDIATE transaction: what it reads still holds when it writes. */
   const atomically = <T>(fn: () => T): T => db.transaction(fn).immediate();
   const addHistory = (monitorId: string, e: HistoryEntry) =>
-    void q.addHistory.run(
-      monitorId,
-      e.at,
-      e.instance,
-      e.from,
-      e.to,
-      e.value !== null && Number.isFinite(e.value) ? e.value : null,
-      e.summary,
-    );
+    void q.addHistory.run(monitorId, e.at, e.instance, e.from, e.to, historyValue(e), e.summary);
   /** The monitor as the caller read it is still the stored version, and active. */
   const unchanged = (m: Pick<Monitor, 'id' | 'organizationId' | 'updatedAt'>): boolean => {
     const row = q.byId.get(m.id, m.organizationId);
@@ -296,14 +303,7 @@ export function createMonitorsRepo(db: Db) {
     instances: async (monitorId: string): Promise<MonitorInstance[]> =>
       q.instances.all(monitorId).map(toInstance),
     history: async (monitorId: string, limit: number): Promise<HistoryEntry[]> =>
-      q.history.all(monitorId, limit).map((r) => ({
-        at: r.at,
-        instance: r.instance,
-        from: r.from_state as InstanceState,
-        to: r.to_state as InstanceState,
-        value: r.value,
-        summary: r.summary,
-      })),
+      q.history.all(monitorId, limit).map(toHistoryEntry),
     /** A report monitor's last run: the period it last sent, and its last failure. */
     async reportState(monitorId: string): Promise<ReportState | undefined> {
       const r = q.reportState.get(monitorId);

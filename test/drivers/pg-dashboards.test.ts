@@ -245,6 +245,23 @@ describe('PostgreSQL dashboards, channels and outbox repositories', { skip: pgSk
       );
       assert.equal(page.length, kept, `+${extra}`);
     }
+    // PostgreSQL sends only the rows the cut can keep, plus at most one: not the whole page
+    let sent = 0;
+    const counting: PgStore = {
+      ...store,
+      rows: async <T>(text: string, params?: readonly unknown[]) => {
+        const rows = await store.rows<T>(text, params);
+        sent = rows.length;
+        return rows;
+      },
+    };
+    const pgCounted = createPgDashboardsRepo(counting);
+    assert.equal((await pgCounted.listVisible(ORG, 100, 0, 1)).length, 1);
+    assert.equal(sent, 1);
+    assert.equal((await pgCounted.listVisible(ORG, 100, 0, sizes[0]! + 1)).length, 1);
+    assert.equal(sent, 2);
+    assert.equal((await pgCounted.listVisible(ORG, 100, 0, 8 * 1024 * 1024)).length, 8);
+    assert.equal(sent, 8);
     assert.equal(await both('countVisible', (r) => r.countVisible(ORG)), 8);
     await both('countVisible, none', (r) => r.countVisible('org-none'));
     await both('byId', (r) => r.byId('d-8', ORG));

@@ -69,7 +69,7 @@ const INSERT_DASHBOARD = `INSERT INTO dashboards (${DASHBOARD_COLUMNS.join(', ')
 const INSERT_GROUP = `INSERT INTO dashboard_groups (${GROUP_COLUMNS.join(', ')})
   VALUES (${placeholders(GROUP_COLUMNS.length)})`;
 
-/** Every column but id and organization_id, set from $3 on; the row named by $1 and $2. */
+/** The columns a save changes (SQLite's: not id, organization_id, user_id, inserted_at), from $3 on; the row is $1, $2. */
 const DASHBOARD_SET = DASHBOARD_COLUMNS.filter(
   (c) => c !== 'id' && c !== 'organization_id' && c !== 'inserted_at' && c !== 'user_id',
 );

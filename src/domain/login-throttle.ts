@@ -28,10 +28,46 @@ export const EMAIL_RULE: ThrottleRule = {
 // is slowed like a single account.
 export const ADDRESS_RULE: ThrottleRule = { ...EMAIL_RULE, free: 20 };
 
-interface Entry {
+/** The failures of one key (an e-mail or an address group). */
+export interface ThrottleEntry {
   failures: number;
   blockedUntil: number;
   lastFailure: number;
+}
+type Entry = ThrottleEntry;
+
+/** Milliseconds an entry still blocks for at `now` (0 when it does not). */
+export function blockedFor(entry: ThrottleEntry | undefined, now: number): number {
+  return entry && entry.blockedUntil > now ? entry.blockedUntil - now : 0;
+}
+
+/** The seconds a client is told to wait for a block of `ms` milliseconds (at least 1). */
+export const waitSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+/** No block running and the last failure older than the rule's forgetAfterMs: it no longer counts. */
+export function isStale(entry: ThrottleEntry, rule: ThrottleRule, now: number): boolean {
+  return entry.blockedUntil <= now && now - entry.lastFailure > rule.forgetAfterMs;
+}
+
+/** The entry after one more failure at `now`: a stale count starts again; past the allowance, a doubling block. */
+export function withFailure(
+  entry: ThrottleEntry | undefined,
+  rule: ThrottleRule,
+  now: number,
+): ThrottleEntry {
+  const failures = (entry && !isStale(entry, rule, now) ? entry.failures : 0) + 1;
+  const over = failures - rule.free;
+  const blockedUntil =
+    over >= 0
+      ? now + Math.min(rule.maxDelayMs, rule.baseDelayMs * 2 ** Math.min(over, 40))
+      : (entry?.blockedUntil ?? 0);
+  return { failures, blockedUntil, lastFailure: now };
+}
+
+/** The entry with one failure taken back; the block ends when the count is back under the allowance. */
+export function withoutFailure(entry: ThrottleEntry, rule: ThrottleRule): ThrottleEntry {
+  const failures = Math.max(0, entry.failures - 1);
+  return { ...entry, failures, blockedUntil: failures < rule.free ? 0 : entry.blockedUntil };
 }
 
 /** Failure counters for one kind of key, bounded to rule.maxEntries. */
@@ -46,33 +82,20 @@ export class FailureCounters {
 
   /** Milliseconds the key is still blocked for (0 when it is not). */
   blockedFor(key: string, now: number): number {
-    const entry = this.entries.get(key);
-    return entry && entry.blockedUntil > now ? entry.blockedUntil - now : 0;
+    return blockedFor(this.entries.get(key), now);
   }
 
   fail(key: string, now: number): void {
-    let entry = this.entries.get(key);
-    if (entry && this.stale(entry, now)) entry.failures = 0;
-    if (!entry) {
-      if (this.entries.size >= this.rule.maxEntries) this.evict(now);
-      entry = { failures: 0, blockedUntil: 0, lastFailure: now };
-    }
-    entry.failures += 1;
-    entry.lastFailure = now;
-    const over = entry.failures - this.rule.free;
-    if (over >= 0)
-      entry.blockedUntil =
-        now + Math.min(this.rule.maxDelayMs, this.rule.baseDelayMs * 2 ** Math.min(over, 40));
+    const entry = this.entries.get(key);
+    if (!entry && this.entries.size >= this.rule.maxEntries) this.evict(now);
     this.entries.delete(key); // re-inserted last: the map stays ordered by last failure
-    this.entries.set(key, entry);
+    this.entries.set(key, withFailure(entry, this.rule, now));
   }
 
   /** Takes back one failure; the block ends when the count is back under the free allowance. */
   undo(key: string): void {
     const entry = this.entries.get(key);
-    if (!entry) return;
-    entry.failures = Math.max(0, entry.failures - 1);
-    if (entry.failures < this.rule.free) entry.blockedUntil = 0;
+    if (entry) this.entries.set(key, withoutFailure(entry, this.rule));
   }
 
   forget(key: string): void {
@@ -80,7 +103,7 @@ export class FailureCounters {
   }
 
   private stale(entry: Entry, now: number): boolean {
-    return entry.blockedUntil <= now && now - entry.lastFailure > this.rule.forgetAfterMs;
+    return isStale(entry, this.rule, now);
   }
 
   /**
@@ -127,7 +150,7 @@ export function createLoginThrottle(
       const emailKey = email.toLowerCase();
       const addressKey = addressGroup(address);
       const wait = Math.max(emails.blockedFor(emailKey, now), addresses.blockedFor(addressKey, now));
-      if (wait > 0) return Math.max(1, Math.ceil(wait / 1000));
+      if (wait > 0) return waitSeconds(wait);
       emails.fail(emailKey, now);
       addresses.fail(addressKey, now);
       return 0;

@@ -3,8 +3,8 @@
 // (the pure helpers are shared), keys `email:<lower-cased e-mail>` and `address:<address group>`.
 //
 // - begin is one transaction: both rows are made to exist (INSERT … ON CONFLICT DO NOTHING), then
-//   locked FOR UPDATE in a fixed order (byte order of the key, so never a deadlock), read, and
-//   written back. Parallel guesses on any node queue on the row lock and see each other's counts.
+//   locked FOR UPDATE in a fixed order (the address's, then the e-mail's, as succeeded takes them:
+//   never a deadlock), read, and written back. Parallel guesses on any node queue on the row lock and see each other's counts.
 // - The table has no eviction by size: instead, now and then (SWEEP_CHANCE of the calls), a
 //   bounded DELETE drops stale rows (no block running, last failure older than forgetAfterMs),
 //   which count for nothing anyway. A row made for an attempt that a block refused has
@@ -21,7 +21,7 @@ import {
   type LoginThrottle,
   type ThrottleEntry,
   type ThrottleRule,
-} from '../../domain/login-throttle';
+} from '../../model/login-throttle';
 
 /** The share of begin calls followed by a sweep of stale rows. */
 export const SWEEP_CHANCE = 0.01;

@@ -13,12 +13,16 @@ import { createSourcesRepo, type SourcesRepo, type SourceTokenRow } from '../../
 import { createSharesRepo, type ShareRow, type SharesRepo } from '../../src/storage/shares';
 import {
   createTranspondersRepo,
+  type EnabledTransponders,
   type Transponder,
   type TranspondersRepo,
 } from '../../src/storage/transponders';
 import { createPgSourcesRepo } from '../../src/storage/pg/sources';
 import { createPgSharesRepo } from '../../src/storage/pg/shares';
-import { createPgTranspondersRepo } from '../../src/storage/pg/transponders';
+import { createPgEnabledTransponders, createPgTranspondersRepo } from '../../src/storage/pg/transponders';
+import { createMetricsEngine } from '../../src/domain/metrics/engine';
+import { AppError } from '../../src/errors';
+import { projectSource } from '../helpers/source';
 import { createPgStore, type PgStore } from '../../src/storage/pg/client';
 import { CLUSTER_CACHE_TTL_MS } from '../../src/lib/expiring-cache';
 import type { Source } from '../../src/model/source';
@@ -155,6 +159,13 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
     db = openDatabase(path.join(dir, 'service.db'));
     migrate(db);
     pg = await scratchPgStore();
+    // The test server's databases sort text in byte order (C.UTF-8); many sort by language rules
+    // (en_US.UTF-8), where 'p-a' < 'P-B'. The ids ordered here get such a collation, so that the
+    // repositories' ORDER BY … COLLATE "C" (SQLite's byte order) is what the answers show.
+    const icu = await pg.store.one("SELECT 1 FROM pg_collation WHERE collname = 'en-US-x-icu'");
+    if (icu)
+      for (const table of ['sources', 'source_tokens', 'dashboards', 'dashboard_shares', 'transponders'])
+        await pg.store.run(`ALTER TABLE ${table} ALTER COLUMN id TYPE TEXT COLLATE "en-US-x-icu"`);
     seed = seedOn(db, pg.store);
     await seedAccounts(seed);
     repos = [
@@ -513,6 +524,354 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
       assert.equal(await both((r) => r.transponders.update(changed), 'update of a removed one'), false);
       await both((r) => r.transponders.insert(transponder('tr-3', 'tr-src'), true), 'at the end again');
       await both((r) => r.transponders.list('tr-src'), 'final list');
+    });
+  });
+
+  describe('atomic units under concurrency on PostgreSQL', () => {
+    const pgRepos = () => repos[1]!;
+    const count = async (text: string, params: unknown[]) =>
+      (await pg.store.one<{ n: number }>(`SELECT COUNT(*) AS n FROM ${text}`, params))!.n;
+    /** Whether a promise is still pending after `ms` (it waits on a lock). */
+    const pendingAfter = async (promise: Promise<unknown>, ms = 150): Promise<boolean> => {
+      let settled = false;
+      void promise.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return !settled;
+    };
+    /** Runs `statements` in a transaction left open on a connection of its own; `commit` ends it. */
+    async function openTransaction(statements: Array<[string, unknown[]]>) {
+      const client = await pg.store.pool.connect();
+      await client.query('BEGIN');
+      for (const [text, params] of statements) await client.query(text, params);
+      return {
+        async commit() {
+          await client.query('COMMIT');
+          client.release();
+        },
+      };
+    }
+
+    test('a token insert waiting on a source delete inserts nothing and does not fail', async () => {
+      const { sources } = pgRepos();
+      await sources.insert(source('race-1'));
+      const deleting = await openTransaction([['DELETE FROM sources WHERE id = $1', ['race-1']]]);
+      const inserting = sources.insertToken(token('race-t', 'race-1'), 'project');
+      assert.equal(await pendingAfter(inserting), true, 'the insert waits for the delete');
+      await deleting.commit();
+      assert.equal(await inserting, false);
+      assert.equal(await count('source_tokens WHERE id = $1', ['race-t']), 0);
+    });
+
+    test('20 token inserts racing a source delete: none fails, none survives, cached ones stop at once', async () => {
+      const { sources } = pgRepos();
+      await sources.insert(source('race-2'));
+      for (const id of ['race-c1', 'race-c2']) {
+        assert.equal(await sources.insertToken(token(id, 'race-2'), 'project'), true);
+        assert.notEqual(await sources.tokenByHash(`hash-${id}`), undefined, 'cached');
+      }
+      const inserts = Array.from({ length: 20 }, (_, i) =>
+        sources.insertToken(token(`race-n${i}`, 'race-2'), 'project'),
+      );
+      const [results] = await Promise.all([Promise.all(inserts), sources.remove('race-2')]);
+      assert.ok(results.every((r) => typeof r === 'boolean'));
+      assert.equal(
+        await count('source_tokens WHERE source_id = $1', ['race-2']),
+        0,
+        'none outlives its source',
+      );
+      for (const id of ['race-c1', 'race-c2'])
+        assert.equal(await sources.tokenByHash(`hash-${id}`), undefined);
+      assert.equal(await sources.insertToken(token('race-late', 'race-2'), 'project'), false);
+    });
+
+    test('remove waits for a token insert in progress and takes that token too', async () => {
+      const { sources } = pgRepos();
+      await sources.insert(source('race-3'));
+      const inserting = await openTransaction([
+        [
+          `INSERT INTO source_tokens (id, source_id, organization_id, user_id, name, token_hash, last5, can_read,
+            can_write, created_at) VALUES ('race-3t', 'race-3', 'org-a', 'user-1', 'n', 'hash-race-3t', '00000', 1, 0, 1)`,
+          [],
+        ],
+      ]);
+      const removing = sources.remove('race-3');
+      assert.equal(await pendingAfter(removing), true, 'the delete waits for the insert');
+      await inserting.commit();
+      await removing;
+      assert.equal(await count('source_tokens WHERE source_id = $1', ['race-3']), 0);
+      assert.equal(await sources.byId('race-3'), undefined);
+    });
+
+    test('20 transponder inserts at the end of one source take 20 distinct orders', async () => {
+      const { sources, transponders } = pgRepos();
+      await sources.insert(source('race-4'));
+      const stored = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => transponders.insert(transponder(`race-x${i}`, 'race-4'), true)),
+      );
+      assert.deepEqual(
+        stored.map((t) => t!.order).sort((a, b) => a - b),
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
+      assert.deepEqual(
+        (await transponders.list('race-4')).map((t) => t.order),
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
+    });
+
+    test('a transponder insert waiting on a source delete inserts nothing and does not fail', async () => {
+      const { sources, transponders } = pgRepos();
+      await sources.insert(source('race-5'));
+      const deleting = await openTransaction([['DELETE FROM sources WHERE id = $1', ['race-5']]]);
+      const inserting = transponders.insert(transponder('race-5x', 'race-5'), true);
+      assert.equal(await pendingAfter(inserting), true, 'the insert waits for the delete');
+      await deleting.commit();
+      assert.equal(await inserting, null);
+      assert.equal(await count('transponders WHERE id = $1', ['race-5x']), 0);
+    });
+
+    test('a share insert waiting on a dashboard delete inserts nothing and does not fail', async () => {
+      const { sources, shares } = pgRepos();
+      await sources.insert(source('race-6'));
+      let n = 0;
+      await pg.store.run(
+        dashboardSql.replace(/\?/g, () => `$${++n}`),
+        ['race-6d', 'org-a', 'race-6', 'D', 0, 1, 1],
+      );
+      const deleting = await openTransaction([['DELETE FROM dashboards WHERE id = $1', ['race-6d']]]);
+      const inserting = shares.insert(share('race-6s', 'race-6d'));
+      assert.equal(await pendingAfter(inserting), true, 'the insert waits for the delete');
+      await deleting.commit();
+      assert.equal(await inserting, false);
+      assert.equal(await count('dashboard_shares WHERE id = $1', ['race-6s']), 0);
+    });
+
+    test('the network database cap under 20 concurrent inserts: exactly 5 of 20', async () => {
+      const { sources } = pgRepos();
+      await seed(
+        "INSERT INTO organizations (id, name, slug, created_at) VALUES ('org-cap', 'Org', 'org-cap', 0)",
+      );
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          sources.insertDatabase(
+            database(`cap-${i}`, 'org-cap', 'postgres', { host: `cap-host-${i}` }),
+            5,
+            () => false,
+          ),
+        ),
+      );
+      assert.equal(results.filter((r) => r === null).length, 5);
+      assert.equal(results.filter((r) => r === 'too_many').length, 15);
+      assert.equal(await count("sources WHERE organization_id = $1 AND type = 'database'", ['org-cap']), 5);
+    });
+
+    test('one server location, two organizations inserting at once: only one organization gets it', async () => {
+      const { sources } = pgRepos();
+      for (const id of ['org-l1', 'org-l2'])
+        await seed('INSERT INTO organizations (id, name, slug, created_at) VALUES (?, ?, ?, 0)', [
+          id,
+          id,
+          id,
+        ]);
+      const clash = (other: Record<string, unknown>) => other.host === 'shared-host';
+      const attempts = Array.from({ length: 10 }, (_, i) => {
+        const org = i % 2 === 0 ? 'org-l1' : 'org-l2';
+        return sources
+          .insertDatabase(database(`loc-${i}`, org, 'postgres', { host: 'shared-host' }), 10, clash)
+          .then((refused) => ({ org, refused }));
+      });
+      const results = await Promise.all(attempts);
+      const winners = new Set(results.filter((r) => r.refused === null).map((r) => r.org));
+      assert.equal(winners.size, 1, 'the location went to one organization');
+      assert.ok(
+        results.every((r) => (winners.has(r.org) ? r.refused === null : r.refused === 'location_taken')),
+      );
+    });
+  });
+
+  describe("the node caches with another node's changes (time-to-live)", () => {
+    let other: PgStore;
+    before(() => {
+      other = createPgStore(pg.url);
+    });
+    after(async () => {
+      await other?.close();
+    });
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    /** Polls `seen` until true; the ms from `since` it took (fails after twice the TTL). */
+    async function within(since: number, seen: () => Promise<boolean>): Promise<number> {
+      for (;;) {
+        if (await seen()) return performance.now() - since;
+        if (performance.now() - since > 2 * CLUSTER_CACHE_TTL_MS)
+          assert.fail('not seen within twice the TTL');
+        await sleep(50);
+      }
+    }
+
+    test('a token revoked and a source changed through another node are seen here within 2 s', async () => {
+      const here = createPgSourcesRepo(pg.store);
+      const there = createPgSourcesRepo(other);
+      await here.insert(source('ttl-1'));
+      assert.equal(await here.insertToken(token('ttl-t', 'ttl-1'), 'project'), true);
+      const loaded = performance.now();
+      const row = (await here.tokenByHash('hash-ttl-t'))!;
+      const cached = (await here.cachedById('ttl-1'))!;
+      await there.deleteToken(row);
+      await there.updateSettings({ ...source('ttl-1'), displayName: 'Changed elsewhere' });
+      assert.equal(await here.tokenByHash('hash-ttl-t'), row, 'kept: no query per look-up');
+      assert.equal(await here.cachedById('ttl-1'), cached);
+      const revoked = await within(loaded, async () => (await here.tokenByHash('hash-ttl-t')) === undefined);
+      const renamed = await within(
+        loaded,
+        async () => (await here.cachedById('ttl-1'))?.displayName === 'Changed elsewhere',
+      );
+      assert.ok(
+        revoked >= CLUSTER_CACHE_TTL_MS - 50 && revoked < CLUSTER_CACHE_TTL_MS + 1000,
+        `revoked after ${revoked} ms`,
+      );
+      assert.ok(renamed < CLUSTER_CACHE_TTL_MS + 1000, `renamed after ${renamed} ms`);
+    });
+  });
+
+  describe("the engine's cache of enabled transponders on PostgreSQL", () => {
+    let other: PgStore;
+    before(() => {
+      other = createPgStore(pg.url);
+    });
+    after(async () => {
+      await other?.close();
+    });
+    /** prefetch when it asks to be awaited, then enabled: what the engine's read path does */
+    async function read(cache: EnabledTransponders, sourceId: string) {
+      const loading = cache.prefetch(sourceId);
+      if (loading) await loading;
+      return cache.enabled(sourceId);
+    }
+    const ids = (list: readonly Transponder[]) => list.map((t) => t.id);
+
+    test('loaded once per source, made stale at once by every write of the repository on this node', async () => {
+      const { sources } = repos[1]!;
+      const transponders = createPgTranspondersRepo(pg.store);
+      const cache = createPgEnabledTransponders(pg.store);
+      await sources.insert(source('en-1'));
+      assert.ok(cache.prefetch('en-1') instanceof Promise, 'a first read loads');
+      const none = await read(cache, 'en-1');
+      assert.deepEqual(none, []);
+      assert.equal(cache.prefetch('en-1'), undefined, 'then answers from memory');
+      assert.equal(cache.enabled('en-1'), none, 'the same list');
+      const t = (await transponders.insert(transponder('en-t1', 'en-1'), true))!;
+      await transponders.insert(transponder('en-t0', 'en-1', { order: 0, enabled: false }), false);
+      assert.ok(cache.prefetch('en-1') instanceof Promise, 'stale after an insert');
+      assert.deepEqual(ids(await read(cache, 'en-1')), ['en-t1'], 'only the enabled ones');
+      await transponders.update({ ...t, enabled: false });
+      assert.deepEqual(await read(cache, 'en-1'), []);
+      await transponders.update({ ...t, enabled: true });
+      assert.deepEqual(ids(await read(cache, 'en-1')), ['en-t1']);
+      await transponders.remove('en-1', 'en-t1');
+      assert.deepEqual(await read(cache, 'en-1'), []);
+    });
+
+    test('a change through another node is seen within the time-to-live', async () => {
+      const { sources } = repos[1]!;
+      const cache = createPgEnabledTransponders(pg.store);
+      const there = createPgTranspondersRepo(other);
+      await sources.insert(source('en-2'));
+      const loaded = performance.now();
+      assert.deepEqual(await read(cache, 'en-2'), []);
+      await there.insert(transponder('en-t2', 'en-2'), true);
+      assert.equal(cache.prefetch('en-2'), undefined, 'another node wrote: this one does not know yet');
+      assert.deepEqual(cache.enabled('en-2'), []);
+      for (;;) {
+        const list = await read(cache, 'en-2');
+        if (list.length > 0) {
+          assert.deepEqual(ids(list), ['en-t2']);
+          break;
+        }
+        assert.ok(performance.now() - loaded < CLUSTER_CACHE_TTL_MS + 1000, 'seen within the TTL');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const seenAfter = performance.now() - loaded;
+      assert.ok(seenAfter >= CLUSTER_CACHE_TTL_MS - 50, `kept for the TTL (${seenAfter} ms)`);
+    });
+
+    test('an unchanged reload keeps the same list; a load begun before a write is not kept as fresh', async () => {
+      const { sources } = repos[1]!;
+      const transponders = createPgTranspondersRepo(pg.store);
+      const cache = createPgEnabledTransponders(pg.store, 30);
+      await sources.insert(source('en-3'));
+      const t = (await transponders.insert(transponder('en-t3', 'en-3'), true))!;
+      const first = await read(cache, 'en-3');
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      const loading = cache.prefetch('en-3');
+      assert.ok(loading instanceof Promise, 'expired: loads again');
+      await loading;
+      assert.equal(
+        cache.enabled('en-3'),
+        first,
+        'unchanged: the same object (the answer cache compares by identity)',
+      );
+      const slow = createPgEnabledTransponders(pg.store, 60_000);
+      await read(slow, 'en-3');
+      await transponders.update({ ...t, name: 'renamed' }); // stale for every reader of this store
+      const racing = slow.prefetch('en-3')!;
+      await transponders.update({ ...t, name: 'renamed again' });
+      await racing;
+      assert.ok(slow.prefetch('en-3') instanceof Promise, 'the load that began before the write is stale');
+      assert.equal((await read(slow, 'en-3'))[0]!.name, 'renamed again');
+    });
+
+    test('a source never prefetched is refused with a 503, not answered with no transponders', () => {
+      const cache = createPgEnabledTransponders(pg.store);
+      assert.throws(
+        () => cache.enabled('never-read'),
+        (err: unknown) => err instanceof AppError && err.status === 503,
+      );
+    });
+
+    test('the metrics engine applies the transponders of the PostgreSQL cache to its reads', async () => {
+      const { sources } = repos[1]!;
+      const transponders = createPgTranspondersRepo(pg.store);
+      const project = projectSource({ id: 'en-engine', organizationId: 'org-a' });
+      await sources.insert(project);
+      const engineDir = mkdtempSync(path.join(os.tmpdir(), 'pg-engine-test-'));
+      const engineDb = openDatabase(path.join(engineDir, 'service.db'));
+      migrate(engineDb);
+      const engine = createMetricsEngine({
+        db: engineDb,
+        config: {
+          limits: { maxBodyBytes: 1 << 20, sqliteUploadMaxBytes: 1 << 20, writeQueueMaxPoints: 100_000 },
+          features: { projectsEnabled: true, registrationEnabled: true },
+        },
+        enabledTransponders: createPgEnabledTransponders(pg.store),
+      });
+      try {
+        await engine.ingest(project, {
+          key: 'api',
+          at: '2025-03-04T11:15:00Z',
+          values: { requests: { errors: 1, count: 4 } },
+        });
+        const query = {
+          key: 'api',
+          from: '2025-03-04T11:00:00Z',
+          to: '2025-03-04T11:00:00Z',
+          granularity: '1h',
+        };
+        const plain = await engine.series(project, query);
+        assert.deepEqual(JSON.parse(plain.values[0]!), { requests: { errors: 1, count: 4 } });
+        await transponders.insert(transponder('en-rate', 'en-engine'), true);
+        const derived = await engine.series(project, query);
+        assert.equal(
+          JSON.parse(derived.values[0]!).requests.error_rate,
+          25,
+          'the new transponder applies at once',
+        );
+      } finally {
+        await engine.close();
+        engineDb.close();
+        rmSync(engineDir, { recursive: true, force: true });
+      }
     });
   });
 });

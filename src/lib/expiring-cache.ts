@@ -38,15 +38,22 @@ export class ExpiringCache<K, V> {
     return entry && this.now() - entry.at < this.ttlMs ? entry.value : undefined;
   }
 
-  /** The fresh value, or `load(key)` remembered when it is not undefined (shared by concurrent misses). */
-  getOrLoad(key: K, load: (key: K) => Promise<V | undefined>): Promise<V | undefined> {
-    const fresh = this.get(key);
-    if (fresh !== undefined) return Promise.resolve(fresh);
+  /**
+   * The fresh value, or `load(key, expired)` remembered when it is not undefined (shared by
+   * concurrent misses). `expired` is the value kept past its time-to-live, if any: a loader may
+   * answer it again when nothing changed, so that callers keep seeing one object.
+   */
+  getOrLoad(
+    key: K,
+    load: (key: K, expired: V | undefined) => Promise<V | undefined>,
+  ): Promise<V | undefined> {
+    const entry = this.entries.get(key);
+    if (entry && this.now() - entry.at < this.ttlMs) return Promise.resolve(entry.value);
     const pending = this.loading.get(key);
     if (pending) return pending;
     const generation = this.generation;
     const at = this.now();
-    const promise = load(key).then(
+    const promise = load(key, entry?.value).then(
       (value) => {
         if (this.loading.get(key) === promise) this.loading.delete(key);
         if (value !== undefined && generation === this.generation) this.set(key, value, at);

@@ -714,6 +714,8 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
       const here = createPgSourcesRepo(pg.store);
       const there = createPgSourcesRepo(other);
       await here.insert(source('ttl-1'));
+      await here.insert(source('ttl-2'));
+      const unchanged = await here.cachedById('ttl-2');
       assert.equal(await here.insertToken(token('ttl-t', 'ttl-1'), 'project'), true);
       const loaded = performance.now();
       const row = (await here.tokenByHash('hash-ttl-t'))!;
@@ -732,6 +734,11 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
         `revoked after ${revoked} ms`,
       );
       assert.ok(renamed < CLUSTER_CACHE_TTL_MS + 1000, `renamed after ${renamed} ms`);
+      assert.equal(
+        await here.cachedById('ttl-2'),
+        unchanged,
+        'read again after the TTL, unchanged: the same object',
+      );
     });
   });
 

@@ -123,9 +123,12 @@ export function createPgSourcesRepo(store: PgStore, cacheLimit = SOURCE_CACHE_LI
       return rows.map(toSource);
     },
     async cachedById(id: string): Promise<Source | undefined> {
-      return sources.getOrLoad(id, async (key) => {
+      return sources.getOrLoad(id, async (key, expired) => {
         const row = await byId(key);
-        return row ? frozenSource(toSource(row)) : undefined;
+        if (!row) return undefined;
+        const source = toSource(row);
+        // Unchanged: the same frozen object (the engine groups commits by a source's settings object).
+        return expired && JSON.stringify(expired) === JSON.stringify(source) ? expired : frozenSource(source);
       });
     },
     async setSetupStatus(id: string, status: string): Promise<void> {

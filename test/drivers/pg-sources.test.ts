@@ -587,7 +587,7 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
       assert.equal(await sources.insertToken(token('race-late', 'race-2'), 'project'), false);
     });
 
-    test('remove waits for a token insert in progress and takes that token too', async () => {
+    test('remove waits for a token insert in progress; that token goes with its source', async () => {
       const { sources } = pgRepos();
       await sources.insert(source('race-3'));
       const inserting = await openTransaction([

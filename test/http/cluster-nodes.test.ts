@@ -43,6 +43,8 @@ interface Node {
   dataDir: string;
   proc: ServiceProcess | null;
   url: string;
+  /** what its processes wrote to stderr (log level warn), each life's in turn */
+  logs: string[];
 }
 
 /** What the proxy saw of one request: the node that answered (or -1) and how. */
@@ -194,6 +196,14 @@ describe('three nodes on one PostgreSQL (cluster mode)', { skip }, () => {
   let userToken: string;
   let sourceId: string;
   let sourceToken: string;
+  /** tests that ran to their end */
+  let passed = 0;
+  /** what a node logged (warn and above) in every life so far, line by line */
+  const logLines = (node: Node) =>
+    [...node.logs, node.proc?.stderr() ?? '']
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '');
   /** every answer's status seen in this file, by the node that answered */
   const statuses: Array<{ status: number; node: number; what: string }> = [];
 
@@ -215,6 +225,7 @@ describe('three nodes on one PostgreSQL (cluster mode)', { skip }, () => {
     const timer = setTimeout(() => proc.child.kill('SIGKILL'), 10_000);
     await proc.exited;
     clearTimeout(timer);
+    node.logs.push(proc.stderr());
   }
 
   /** A request to one node (or the proxy), its status recorded; a 500 anywhere fails the file. */
@@ -245,6 +256,7 @@ describe('three nodes on one PostgreSQL (cluster mode)', { skip }, () => {
         dataDir: mkdtempSync(path.join(os.tmpdir(), `svc-node${i}-`)),
         proc: null,
         url: '',
+        logs: [],
       });
     // All three at once: their migrations meet on the advisory lock.
     await Promise.all(nodes.map(startNode));
@@ -279,8 +291,10 @@ describe('three nodes on one PostgreSQL (cluster mode)', { skip }, () => {
   after(async () => {
     await proxy?.close();
     await Promise.all(nodes.map((n) => stopNode(n, 'SIGTERM')));
-    const logs = nodes.map((n) => n.proc?.stderr() ?? '').join('');
-    if (logs) console.log(logs);
+    // The nodes' logs help only when something failed: then they go to stderr (the last lines).
+    if (passed < 2)
+      for (const n of nodes)
+        console.error(`node ${n.index} (port ${n.port}):\n${logLines(n).slice(-60).join('\n')}`);
     for (const n of nodes) rmSync(n.dataDir, { recursive: true, force: true });
     await db?.drop();
   });
@@ -376,6 +390,7 @@ describe('three nodes on one PostgreSQL (cluster mode)', { skip }, () => {
       victim.proc!.child.kill('SIGKILL');
       const exit = await victim.proc!.exited;
       assert.equal(exit.signal, 'SIGKILL');
+      victim.logs.push(victim.proc!.stderr());
       victim.proc = null;
       await sleep(1000);
       await startNode(victim);
@@ -457,7 +472,8 @@ describe('three nodes on one PostgreSQL (cluster mode)', { skip }, () => {
     t.diagnostic(
       `${sent.length} writes (${sent.reduce((n, s) => n + s.points.length, 0)} points): ` +
         `${acked().length} acknowledged (${acked().reduce((n, s) => n + s.points.length, 0)} points), ` +
-        `${sent.length - acked().length} not; ${[...byStatus].map(([k, v]) => `${k}: ${v}`).join(', ')}; ${perNode.join('; ')}`,
+        `${sent.length - acked().length} not; ${[...byStatus].map(([k, v]) => `${k}: ${v}`).join(', ')}; ${perNode.join('; ')}; ` +
+        `503 answers: ${[...new Set(sent.filter((s) => s.outcome.status === 503).map((s) => s.outcome.error))].join(' | ')}`,
     );
 
     // Read back through the proxy (so through every node): each key and the system key, every
@@ -512,7 +528,7 @@ describe('three nodes on one PostgreSQL (cluster mode)', { skip }, () => {
     // The ledger: every acknowledged request exactly once in every granularity, every other one at
     // most once, and nothing that was not sent.
     const ledgers = new Map(sent.map((s) => [s.ledger, s]));
-    let landed = 0;
+    const landed: string[] = [];
     for (const granularity of GRANULARITIES)
       for (const s of sent) {
         const n = ledgerSeen.get(`${granularity} ${s.ledger}`) ?? 0;
@@ -521,13 +537,16 @@ describe('three nodes on one PostgreSQL (cluster mode)', { skip }, () => {
           ok ? n === 1 : n === 0 || n === 1,
           `${s.ledger} (${s.outcome.status}) stored ${n} times at ${granularity}`,
         );
-        if (!ok && n === 1 && granularity === GRANULARITIES[0]) landed++;
+        if (!ok && n === 1 && granularity === GRANULARITIES[0])
+          landed.push(`${s.ledger} ${s.outcome.status} ${s.outcome.error ?? ''} node ${s.outcome.node}`);
       }
     for (const name of ledgerSeen.keys())
       assert.ok(ledgers.has(name.split(' ')[1]!), `unknown ledger leaf ${name}`);
     t.diagnostic(
-      `${checked} stored leaves checked; ${landed} writes not acknowledged were stored all the same`,
+      `${checked} stored leaves checked; ${landed.length} writes not acknowledged were stored all the same` +
+        `${landed.length ? `: ${landed.join('; ')}` : ''}; log lines (warn) per node ${nodes.map((n) => logLines(n).length).join('/')}`,
     );
+    passed++;
   });
 
   test('sign-in, sessions, dashboards, share links and monitors made through one node work through the others', async () => {
@@ -647,5 +666,12 @@ describe('three nodes on one PostgreSQL (cluster mode)', { skip }, () => {
       [],
       'no answer of any node was a server error',
     );
+    // Nor did any node log an error (a request failed with a 500, a job or a rejection unhandled).
+    assert.deepEqual(
+      nodes.flatMap((n) => logLines(n).filter((l) => !/^\{.*"level":"(warn|info|debug)"/.test(l))),
+      [],
+      'the nodes logged warnings at most',
+    );
+    passed++;
   });
 });

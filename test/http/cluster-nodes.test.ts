@@ -27,7 +27,10 @@ import { SERVERS, freePort, scratchDatabase } from '../drivers/network';
 import { request, uniqueEmail, type Reply } from '../helpers/server';
 import { monitorBody } from '../helpers/monitors';
 
-const skip = pgSkip();
+// Its nodes are in cluster mode whatever the run: once is enough, in `npm test`, not again in the
+// cluster-mode pass of the HTTP tests (TEST_STORAGE=postgres, `npm run test:pg`).
+const skip =
+  process.env.TEST_STORAGE === 'postgres' ? 'cluster-nodes: runs in the first pass (npm test)' : pgSkip();
 const NODES = 3;
 const WRITERS = 5;
 const GRANULARITIES = ['1m', '1h', '1d', '1mo'];

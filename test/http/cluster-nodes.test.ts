@@ -645,6 +645,48 @@ describe('three nodes on one PostgreSQL (cluster mode)', { skip }, () => {
     );
     assert.ok(total > 0, `the shared series holds the written points: ${series.text.slice(0, 200)}`);
 
+    // Revoked on one node, gone on the others within the nodes' 2 s caches (docs/cluster.md): a
+    // share link, and a source token each node has just used (so cached).
+    const spare = await call(
+      b,
+      'POST',
+      '/api/v1/bootstrap/source-tokens',
+      { source_type: 'project', source_id: sourceId },
+      { token },
+    );
+    assert.equal(spare.status, 201, spare.text);
+    const spareAuth = { token: spare.body.data.token.value as string, sourceId };
+    const metrics = `/api/v1/metrics?${range}`;
+    for (const node of nodes)
+      assert.equal((await call(node, 'GET', metrics, undefined, spareAuth)).status, 200, 'the token works');
+    const unshare = await call(
+      c,
+      'DELETE',
+      `/api/v1/dashboards/${id}/shares/${link.body.data.id}`,
+      undefined,
+      { token },
+    );
+    assert.equal(unshare.status, 200, unshare.text);
+    const revoke = await call(
+      c,
+      'DELETE',
+      `/api/v1/bootstrap/source-tokens/${spare.body.data.token.id}`,
+      undefined,
+      { token },
+    );
+    assert.equal(revoke.status, 200, revoke.text);
+    const revokedAt = Date.now();
+    assert.equal((await call(c, 'GET', metrics, undefined, spareAuth)).status, 401, 'at once on its node');
+    await sleep(Math.max(0, revokedAt + 2_100 - Date.now()));
+    for (const node of [a, b]) {
+      assert.equal(
+        (await call(node, 'GET', metrics, undefined, spareAuth)).status,
+        401,
+        `node ${node.index}`,
+      );
+      assert.equal((await call(node, 'GET', `/api/v1/shared/${link.body.data.token}`)).status, 404);
+    }
+
     // Monitors: made on c, listed on a, read on b.
     const monitor = await call(
       c,

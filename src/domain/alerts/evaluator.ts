@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Logger } from '../../lib/log';
-import type { Evaluation, MonitorsRepo } from '../../storage/monitors';
+import { evaluationStamp, type Evaluation, type MonitorsRepo } from '../../storage/monitors';
 import type { NewOutboxRow, OutboxRepo } from '../../storage/outbox';
 import type { Source } from '../types';
 import type { HistoryEntry, InstanceState, Monitor, MonitorInstance } from '../../model/monitor';
@@ -326,7 +326,8 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
    * Commits the findings of several monitors in one transaction: one write to the WAL and one hold
    * of the write lock (which the metric writer's folds share) instead of one per monitor. Each
    * monitor's writes are atomic on their own (saveEvaluations: a savepoint each, written only at the
-   * version evaluated; one that fails is rolled back alone and counted as an error). While another
+   * version and evaluation stamp evaluated from; one that fails is rolled back alone and counted as an
+   * error). While another
    * connection holds the write lock the round pauses and tries again (for up to LOCK_WAIT_MS)
    * instead of sleeping on the event loop in SQLite's busy handler; after that it waits for the lock
    * as any other write of the service does.
@@ -444,7 +445,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
    * What a monitor's findings change: history, instance states, forgotten instances and the
    * notifications to queue, from the monitor and instances as stored now. Null when the monitor
    * changed or went while its series were read (that round's findings are dropped; saveEvaluations
-   * checks the version again as it writes).
+   * checks the version again as it writes). The evaluation carries the monitor's evaluation stamp
+   * read here, before its instances: saveEvaluations writes it only while the stamp is still that
+   * one, so an evaluation from instances another round (another node's) has moved on since is
+   * dropped whole, and the monitor is judged again from the new state at the next round.
    */
   async function planCommit(
     monitor: Monitor,
@@ -453,6 +457,11 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
   ): Promise<{ evaluation: Evaluation; changes: number } | null> {
     const fresh = await ports.monitors.byId(monitor.id, monitor.organizationId);
     if (!fresh || fresh.updatedAt !== monitor.updatedAt || fresh.status !== 'active') return null;
+    const from = evaluationStamp(fresh.alerts);
+    // The stamp written is later than the one read (the clock, or 1 ms past the stamp when the
+    // clock is not past it: a node whose clock is behind, a clock a test holds), so a stamp is never
+    // written twice and a compare-and-set cannot mistake a later evaluation for none.
+    const stamp = from === null || now > from ? now : from + 1;
     const known = new Map((await ports.monitors.instances(monitor.id)).map((i) => [i.instance, i]));
     const seen = new Set<string>();
     const muted = fresh.mutedUntil !== null && fresh.mutedUntil > now;
@@ -485,7 +494,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     }
     // Keys that no longer match a pattern are forgotten (their history stays).
     for (const key of known.keys()) if (!seen.has(key)) writes.removed.push(key);
-    return { evaluation: { evaluated: withRuleStatus(fresh, findings, now, muted), writes }, changes };
+    return {
+      evaluation: { evaluated: withRuleStatus(fresh, findings, stamp, muted), from, writes },
+      changes,
+    };
   }
 
   /** The notifications of an instance's change, one per channel (queued by saveEvaluations). */
@@ -729,8 +741,8 @@ function buildNotification(
   };
 }
 
-/** Trifle App's per-rule fields after a round: status, last_summary, last_evaluated_at. */
-function withRuleStatus(m: Monitor, findings: Finding[], now: number, muted: boolean): Monitor {
+/** Trifle App's per-rule fields after a round: status, last_summary, last_evaluated_at (`stamp`). */
+function withRuleStatus(m: Monitor, findings: Finding[], stamp: number, muted: boolean): Monitor {
   const alerts = m.alerts.map((rule) => {
     const results = findings.map((f) => f.rules[rule.id]).filter((r) => r !== undefined);
     const failed = findings.some((f) => f.error !== null);
@@ -747,7 +759,7 @@ function withRuleStatus(m: Monitor, findings: Finding[], now: number, muted: boo
       failed && results.length === 0
         ? findings.find((f) => f.error)!.error!
         : ((firing[0] ?? results[0])?.summary ?? null);
-    return { ...rule, status: status as typeof rule.status, last_summary: summary, last_evaluated_at: now };
+    return { ...rule, status: status as typeof rule.status, last_summary: summary, last_evaluated_at: stamp };
   });
   return { ...m, alerts };
 }

@@ -12,7 +12,8 @@ import { openDatabase, type Db } from '../../src/storage/db';
 import { migrate } from '../../src/storage/migrations';
 import { createMonitorsRepo, type MonitorsRepo } from '../../src/storage/monitors';
 import { createOutboxRepo } from '../../src/storage/outbox';
-import { evaluateOnTwoNodes, evaluatorNode, nodeMonitor } from '../helpers/evaluator-nodes';
+import { evaluateOnTwoNodes, evaluatorNode, nodeMonitor, nodeSource } from '../helpers/evaluator-nodes';
+import { muteMonitor } from '../../src/domain/alerts/monitors';
 
 const ORG = 'org-1';
 const USER = 'user-1';
@@ -147,6 +148,87 @@ describe('alert evaluation on two nodes sharing one SQLite file', () => {
       assert.equal((await a.byId('again', ORG))?.alerts[0]?.last_evaluated_at, clock + 5);
       assert.equal(await count('monitor_history', 'again'), 2);
     } finally {
+      await nodeA.evaluator.close();
+      await nodeB.evaluator.close();
+    }
+  });
+
+  test('a mute written over an evaluation, from a node whose clock is behind, still drops an evaluation planned before', async () => {
+    const a = createMonitorsRepo(dbA);
+    const b = createMonitorsRepo(dbB);
+    const id = '5e0c1d2a-3b4c-4d5e-8f90-a1b2c3d4e5f6';
+    const base = Math.floor(Date.now() / MIN) * MIN - 30 * MIN;
+    const clock = base + 30_000;
+    // saved last by a node whose clock is ahead of this one's
+    await a.insert({ ...nodeMonitor(id, ORG, USER), updatedAt: clock + 50 }, 1000);
+    const gate = () => {
+      let open: () => void = () => undefined;
+      let arrive: () => void = () => undefined;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      const arrived = new Promise<void>((resolve) => (arrive = resolve));
+      return { open, arrived, pass: async () => (arrive(), opened) };
+    };
+    const evaluationGate = gate();
+    const muteGate = gate();
+    const gatedB: MonitorsRepo = {
+      ...b,
+      saveEvaluations: async (evaluations, options) => {
+        await evaluationGate.pass();
+        return b.saveEvaluations(evaluations, options);
+      },
+    };
+    const nodeA = evaluatorNode(
+      a,
+      createOutboxRepo(dbA),
+      ORG,
+      () => clock,
+      () => 95,
+    );
+    const nodeB = evaluatorNode(
+      gatedB,
+      createOutboxRepo(dbB),
+      ORG,
+      () => clock + 3,
+      () => 95,
+    );
+    try {
+      // Node B reads the monitor and its instances, judges OK -> Firing, and waits to commit.
+      const late = nodeB.evaluator.round();
+      await evaluationGate.arrived;
+      // A mute reads the monitor (no evaluation yet) and waits to write.
+      const muting = muteMonitor(
+        {
+          monitors: {
+            ...a,
+            update: async (m, fromUpdatedAt, clear) => {
+              await muteGate.pass();
+              return a.update(m, fromUpdatedAt, clear);
+            },
+          },
+          sources: { inOrganization: async () => nodeSource(ORG), byId: async () => nodeSource(ORG) },
+          projectsEnabled: true,
+          now: () => clock,
+        },
+        { kind: 'user', tokenId: 't', userId: USER, organizationId: ORG, role: 'admin' },
+        id,
+        clock + 60 * MIN,
+      );
+      await muteGate.arrived;
+      // Node A evaluates and commits: OK -> Firing, notified.
+      assert.equal((await nodeA.evaluator.round()).changes, 1);
+      // The mute is written with the rules as it read them (no stamp) ...
+      muteGate.open();
+      const muted = await muting;
+      assert.ok(muted.updatedAt > clock + 50, 'a later version, though the clock is behind');
+      // ... and node B's evaluation, from the state before node A's, is dropped.
+      evaluationGate.open();
+      const dropped = await late;
+      assert.equal(dropped.changes, 0);
+      assert.equal(await count('monitor_history', id), 1);
+      assert.equal(await count('alert_outbox', id), 2);
+    } finally {
+      evaluationGate.open();
+      muteGate.open();
       await nodeA.evaluator.close();
       await nodeB.evaluator.close();
     }

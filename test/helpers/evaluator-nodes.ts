@@ -200,6 +200,8 @@ export async function evaluateOnTwoNodes(
       check.equal(sa.monitors, monitors, `${label}: node A judged every monitor`);
       check.equal(sb.monitors, monitors, `${label}: node B judged every monitor`);
       check.ok(sa.lockWaits > 0 && sb.lockWaits > 0, `${label}: both nodes waited to commit`);
+      // Both nodes' first commits begin with the first monitor, read before either wrote.
+      check.ok(sa.stale + sb.stale >= 1, `${label}: an evaluation from the state before the other's dropped`);
       check.equal(sa.changes + sb.changes, step.changes * monitors, `${label}: each change written once`);
       check.equal(
         sa.queued + sb.queued,

@@ -117,6 +117,7 @@ describe('alert evaluation on two nodes sharing one SQLite file', () => {
       open();
       const dropped = await late;
       assert.equal(dropped.changes, 0, 'node B judged OK -> Firing from the state before: dropped');
+      assert.equal(dropped.stale, 1);
       assert.equal(dropped.queued, 0);
       assert.equal(dropped.errors, 0);
       assert.equal(await count('monitor_history', 'again'), 1);
@@ -126,6 +127,7 @@ describe('alert evaluation on two nodes sharing one SQLite file', () => {
       clock += MIN;
       const still = await nodeB.evaluator.round();
       assert.equal(still.changes, 0, 'still Firing: nothing new');
+      assert.equal(still.stale, 0);
       assert.equal((await a.byId('again', ORG))?.alerts[0]?.last_evaluated_at, clock + 3, 'written');
       clock += MIN;
       load = 10;
@@ -224,6 +226,7 @@ describe('alert evaluation on two nodes sharing one SQLite file', () => {
       evaluationGate.open();
       const dropped = await late;
       assert.equal(dropped.changes, 0);
+      assert.equal(dropped.stale, 1);
       assert.equal(await count('monitor_history', id), 1);
       assert.equal(await count('alert_outbox', id), 2);
     } finally {

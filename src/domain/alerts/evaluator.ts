@@ -69,6 +69,11 @@ export interface RoundStats {
   /** commits put off because another connection held the write lock */
   lockWaits: number;
   /**
+   * evaluations dropped whole: the monitor changed, went or was evaluated (another node's round)
+   * between this round's reads and its commit; judged again at the next round
+   */
+  stale: number;
+  /**
    * the event loop's delay during the round (a 1 ms timer's lateness, whatever held the loop: the
    * round's turns, its reads' synchronous steps, the requests served meanwhile, garbage collection)
    */
@@ -177,6 +182,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         turns: 0,
         longestStep: '',
         lockWaits: 0,
+        stale: 0,
         loopDelayP99Ms: 0,
         loopDelayMaxMs: 0,
       };
@@ -347,6 +353,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         try {
           const p = await planCommit(job.monitor, findings, now);
           if (p) planned.push({ monitor: job.monitor, ...p });
+          else stats.stale += 1;
         } catch (err) {
           failed(stats, job.monitor, err);
         }
@@ -365,7 +372,8 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       for (const [index, result] of results.entries()) {
         const p = planned[index]!;
         if (result instanceof Error) failed(stats, p.monitor, result);
-        else if (result !== null) {
+        else if (result === null) stats.stale += 1;
+        else {
           stats.changes += p.changes;
           stats.queued += result;
         }
@@ -548,6 +556,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
               busy_ms: Math.round(stats.busyMs),
               turns: stats.turns,
               lock_waits: stats.lockWaits,
+              stale: stats.stale,
               longest_turn_ms: Math.round(stats.longestTurnMs * 10) / 10,
               longest_step: stats.longestStep,
               loop_delay_p99_ms: Math.round(stats.loopDelayP99Ms * 10) / 10,

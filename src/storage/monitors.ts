@@ -184,7 +184,7 @@ export function evaluationStamp(alerts: unknown): number | null {
 }
 
 /** The evaluation stamp of a stored document (MonitorRow.document). */
-export const documentStamp = (document: string): number | null =>
+const documentStamp = (document: string): number | null =>
   evaluationStamp((JSON.parse(document) as { alerts?: unknown }).alerts);
 
 /** A page of monitors stops once its documents pass this many bytes (at least one is served). */
@@ -356,9 +356,9 @@ export function createMonitorsRepo(db: Db) {
      * evaluation stamp is still `from`, the one the evaluation started from (a compare-and-set: of
      * two evaluations from one state, on two nodes say, the second finds the stamp moved): null
      * for it when the monitor changed, went or was evaluated meanwhile (the findings are dropped
-     * whole), else how many notifications were queued. Several evaluations go in one IMMEDIATE transaction (one
-     * write to the WAL, one hold of the write lock), each in a savepoint of its own: one that throws
-     * is rolled back alone and given back as its Error. With `tryOnly`, null (nothing written) when
+     * whole), else how many notifications were queued. Several evaluations go in one IMMEDIATE
+     * transaction (one write to the WAL, one hold of the write lock), each in a savepoint of its
+     * own: one that throws is rolled back alone and given back as its Error. With `tryOnly`, null (nothing written) when
      * another connection holds the write lock, instead of sleeping in SQLite's busy handler on the
      * event loop while the metric writer's fold (a few ms a transaction) holds it.
      */

@@ -332,11 +332,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
    * Commits the findings of several monitors in one transaction: one write to the WAL and one hold
    * of the write lock (which the metric writer's folds share) instead of one per monitor. Each
    * monitor's writes are atomic on their own (saveEvaluations: a savepoint each, written only at the
-   * version and evaluation stamp evaluated from; one that fails is rolled back alone and counted as an
-   * error). While another
-   * connection holds the write lock the round pauses and tries again (for up to LOCK_WAIT_MS)
-   * instead of sleeping on the event loop in SQLite's busy handler; after that it waits for the lock
-   * as any other write of the service does.
+   * version and evaluation stamp evaluated from, else dropped as stale; one that fails is rolled
+   * back alone and counted as an error). While another connection holds the write lock the round
+   * pauses and tries again (for up to LOCK_WAIT_MS) instead of sleeping on the event loop in
+   * SQLite's busy handler; after that it waits for the lock as any other write of the service does.
    */
   async function commitAll(
     judged: ReadonlyArray<{ job: Job; findings: Finding[] }>,

@@ -231,8 +231,9 @@ export async function removeMonitor(ctx: MonitorsContext, monitor: Monitor): Pro
  * Mutes until `until` (ms), or unmutes with null. Not a change of the monitor's definition: no lock
  * check. Written only at the version read (another save in between: read again), as a later version
  * even when the clock is not past the one read (a node whose clock is behind): the document written
- * holds the rules' status as read, so an evaluation that ran between the read and this write must
- * find the version changed, not only its evaluation stamp moved back (storage/monitors.ts).
+ * holds the rules' status as read, which may put back an evaluation stamp an evaluation written
+ * meanwhile moved on, so an evaluation planned from that older stamp must find the version changed
+ * (storage/monitors.ts saveEvaluations).
  */
 export async function muteMonitor(
   ctx: MonitorsContext,

@@ -37,6 +37,7 @@ export function selfMetricsRoute(deps: Deps) {
         answers: deps.metrics.answerStats(),
         databaseFile,
         version: SERVER_VERSION,
+        jobsHeld: deps.ops.jobs?.held,
       }) + renderIntakeMetrics(intakeCountersOf(deps));
   };
 }

@@ -172,12 +172,16 @@ describe('the jobs lease on PostgreSQL', { skip }, () => {
     for (const n of three) await n.keeper.close();
   };
 
-  test('three nodes: one holds the lease at a time, and each period the job runs once', async () => {
+  test('three nodes: one holds the lease at a time, and each period the job runs once', async (t) => {
     const board = new Board();
     const three = await trio(board);
     await waitFor('a first holder', SLACK, () => holders(three)[0]);
     const seen = await sample(three, 3000);
     await stopAll(three);
+    t.diagnostic(
+      `samples ${seen.samples}, none held ${seen.none}, several ${seen.several}; runs ${board.runs.length}; ` +
+        `takes ${three.map((n) => n.keeper.stats.acquired).join('/')}`,
+    );
     assert.equal(seen.several, 0, 'moments with two holders');
     assert.equal(board.overlaps, 0, 'jobs started while another node ran them');
     assert.deepEqual(doubleRuns(board), []);
@@ -190,7 +194,7 @@ describe('the jobs lease on PostgreSQL', { skip }, () => {
     );
   });
 
-  test('the database cut from the holder: its jobs stop before the lease expires, another takes over', async () => {
+  test('the database cut from the holder: its jobs stop before the lease expires, another takes over', async (t) => {
     const board = new Board();
     const three = await trio(board);
     const first = await waitFor('a first holder', SLACK, () => holders(three)[0]);
@@ -208,6 +212,10 @@ describe('the jobs lease on PostgreSQL', { skip }, () => {
     );
     const stoppedAt = first.stopped[0]!;
     await stopAll(three);
+    t.diagnostic(
+      `jobs stopped ${(stoppedAt - cutAt).toFixed(0)} ms after the cut, ${(expiry.at - stoppedAt).toFixed(0)} ms ` +
+        `before the expiry; taken over ${takenAfter.toFixed(0)} ms after the cut`,
+    );
     assert.ok(
       stoppedAt < expiry.at,
       `stopped ${(expiry.at - stoppedAt).toFixed(0)} ms before the expiry (negative: after)`,
@@ -222,7 +230,7 @@ describe('the jobs lease on PostgreSQL', { skip }, () => {
     assert.ok(first.keeper.stats.failures > 0 && first.keeper.stats.lost === 1);
   });
 
-  test('the holder killed (no release, its connections terminated, its pool gone): another holds within a lease and a renewal', async () => {
+  test('the holder killed (no release, its connections terminated, its pool gone): another holds within a lease and a renewal', async (t) => {
     const board = new Board();
     const three = await trio(board);
     const first = await waitFor('a first holder', SLACK, () => holders(three)[0]);
@@ -238,6 +246,7 @@ describe('the jobs lease on PostgreSQL', { skip }, () => {
     await waitFor('another holder', TTL + RENEW + SLACK, () => holders(three).find((n) => n !== first));
     const takenAfter = performance.now() - killedAt;
     await stopAll(three);
+    t.diagnostic(`taken over ${takenAfter.toFixed(0)} ms after the kill`);
     assert.ok(takenAfter <= TTL + RENEW + SLACK, `taken over ${takenAfter.toFixed(0)} ms after the kill`);
     assert.ok(
       takenAfter >= TTL - RENEW - MARGIN,
@@ -247,7 +256,7 @@ describe('the jobs lease on PostgreSQL', { skip }, () => {
     assert.deepEqual(doubleRuns(board), []);
   });
 
-  test('a clean stop releases the lease: another node takes over at its next attempt, not at the expiry', async () => {
+  test('a clean stop releases the lease: another node takes over at its next attempt, not at the expiry', async (t) => {
     const board = new Board();
     const long = 3000; // renewals every second: a release is seen at the next, an expiry 2-3 s later
     const three = await trio(board, long);
@@ -261,6 +270,7 @@ describe('the jobs lease on PostgreSQL', { skip }, () => {
     await waitFor('another holder', long / 3 + SLACK, () => holders(three).find((n) => n !== first));
     const takenAfter = performance.now() - stoppedAt;
     await stopAll(three);
+    t.diagnostic(`taken over ${takenAfter.toFixed(0)} ms after the clean stop (lease ${long} ms)`);
     assert.ok(takenAfter < long / 3 + SLACK, `taken over ${takenAfter.toFixed(0)} ms after the stop`);
     assert.equal(board.overlaps, 0);
     assert.equal(

@@ -100,3 +100,13 @@ export function createPgLeases(sql: Sql): PgLeases {
 export async function holdsLease(sql: Sql, name: string, holder: string): Promise<boolean> {
   return (await sql.one(FENCE, [name, holder])) !== undefined;
 }
+
+/**
+ * The fence of the jobs' lease for this node (`holder`: the keeper's, src/ops/jobs.ts), for the
+ * repositories whose writes only the jobs' holder may make: an alert round's commit and a report's
+ * (docs/cluster.md "Jobs run once").
+ */
+export const jobsFence =
+  (holder: string) =>
+  (sql: Sql): Promise<boolean> =>
+    holdsLease(sql, JOBS_LEASE, holder);

@@ -30,6 +30,7 @@ import { createSecretBox, loadSecretKey } from './lib/secrets';
 import { encryptStoredSecrets } from './storage/source-secrets';
 import { OpsStats } from './ops/stats';
 import { createRetentionSweeper } from './ops/retention-sweeper';
+import { backgroundJobs, createJobKeeper, pgJobsLease } from './ops/jobs';
 import { removePidFile, writePidFile } from './ops/pid-file';
 import { SERVER_VERSION } from './version';
 import { startListeners, type Listeners } from './intake/listeners';
@@ -43,7 +44,6 @@ import { createOutboxWorker } from './domain/alerts/outbox';
 import type { ChannelSender } from './domain/alerts/delivery-port';
 import { createChannelSender } from './domain/alerts/channels/sender';
 import type { OutboxOptions } from './domain/alerts/outbox';
-import { backgroundJobs, createJobKeeper, pgJobsLease } from './ops/jobs';
 
 /** The info-level summary of requests, points and errors (SPEC section 11). */
 const SUMMARY_INTERVAL_MS = 60_000;

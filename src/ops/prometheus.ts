@@ -8,13 +8,13 @@ export interface MetricsInput {
   stats: OpsStats;
   sweep: Readonly<SweepStats>;
   queueDepth: number;
+  /** whether this node runs the background jobs (always on one node; cluster mode: holds their lease) */
+  jobsHeld?: boolean;
   /** kept series answers (domain/metrics/answers.ts), when the service keeps them */
   answers?: { hits: number; misses: number; entries: number; bytes: number } | null;
   /** service.db; its -wal file is counted too */
   databaseFile: string;
   version: string;
-  /** whether this node runs the background jobs (always on one node; cluster mode: holds their lease) */
-  jobsHeld?: boolean;
 }
 
 const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');

@@ -34,10 +34,10 @@ export function selfMetricsRoute(deps: Deps) {
         stats: deps.ops.stats,
         sweep: deps.ops.sweeper.stats,
         queueDepth: deps.metrics.pendingPoints,
+        jobsHeld: deps.ops.jobs?.held,
         answers: deps.metrics.answerStats(),
         databaseFile,
         version: SERVER_VERSION,
-        jobsHeld: deps.ops.jobs?.held,
       }) + renderIntakeMetrics(intakeCountersOf(deps));
   };
 }

@@ -50,18 +50,62 @@ export function jobsLeaseOn(sql: Sql, close?: () => Promise<void>): JobsLease {
 
 /**
  * The lease `jobs` on `storage.url`, over a pool of its own (one connection): a renewal never waits
- * behind requests that hold the node's other connections. A connection or a statement that hangs
- * gives up after a renewal interval, so the next attempt is not held up by it.
+ * behind requests that hold the node's other connections. Each call gives up after a renewal
+ * interval, so the next attempt is not held up by it: a connection that gets no answer at all (the
+ * network dropping packets, where neither `statement_timeout` nor an error ends the wait) is left
+ * to itself and the next attempt opens a new pool.
  */
 export function pgJobsLease(url: string, ttlMs: number): JobsLease {
   const waitMs = Math.max(50, Math.round(ttlMs / 3));
-  const store = createPgStore(url, {
-    max: 1,
-    connectTimeoutMs: waitMs,
-    statementTimeoutMs: waitMs,
-    applicationName: 'trifle-service-lease',
-  });
-  return jobsLeaseOn(store, () => store.close());
+  const open = () =>
+    createPgStore(url, {
+      max: 1,
+      connectTimeoutMs: waitMs,
+      statementTimeoutMs: waitMs,
+      applicationName: 'trifle-service-lease',
+    });
+  let store = open();
+  let lease = jobsLeaseOn(store);
+  async function bounded<T>(call: (l: JobsLease) => Promise<T>): Promise<T> {
+    const current = store;
+    try {
+      return await answerWithin(call(lease), waitMs);
+    } catch (err) {
+      if (err instanceof NoAnswer && store === current) {
+        store = open();
+        lease = jobsLeaseOn(store);
+        void current.close().catch(() => undefined); // ends once its hung connection does
+      }
+      throw err;
+    }
+  }
+  return {
+    acquire: (holder, ttl) => bounded((l) => l.acquire(holder, ttl)),
+    release: (holder) => bounded((l) => l.release(holder)),
+    // a pool whose connection hangs would never end: the stop does not wait for it
+    close: () => answerWithin(store.close(), waitMs).catch(() => undefined),
+  };
+}
+
+class NoAnswer extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+  }
+}
+
+/** What `work` settles with, or NoAnswer after `ms` (the work goes on, unwatched). */
+async function answerWithin<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new NoAnswer(ms)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** This process's name in the lease row: host, pid and a random part (a restart is a new holder). */
@@ -128,13 +172,11 @@ export function createJobKeeper(options: JobKeeperOptions): JobKeeper {
       while (running !== (held && !closed)) {
         if (running) {
           running = false;
-          await jobs
-            .stop()
-            .catch((err: unknown) =>
-              log.warn('background jobs did not stop cleanly', {
-                error: (err as Error)?.message ?? String(err),
-              }),
-            );
+          await jobs.stop().catch((err: unknown) =>
+            log.warn('background jobs did not stop cleanly', {
+              error: (err as Error)?.message ?? String(err),
+            }),
+          );
         } else {
           running = true;
           jobs.start();
@@ -158,7 +200,9 @@ export function createJobKeeper(options: JobKeeperOptions): JobKeeper {
     const sent = performance.now();
     let granted: boolean;
     try {
-      granted = await lease!.acquire(holder, ttlMs);
+      // An attempt that gets no answer within a renewal interval counts as failed, so that the next
+      // one is made (the lease's own timeouts may not end it: a connection whose packets are lost).
+      granted = await answerWithin(lease!.acquire(holder, ttlMs), renewMs);
     } catch (err) {
       stats.failures++;
       if (!failing)
@@ -178,6 +222,7 @@ export function createJobKeeper(options: JobKeeperOptions): JobKeeper {
     if (left <= 0) return lose('renewed too late');
     if (stopTimer) clearTimeout(stopTimer);
     stopTimer = setTimeout(() => lose('not renewed in time'), left);
+    stopTimer.unref();
     if (!held) {
       held = true;
       stats.acquired++;
@@ -225,13 +270,13 @@ export function createJobKeeper(options: JobKeeperOptions): JobKeeper {
         await sync();
         if (lease) {
           // Only after the jobs have stopped: the next holder never overlaps them.
-          await lease.release(holder).catch((err: unknown) =>
+          await answerWithin(lease.release(holder), renewMs).catch((err: unknown) =>
             log.warn('jobs lease not released (another node takes it over when it expires)', {
               holder,
               error: (err as Error)?.message ?? String(err),
             }),
           );
-          await lease.close?.().catch(() => undefined);
+          await answerWithin(lease.close?.() ?? Promise.resolve(), renewMs).catch(() => undefined);
         }
       })();
       return closing;

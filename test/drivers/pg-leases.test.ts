@@ -5,7 +5,8 @@
 // starts and runs: a start while another node's jobs run is an overlap. Skipped without PostgreSQL.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SERVERS, tcpProxy } from './network';
+import net from 'node:net';
+import { SERVERS } from './network';
 import { pgSkip, scratchPgStore, type ScratchStore } from '../helpers/pg-store';
 import { createPgStore, type PgStore } from '../../src/storage/pg/client';
 import { createPgLeases, holdsLease, JOBS_LEASE } from '../../src/storage/pg/leases';
@@ -34,11 +35,62 @@ class Board {
   runs: Array<{ node: string; at: number }> = [];
 }
 
+interface Proxy {
+  port: number;
+  /** connections destroyed, new ones refused: the database is gone for this node */
+  cut(): void;
+  /** nothing goes through any more, without an error: packets lost on the way */
+  stall(): void;
+  /** after a stall: what was held back goes through */
+  resume(): void;
+}
+
+/** A TCP proxy to the local PostgreSQL, one per node, that can cut or stall its connections. */
+async function proxyToDatabase(): Promise<Proxy> {
+  const pairs = new Set<[net.Socket, net.Socket]>();
+  let stalled = false;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(SERVERS.postgres.port, SERVERS.postgres.host);
+    const pair: [net.Socket, net.Socket] = [client, upstream];
+    pairs.add(pair);
+    for (const s of pair) {
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        pairs.delete(pair);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+    if (stalled) for (const s of pair) s.pause();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const each = (fn: (s: net.Socket) => void) => {
+    for (const pair of pairs) pair.forEach(fn);
+  };
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    cut() {
+      server.close();
+      each((s) => s.destroy());
+    },
+    stall() {
+      stalled = true;
+      each((s) => s.pause());
+    },
+    resume() {
+      stalled = false;
+      each((s) => s.resume());
+    },
+  };
+}
+
 interface Node {
   name: string;
   keeper: JobKeeper;
   store: PgStore;
-  proxy: Awaited<ReturnType<typeof tcpProxy>>;
+  proxy: Proxy;
   /** performance.now() of each start and stop of its jobs */
   started: number[];
   stopped: number[];
@@ -73,7 +125,7 @@ function countingJobs(board: Board, node: Pick<Node, 'name' | 'started' | 'stopp
 }
 
 async function startNode(name: string, database: string, board: Board, ttl = TTL): Promise<Node> {
-  const proxy = await tcpProxy(SERVERS.postgres);
+  const proxy = await proxyToDatabase();
   const url = `postgres://${SERVERS.postgres.user}@127.0.0.1:${proxy.port}/${database}`;
   const store = createPgStore(url, {
     max: 2,
@@ -155,7 +207,7 @@ describe('the jobs lease on PostgreSQL', { skip }, () => {
   after(async () => {
     for (const n of nodes) {
       await n.keeper.close();
-      await n.proxy.close();
+      n.proxy.cut();
     }
     await scratch?.drop();
   });
@@ -228,6 +280,40 @@ describe('the jobs lease on PostgreSQL', { skip }, () => {
     assert.equal(board.overlaps, 0);
     assert.deepEqual(doubleRuns(board), []);
     assert.ok(first.keeper.stats.failures > 0 && first.keeper.stats.lost === 1);
+  });
+
+  test('the database stalls for the holder (no answer, no error): its jobs stop before the expiry, it goes on trying, and holds again once it answers', async (t) => {
+    const board = new Board();
+    const three = await trio(board);
+    const first = await waitFor('a first holder', SLACK, () => holders(three)[0]);
+    await sleep(RENEW * 2);
+    const stalledAt = performance.now();
+    first.proxy.stall();
+    const expiry = await expiresBy(scratch.store);
+    assert.equal(expiry.holder, first.name);
+    await waitFor('another holder', TTL + RENEW + SLACK, () => holders(three).find((n) => n !== first));
+    const takenAfter = performance.now() - stalledAt;
+    await waitFor('the stalled node to stop its jobs', SLACK, () =>
+      first.stopped.length > 0 ? true : undefined,
+    );
+    const stoppedAt = first.stopped[0]!;
+    await sleep(TTL);
+    // its attempts got no answer, yet it went on making them (each one given up after an interval)
+    const failures = first.keeper.stats.failures;
+    first.proxy.resume();
+    for (const n of three) if (n !== first) await n.keeper.close();
+    await waitFor('the node, its database back, to hold the lease', 2 * RENEW + SLACK, () =>
+      first.keeper.held ? true : undefined,
+    );
+    await stopAll(three);
+    t.diagnostic(
+      `jobs stopped ${(stoppedAt - stalledAt).toFixed(0)} ms after the stall, ${(expiry.at - stoppedAt).toFixed(0)} ms ` +
+        `before the expiry; taken over ${takenAfter.toFixed(0)} ms after it; ${failures} attempts without an answer`,
+    );
+    assert.ok(stoppedAt < expiry.at, `stopped ${(expiry.at - stoppedAt).toFixed(0)} ms before the expiry`);
+    assert.ok(failures >= 2, `${failures} attempts given up during the stall`);
+    assert.equal(board.overlaps, 0);
+    assert.deepEqual(doubleRuns(board), []);
   });
 
   test('the holder killed (no release, its connections terminated, its pool gone): another holds within a lease and a renewal', async (t) => {

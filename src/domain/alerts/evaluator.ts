@@ -84,8 +84,13 @@ export interface RoundStats {
 export interface Evaluator {
   /** Evaluates every active monitor once; resolves when the round's writes are committed. */
   round(): Promise<RoundStats>;
-  /** Runs rounds every `intervalMs` (0: never) until close(). */
+  /**
+   * Runs rounds every `intervalMs` (0: no timer, round() only) until stop() or close(); after a
+   * stop, start() runs them again (the node took the jobs' lease back, src/ops/jobs.ts).
+   */
   start(intervalMs: number): void;
+  /** Stops the timer and the round in progress (at its next step), resolving once it has ended. */
+  stop(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -133,6 +138,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<RoundStats> | null = null;
   let closed = false;
+  /** stop() or close() was called since the last start(): a round in progress ends at its next step */
+  let halted = false;
+  /** start() calls, so that a timer of an earlier start never goes on after a restart */
+  let starts = 0;
   /** compiled plans by monitor id, kept while the monitor and its source are unchanged */
   const plans = new Map<string, { version: string; plan: MonitorPlan | null; problems: string }>();
   /** the window's keys and the patterns' matches of the last round (reader.ts) */
@@ -222,7 +231,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     for (;;) {
       const page = await ports.monitors.activePage(active[active.length - 1] ?? null, MONITOR_PAGE);
       active.push(...page);
-      if (page.length < MONITOR_PAGE || closed) return active;
+      if (page.length < MONITOR_PAGE || halted) return active;
       await pacer.turn();
     }
   }
@@ -241,7 +250,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     const jobs: Job[] = [];
     pacer.step = 'prepare';
     for (const monitor of queue) {
-      if (closed) break;
+      if (halted) break;
       await pacer.turn();
       try {
         jobs.push(await prepare(monitor, reader, now));
@@ -255,7 +264,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     // 3. Judged monitor by monitor and committed a turn's monitors at a time.
     let judged: Array<{ job: Job; findings: Finding[] }> = [];
     for (const job of jobs) {
-      if (closed) break;
+      if (halted) break;
       if (pacer.spentMs() >= TURN_MS / 2) {
         await commitAll(judged, now, stats, pacer);
         judged = [];
@@ -271,7 +280,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     matches.endRound();
     // 4. Report monitors whose period has not been sent.
     const reports = active.filter((m) => m.type === 'report');
-    if (ports.reports && reports.length > 0 && !closed) {
+    if (ports.reports && reports.length > 0 && !halted) {
       pacer.step = 'reports';
       const done = await ports.reports.run(reports, now, () => pacer.turn());
       stats.reports = done.reports;
@@ -299,7 +308,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       for (const { key } of job.keys) group.keys.push(key);
     }
     for (const { source, w, keys } of groups.values()) {
-      if (closed) break;
+      if (halted) break;
       await pacer.turn();
       await reader.prefetch(source, keys, w);
     }
@@ -361,7 +370,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       const evaluations = planned.map((p) => p.evaluation);
       let results: Array<number | null | Error> | null = null;
       const until = performance.now() + LOCK_WAIT_MS;
-      while (results === null && performance.now() < until && !closed) {
+      while (results === null && performance.now() < until && !halted) {
         results = await ports.monitors.saveEvaluations(evaluations, { tryOnly: true });
         if (results !== null) break;
         stats.lockWaits += 1;
@@ -536,7 +545,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
   }
 
   function start(intervalMs: number) {
-    if (intervalMs <= 0 || closed) return;
+    if (closed) return;
+    halted = false;
+    const mine = ++starts;
+    if (intervalMs <= 0) return;
     const tick = () => {
       timer = setTimeout(async () => {
         try {
@@ -564,20 +576,25 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         } catch (err) {
           ports.log.warn('alerts round failed', { error: (err as Error).message });
         }
-        if (!closed) tick();
+        if (!halted && starts === mine) tick();
       }, intervalMs);
       timer.unref();
     };
     tick();
   }
 
-  async function close() {
-    closed = true;
+  async function stop() {
+    halted = true;
     if (timer) clearTimeout(timer);
     await running?.catch(() => undefined);
   }
 
-  return { round, start, close };
+  async function close() {
+    closed = true;
+    await stop();
+  }
+
+  return { round, start, stop, close };
 }
 
 function readError(err: unknown): string {

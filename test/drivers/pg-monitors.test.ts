@@ -1,7 +1,9 @@
 // The monitors repository on PostgreSQL (src/storage/pg/monitors.ts) against its SQLite twin: the
 // same calls on both give the same answers and leave the same rows (a differential test), and its
-// atomic units hold under real concurrency on PostgreSQL (the organization's cap, one notification
-// for two nodes saving the same evaluation, `tryOnly` giving up at once on a locked monitor).
+// atomic units hold under real concurrency on PostgreSQL (the organization's cap, one of two nodes'
+// evaluations from the same state written, a report period or failure recorded once, `tryOnly`
+// giving up at once on a locked monitor), up to two real evaluators on two pools evaluating the
+// same monitors at once.
 // Against the local PostgreSQL (a scratch database, dropped at the end); skipped without one.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,10 +13,17 @@ import path from 'node:path';
 import pg from 'pg';
 import { openDatabase, type Db } from '../../src/storage/db';
 import { migrate } from '../../src/storage/migrations';
-import { createMonitorsRepo, type Evaluation, type MonitorsRepo } from '../../src/storage/monitors';
+import {
+  createMonitorsRepo,
+  type Evaluation,
+  type MonitorsRepo,
+  type ReportState,
+} from '../../src/storage/monitors';
 import type { NewOutboxRow } from '../../src/storage/outbox';
 import { createPgStore, type PgStore } from '../../src/storage/pg/client';
 import { createPgMonitorsRepo } from '../../src/storage/pg/monitors';
+import { createPgOutboxRepo } from '../../src/storage/pg/outbox';
+import { evaluateOnTwoNodes } from '../helpers/evaluator-nodes';
 import type { HistoryEntry, Monitor, MonitorInstance } from '../../src/model/monitor';
 import { pgSkip, pgUrl, scratchPgStore, type ScratchStore } from '../helpers/pg-store';
 import { SERVERS, scratchName } from './network';
@@ -94,9 +103,24 @@ const notification = (monitorId: string, key: string, organizationId = ORG): New
   created_at: 70,
 });
 
-const evaluation = (evaluated: Monitor, writes: Partial<Evaluation['writes']> = {}): Evaluation => ({
+const evaluation = (
+  evaluated: Monitor,
+  writes: Partial<Evaluation['writes']> = {},
+  from: number | null = null,
+): Evaluation => ({
   evaluated,
+  from,
   writes: { history: [], instances: [], removed: [], outbox: [], ...writes },
+});
+
+/** A threshold rule whose last evaluation (the monitor's evaluation stamp) was at `stamp`. */
+const rule = (id: string, stamp: number | null): Monitor['alerts'][number] => ({
+  id,
+  analysis_strategy: 'threshold',
+  settings: {},
+  status: 'passed',
+  last_summary: null,
+  last_evaluated_at: stamp,
 });
 
 /**
@@ -394,10 +418,12 @@ describe('monitors on PostgreSQL: the same answers and rows as SQLite', { skip }
     assert.deepEqual(await same('the batch', (r) => r.saveEvaluations(batch, { tryOnly: false })), {
       ok: [2, null, 'Error', null, null, null, 1],
     });
+    // The same batch again: m-b's evaluation stamp moved (60), so its evaluation is dropped; M-a has
+    // no rules, so no stamp, and is written again (its notification's key known: none queued).
     assert.deepEqual(
       await same('tryOnly with nothing in the way', (r) => r.saveEvaluations(batch, { tryOnly: true })),
       {
-        ok: [0, null, 'Error', null, null, null, 0],
+        ok: [null, null, 'Error', null, null, null, 0],
       },
     );
     assert.deepEqual(await same('an empty batch', (r) => r.saveEvaluations([], { tryOnly: true })), {
@@ -433,26 +459,93 @@ describe('monitors on PostgreSQL: the same answers and rows as SQLite', { skip }
     );
   });
 
+  test('saveEvaluations: written only while the evaluation stamp is the one it started from', async () => {
+    const rules = (a: number | null, b: number | null) => ({ alerts: [rule('r1', a), rule('r2', b)] });
+    await same('a monitor with two rules', (r) => r.insert(monitor('st', ORG, rules(null, null)), 100));
+    const ev = (stamps: [number | null, number | null], from: number | null, key: string) =>
+      evaluation(
+        monitor('st', ORG, rules(...stamps)),
+        { history: [entry(stamps[0] ?? 0, key)], outbox: [notification('st', key)] },
+        from,
+      );
+    assert.deepEqual(
+      await same('from a stamp it never had', (r) =>
+        r.saveEvaluations([ev([70, 70], 50, 's-0')], { tryOnly: false }),
+      ),
+      { ok: [null] },
+    );
+    assert.deepEqual(
+      await same('the first evaluation', (r) =>
+        r.saveEvaluations([ev([70, 70], null, 's-1')], { tryOnly: false }),
+      ),
+      { ok: [1] },
+    );
+    assert.deepEqual(
+      await same('another from before it', (r) =>
+        r.saveEvaluations([ev([73, 73], null, 's-2')], { tryOnly: false }),
+      ),
+      { ok: [null] },
+    );
+    // The stamp is the latest of the rules' (a rule added since has none yet).
+    assert.deepEqual(
+      await same('in one batch: from 70, then from 70 again', (r) =>
+        r.saveEvaluations([ev([80, null], 70, 's-3'), ev([81, 81], 70, 's-4')], { tryOnly: true }),
+      ),
+      { ok: [1, null] },
+    );
+    assert.deepEqual(
+      await same('from 80, the latest of 80 and none', (r) =>
+        r.saveEvaluations([ev([90, 90], 80, 's-5')], { tryOnly: false }),
+      ),
+      { ok: [1] },
+    );
+    assert.deepEqual(await same('dropped ones left nothing', (r) => r.history('st', 10)), {
+      ok: [entry(90, 's-5'), entry(80, 's-3'), entry(70, 's-1')],
+    });
+    await same('the stored rules', (r) => r.byId('st', ORG));
+    await sameOutbox('the outbox with the stamped evaluations');
+  });
+
   test('saveReport: once per period, only at the version planned and while active', async () => {
     const m = monitor('B-2', ORG_B, { insertedAt: 2000, type: 'report' });
-    const writes = (key: string, periodStart: number | null, error: string | null = null) => ({
+    const writes = (
+      key: string,
+      periodStart: number | null,
+      error: string | null = null,
+      from: ReportState | undefined = undefined,
+    ) => ({
+      from,
       outbox: [notification('B-2', key, ORG_B)],
       state: { periodStart, ranAt: 80, error },
       entry: entry(80, '', { from: 'ok', to: error ? 'error' : 'ok', value: null, summary: key }),
     });
+    const failed = { periodStart: null, ranAt: 80, error: 'boom' };
+    const sent5 = { periodStart: 5, ranAt: 80, error: null };
     assert.deepEqual(await same('no state yet', (r) => r.reportState('B-2')), { ok: undefined });
     assert.deepEqual(await same('a failed run', (r) => r.saveReport(m, null, writes('fail', null, 'boom'))), {
       ok: 0,
     });
-    assert.deepEqual(await same('the failure', (r) => r.reportState('B-2')), {
-      ok: { periodStart: null, ranAt: 80, error: 'boom' },
-    });
-    assert.deepEqual(await same('period 5', (r) => r.saveReport(m, 5, writes('r-5', 5))), { ok: 1 });
-    assert.deepEqual(await same('period 5 again', (r) => r.saveReport(m, 5, writes('r-5b', 5))), {
+    assert.deepEqual(await same('the failure', (r) => r.reportState('B-2')), { ok: failed });
+    assert.deepEqual(
+      await same('another failed run from no state', (r) =>
+        r.saveReport(m, null, writes('fail-2', null, 'bang')),
+      ),
+      { ok: null },
+    );
+    assert.deepEqual(await same('period 5 from no state', (r) => r.saveReport(m, 5, writes('r-5', 5))), {
       ok: null,
     });
+    assert.deepEqual(await same('period 5', (r) => r.saveReport(m, 5, writes('r-5', 5, null, failed))), {
+      ok: 1,
+    });
     assert.deepEqual(
-      await same('at a stale version', (r) => r.saveReport({ ...m, updatedAt: 1 }, 6, writes('r-6', 6))),
+      await same('period 5 again', (r) => r.saveReport(m, 5, writes('r-5b', 5, null, sent5))),
+      { ok: null },
+    );
+    assert.deepEqual(
+      await same('at a stale version', (r) =>
+        r.saveReport({ ...m, updatedAt: 1 }, 6, writes('r-6', 6, null, sent5)),
+      ),
       { ok: null },
     );
     assert.deepEqual(
@@ -473,7 +566,9 @@ describe('monitors on PostgreSQL: the same answers and rows as SQLite', { skip }
       ),
       { rejected: true },
     );
-    assert.deepEqual(await same('period 6', (r) => r.saveReport(m, 6, writes('r-6', 6))), { ok: 1 });
+    assert.deepEqual(await same('period 6', (r) => r.saveReport(m, 6, writes('r-6', 6, null, sent5))), {
+      ok: 1,
+    });
     assert.deepEqual(await same('the state', (r) => r.reportState('B-2')), {
       ok: { periodStart: 6, ranAt: 80, error: null },
     });
@@ -533,54 +628,74 @@ describe('monitors on PostgreSQL: atomic under concurrency', { skip }, () => {
     assert.deepEqual(results.sort(), [false, true]);
   });
 
-  test('two nodes saving the same evaluation at once queue its notification once', async () => {
+  test('two nodes saving evaluations from the same state at once: one is written, whole', async () => {
     const nodeA = createPgMonitorsRepo(scratch.store);
     const other = createPgStore(scratch.url);
     extra.push(other);
     const nodeB = createPgMonitorsRepo(other);
     for (let round = 0; round < 5; round++) {
       const id = `same-${round}`;
-      await repo.insert(monitor(id), 100);
-      const ev = evaluation(monitor(id), {
-        history: [entry(60, 'h')],
-        instances: [instance(id, 'h')],
-        outbox: [notification(id, `${id}-firing-c1`), notification(id, `${id}-firing-c2`)],
-      });
+      await repo.insert(monitor(id, ORG, { alerts: [rule('r1', 10)] }), 100);
+      // Each node's own clock (60, 63), so its own idempotency keys: the outbox's unique key alone
+      // would let both in.
+      const ev = (at: number) =>
+        evaluation(
+          monitor(id, ORG, { alerts: [rule('r1', at)] }),
+          {
+            history: [entry(at, 'h')],
+            instances: [instance(id, 'h', { lastEvaluatedAt: at })],
+            outbox: [notification(id, `${id}-firing-${at}-c1`), notification(id, `${id}-firing-${at}-c2`)],
+          },
+          10,
+        );
       // Both start while a third connection holds the monitor; released, they race for it.
       await holder.query('BEGIN');
       await holder.query('SELECT id FROM monitors WHERE id = $1 FOR UPDATE', [id]);
       const both = Promise.all([
-        nodeA.saveEvaluations([ev], { tryOnly: false }),
-        nodeB.saveEvaluations([ev], { tryOnly: false }),
+        nodeA.saveEvaluations([ev(60)], { tryOnly: false }),
+        nodeB.saveEvaluations([ev(63)], { tryOnly: false }),
       ]);
       await new Promise((resolve) => setTimeout(resolve, 30));
       await holder.query('COMMIT');
       const [a, b] = await both;
-      assert.equal(
-        (a![0] as number) + (b![0] as number),
-        2,
-        `round ${round}: two notifications queued in all`,
-      );
-      assert.equal(await count('alert_outbox', id), 2, `round ${round}: each once`);
+      assert.deepEqual([a![0], b![0]].sort(), [2, null], `round ${round}: one written`);
+      const at = a![0] === 2 ? 60 : 63;
+      assert.equal(await count('alert_outbox', id), 2, `round ${round}: its notifications once`);
+      assert.deepEqual(await repo.history(id, 10), [entry(at, 'h')], `round ${round}: its history once`);
+      assert.equal((await repo.instances(id))[0]!.lastEvaluatedAt, at, `round ${round}: its instance`);
+      assert.equal((await repo.byId(id, ORG))!.alerts[0]!.last_evaluated_at, at, `round ${round}: its stamp`);
     }
   });
 
-  test('two nodes running the same report period: queued once', async () => {
+  test('two nodes running the same report period, or recording the same failure: once', async () => {
     await repo.insert(monitor('rep', ORG, { type: 'report' }), 100);
     const other = createPgStore(scratch.url);
     extra.push(other);
+    const nodeB = createPgMonitorsRepo(other);
     const m = (await repo.byId('rep', ORG))!;
-    const writes = {
-      outbox: [notification('rep', 'rep-5')],
-      state: { periodStart: 5, ranAt: 1, error: null },
-      entry: entry(1, ''),
-    };
-    const results = await Promise.all([
-      repo.saveReport(m, 5, writes),
-      createPgMonitorsRepo(other).saveReport(m, 5, writes),
+    const failure = (ranAt: number) => ({
+      from: undefined,
+      outbox: [],
+      state: { periodStart: null, ranAt, error: 'boom' },
+      entry: entry(ranAt, '', { to: 'error', summary: 'boom' }),
+    });
+    const failed = await Promise.all([
+      repo.saveReport(m, null, failure(1)),
+      nodeB.saveReport(m, null, failure(2)),
     ]);
+    assert.deepEqual(failed.sort(), [0, null]);
+    assert.equal(await count('monitor_history', 'rep'), 1);
+    const from = await repo.reportState('rep');
+    const writes = (ranAt: number) => ({
+      from,
+      outbox: [notification('rep', `rep-5-${ranAt}`)],
+      state: { periodStart: 5, ranAt, error: null },
+      entry: entry(ranAt, ''),
+    });
+    const results = await Promise.all([repo.saveReport(m, 5, writes(3)), nodeB.saveReport(m, 5, writes(4))]);
     assert.deepEqual(results.sort(), [1, null]);
     assert.equal(await count('alert_outbox', 'rep'), 1);
+    assert.equal(await count('monitor_history', 'rep'), 2);
   });
 
   test('tryOnly gives up at once, writing nothing, while another connection holds what it needs', async () => {
@@ -630,5 +745,55 @@ describe('monitors on PostgreSQL: atomic under concurrency', { skip }, () => {
     assert.ok(lockedInstanceMs < 100, `gave up in ${lockedInstanceMs.toFixed(1)} ms`);
     assert.equal((await repo.instances('busy'))[0]!.state, 'ok');
     assert.deepEqual(await repo.saveEvaluations([ev('busy')], { tryOnly: true }), [0], 'free again: written');
+  });
+});
+
+describe('monitors on PostgreSQL: two evaluators on one database', { skip }, () => {
+  let scratch: ScratchStore;
+  let other: PgStore;
+  let holder: pg.Client;
+
+  before(async () => {
+    scratch = await scratchPgStore();
+    await scratch.store.run(
+      "INSERT INTO users (id, email, email_lower, name, password_hash, created_at) VALUES ($1, 'a@b.c', 'a@b.c', 'A', 'x', 0)",
+      [USER],
+    );
+    await scratch.store.run(
+      "INSERT INTO organizations (id, name, slug, created_at) VALUES ($1, 'O', 'o', 0)",
+      [ORG],
+    );
+    other = createPgStore(scratch.url);
+    holder = new pg.Client({ connectionString: scratch.url });
+    await holder.connect();
+  });
+  after(async () => {
+    await holder?.end().catch(() => undefined);
+    await other?.close().catch(() => undefined);
+    await scratch?.drop();
+  });
+
+  test('concurrent rounds, clocks 3 ms apart: each transition written and notified once', async () => {
+    await evaluateOnTwoNodes(
+      {
+        repos: [createPgMonitorsRepo(scratch.store), createPgMonitorsRepo(other)],
+        outboxes: [createPgOutboxRepo(scratch.store), createPgOutboxRepo(other)],
+        organizationId: ORG,
+        userId: USER,
+        // Another connection holds the monitors' rows: both rounds read, judge, and wait to commit.
+        hold: async (ids) => {
+          await holder.query('BEGIN');
+          await holder.query('SELECT id FROM monitors WHERE id = ANY($1::text[]) FOR UPDATE', [ids]);
+          return async () => void (await holder.query('COMMIT'));
+        },
+        count: async (table, monitorId) =>
+          (await scratch.store.one<{ n: number }>(
+            `SELECT count(*) AS n FROM ${table} WHERE monitor_id = $1`,
+            [monitorId],
+          ))!.n,
+      },
+      'pg',
+      assert,
+    );
   });
 });

@@ -5,13 +5,17 @@
 // either is one conditioned statement (update, remove) or takes the row it checks FOR UPDATE first
 // (the organization for the cap, the monitor for an evaluation or a report), so two nodes never both
 // pass a check that only one of them may pass. An evaluation's notifications go in with
-// `ON CONFLICT (idempotency_key) DO NOTHING` (alert_outbox.idempotency_key is UNIQUE): two nodes that
-// evaluate the same period queue each notification once, the second waiting for the first's commit.
+// `ON CONFLICT (idempotency_key) DO NOTHING` (alert_outbox.idempotency_key is UNIQUE). Of two nodes
+// that evaluate a monitor from the same state, the second finds its evaluation stamp moved (the
+// rules' last_evaluated_at, compared under the row lock) and writes nothing: each transition's
+// history entry and notifications once.
 import { AppError } from '../../errors';
 import type { PgStore, Sql } from './client';
 import {
   MONITOR_PAGE_MAX_BYTES,
+  evaluationStamp,
   historyValue,
+  sameReportState,
   instanceRow,
   toHistoryEntry,
   toInstance,
@@ -23,6 +27,7 @@ import {
   type MonitorRow,
   type MonitorsRepo,
   type ReportState,
+  type ReportWrites,
 } from '../monitors';
 import type { NewOutboxRow } from '../outbox';
 import type { HistoryEntry, Monitor, MonitorInstance } from '../../model/monitor';
@@ -55,8 +60,10 @@ const S = {
   remove: 'DELETE FROM monitors WHERE id = $1 AND organization_id = $2 AND updated_at = $3',
   lockOrganization: 'SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE',
   lockMonitor: 'SELECT updated_at, status FROM monitors WHERE id = $1 AND organization_id = $2 FOR UPDATE',
-  // In one order (id, byte order) so that two batches over the same monitors never deadlock.
-  lockMonitors: `SELECT id, organization_id, updated_at, status FROM monitors WHERE id = ANY($1::text[])
+  // In one order (id, byte order) so that two batches over the same monitors never deadlock. With
+  // the rules (their last_evaluated_at: the evaluation stamp), not the whole document.
+  lockMonitors: `SELECT id, organization_id, updated_at, status, (document::json -> 'alerts')::text AS alerts
+    FROM monitors WHERE id = ANY($1::text[])
     ORDER BY id COLLATE "C" FOR UPDATE`,
   instances: `SELECT monitor_id, instance, labels, state, since, pending_since, last_value, last_evaluated_at,
       last_notified_at, rules, firing_buckets, counted_bucket
@@ -180,11 +187,14 @@ export function createPgMonitorsRepo(store: PgStore): MonitorsRepo {
       // transaction is inserting) ends the transaction at once (55P03), nothing written.
       if (tryOnly) await sql.run("SET LOCAL lock_timeout = '1ms'");
       const ids = [...new Set(evaluations.map((e) => e.evaluated.id))];
-      const locked = await sql.rows<Pick<MonitorRow, 'id' | 'organization_id' | 'updated_at' | 'status'>>(
-        tryOnly ? `${S.lockMonitors} NOWAIT` : S.lockMonitors,
-        [ids],
-      );
+      const locked = await sql.rows<
+        Pick<MonitorRow, 'id' | 'organization_id' | 'updated_at' | 'status'> & { alerts: string | null }
+      >(tryOnly ? `${S.lockMonitors} NOWAIT` : S.lockMonitors, [ids]);
       const stored = new Map(locked.map((r) => [r.id, r]));
+      // each monitor's evaluation stamp, as the batch's own writes move it
+      const stamps = new Map(
+        locked.map((r) => [r.id, evaluationStamp(r.alerts === null ? null : JSON.parse(r.alerts))]),
+      );
       const results: Array<number | null | Error> = [];
       for (const e of evaluations) {
         const row = stored.get(e.evaluated.id);
@@ -192,7 +202,8 @@ export function createPgMonitorsRepo(store: PgStore): MonitorsRepo {
           row === undefined ||
           row.organization_id !== e.evaluated.organizationId ||
           row.updated_at !== e.evaluated.updatedAt ||
-          row.status !== 'active'
+          row.status !== 'active' ||
+          stamps.get(row.id) !== e.from
         ) {
           results.push(null);
           continue;
@@ -201,6 +212,7 @@ export function createPgMonitorsRepo(store: PgStore): MonitorsRepo {
         try {
           results.push(await writeEvaluation(sql, e));
           await sql.run('RELEASE SAVEPOINT evaluation');
+          stamps.set(row.id, evaluationStamp(e.evaluated.alerts));
         } catch (err) {
           const code = codeOf(err);
           if (err instanceof AppError || (typeof code === 'string' && WHOLE_TRANSACTION.has(code))) throw err;
@@ -298,22 +310,30 @@ export function createPgMonitorsRepo(store: PgStore): MonitorsRepo {
         throw err;
       }
     },
-    /** As ../monitors.ts; the monitor's row is locked for the check and the writes. */
-    saveReport: async (
-      m: Monitor,
-      period: number | null,
-      w: { outbox: NewOutboxRow[]; state: ReportState; entry: HistoryEntry },
-    ): Promise<number | null> =>
+    /**
+     * As ../monitors.ts; the monitor's row is locked first (a second node's run waits for the
+     * first's commit, then reads the state it wrote), then the report's state is read and compared.
+     */
+    saveReport: async (m: Monitor, period: number | null, w: ReportWrites): Promise<number | null> =>
       store.tx(async (sql) => {
         const row = await sql.one<Pick<MonitorRow, 'updated_at' | 'status'>>(S.lockMonitor, [
           m.id,
           m.organizationId,
         ]);
+        const stored = await sql.one<{ period_start: number | null; ran_at: number; error: string | null }>(
+          S.reportState,
+          [m.id],
+        );
+        const state = stored && {
+          periodStart: stored.period_start,
+          ranAt: stored.ran_at,
+          error: stored.error,
+        };
+        if (!sameReportState(state, w.from)) return null;
         let queued = 0;
         if (period !== null) {
           if (row === undefined || row.updated_at !== m.updatedAt || row.status !== 'active') return null;
-          const state = await sql.one<{ period_start: number | null }>(S.reportState, [m.id]);
-          if (state?.period_start === period) return null;
+          if (stored?.period_start === period) return null;
           queued = await enqueue(sql, w.outbox);
         }
         await sql.run(S.saveReportState, [m.id, w.state.periodStart, w.state.ranAt, w.state.error]);

@@ -3,15 +3,16 @@
 // behind a small round-robin proxy in this process (node's http module; a node whose connection is
 // refused is skipped, as a load balancer does). Through the proxy: an account, a project and its
 // token; then writers send single points and batches to the same keys and buckets through all three
-// nodes at once while one node is SIGKILLed and started again on its data directory, and while every
-// PostgreSQL connection of the nodes is cut (`pg_terminate_backend`, with writes waiting on a lock
-// so that some are surely cut). Every acknowledged (2xx) write must be stored exactly once: each
+// nodes at once while the node running the background jobs is SIGKILLed (another takes the jobs'
+// lease over) and started again on its data directory, and while every PostgreSQL connection of the
+// nodes is cut (`pg_terminate_backend`, with writes waiting on a lock so that some are surely cut). Every acknowledged (2xx) write must be stored exactly once: each
 // request carries a ledger leaf of its own (1 when it is there once; absent or 1 for a request that
 // was not acknowledged), and every leaf of every key and of the system key, per bucket and per
 // granularity of the project, lies between the acknowledged sum and the acknowledged plus the
 // unacknowledged sum (equal when nothing failed). No answer is ever a 500; the cut answers 503 and
 // every node writes again by itself afterwards. Then sign-in, sessions, dashboards, share links and
-// monitors are made through one node and used through the others.
+// monitors are made through one node and used through the others, and a share link and a source
+// token revoked through one node are refused by the others once their 2 s caches have passed.
 // Skipped with a message when no PostgreSQL answers on 127.0.0.1:5432 (test/drivers/network.ts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -73,7 +74,10 @@ async function startProxy(nodes: Node[]) {
     const first = next++; // this request's turn; a refused node passes it to the following one
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => forward(Buffer.concat(chunks), 0));
+    let failed = false;
     const fail = (node: number, code: string) => {
+      if (failed) return; // an upstream error and its abort: one answer
+      failed = true;
       if (res.headersSent) return res.destroy();
       res.writeHead(502, {
         'content-type': 'application/json',

@@ -51,7 +51,7 @@ interface SourceKeys {
   operations: number;
   /** a project on a metrics cluster: reads its keys there */
   cluster: ((recentMs?: number) => Promise<string[]>) | null;
-  /** performance.now() when the last read that completed began (cluster projects) */
+  /** clock() when the last read that completed began (cluster projects) */
   readAt: number;
   /** the refresh under way (cluster projects) */
   refreshing: Promise<void> | null;
@@ -71,6 +71,8 @@ export class KeyLimit {
    * finding it older waits for a refresh); past half of it a write starts one in the background.
    */
   refreshMs = CLUSTER_KEYS_REFRESH_MS;
+  /** the clock of the refreshes, in ms (tests drive their own) */
+  clock: () => number = () => performance.now();
 
   constructor(
     readonly max: number,
@@ -120,7 +122,7 @@ export class KeyLimit {
     entry: SourceKeys,
     read: (recentMs?: number) => Promise<string[]>,
   ): Promise<void> {
-    const began = performance.now();
+    const began = this.clock();
     try {
       KeyLimit.add(entry, await read());
     } catch (err) {
@@ -134,7 +136,7 @@ export class KeyLimit {
   /** Starts a refresh of a cluster project's set when it is old; makes writes wait when too old. */
   private refreshIfOld(entry: SourceKeys, read: (recentMs?: number) => Promise<string[]>): void {
     if (entry.refreshing !== null || entry.seeded !== SETTLED) return; // a read is under way
-    const began = performance.now();
+    const began = this.clock();
     const age = began - entry.readAt;
     if (age < this.refreshMs / 2) return;
     // the rows that may hold keys written since the last read began (and a refresh's worth more)

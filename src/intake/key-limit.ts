@@ -49,8 +49,8 @@ interface SourceKeys {
   seeded: Promise<void>;
   /** set lookups made for this source (checks and seeding): what its writes cost here */
   operations: number;
-  /** a project on a metrics cluster: reads its keys there */
-  cluster: ((recentMs?: number) => Promise<string[]>) | null;
+  /** a project on a metrics cluster: its keys are read there */
+  cluster: boolean;
   /** clock() when the last read that completed began (cluster projects) */
   readAt: number;
   /** the refresh under way (cluster projects) */
@@ -93,20 +93,19 @@ export class KeyLimit {
   private keysFor(source: Source): SourceKeys {
     let found = this.sources.get(source.id);
     if (!found) {
+      const read = this.clusterKeys(source);
       const entry: SourceKeys = {
         hashes: new Set(),
         seeded: SETTLED,
         operations: 0,
-        cluster: this.clusterKeys(source),
+        cluster: read !== null,
         readAt: 0,
         refreshing: null,
       };
-      entry.seeded = entry.cluster
-        ? this.seedFromCluster(source, entry, entry.cluster)
-        : this.seed(source, entry);
+      entry.seeded = read ? this.seedFromCluster(source, entry, read) : this.seed(source, entry);
       this.sources.set(source.id, entry);
       found = entry;
-    } else if (found.cluster) this.refreshIfOld(found, found.cluster);
+    } else if (found.cluster) this.refreshIfOld(source, found);
     return found;
   }
 
@@ -134,11 +133,13 @@ export class KeyLimit {
   }
 
   /** Starts a refresh of a cluster project's set when it is old; makes writes wait when too old. */
-  private refreshIfOld(entry: SourceKeys, read: (recentMs?: number) => Promise<string[]>): void {
+  private refreshIfOld(source: Source, entry: SourceKeys): void {
     if (entry.refreshing !== null || entry.seeded !== SETTLED) return; // a read is under way
     const began = this.clock();
     const age = began - entry.readAt;
     if (age < this.refreshMs / 2) return;
+    const read = this.clusterKeys(source); // the project's settings of now (its granularities)
+    if (read === null) return;
     // the rows that may hold keys written since the last read began (and a refresh's worth more)
     const refresh = read(age + this.refreshMs).then((keys) => KeyLimit.add(entry, keys));
     entry.refreshing = refresh;

@@ -134,10 +134,14 @@ export class KeyLimit {
 
   /** Starts a refresh of a cluster project's set when it is old; makes writes wait when too old. */
   private refreshIfOld(source: Source, entry: SourceKeys): void {
-    if (entry.refreshing !== null || entry.seeded !== SETTLED) return; // a read is under way
     const began = this.clock();
     const age = began - entry.readAt;
-    if (age < this.refreshMs / 2) return;
+    if (entry.refreshing !== null) {
+      // a refresh behind the writes that outlasts the interval: they wait for it from now on
+      if (age >= this.refreshMs && entry.seeded === SETTLED) entry.seeded = entry.refreshing;
+      return;
+    }
+    if (entry.seeded !== SETTLED || age < this.refreshMs / 2) return; // seeding, or fresh
     const read = this.clusterKeys(source); // the project's settings of now (its granularities)
     if (read === null) return;
     // the rows that may hold keys written since the last read began (and a refresh's worth more)

@@ -147,7 +147,14 @@ test('a cluster project: a set older than refreshMs waits for a refresh; half as
   assert.equal(limit.keysOf('c'), 5, 'admitted before the refresh read anything');
   await limit.admitSome(source('c'), points(['n1']));
   assert.equal(reader.calls.length, 5, 'one refresh at a time');
-  open();
+  // the refresh outlasts the interval: the writes from then on wait for it
+  now += 4_000;
+  let settled = false;
+  const late = limit.admitAll(source('c'), points(['n1'])).finally(() => (settled = true));
   await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(settled, false, 'a write with a set older than the interval waits');
+  open();
+  await late;
+  assert.equal(reader.calls.length, 5);
   assert.equal(limit.keysOf('c'), 6);
 });

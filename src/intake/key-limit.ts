@@ -11,13 +11,14 @@
 // SEED_PAGE keys with the event loop free between pages (other sources' writes go on meanwhile); a
 // database source starts empty and counts the keys the intake writes from then on.
 //
-// A project on a metrics cluster (docs/cluster.md "The intake's key limit") is seeded from its
-// schema instead, asynchronously: its first intake write after a start waits for the read (a
-// failed read refuses that write as the cluster does, 503, and the next write reads again). Other
-// nodes write the same project, so its set is refreshed while this node writes to it: a write
-// finding the set older than refreshMs / 2 starts a refresh in the background, one finding it
-// older than refreshMs (the project was idle here) waits for the refresh. A refresh reads only the
-// rows of the buckets that may hold the last refreshMs of timestamps; keys are only ever added.
+// A project on a metrics cluster (docs/cluster.md "The intake's key limit on a cluster project")
+// is seeded from its schema instead, asynchronously: its first intake write after a start waits
+// for the read (a failed read refuses that write as the cluster does, 503, and the next write
+// reads again). Other nodes write the same project, so its set is refreshed while this node writes
+// to it: a write finding the set older than refreshMs / 2 starts a refresh in the background, one
+// finding it older than refreshMs (the project was idle here, or the refresh outlasts it) waits
+// for the refresh. A refresh reads only the rows of the buckets that may hold timestamps from the
+// last read on (less refreshMs); keys are only ever added. The embedded path is unchanged.
 import type { Deps } from '../deps';
 import type { Source } from '../model/source';
 import { createMetricKeysRepo } from '../storage/metric-keys';

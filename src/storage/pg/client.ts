@@ -15,7 +15,7 @@
 //   connection of its own, opened when the first cache subscribes and closed with the store.
 import pg from 'pg';
 import { AppError } from '../../errors';
-import { createChangeFeed, type ChangeFeed } from './changes';
+import { createChangeFeed, type ChangeFeed, type ChangeFeedOptions } from './changes';
 
 /** Seconds a client is told to wait when the database cannot be reached. */
 export const DATABASE_RETRY_AFTER_S = 5;
@@ -126,9 +126,9 @@ export interface PgStoreOptions {
   applicationName?: string;
   /**
    * false: no feed of changes (`changes()` answers null), the caches rely on their time-to-live
-   * alone. Default true.
+   * alone. Default true; an object: true with these back-off and ping settings.
    */
-  listen?: boolean;
+  listen?: boolean | ChangeFeedOptions;
 }
 
 export function createPgStore(url: string, options: PgStoreOptions = {}): PgStore {
@@ -188,6 +188,7 @@ export function createPgStore(url: string, options: PgStoreOptions = {}): PgStor
           application_name: `${applicationName} changes`.slice(0, 63),
           keepAlive: true,
         }),
+      typeof options.listen === 'object' ? options.listen : {},
     );
     return feed;
   };

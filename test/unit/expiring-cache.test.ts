@@ -83,12 +83,12 @@ describe('ExpiringCache', () => {
 
   test('deleteWhere drops the entries it selects and every load under way, whatever its key', async () => {
     const cache = new ExpiringCache<string, { id: string; owner: string }>(10, 1000);
-    for (const [key, owner] of [
+    const rows: Array<[string, string]> = [
       ['h1', 'o1'],
       ['h2', 'o1'],
       ['h3', 'o2'],
-    ])
-      await cache.getOrLoad(key, async () => ({ id: `id-${key}`, owner }));
+    ];
+    for (const [key, owner] of rows) await cache.getOrLoad(key, async () => ({ id: `id-${key}`, owner }));
     const { calls, load } = gate<{ id: string; owner: string }>();
     const pending = cache.getOrLoad('h4', load);
     cache.deleteWhere((_key, value) => value.owner === 'o1');

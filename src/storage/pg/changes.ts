@@ -9,7 +9,7 @@
 //
 // One dedicated connection per node (not one of the pool's: a LISTEN belongs to its session),
 // opened when the first cache subscribes. When it breaks, it is opened again with back-off
-// (100 ms doubling to 10 s, jittered); meanwhile the caches fall back to their time-to-live (2 s),
+// (50-100 ms, doubling to 5-10 s; afresh once a connection has listened for 30 s); meanwhile the caches fall back to their time-to-live (2 s),
 // which stays as the safety net. Every time LISTEN takes effect the subscribers are told to drop
 // everything (`reset`): notifications sent while no LISTEN was in effect are lost. A ping every
 // 10 s (answered within 5 s, or the connection is replaced) finds a connection that died without
@@ -25,6 +25,8 @@ export const CHANGES_CHANNEL = 'service_changes';
  * `transponders:<source id>` a transponder of the source was added, changed or removed.
  */
 export type ChangeKind = 'source' | 'token' | 'transponders';
+/** A connection that listened this long before it broke starts the back-off afresh. */
+const STABLE_MS = 30_000;
 /** How long close() waits for the connection to end. */
 const CLOSE_WAIT_MS = 5_000;
 const KINDS: ReadonlySet<string> = new Set<ChangeKind>(['source', 'token', 'transponders']);
@@ -89,6 +91,8 @@ export function createChangeFeed(connect: () => pg.Client, options: ChangeFeedOp
   let listening = false;
   let listens = 0;
   let failures = 0;
+  /** when LISTEN last took effect (performance.now()), null while not listening */
+  let listenedAt: number | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   let pinging = false;
@@ -116,6 +120,9 @@ export function createChangeFeed(connect: () => pg.Client, options: ChangeFeedOp
     if (c !== client) return;
     client = null;
     listening = false;
+    // a connection that keeps breaking soon after LISTEN backs off too (each LISTEN drops the caches)
+    if (listenedAt !== null && performance.now() - listenedAt >= STABLE_MS) failures = 0;
+    listenedAt = null;
     end(c);
     if (closed) return;
     const delay = Math.min(maxBackoff, minBackoff * 2 ** Math.min(failures, 20));
@@ -150,8 +157,8 @@ export function createChangeFeed(connect: () => pg.Client, options: ChangeFeedOp
     }
     if (c !== client) return; // closed, or failed meanwhile
     listening = true;
+    listenedAt = performance.now();
     listens++;
-    failures = 0;
     each((s) => s.reset());
   }
 

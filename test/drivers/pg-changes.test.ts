@@ -4,6 +4,7 @@
 // dropped sooner was dropped by a notification (or a reconnection), never by the time-to-live.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { createPgSourcesRepo } from '../../src/storage/pg/sources';
 import { createPgEnabledTransponders, createPgTranspondersRepo } from '../../src/storage/pg/transponders';
 import { createPgStore, type PgStore } from '../../src/storage/pg/client';
@@ -12,6 +13,7 @@ import { SOURCE_CACHE_LIMIT, type SourceTokenRow } from '../../src/storage/sourc
 import type { EnabledTransponders, Transponder } from '../../src/storage/transponders';
 import type { Source } from '../../src/model/source';
 import { pgSkip, scratchPgStore, type ScratchStore } from '../helpers/pg-store';
+import { SERVERS } from './network';
 
 const skip = pgSkip();
 /** the caches' time-to-live here: far longer than any wait of these tests */
@@ -91,6 +93,47 @@ async function read(cache: EnabledTransponders, sourceId: string) {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (x: number) => x.toFixed(1);
+
+/** A TCP proxy to the local PostgreSQL that can stall its connections (nothing through, no error). */
+async function stallingProxy() {
+  const pairs = new Set<[net.Socket, net.Socket]>();
+  let stalled = false;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(SERVERS.postgres.port, SERVERS.postgres.host);
+    const pair: [net.Socket, net.Socket] = [client, upstream];
+    pairs.add(pair);
+    for (const socket of pair) {
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        pairs.delete(pair);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+    if (stalled) for (const socket of pair) socket.pause();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const each = (fn: (socket: net.Socket) => void) => {
+    for (const pair of pairs) pair.forEach(fn);
+  };
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    stall() {
+      stalled = true;
+      each((socket) => socket.pause());
+    },
+    resume() {
+      stalled = false;
+      each((socket) => socket.resume());
+    },
+    close() {
+      server.close();
+      each((socket) => socket.destroy());
+    },
+  };
+}
 
 interface Node {
   store: PgStore;
@@ -296,6 +339,42 @@ describe('the node caches across nodes: LISTEN/NOTIFY', { skip }, () => {
       'revoked after the reconnection',
     );
     t.diagnostic(`listening again ${ms(back)} ms after the kill; a revocation then seen in ${ms(after)} ms`);
+  });
+
+  test('a listening connection that stops answering (no error) is found by the ping and replaced; the caches are dropped', async (t) => {
+    const proxy = await stallingProxy();
+    const database = new URL(pg.url).pathname.slice(1);
+    const url = `postgres://${SERVERS.postgres.user}@127.0.0.1:${proxy.port}/${database}`;
+    const store = createPgStore(url, {
+      applicationName: 'node-d',
+      connectTimeoutMs: 500,
+      listen: { pingMs: 100, pingTimeoutMs: 200, minBackoffMs: 50 },
+    });
+    extra.push(store);
+    try {
+      const d = nodeOn(store);
+      await until(performance.now(), () => d.feed.listening, 5_000, 'D listens');
+      await a.sources.insert(source('s5'));
+      assert.equal(await a.sources.insertToken(token('t5', 's5'), 'project'), true);
+      const row = (await d.sources.tokenByHash('hash-t5'))!;
+      const listens = d.feed.listens;
+
+      const stalledAt = performance.now();
+      proxy.stall();
+      const noticed = await until(stalledAt, () => !d.feed.listening, 2_000, 'D gives its connection up');
+      await a.sources.deleteToken(row); // D cannot hear of it
+      assert.equal(await d.sources.tokenByHash('hash-t5'), row, 'D still answers from its cache');
+      await sleep(300);
+      assert.equal(d.feed.listens, listens, 'no LISTEN through the stalled proxy');
+      proxy.resume();
+      const back = await until(stalledAt, () => d.feed.listens === listens + 1, 5_000, 'D listens again');
+      assert.equal(await d.sources.tokenByHash('hash-t5'), undefined, 'dropped on the new LISTEN');
+      t.diagnostic(
+        `stall noticed after ${ms(noticed)} ms (ping every 100, answered within 200); listening again ${ms(back)} ms after the stall began (resumed after ~${ms(noticed + 300)})`,
+      );
+    } finally {
+      proxy.close();
+    }
   });
 
   test('a change in a transaction rolled back is not delivered; payloads not ours are ignored', async () => {

@@ -1,7 +1,8 @@
 // The PostgreSQL sources, shares and transponders repositories (src/storage/pg/{sources,shares,
 // transponders}.ts) against their SQLite twins: the same calls on both give the same answers; then
 // their atomic units under real concurrency on PostgreSQL, and the node caches' time-to-live
-// (a change through another node seen within 2 s, a change through this node at once).
+// (a change through another node seen within 2 s by a node that does not listen, a change through
+// this node at once). The notifications between nodes: pg-changes.test.ts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -692,9 +693,10 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
   });
 
   describe("the node caches with another node's changes (time-to-live)", () => {
+    /** a node whose listening connection is down: its caches rely on their time-to-live alone */
     let other: PgStore;
     before(() => {
-      other = createPgStore(pg.url);
+      other = createPgStore(pg.url, { listen: false });
     });
     after(async () => {
       await other?.close();
@@ -711,8 +713,8 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
     }
 
     test('a token revoked and a source changed through another node are seen here within 2 s', async () => {
-      const here = createPgSourcesRepo(pg.store);
-      const there = createPgSourcesRepo(other);
+      const here = createPgSourcesRepo(other);
+      const there = createPgSourcesRepo(pg.store);
       await here.insert(source('ttl-1'));
       await here.insert(source('ttl-2'));
       const unchanged = await here.cachedById('ttl-2');
@@ -743,9 +745,10 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
   });
 
   describe("the engine's cache of enabled transponders on PostgreSQL", () => {
+    /** a node whose listening connection is down: its cache relies on its time-to-live alone */
     let other: PgStore;
     before(() => {
-      other = createPgStore(pg.url);
+      other = createPgStore(pg.url, { listen: false });
     });
     after(async () => {
       await other?.close();
@@ -782,8 +785,8 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
 
     test('a change through another node is seen within the time-to-live', async () => {
       const { sources } = repos[1]!;
-      const cache = createPgEnabledTransponders(pg.store);
-      const there = createPgTranspondersRepo(other);
+      const cache = createPgEnabledTransponders(other);
+      const there = createPgTranspondersRepo(pg.store);
       await sources.insert(source('en-2'));
       const loaded = performance.now();
       assert.deepEqual(await read(cache, 'en-2'), []);

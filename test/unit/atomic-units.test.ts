@@ -195,6 +195,39 @@ describe('sources, shares and dashboards: atomic units', () => {
     assert.equal(count('source_tokens'), 0);
   });
 
+  test("a source's settings edit is made of the source as stored when it is written: two edits keep each other", async () => {
+    const sources = createSourcesRepo(db);
+    await sources.insert(source('s1'));
+    await sources.setSetupStatus('s1', 'ready');
+    const cached = await sources.cachedById('s1');
+    const [named, timed] = await Promise.all([
+      sources.updateSettings('s1', (read) => ({ ...read, displayName: 'Renamed' })),
+      sources.updateSettings('s1', (read) => ({ ...read, defaultTimeframe: '7d', setupStatus: 'failed' })),
+    ]);
+    assert.equal(named!.read.displayName, 's1');
+    assert.equal(timed!.read.displayName, 'Renamed', 'the second edit is made of the row the first wrote');
+    const stored = (await sources.byId('s1'))!;
+    assert.deepEqual(
+      [stored.displayName, stored.defaultTimeframe, stored.setupStatus],
+      ['Renamed', '7d', 'ready'],
+      'both edits kept; a column that is not a setting is not written',
+    );
+    assert.notEqual(await sources.cachedById('s1'), cached, 'the cached source is dropped');
+    assert.equal((await sources.cachedById('s1'))!.defaultTimeframe, '7d');
+
+    const nothing = await sources.updateSettings('s1', () => null);
+    assert.deepEqual(nothing, { read: stored, written: null }, 'null writes nothing');
+    await assert.rejects(
+      sources.updateSettings('s1', (read) => {
+        read.displayName = 'changed in place';
+        throw new Error('refused');
+      }),
+      /refused/,
+    );
+    assert.deepEqual(await sources.byId('s1'), stored, 'a change that throws writes nothing');
+    assert.equal(await sources.updateSettings('gone', () => assert.fail('no source')), undefined);
+  });
+
   test('a share link is inserted only while its dashboard is there', async () => {
     const sources = createSourcesRepo(db);
     const dashboards = createDashboardsRepo(db);
@@ -410,10 +443,39 @@ describe('channels and transponders: atomic units', () => {
     await channels.insert(channel('c1'), 10);
     const read = (await channels.get(ORG, 'c1'))!;
     assert.equal(await channels.remove(ORG, 'c1'), true);
-    assert.equal(await channels.update({ ...read, name: 'changed' }), false);
+    const never = () => assert.fail('no change is made of a channel that is not there');
+    assert.equal(await channels.update(ORG, read.id, never), null);
     assert.equal(await channels.remove(ORG, 'c1'), false);
     assert.equal(count('channels'), 0);
-    assert.equal(await channels.update({ ...channel('c9'), organizationId: 'org-other' }), false);
+    await channels.insert(channel('c9'), 10);
+    assert.equal(await channels.update('org-other', 'c9', never), null, "another organization's id");
+    assert.equal((await channels.get(ORG, 'c9'))!.name, 'c9');
+  });
+
+  test('a channel change is made of the channel as stored when it is written: two changes keep each other', async () => {
+    const channels = createChannelsRepo(db);
+    await channels.insert(channel('c1'), 10);
+    const [named, moved] = await Promise.all([
+      channels.update(ORG, 'c1', (read) => ({ ...read, name: 'renamed', updatedAt: 2 })),
+      channels.update(ORG, 'c1', (read) => ({
+        ...read,
+        settings: { url: 'https://example.com/other' },
+        updatedAt: 3,
+      })),
+    ]);
+    assert.equal(named!.name, 'renamed');
+    assert.equal(moved!.name, 'renamed', 'the second change is made of the row the first wrote');
+    const stored = (await channels.get(ORG, 'c1'))!;
+    assert.deepEqual([stored.name, stored.settings.url], ['renamed', 'https://example.com/other']);
+    assert.deepEqual(stored, moved, 'what update answers is what is stored');
+    await assert.rejects(
+      channels.update(ORG, 'c1', (read) => {
+        assert.equal(read.updatedAt, 3);
+        throw new Error('refused');
+      }),
+      /refused/,
+    );
+    assert.deepEqual(await channels.get(ORG, 'c1'), stored, 'a change that throws writes nothing');
   });
 
   test('transponders.insert only while its source is there (in its organization); writes nothing else', async () => {
@@ -464,9 +526,33 @@ describe('channels and transponders: atomic units', () => {
     await sources.insert(source('s1'));
     const read = (await transponders.insert(transponder('t1', 's1'), true))!;
     assert.equal(await transponders.remove('s1', 't1'), true);
-    assert.equal(await transponders.update({ ...read, name: 'changed' }), false);
+    const never = () => assert.fail('no change is made of a transponder that is not there');
+    assert.equal(await transponders.update('s1', read.id, never), null);
     assert.equal(await transponders.remove('s1', 't1'), false);
     assert.equal(count('transponders'), 0);
+  });
+
+  test('a transponder change is made of the transponder as stored when it is written: two changes keep each other', async () => {
+    const sources = createSourcesRepo(db);
+    const transponders = createTranspondersRepo(db);
+    await sources.insert(source('s1'));
+    await sources.insert(source('s2'));
+    await transponders.insert(transponder('t1', 's1'), true);
+    const [, moved] = await Promise.all([
+      transponders.update('s1', 't1', (read) => ({ ...read, name: 'renamed', updatedAt: 2 })),
+      transponders.update('s1', 't1', (read) => ({ ...read, enabled: false, updatedAt: 3 })),
+    ]);
+    const stored = (await transponders.get('s1', 't1'))!;
+    assert.deepEqual([stored.name, stored.enabled], ['renamed', false]);
+    assert.deepEqual(stored, moved, 'what update answers is what is stored');
+    assert.equal(await transponders.update('s2', 't1', () => assert.fail('another source')), null);
+    await assert.rejects(
+      transponders.update('s1', 't1', () => {
+        throw new Error('refused');
+      }),
+      /refused/,
+    );
+    assert.deepEqual(await transponders.get('s1', 't1'), stored, 'a change that throws writes nothing');
   });
 
   test("the read path's cache of enabled transponders is cleared by every write of the repository", async () => {
@@ -482,9 +568,9 @@ describe('channels and transponders: atomic units', () => {
       reader.enabled('s1').map((x) => x.id),
       ['t1'],
     );
-    await transponders.update({ ...t, enabled: false });
+    await transponders.update('s1', t.id, (read) => ({ ...read, enabled: false }));
     assert.deepEqual(reader.enabled('s1'), []);
-    await transponders.update({ ...t, enabled: true });
+    await transponders.update('s1', t.id, (read) => ({ ...read, enabled: true }));
     assert.equal(reader.enabled('s1').length, 1);
     await transponders.remove('s1', 't1');
     assert.deepEqual(reader.enabled('s1'), []);

@@ -151,9 +151,6 @@ function appliedProjectUpdate(project: Source, update: ProjectUpdate): Source {
   };
 }
 
-const EDIT_ATTEMPTS = 5;
-export const SOURCE_CHANGED_MEANWHILE = 'The source changed while it was being saved: retry';
-
 /**
  * A project's settings edit. `parse` makes the update of a body against a project as stored (its
  * granularity list and retention decide what the body may say; a 422 names the fields). It runs
@@ -161,7 +158,9 @@ export const SOURCE_CHANGED_MEANWHILE = 'The source changed while it was being s
  * as read there, and the update is applied over that one: an edit made meanwhile keeps its fields.
  * The no-data check of a zone or week-start change needs the metric store, so it runs before the
  * unit; when the project read in the unit makes the update move them although the one checked did
- * not (a zone changed meanwhile), nothing is written and the edit runs again from that project.
+ * not (another edit changed them meanwhile), nothing is written and the edit runs again from the
+ * project read there. That pass checks (the update moves them from that project), so it writes or
+ * answers the 422.
  */
 export async function updateProject(
   deps: Ports,
@@ -169,7 +168,7 @@ export async function updateProject(
   parse: (current: Source) => ProjectUpdate,
 ): Promise<Source> {
   let read = project;
-  for (let attempt = 1; ; attempt++) {
+  for (;;) {
     const checked = await assertBucketingMayChange(deps, read, parse(read));
     const edit = await deps.sources.updateSettings(project.id, (current) => {
       const update = parse(current);
@@ -179,7 +178,6 @@ export async function updateProject(
     });
     if (!edit) throw notFound(); // removed since it was read
     if (edit.written) return edit.written;
-    if (attempt === EDIT_ATTEMPTS) throw conflict(SOURCE_CHANGED_MEANWHILE);
     read = edit.read;
   }
 }

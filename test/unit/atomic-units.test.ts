@@ -21,6 +21,10 @@ import {
   type Transponder,
 } from '../../src/storage/transponders';
 import type { Source } from '../../src/domain/types';
+import type { Ports } from '../../src/domain/ports';
+import { updateDatabase, updateProject, ZONE_FIXED } from '../../src/domain/sources';
+import { parseDatabaseUpdate, parseProjectUpdate } from '../../src/http/schemas/bootstrap';
+import { AppError } from '../../src/errors';
 import type { Dashboard } from '../../src/model/dashboard';
 import type { Monitor } from '../../src/model/monitor';
 
@@ -306,6 +310,106 @@ function monitor(id: string): Monitor {
     updatedBy: USER,
   };
 }
+
+describe('source settings edits: the checks that read the source hold for the source written over', () => {
+  let flushes = 0;
+  /** The domain's ports for a settings edit: the real sources repository; the embedded store's flush counted. */
+  const portsOf = (sources: ReturnType<typeof createSourcesRepo>) =>
+    ({
+      sources,
+      metrics: {
+        cluster: () => undefined,
+        flush: async () => {
+          flushes++;
+        },
+      },
+    }) as unknown as Ports;
+  const failsWith = (fields: Record<string, string[]>) => (err: unknown) => {
+    assert.ok(err instanceof AppError, String(err));
+    assert.deepEqual(err.options.fields, fields);
+    return true;
+  };
+  beforeEach(() => {
+    flushes = 0;
+  });
+
+  test('a zone moved since the project was read is checked again: refused once the project holds data', async () => {
+    const sources = createSourcesRepo(db);
+    await sources.insert(source('p1'));
+    const read = (await sources.byId('p1'))!;
+    // Another edit moves the zone (the project held no data then), and points are stored.
+    await sources.updateSettings('p1', (s) => ({ ...s, timeZone: 'Europe/Berlin' }));
+    db.prepare("INSERT INTO metric_series (source_id, key, granularity) VALUES ('p1', 'hits', '1h')").run();
+    // "UTC" is no change of the project as read; it is one of the project as stored.
+    await assert.rejects(
+      updateProject(portsOf(sources), read, (c) => parseProjectUpdate({ time_zone: 'UTC', name: 'A' }, c)),
+      failsWith({ time_zone: [ZONE_FIXED] }),
+    );
+    const stored = (await sources.byId('p1'))!;
+    assert.deepEqual([stored.timeZone, stored.displayName], ['Europe/Berlin', 'p1'], 'nothing written');
+    assert.equal(flushes, 1, 'checked against the project as stored');
+  });
+
+  test('a zone moved since the project was read, no data: the edit is written over the stored project', async () => {
+    const sources = createSourcesRepo(db);
+    await sources.insert(source('p1'));
+    const read = (await sources.byId('p1'))!;
+    await sources.updateSettings('p1', (s) => ({ ...s, timeZone: 'Europe/Berlin', defaultTimeframe: '7d' }));
+    const written = await updateProject(portsOf(sources), read, (c) =>
+      parseProjectUpdate({ time_zone: 'UTC', name: 'A' }, c),
+    );
+    assert.deepEqual(
+      [written.timeZone, written.displayName, written.defaultTimeframe],
+      ['UTC', 'A', '7d'],
+      "this edit's fields and the other edit's",
+    );
+    assert.deepEqual(await sources.byId('p1'), written);
+    assert.equal(flushes, 1);
+    // A rename of a project holding data, sent with its zone as stored: no check, written.
+    db.prepare("INSERT INTO metric_series (source_id, key, granularity) VALUES ('p1', 'hits', '1h')").run();
+    const renamed = await updateProject(portsOf(sources), written, (c) =>
+      parseProjectUpdate({ time_zone: 'UTC', name: 'B' }, c),
+    );
+    assert.equal(renamed.displayName, 'B');
+    assert.equal(flushes, 1);
+  });
+
+  test('the default granularity is checked against the granularities as stored, for projects and databases', async () => {
+    const sources = createSourcesRepo(db);
+    await sources.insert(source('p1'));
+    await sources.insert({ ...source('d1'), type: 'database', driver: 'sqlite' });
+    const project = (await sources.byId('p1'))!;
+    const database = (await sources.byId('d1'))!;
+    for (const id of ['p1', 'd1'])
+      await sources.updateSettings(id, (s) => ({ ...s, granularities: ['1d'], defaultGranularity: '1d' }));
+    const misfit = { default_granularity: ['must be one of the granularities'] };
+    await assert.rejects(
+      updateProject(portsOf(sources), project, (c) => parseProjectUpdate({ default_granularity: '1h' }, c)),
+      failsWith(misfit),
+    );
+    await assert.rejects(
+      updateDatabase(portsOf(sources), database, (c) =>
+        parseDatabaseUpdate({ default_granularity: '1h', display_name: 'x' }, c.granularities),
+      ),
+      failsWith(misfit),
+    );
+    for (const id of ['p1', 'd1']) {
+      const stored = (await sources.byId(id))!;
+      assert.deepEqual([stored.defaultGranularity, stored.displayName], ['1d', id], 'nothing written');
+    }
+    const renamed = await updateDatabase(portsOf(sources), database, (c) =>
+      parseDatabaseUpdate({ display_name: 'Renamed' }, c.granularities),
+    );
+    assert.deepEqual([renamed.displayName, renamed.granularities], ['Renamed', ['1d']]);
+    await sources.remove('d1');
+    await assert.rejects(
+      updateDatabase(portsOf(sources), database, (c) =>
+        parseDatabaseUpdate({ display_name: 'y' }, c.granularities),
+      ),
+      (err: unknown) => err instanceof AppError && err.kind === 'not_found',
+    );
+  });
+});
 
 describe('monitors and outbox: atomic units', () => {
   const notification = (key: string) => ({

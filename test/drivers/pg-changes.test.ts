@@ -204,7 +204,7 @@ describe('the node caches across nodes: LISTEN/NOTIFY', { skip }, () => {
     const cached = (await b.sources.cachedById('s1'))!;
     assert.equal(await b.sources.cachedById('s1'), cached);
     let started = performance.now();
-    await a.sources.updateSettings({ ...source('s1'), displayName: 'Renamed on A' });
+    await a.sources.updateSettings('s1', (current) => ({ ...current, displayName: 'Renamed on A' }));
     const renamed = await until(
       started,
       async () => (await b.sources.cachedById('s1'))?.displayName === 'Renamed on A',
@@ -247,7 +247,7 @@ describe('the node caches across nodes: LISTEN/NOTIFY', { skip }, () => {
     assert.equal(b.enabled.prefetch('s2'), undefined, 'cached again');
 
     started = performance.now();
-    assert.equal(await a.transponders.update({ ...added, enabled: false }), true);
+    assert.ok(await a.transponders.update('s2', added.id, (current) => ({ ...current, enabled: false })));
     const seenChanged = await until(
       started,
       () => b.enabled.prefetch('s2') !== undefined,
@@ -256,7 +256,7 @@ describe('the node caches across nodes: LISTEN/NOTIFY', { skip }, () => {
     );
     assert.deepEqual(await read(b.enabled, 's2'), []);
 
-    assert.equal(await a.transponders.update({ ...added, enabled: true }), true);
+    assert.ok(await a.transponders.update('s2', added.id, (current) => ({ ...current, enabled: true })));
     await until(started, () => b.enabled.prefetch('s2') !== undefined, PROMPT_MS, 'enabled again');
     assert.deepEqual(ids(await read(b.enabled, 's2')), ['x1']);
 

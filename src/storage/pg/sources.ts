@@ -16,6 +16,10 @@
 //   delete in progress is waited for and then no token is inserted (no foreign-key error);
 // - remove: the source row locked FOR UPDATE first, so no token is added between the read of its
 //   tokens' hashes and the delete;
+// - updateSettings: the source row read FOR NO KEY UPDATE (an edit of columns no foreign key
+//   names: token, dashboard and transponder inserts of the source are not held up by it), the
+//   caller's change made of that row and written in the same transaction, so of two edits on any
+//   nodes the second is made of the row the first wrote;
 // - insertDatabase: its checks read other organizations' sources too (a sqlite file, a server
 //   location), so every insertDatabase of the cluster takes one transaction-scoped advisory lock
 //   (DATABASE_SOURCES_LOCK) before it counts and checks; database sources are created rarely.
@@ -30,7 +34,10 @@ import {
   configsOf,
   frozenSource,
   SOURCE_CACHE_LIMIT,
+  settingsParams,
   toSource,
+  type SettingsChange,
+  type SettingsEdit,
   type SourceRow,
   type SourcesRepo,
   type SourceTokenRow,
@@ -161,24 +168,36 @@ export function createPgSourcesRepo(
       await store.run(announced('UPDATE sources SET setup_status = $1 WHERE id = $2'), [status, id]);
       sources.delete(id);
     },
-    async updateSettings(s: Source): Promise<void> {
-      await store.run(
-        announced(`UPDATE sources SET display_name = $2, time_zone = $3, beginning_of_week = $4, granularities = $5,
-           default_timeframe = $6, default_granularity = $7, expire_after = $8, retention = $9
-         WHERE id = $1`),
-        [
-          s.id,
-          s.displayName,
-          s.timeZone,
-          s.beginningOfWeek,
-          s.granularities.join(','),
-          s.defaultTimeframe,
-          s.defaultGranularity,
-          s.expireAfter,
-          s.retention ? JSON.stringify(s.retention) : null,
-        ],
-      );
-      sources.delete(s.id);
+    async updateSettings(id: string, change: SettingsChange): Promise<SettingsEdit | undefined> {
+      const edit = await store.tx(async (sql): Promise<SettingsEdit | undefined> => {
+        const row = await sql.one<SourceRow>('SELECT * FROM sources WHERE id = $1 FOR NO KEY UPDATE', [id]);
+        if (!row) return undefined;
+        const read = toSource(row);
+        const written = change(toSource(row));
+        if (written) {
+          const p = settingsParams(id, written);
+          await sql.run(
+            `UPDATE sources SET display_name = $2, time_zone = $3, beginning_of_week = $4, granularities = $5,
+               default_timeframe = $6, default_granularity = $7, expire_after = $8, retention = $9
+             WHERE id = $1`,
+            [
+              p.id,
+              p.display_name,
+              p.time_zone,
+              p.beginning_of_week,
+              p.granularities,
+              p.default_timeframe,
+              p.default_granularity,
+              p.expire_after,
+              p.retention,
+            ],
+          );
+          await notifyChange(sql, 'source', id);
+        }
+        return { read, written };
+      });
+      if (edit?.written) sources.delete(id);
+      return edit;
     },
     // No embedded store in cluster mode (see the top of this file): no series of it to hold.
     holdsData: async (_id: string): Promise<boolean> => false,

@@ -7,6 +7,10 @@
 // a source being deleted is waited for and then nothing is inserted. FOR NO KEY UPDATE leaves the
 // foreign-key checks of other tables' inserts (FOR KEY SHARE) free to run meanwhile.
 //
+// update: the transponder row read FOR NO KEY UPDATE and what the caller makes of it written in
+// the same transaction, so of two changes on any nodes the second is made of the row the first
+// wrote.
+//
 // The engine's cache: the SQLite one answers `enabled` by reading its own file synchronously;
 // here a read is a round trip, so the engine awaits `prefetch(sourceId)` first (one load per
 // source and CLUSTER_CACHE_TTL_MS, shared by concurrent reads), and `enabled` then answers from
@@ -23,6 +27,7 @@ import {
   transponderRow,
   type EnabledTransponders,
   type Transponder,
+  type TransponderChange,
   type TransponderRow,
   type TranspondersRepo,
 } from '../transponders';
@@ -215,27 +220,43 @@ export function createPgTranspondersRepo(store: PgStore): TranspondersRepo {
       if (stored) changed();
       return stored;
     },
-    async update(t: Transponder): Promise<boolean> {
-      const r = transponderRow(t);
-      const count = await store.run(
-        `WITH changed AS (UPDATE transponders SET name = $3, key = $4, paths = $5, expression = $6, response = $7,
-           enabled = $8, position = $9, updated_at = $10 WHERE id = $1 AND source_id = $2 RETURNING source_id)
-         SELECT ${notifySql('transponders', 'source_id')} FROM changed`,
-        [
-          r.id,
-          r.source_id,
-          r.name,
-          r.key,
-          r.paths,
-          r.expression,
-          r.response,
-          r.enabled,
-          r.position,
-          r.updated_at,
-        ],
-      );
-      changed();
-      return count > 0;
+    async update(sourceId: string, id: string, change: TransponderChange): Promise<Transponder | null> {
+      const stored = await store.tx(async (sql) => {
+        const r = await sql.one<TransponderRow>(
+          'SELECT * FROM transponders WHERE id = $1 AND source_id = $2 FOR NO KEY UPDATE',
+          [id, sourceId],
+        );
+        if (!r) return null;
+        const next: Transponder = {
+          ...change(toTransponder(r)),
+          id,
+          sourceId,
+          organizationId: r.organization_id,
+          sourceType: r.source_type,
+          insertedAt: r.inserted_at,
+        };
+        const w = transponderRow(next);
+        await sql.run(
+          `UPDATE transponders SET name = $3, key = $4, paths = $5, expression = $6, response = $7, enabled = $8,
+             position = $9, updated_at = $10 WHERE id = $1 AND source_id = $2`,
+          [
+            w.id,
+            w.source_id,
+            w.name,
+            w.key,
+            w.paths,
+            w.expression,
+            w.response,
+            w.enabled,
+            w.position,
+            w.updated_at,
+          ],
+        );
+        await notifyChange(sql, 'transponders', sourceId);
+        return next;
+      });
+      if (stored) changed();
+      return stored;
     },
     async remove(sourceId: string, id: string): Promise<boolean> {
       const count = await store.run(

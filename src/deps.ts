@@ -13,6 +13,13 @@ export interface Ops {
   alerts: { evaluator: Evaluator; outbox: OutboxWorker };
   /** set when a stop began: new requests answer 503 and every answer closes its connection */
   stopping: boolean;
+  /** this node's id (GET /metrics; `hostname:pid`) */
+  nodeId: string;
+  /**
+   * Cluster mode (storage.url): the shared database, for GET /api/v1/health; `ping` resolves with
+   * a round trip's milliseconds, rejects when the database does not answer in time.
+   */
+  database?: { ping(): Promise<number> };
 }
 
 export interface Deps extends Ports {

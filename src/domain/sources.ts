@@ -58,7 +58,8 @@ export function newSource(
  * Creates a project. On a configured metrics cluster (SPEC 14) its schema is made there first, so
  * an unreachable cluster answers 503 and creates nothing; the cluster is recorded in the source's
  * config and never changes. An id that names no configured cluster is refused by the parser when
- * clusters are configured, and recorded only (the embedded store) when none are.
+ * clusters are configured, and recorded only (the embedded store) when none are. In cluster mode
+ * (storage.url) a project on no configured cluster is set up on the default metrics cluster.
  */
 export async function createProject(deps: Ports, auth: UserAuth, input: ProjectInput): Promise<Source> {
   assertProjectsEnabled(deps);
@@ -78,7 +79,8 @@ export async function createProject(deps: Ports, auth: UserAuth, input: ProjectI
     retention: input.retention,
     projectClusterId: input.projectClusterId,
   };
-  if (onCluster) await deps.metrics.setup(source);
+  // on a configured cluster, or in cluster mode (storage.url) on the default one
+  if (deps.metrics.cluster(source) !== null) await deps.metrics.setup(source);
   await deps.sources.insert(source);
   return source;
 }

@@ -1,10 +1,115 @@
 // Starts the real server on a temp data dir and port 0, plus a tiny HTTP client for tests.
+//
+// TEST_STORAGE=postgres (`npm run test:pg`) runs every server in cluster mode (SPEC 14,
+// docs/cluster.md part 3): `storage.url` names a database of the local PostgreSQL made for the
+// server's data directory (the same directory gets the same database back, so a restart finds its
+// data) and dropped when the server stops. Tests of what is by nature one node's (the write log, a
+// full disk, backups, SQLite sources, service.db's internals) skip there with `embeddedOnly`;
+// `controlRows` reads the service's tables from whichever database holds them.
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { loadConfig } from '../../src/config';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server';
 import { createLogger } from '../../src/lib/log';
+
+/** Whether this run puts every test server in cluster mode (TEST_STORAGE=postgres). */
+export const clusterMode = process.env.TEST_STORAGE === 'postgres';
+
+/**
+ * `{ skip }` for a test or suite about what only a single node has (the write log, service.db's
+ * internals, SQLite database sources, backups, ...): skipped in cluster mode with the reason.
+ */
+export function embeddedOnly(reason: string): { skip: string | false } {
+  return { skip: clusterMode ? `single-node only: ${reason}` : false };
+}
+
+const PG = {
+  host: process.env.TEST_PG_HOST ?? '127.0.0.1',
+  port: Number(process.env.TEST_PG_PORT ?? 5432),
+  user: 'postgres',
+};
+
+/** The scratch database of a data directory: one name per directory, so a restart finds its data. */
+export function clusterDatabaseOf(dataDir: string): string {
+  const hash = createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16);
+  return `svc_node_${hash}`;
+}
+
+async function onAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ ...PG, database: 'postgres' });
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Creates the data directory's database unless it is there; resolves with its URL. */
+async function clusterDatabase(dataDir: string): Promise<string> {
+  const name = clusterDatabaseOf(dataDir);
+  await onAdmin(async (admin) => {
+    try {
+      await admin.query(`CREATE DATABASE ${name}`);
+    } catch (err) {
+      if ((err as { code?: string }).code !== '42P04') throw err; // already there: a restart
+    }
+  });
+  return `postgres://${PG.user}@${PG.host}:${PG.port}/${name}`;
+}
+
+/** Drops the data directory's database (a test server's stop). */
+export async function dropClusterDatabase(dataDir: string): Promise<void> {
+  const name = clusterDatabaseOf(dataDir);
+  await onAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+}
+
+/**
+ * The rows of a statement on the service's own tables, from service.db or, in cluster mode, from
+ * PostgreSQL (`?` parameters become `$1`, `$2`, …): the same rows, BIGINT read as numbers.
+ */
+export async function controlRows<T = Record<string, any>>(
+  server: Pick<RunningServer, 'deps' | 'store'>,
+  sql: string,
+  ...params: unknown[]
+): Promise<T[]> {
+  if (server.store) {
+    let n = 0;
+    return server.store.rows<T>(
+      sql.replace(/\?/g, () => `$${++n}`),
+      params,
+    );
+  }
+  return server.deps.db.prepare(sql).all(...params) as T[];
+}
+
+/** The first row of controlRows, or undefined. */
+export async function controlRow<T = Record<string, any>>(
+  server: Pick<RunningServer, 'deps' | 'store'>,
+  sql: string,
+  ...params: unknown[]
+): Promise<T | undefined> {
+  return (await controlRows<T>(server, sql, ...params))[0];
+}
+
+/** Runs a changing statement on the service's own tables (see controlRows); resolves with the rows changed. */
+export async function controlRun(
+  server: Pick<RunningServer, 'deps' | 'store'>,
+  sql: string,
+  ...params: unknown[]
+): Promise<number> {
+  if (server.store) {
+    let n = 0;
+    return server.store.run(
+      sql.replace(/\?/g, () => `$${++n}`),
+      params,
+    );
+  }
+  return server.deps.db.prepare(sql).run(...params).changes;
+}
 
 export interface TestServer extends RunningServer {
   dataDir: string;
@@ -18,19 +123,30 @@ export async function startTestServer(
   options: Omit<StartOptions, 'log'> = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
+  // the data directory the server runs on names its database (a caller's directory: a restart)
+  const keyDir = env.SERVICE_DATA_DIR ?? dataDir;
+  const cluster = clusterMode && env.SERVICE_STORAGE_URL === undefined;
+  const storage = cluster ? { SERVICE_STORAGE_URL: await clusterDatabase(keyDir) } : {};
   const config = loadConfig({
-    env: { SERVICE_DATA_DIR: dataDir, SERVICE_PORT: '0', SERVICE_LOG_LEVEL: 'silent', ...env },
+    env: { SERVICE_DATA_DIR: dataDir, SERVICE_PORT: '0', SERVICE_LOG_LEVEL: 'silent', ...storage, ...env },
     cwd: dataDir,
   });
-  const server = await startServer(config, {
-    ...options,
-    log: createLogger(env.SERVICE_LOG_LEVEL === undefined ? 'silent' : config.log.level),
-  });
+  let server: RunningServer;
+  try {
+    server = await startServer(config, {
+      ...options,
+      log: createLogger(env.SERVICE_LOG_LEVEL === undefined ? 'silent' : config.log.level),
+    });
+  } catch (err) {
+    if (cluster) await dropClusterDatabase(keyDir).catch(() => undefined);
+    throw err;
+  }
   return {
     ...server,
     dataDir,
     async stop() {
       await server.close();
+      if (cluster) await dropClusterDatabase(keyDir);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -10,6 +10,7 @@ import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
 import { createDriverRegistry, projectClusterOf } from '../../drivers';
 import { createMetricClusters } from '../../drivers/network/clusters';
+import { DEFAULT_CLUSTER_ID, DEFAULT_MERGE_WINDOW_MS } from '../../config-clusters';
 import { createEmbeddedStore } from '../../drivers/embedded/store';
 import { translateSqliteError } from '../../drivers/sqlite/store';
 import type { LoggedPoints, SetupResult } from '../../drivers/types';
@@ -33,7 +34,7 @@ import {
   readSeriesText,
   readSeriesTexts,
 } from './query/series';
-import { createEnabledTransponders } from '../../storage/transponders';
+import { createEnabledTransponders, type EnabledTransponders } from '../../storage/transponders';
 import { createWriteQueue } from './write-queue';
 import {
   inProcessWriter,
@@ -58,6 +59,11 @@ export interface MetricsEngineOptions {
   nativeBindingPath?: string;
   /** decrypts database source secrets for the stores (drivers/index.ts) */
   secrets?: SecretBox;
+  /**
+   * The enabled transponders the read path applies (default: the node's cache over `db`; cluster
+   * mode passes the PostgreSQL one, storage/pg/enabled-transponders.ts).
+   */
+  transponders?: EnabledTransponders;
   /** told of every committed write, for GET /metrics (points, leaf values, seconds since enqueue) */
   onCommitted?: (points: number, leaves: number, seconds: number) => void;
   /**
@@ -200,9 +206,23 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const embedded = createEmbeddedStore(options.db, writer);
   const plans = new PlanCache();
   const merge = (entries: readonly LoggedPoints[]) => mergeCommit(entries, plans);
-  const clusters = createMetricClusters(config.clusters ?? [], { timeoutMs: config.network?.timeoutMs });
+  // Cluster mode (storage.url): every project that names no configured cluster keeps its buckets
+  // on the default metrics cluster, storage.url itself (docs/cluster.md part 3).
+  const storageUrl = config.storage?.url ?? null;
+  const defaultCluster = storageUrl === null ? null : DEFAULT_CLUSTER_ID;
+  const clusters = createMetricClusters(
+    [
+      ...(config.clusters ?? []),
+      ...(storageUrl === null
+        ? []
+        : [{ id: DEFAULT_CLUSTER_ID, url: storageUrl, mergeWindowMs: DEFAULT_MERGE_WINDOW_MS }]),
+    ],
+    { timeoutMs: config.network?.timeoutMs },
+  );
+  const clusterOf = (source: Source) => projectClusterOf(source, defaultCluster);
   const drivers = createDriverRegistry({
     clusters,
+    defaultCluster,
     db: options.db,
     embedded,
     merge,
@@ -219,7 +239,10 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   });
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
   const guard = new OverflowGuard(createLargeLeavesRepo(options.db));
-  const transponders = createEnabledTransponders(options.db); // node-local cache, cleared by the repository's writes
+  // node-local cache, cleared by the repository's writes
+  const transponders = options.transponders ?? createEnabledTransponders(options.db);
+  /** Resolves once `transponders.enabled(id)` answers from the cache (at once, without a turn, on SQLite). */
+  const transpondersReady = (sourceId: string) => transponders.ready?.(sourceId);
   const answerBytes = config.storage?.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
   const answers = answerBytes > 0 ? new AnswerCache(answerBytes) : null;
 
@@ -265,7 +288,10 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     params: SeriesParams,
     enabled = () => transponders.enabled(source.id),
   ): Promise<SeriesText> {
-    return applyTransponders(await readSeriesText(store, source, params), params.key, enabled);
+    const text = await readSeriesText(store, source, params);
+    const ready = transpondersReady(source.id);
+    if (ready) await ready;
+    return applyTransponders(text, params.key, enabled);
   }
 
   function assertIngestEnabled(): void {
@@ -332,6 +358,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
       const text = await readSeriesText(drivers.storeFor(source), source, params);
+      const ready = transpondersReady(source.id);
+      if (ready) await ready;
       return {
         params,
         series: applyTranspondersData(text, params.key, () => transponders.enabled(source.id)),
@@ -342,6 +370,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async readSeriesMany(source, keys, params) {
       const texts = await readSeriesTexts(drivers.storeFor(source), source, keys, params);
+      const ready = transpondersReady(source.id);
+      if (ready) await ready;
       let enabled: ReturnType<typeof transponders.enabled> | undefined;
       const list = () => (enabled ??= transponders.enabled(source.id));
       return texts.map((text, i) => applyTransponders(text, keys[i]!, list));
@@ -351,6 +381,10 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
       const store = drivers.storeFor(source);
       if (!answers || !store.changeMark) return render(await readApplied(store, source, params));
       // The mark and the epoch before the read: see answers.ts for why the kept answer is current.
+      if (params.key !== SYSTEM_KEY) {
+        const ready = transpondersReady(source.id);
+        if (ready) await ready;
+      }
       const mark = store.changeMark(source.id, params.key);
       const epoch = answers.epoch;
       const list = params.key === SYSTEM_KEY ? NO_TRANSPONDERS : transponders.enabled(source.id);
@@ -368,6 +402,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async readSeriesData(source, params) {
       const text = await readSeriesText(drivers.storeFor(source), source, params);
+      const ready = transpondersReady(source.id);
+      if (ready) await ready;
       return applyTranspondersData(text, params.key, () => transponders.enabled(source.id));
     },
 
@@ -376,7 +412,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     },
 
     cluster(source) {
-      const id = projectClusterOf(source);
+      const id = clusterOf(source);
       if (id === null) return null;
       return {
         holdsData: async () => {

@@ -46,9 +46,7 @@ import type { OutboxOptions } from './domain/alerts/outbox';
 import { createPgStore, type PgStore } from './storage/pg/client';
 import { migratePostgres } from './storage/pg/migrations';
 import { createPgRepos } from './storage/pg/index';
-import { createPgEnabledTransponders } from './storage/pg/enabled-transponders';
 import { createPgRuleSources } from './storage/pg/retention';
-import type { TranspondersRepo } from './storage/transponders';
 import { displayUrl } from './ops/migrate-common';
 import { newNodeId } from './ops/node-id';
 
@@ -223,16 +221,6 @@ async function openControlPlane(url: string, config: Config, nodeId: string): Pr
   });
 }
 
-/** A transponders repository whose writes also clear the read path's cache of this node. */
-function clearingOnWrite(repo: TranspondersRepo, clear: () => void): TranspondersRepo {
-  return {
-    ...repo,
-    insert: (t, atEnd) => repo.insert(t, atEnd).finally(clear),
-    update: (t) => repo.update(t).finally(clear),
-    remove: (sourceId, id) => repo.remove(sourceId, id).finally(clear),
-  };
-}
-
 /** How long GET /api/v1/health waits for the database of cluster mode. */
 const HEALTH_PING_MS = 2_000;
 
@@ -280,7 +268,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (migrated > 0) log.info('encrypted stored database source secrets', { sources: migrated });
   }
   const pg = store === null ? null : createPgRepos(store);
-  const enabledTransponders = store === null ? undefined : createPgEnabledTransponders(store);
   const now = options.now ?? (() => Date.now());
   const stats = new OpsStats();
   const sweeper = createRetentionSweeper({
@@ -345,10 +332,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     monitors,
     outbox,
     channels,
-    transponders:
-      pg && enabledTransponders
-        ? clearingOnWrite(pg.transponders, () => enabledTransponders.clear())
-        : createTranspondersRepo(db),
+    transponders: pg?.transponders ?? createTranspondersRepo(db),
     loginThrottle: pg?.loginThrottle ?? createLoginThrottle(),
     metrics: createMetricsEngine({
       db,
@@ -359,7 +343,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       secrets,
       onCommitted: (points, leaves, seconds) => stats.committed(points, leaves, seconds),
       writer: options.writer,
-      transponders: enabledTransponders,
     }),
     ops: {
       stats,

@@ -42,7 +42,7 @@ export interface Transponder {
   updatedAt: number;
 }
 
-export function toTransponder(r: TransponderRow): Transponder {
+function toTransponder(r: TransponderRow): Transponder {
   let paths: string[] = [];
   try {
     const parsed: unknown = JSON.parse(r.paths);
@@ -90,19 +90,8 @@ function cacheOf(db: Db): Map<string, readonly Transponder[]> {
   return cache;
 }
 
-/**
- * The enabled transponders of a source, in order: what the metrics read path applies. `enabled` is
- * synchronous (no round trip, no extra await per read); where the list must come from another
- * process (cluster mode's PostgreSQL, storage/pg/enabled-transponders.ts), `ready` answers a
- * promise that resolves once `enabled` can answer from the cache, and undefined when it already can.
- */
-export interface EnabledTransponders {
-  ready?(sourceId: string): Promise<void> | undefined;
-  enabled(sourceId: string): readonly Transponder[];
-}
-
 /** The enabled transponders of a source, in order, from the node's cache (the metrics engine's read path). */
-export function createEnabledTransponders(db: Db): EnabledTransponders {
+export function createEnabledTransponders(db: Db) {
   const cached = cacheOf(db);
   const enabled = db.prepare<[string], TransponderRow>(
     'SELECT * FROM transponders WHERE source_id = ? AND enabled = 1 ORDER BY position, inserted_at, id',

@@ -34,7 +34,7 @@ import {
   readSeriesText,
   readSeriesTexts,
 } from './query/series';
-import { createEnabledTransponders, type EnabledTransponders } from '../../storage/transponders';
+import { createEnabledTransponders } from '../../storage/transponders';
 import { createWriteQueue } from './write-queue';
 import {
   inProcessWriter,
@@ -59,11 +59,6 @@ export interface MetricsEngineOptions {
   nativeBindingPath?: string;
   /** decrypts database source secrets for the stores (drivers/index.ts) */
   secrets?: SecretBox;
-  /**
-   * The enabled transponders the read path applies (default: the node's cache over `db`; cluster
-   * mode passes the PostgreSQL one, storage/pg/enabled-transponders.ts).
-   */
-  transponders?: EnabledTransponders;
   /** told of every committed write, for GET /metrics (points, leaf values, seconds since enqueue) */
   onCommitted?: (points: number, leaves: number, seconds: number) => void;
   /**
@@ -239,10 +234,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   });
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
   const guard = new OverflowGuard(createLargeLeavesRepo(options.db));
-  // node-local cache, cleared by the repository's writes
-  const transponders = options.transponders ?? createEnabledTransponders(options.db);
-  /** Resolves once `transponders.enabled(id)` answers from the cache (at once, without a turn, on SQLite). */
-  const transpondersReady = (sourceId: string) => transponders.ready?.(sourceId);
+  const transponders = createEnabledTransponders(options.db); // node-local cache, cleared by the repository's writes
   const answerBytes = config.storage?.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
   const answers = answerBytes > 0 ? new AnswerCache(answerBytes) : null;
 
@@ -288,10 +280,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     params: SeriesParams,
     enabled = () => transponders.enabled(source.id),
   ): Promise<SeriesText> {
-    const text = await readSeriesText(store, source, params);
-    const ready = transpondersReady(source.id);
-    if (ready) await ready;
-    return applyTransponders(text, params.key, enabled);
+    return applyTransponders(await readSeriesText(store, source, params), params.key, enabled);
   }
 
   function assertIngestEnabled(): void {
@@ -358,8 +347,6 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
       const text = await readSeriesText(drivers.storeFor(source), source, params);
-      const ready = transpondersReady(source.id);
-      if (ready) await ready;
       return {
         params,
         series: applyTranspondersData(text, params.key, () => transponders.enabled(source.id)),
@@ -370,8 +357,6 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async readSeriesMany(source, keys, params) {
       const texts = await readSeriesTexts(drivers.storeFor(source), source, keys, params);
-      const ready = transpondersReady(source.id);
-      if (ready) await ready;
       let enabled: ReturnType<typeof transponders.enabled> | undefined;
       const list = () => (enabled ??= transponders.enabled(source.id));
       return texts.map((text, i) => applyTransponders(text, keys[i]!, list));
@@ -381,10 +366,6 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
       const store = drivers.storeFor(source);
       if (!answers || !store.changeMark) return render(await readApplied(store, source, params));
       // The mark and the epoch before the read: see answers.ts for why the kept answer is current.
-      if (params.key !== SYSTEM_KEY) {
-        const ready = transpondersReady(source.id);
-        if (ready) await ready;
-      }
       const mark = store.changeMark(source.id, params.key);
       const epoch = answers.epoch;
       const list = params.key === SYSTEM_KEY ? NO_TRANSPONDERS : transponders.enabled(source.id);
@@ -402,8 +383,6 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async readSeriesData(source, params) {
       const text = await readSeriesText(drivers.storeFor(source), source, params);
-      const ready = transpondersReady(source.id);
-      if (ready) await ready;
       return applyTranspondersData(text, params.key, () => transponders.enabled(source.id));
     },
 

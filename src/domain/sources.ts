@@ -183,7 +183,7 @@ export interface SourceDependents {
   dashboards: Array<{ id: string; name: string }>;
   tokens: number;
   transponders: number;
-  /** metric keys stored in the embedded store (projects; 0 for databases, whose store is theirs) */
+  /** metric keys stored by the service (projects, embedded or on a metrics cluster; 0 for databases, whose store is theirs) */
   keys: number;
   /** monitors on the source: kept, and failed from then on (docs/alerts.md, "source deleted") */
   monitors: number;
@@ -191,7 +191,10 @@ export interface SourceDependents {
 
 export async function sourceDependents(deps: Ports, source: Source): Promise<SourceDependents> {
   if (source.type === 'project') await deps.metrics.flush(); // acknowledged points count as stored
-  return await deps.sources.dependents(source.id);
+  const cluster = deps.metrics.cluster(source);
+  const found = await deps.sources.dependents(source.id);
+  // a project on a metrics cluster keeps its keys there, not in the embedded store
+  return cluster ? { ...found, keys: await cluster.keys() } : found;
 }
 
 /**

@@ -95,6 +95,30 @@ export async function controlRow<T = Record<string, any>>(
   return (await controlRows<T>(server, sql, ...params))[0];
 }
 
+/**
+ * The bucket rows a project keeps: the embedded store's (metric_buckets), or in cluster mode its
+ * schema's on the default metrics cluster, which is storage.url's database (0 before any is written).
+ */
+export async function storedBuckets(
+  server: Pick<RunningServer, 'deps' | 'store'>,
+  sourceId: string,
+): Promise<number> {
+  if (server.store) {
+    const schema = `svc_project_${sourceId.replace(/-/g, '')}`;
+    const found = await server.store.one<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [
+      `"${schema}".trifle_stats`,
+    ]);
+    if (!found?.t) return 0;
+    return (await server.store.one<{ n: number }>(`SELECT count(*) AS n FROM "${schema}".trifle_stats`))!.n;
+  }
+  const row = server.deps.db
+    .prepare(
+      'SELECT COUNT(*) AS n FROM metric_buckets WHERE series_id IN (SELECT id FROM metric_series WHERE source_id = ?)',
+    )
+    .get(sourceId) as { n: number };
+  return row.n;
+}
+
 /** Runs a changing statement on the service's own tables (see controlRows); resolves with the rows changed. */
 export async function controlRun(
   server: Pick<RunningServer, 'deps' | 'store'>,

@@ -15,6 +15,7 @@ import {
   uniqueEmail,
   type Agent,
   type TestServer,
+  controlRow,
 } from '../helpers/server';
 import { DATABASES, setupPath } from '../helpers/databases';
 
@@ -162,9 +163,11 @@ describe('organization isolation', () => {
       const res = await request(server, 'POST', TOKENS, body, { token: b.userToken });
       assert.equal(res.status, 404);
     }
-    const status = server.deps.db.prepare('SELECT setup_status FROM sources WHERE id = ?').get(aDatabase) as {
-      setup_status: string;
-    };
+    const status = (await controlRow<{ setup_status: string }>(
+      server,
+      'SELECT setup_status FROM sources WHERE id = ?',
+      aDatabase,
+    ))!;
     assert.equal(status.setup_status, 'pending');
   });
 

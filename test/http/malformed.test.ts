@@ -10,6 +10,7 @@ import {
   uniqueEmail,
   type Agent,
   type TestServer,
+  controlRow,
 } from '../helpers/server';
 
 const B = '/api/v1/bootstrap';
@@ -385,8 +386,10 @@ describe('malformed bootstrap requests', () => {
     me: (await request(server, 'GET', `${B}/me`, undefined, { token: agent.userToken })).body,
     sources: (await request(server, 'GET', `${B}/sources`, undefined, { token: agent.userToken })).body,
     lone: (await request(server, 'GET', `${B}/me`, undefined, { token: lone })).body,
-    counts: ['users', 'organizations', 'memberships', 'user_tokens', 'sources', 'source_tokens'].map(
-      (t) => (server.deps.db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n,
+    counts: await Promise.all(
+      ['users', 'organizations', 'memberships', 'user_tokens', 'sources', 'source_tokens'].map(
+        async (t) => (await controlRow<{ n: number }>(server, `SELECT count(*) AS n FROM ${t}`))!.n,
+      ),
     ),
   });
 

@@ -147,6 +147,8 @@ const NO_TRANSPONDERS: readonly never[] = Object.freeze([]);
 export interface ClusterProject {
   /** whether a bucket is stored (pending writes committed first) */
   holdsData(): Promise<boolean>;
+  /** the distinct metric keys stored, the system key left out (pending writes committed first) */
+  keys(): Promise<number>;
   /** deletes the buckets older than each granularity's cutoff (null: keep); resolves with the rows */
   expire(cutoffMs: (granularity: string) => number | null): Promise<number>;
   /** deletes every bucket of the (removed) project */
@@ -397,6 +399,10 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
         holdsData: async () => {
           await queue.flush();
           return clusters.holdsData(id, source.id);
+        },
+        keys: async () => {
+          await queue.flush();
+          return clusters.keyCount(id, source.id);
         },
         async expire(cutoffMs) {
           let deleted = 0;

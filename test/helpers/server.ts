@@ -61,10 +61,36 @@ async function clusterDatabase(dataDir: string): Promise<string> {
   return `postgres://${PG.user}@${PG.host}:${PG.port}/${name}`;
 }
 
-/** Drops the data directory's database (a test server's stop). */
+/** Drops the data directory's database and the fixtures' made beside it (a test server's stop). */
 export async function dropClusterDatabase(dataDir: string): Promise<void> {
   const name = clusterDatabaseOf(dataDir);
-  await onAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  await onAdmin(async (admin) => {
+    const { rows } = await admin.query<{ datname: string }>(
+      "SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $1 || '\\_%'",
+      [name],
+    );
+    for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+  });
+}
+
+/**
+ * A database of the local PostgreSQL beside a cluster-mode server's own (`<its name>_<suffix>`,
+ * dropped with it): the store of a PostgreSQL database source a test sets up. Resolves with its URL.
+ */
+export async function clusterFixtureDatabase(
+  server: { deps: RunningServer['deps'] },
+  suffix: string,
+): Promise<string> {
+  const own = new URL(server.deps.config.storage.url!).pathname.slice(1);
+  const name = `${own}_${suffix.toLowerCase().replace(/[^a-z0-9]/g, '')}`;
+  await onAdmin(async (admin) => {
+    try {
+      await admin.query(`CREATE DATABASE ${name}`);
+    } catch (err) {
+      if ((err as { code?: string }).code !== '42P04') throw err;
+    }
+  });
+  return `postgres://${PG.user}@${PG.host}:${PG.port}/${name}`;
 }
 
 /**

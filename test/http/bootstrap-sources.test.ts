@@ -11,6 +11,7 @@ import {
   type TestServer,
   controlRow,
 } from '../helpers/server';
+import { databaseFixture } from '../helpers/databases';
 
 const PROJECTS = '/api/v1/bootstrap/projects';
 const DATABASES = '/api/v1/bootstrap/databases';
@@ -188,7 +189,7 @@ describe('bootstrap sources listing and source tokens', () => {
       server,
       'POST',
       DATABASES,
-      { display_name: 'D', driver: 'sqlite', file_path: 'd.sqlite' },
+      { display_name: 'D', ...(await databaseFixture(server, 'd')) },
       { token: agent.userToken },
     );
     databaseId = db.body.data.source.id;

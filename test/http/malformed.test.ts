@@ -12,6 +12,7 @@ import {
   type TestServer,
   controlRow,
 } from '../helpers/server';
+import { databaseFixture } from '../helpers/databases';
 
 const B = '/api/v1/bootstrap';
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -406,7 +407,7 @@ describe('malformed bootstrap requests', () => {
       server,
       'POST',
       `${B}/databases`,
-      { display_name: 'Existing db', driver: 'sqlite', file_path: 'e.sqlite' },
+      { display_name: 'Existing db', ...(await databaseFixture(server, 'e', { setup: true })) },
       { token: agent.userToken },
     );
     databaseId = db.body.data.source.id;

@@ -59,8 +59,10 @@ async function relay(): Promise<{
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
   const cut = async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // the listener closes once its connections are gone: stop accepting, then cut them
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     for (const s of sockets) s.destroy();
+    await closed;
   };
   return {
     port,

@@ -293,14 +293,16 @@ describe('cluster mode (storage.url)', { skip }, () => {
     assert.ok(refusedText instanceof AppError);
     assert.equal(refusedText.status, 400);
     assert.equal(refusedText.message, NUL_IN_TEXT);
-    const refusedNumber = await server
-      .store!.run('UPDATE users SET inserted_at = $1 WHERE id = $2', [2 ** 70, 'none'])
-      .then(
-        () => null,
-        (err: unknown) => err,
-      );
-    assert.ok(refusedNumber instanceof AppError);
-    assert.equal(refusedNumber.status, 422);
+    for (const number of ['9223372036854775808', 2 ** 70, 1.5]) {
+      const refusedNumber = await server
+        .store!.run('UPDATE users SET created_at = $1 WHERE id = $2', [number, 'none'])
+        .then(
+          () => null,
+          (err: unknown) => err,
+        );
+      assert.ok(refusedNumber instanceof AppError, String(refusedNumber));
+      assert.equal(refusedNumber.status, 422);
+    }
   });
 
   test('backup and restore refuse, pointing to PostgreSQL tools (exit 2)', () => {

@@ -34,6 +34,12 @@ export interface Config {
      */
     readonly url: string | null;
   };
+  /**
+   * Cluster mode's lease of the background jobs (docs/cluster.md "Jobs run once"): the node holding
+   * it runs the retention sweep, alert rounds and the outbox sender; it renews every leaseMs / 3,
+   * and another node takes over within leaseMs + leaseMs / 3 of a holder that died.
+   */
+  readonly cluster: { readonly leaseMs: number };
   readonly deployment: { readonly mode: 'self_hosted' | 'saas' };
   readonly features: { readonly projectsEnabled: boolean; readonly registrationEnabled: boolean };
   readonly limits: {
@@ -125,6 +131,8 @@ export const CONFIG_KEYS: readonly KeyDef[] = [
   { key: 'storage.write_log', env: 'SERVICE_WRITE_LOG', kind: 'bool' },
   { key: 'storage.answer_cache_bytes', env: 'SERVICE_ANSWER_CACHE_BYTES', kind: 'size', min: 0 },
   { key: 'storage.url', env: 'SERVICE_STORAGE_URL', kind: 'string' },
+  // at most 45 s: a dead holder's jobs are taken over within 4/3 of it, under SPEC 14's minute
+  { key: 'cluster.lease_ms', env: 'SERVICE_CLUSTER_LEASE_MS', kind: 'size', min: 100, max: 45_000 },
   { key: 'deployment.mode', env: 'SERVICE_DEPLOYMENT_MODE', kind: 'enum', values: ['self_hosted', 'saas'] },
   { key: 'features.projects_enabled', env: 'SERVICE_PROJECTS_ENABLED', kind: 'bool' },
   { key: 'features.registration_enabled', env: 'SERVICE_REGISTRATION_ENABLED', kind: 'bool' },
@@ -185,6 +193,7 @@ const DEFAULTS: Record<string, unknown> = {
   'storage.write_log': true,
   'storage.answer_cache_bytes': 33_554_432,
   'storage.url': null, // one node on service.db
+  'cluster.lease_ms': 30_000,
   'deployment.mode': 'self_hosted',
   'features.projects_enabled': true,
   'features.registration_enabled': true,
@@ -409,6 +418,7 @@ export function loadConfig(input: ConfigInput = {}): Config {
       answerCacheBytes: values['storage.answer_cache_bytes'] as number,
       url: storageUrl,
     },
+    cluster: { leaseMs: values['cluster.lease_ms'] as number },
     deployment: { mode: values['deployment.mode'] as Config['deployment']['mode'] },
     features: {
       projectsEnabled: values['features.projects_enabled'] as boolean,

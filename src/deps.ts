@@ -11,6 +11,8 @@ export interface Ops {
   sweeper: RetentionSweeper;
   /** alert evaluation rounds and the outbox sender (SPEC 13) */
   alerts: { evaluator: Evaluator; outbox: OutboxWorker };
+  /** whether this node runs the background jobs (cluster mode: holds their lease, src/ops/jobs.ts) */
+  jobs?: { readonly held: boolean; readonly holder: string };
   /** set when a stop began: new requests answer 503 and every answer closes its connection */
   stopping: boolean;
   /** this node's id (GET /metrics; `hostname:pid`) */

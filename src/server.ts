@@ -30,6 +30,7 @@ import { createSecretBox, loadSecretKey } from './lib/secrets';
 import { encryptStoredSecrets } from './storage/source-secrets';
 import { OpsStats } from './ops/stats';
 import { createRetentionSweeper } from './ops/retention-sweeper';
+import { backgroundJobs, createJobKeeper, pgJobsLease } from './ops/jobs';
 import { removePidFile, writePidFile } from './ops/pid-file';
 import { SERVER_VERSION } from './version';
 import { startListeners, type Listeners } from './intake/listeners';
@@ -396,11 +397,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${port}`;
   writePidFile(config.storage.dataDir, { pid: process.pid, url });
-  sweeper.start();
-  if (options.alertsTimer !== false) {
-    evaluator.start(config.alerts.intervalMs);
-    outboxWorker.start();
-  } else outboxWorker.start(0);
+  // The sweep, the alert rounds and the outbox sender: always here on one node; in cluster mode
+  // while this node holds the jobs' lease (src/ops/jobs.ts).
+  const alertsIntervalMs = options.alertsTimer !== false ? config.alerts.intervalMs : 0;
+  const jobs = backgroundJobs({ sweeper, evaluator, outbox: outboxWorker, alertsIntervalMs });
+  const lease = config.storage.url ? pgJobsLease(config.storage.url, config.cluster.leaseMs) : null;
+  const keeper = createJobKeeper({ lease, ttlMs: config.cluster.leaseMs, jobs, log });
+  deps.ops.jobs = keeper;
+  keeper.start();
   const summary = setInterval(
     () => log.info('summary', { interval_s: SUMMARY_INTERVAL_MS / 1000, ...stats.takeWindow() }),
     SUMMARY_INTERVAL_MS,
@@ -446,6 +450,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           `${what} did not finish; stopping without it (the write log keeps every acknowledged point)`,
           { waited_ms: STOP_FOLD_MS },
         );
+      await within(keeper.close(), STOP_FOLD_MS, late('background jobs')); // stops them, then releases the lease
       await within(evaluator.close(), STOP_FOLD_MS, late('alert evaluation'));
       await outboxWorker.close(); // attempts in flight are aborted; their rows resume at the next start
       await within(sweeper.close(), STOP_FOLD_MS, late('retention sweep'));

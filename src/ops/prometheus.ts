@@ -8,6 +8,8 @@ export interface MetricsInput {
   stats: OpsStats;
   sweep: Readonly<SweepStats>;
   queueDepth: number;
+  /** whether this node runs the background jobs (always on one node; cluster mode: holds their lease) */
+  jobsHeld?: boolean;
   /** kept series answers (domain/metrics/answers.ts), when the service keeps them */
   answers?: { hits: number; misses: number; entries: number; bytes: number } | null;
   /** service.db; its -wal file is counted too */
@@ -140,6 +142,15 @@ export function renderMetrics(input: MetricsInput): string {
     'Retention sweeps that failed (retried next interval).',
   );
   out.sample('service_retention_sweep_failures_total', sweep.failures);
+
+  if (input.jobsHeld !== undefined) {
+    out.family(
+      'service_jobs_lease_held',
+      'gauge',
+      'Whether this node runs the background jobs (cluster mode: holds their lease).',
+    );
+    out.sample('service_jobs_lease_held', input.jobsHeld ? 1 : 0);
+  }
 
   out.family('service_build_info', 'gauge', 'The running version.');
   out.sample('service_build_info', 1, { version: input.version });

@@ -73,6 +73,11 @@ export interface RetentionSweeper {
    */
   removeSource(sourceId: string): Promise<number>;
   start(): void;
+  /**
+   * Stops the timer and lets a running sweep end at its next page, resolving once it has; start()
+   * sweeps again (the node took the jobs' lease back, src/ops/jobs.ts). removeSource is not stopped.
+   */
+  stop(): Promise<void>;
   /** Stops the timer, lets a running sweep end at its next yield, closes the connection. */
   close(): Promise<void>;
   readonly stats: Readonly<SweepStats>;
@@ -121,6 +126,8 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
   let running: Promise<number> | null = null;
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
+  /** stop() was called since the last start(): the sweep in progress ends at its next page */
+  let halted = false;
 
   function connection(): RetentionSql {
     if (!sql) {
@@ -190,7 +197,7 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
       deleted += await expireElsewhere(row.id, rules, nowMs);
       let after = { key: '', granularity: '' };
       for (;;) {
-        if (closed) return deleted;
+        if (closed || halted) return deleted;
         const page = s.seriesPage(row.id, after);
         const ranges: ExpiredRange[] = [];
         for (const series of page) {
@@ -251,7 +258,8 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
   }
 
   function schedule(delayMs: number): void {
-    if (closed || options.intervalMs <= 0) return;
+    if (closed || halted || options.intervalMs <= 0) return;
+    if (timer) clearTimeout(timer); // one timer, whatever the starts and stops before
     timer = setTimeout(() => {
       void sweep().then(() => schedule(options.intervalMs));
     }, delayMs);
@@ -261,7 +269,15 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
   return {
     sweep,
     removeSource,
-    start: () => schedule(options.initialDelayMs ?? Math.min(options.intervalMs, 5_000)),
+    start() {
+      halted = false;
+      schedule(options.initialDelayMs ?? Math.min(options.intervalMs, 5_000));
+    },
+    async stop() {
+      halted = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
     async close() {
       closed = true;
       if (timer) clearTimeout(timer);

@@ -10,7 +10,7 @@ import type { Db } from './db';
 export type ChannelType = 'webhook' | 'ntfy' | 'gotify' | 'email';
 export type ChannelPreset = 'slack' | 'discord' | 'mattermost' | 'teams';
 
-interface ChannelRow {
+export interface ChannelRow {
   id: string;
   organization_id: string;
   name: string;
@@ -47,7 +47,7 @@ function objectOf(text: string): Record<string, unknown> {
   return {};
 }
 
-function toChannel(r: ChannelRow): StoredChannel {
+export function toChannel(r: ChannelRow): StoredChannel {
   const secrets: Record<string, string> = {};
   for (const [name, value] of Object.entries(objectOf(r.secrets)))
     if (typeof value === 'string') secrets[name] = value;
@@ -63,6 +63,19 @@ function toChannel(r: ChannelRow): StoredChannel {
     updatedAt: r.updated_at,
   };
 }
+
+/** The row a channel is stored as (settings and secrets as JSON text). */
+export const channelRow = (c: StoredChannel): ChannelRow => ({
+  id: c.id,
+  organization_id: c.organizationId,
+  name: c.name,
+  type: c.type,
+  preset: c.preset,
+  settings: JSON.stringify(c.settings),
+  secrets: JSON.stringify(c.secrets),
+  inserted_at: c.insertedAt,
+  updated_at: c.updatedAt,
+});
 
 export function createChannelsRepo(db: Db) {
   const list = db.prepare<[string], ChannelRow>(
@@ -86,18 +99,6 @@ export function createChannelsRepo(db: Db) {
        updated_at = @updated_at WHERE id = @id AND organization_id = @organization_id`,
   );
   const remove = db.prepare<[string, string]>('DELETE FROM channels WHERE id = ? AND organization_id = ?');
-  const row = (c: StoredChannel): ChannelRow => ({
-    id: c.id,
-    organization_id: c.organizationId,
-    name: c.name,
-    type: c.type,
-    preset: c.preset,
-    settings: JSON.stringify(c.settings),
-    secrets: JSON.stringify(c.secrets),
-    inserted_at: c.insertedAt,
-    updated_at: c.updatedAt,
-  });
-
   /** One IMMEDIATE transaction: what it reads still holds when it writes. */
   const atomically = <T>(fn: () => T): T => db.transaction(fn).immediate();
 
@@ -115,11 +116,11 @@ export function createChannelsRepo(db: Db) {
     insert: async (c: StoredChannel, max: number): Promise<boolean> =>
       atomically(() => {
         if ((count.get(c.organizationId)?.n ?? 0) >= max) return false;
-        insert.run(row(c));
+        insert.run(channelRow(c));
         return true;
       }),
     /** False when the channel is gone (deleted since it was read): nothing written. */
-    update: async (c: StoredChannel): Promise<boolean> => update.run(row(c)).changes > 0,
+    update: async (c: StoredChannel): Promise<boolean> => update.run(channelRow(c)).changes > 0,
     /** False when the channel was already gone. */
     remove: async (organizationId: string, id: string): Promise<boolean> =>
       remove.run(id, organizationId).changes > 0,

@@ -4,7 +4,7 @@ import type { Db } from './db';
 import type { Dashboard, DashboardGroup } from '../model/dashboard';
 import type { SourceType } from '../model/source';
 
-interface DashboardRow {
+export interface DashboardRow {
   id: string;
   organization_id: string;
   user_id: string;
@@ -26,7 +26,7 @@ interface DashboardRow {
   updated_by: string | null;
 }
 
-interface GroupRow {
+export interface GroupRow {
   id: string;
   organization_id: string;
   name: string;
@@ -36,7 +36,7 @@ interface GroupRow {
   updated_by: string | null;
 }
 
-function toDashboard(r: DashboardRow): Dashboard {
+export function toDashboard(r: DashboardRow): Dashboard {
   return {
     id: r.id,
     organizationId: r.organization_id,
@@ -60,7 +60,7 @@ function toDashboard(r: DashboardRow): Dashboard {
   };
 }
 
-function toRow(d: Dashboard): DashboardRow {
+export function toRow(d: Dashboard): DashboardRow {
   return {
     id: d.id,
     organization_id: d.organizationId,
@@ -84,7 +84,7 @@ function toRow(d: Dashboard): DashboardRow {
   };
 }
 
-const toGroup = (r: GroupRow): DashboardGroup => ({
+export const toGroup = (r: GroupRow): DashboardGroup => ({
   id: r.id,
   organizationId: r.organization_id,
   name: r.name,
@@ -261,7 +261,7 @@ export function createDashboardsRepo(db: Db) {
   };
 }
 
-function groupRow(group: DashboardGroup): GroupRow {
+export function groupRow(group: DashboardGroup): GroupRow {
   return {
     id: group.id,
     organization_id: group.organizationId,

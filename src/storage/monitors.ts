@@ -4,7 +4,7 @@ import type { Db } from './db';
 import { OUTBOX_INSERT, type NewOutboxRow } from './outbox';
 import type { HistoryEntry, InstanceState, Monitor, MonitorInstance } from '../model/monitor';
 
-interface MonitorRow {
+export interface MonitorRow {
   id: string;
   organization_id: string;
   user_id: string;
@@ -17,7 +17,7 @@ interface MonitorRow {
   updated_by: string | null;
 }
 
-interface InstanceRow {
+export interface InstanceRow {
   monitor_id: string;
   instance: string;
   labels: string;
@@ -32,7 +32,7 @@ interface InstanceRow {
   counted_bucket: number | null;
 }
 
-interface HistoryRow {
+export interface HistoryRow {
   at: number;
   instance: string;
   from_state: string;
@@ -54,7 +54,7 @@ type Document = Omit<
   | 'updatedBy'
 >;
 
-function toMonitor(r: MonitorRow): Monitor {
+export function toMonitor(r: MonitorRow): Monitor {
   const doc = JSON.parse(r.document) as Document;
   return {
     ...doc,
@@ -70,7 +70,7 @@ function toMonitor(r: MonitorRow): Monitor {
   };
 }
 
-function toRow(m: Monitor): MonitorRow {
+export function toRow(m: Monitor): MonitorRow {
   const {
     id,
     organizationId,
@@ -97,7 +97,7 @@ function toRow(m: Monitor): MonitorRow {
   };
 }
 
-function toInstance(r: InstanceRow): MonitorInstance {
+export function toInstance(r: InstanceRow): MonitorInstance {
   return {
     monitorId: r.monitor_id,
     instance: r.instance,
@@ -114,7 +114,7 @@ function toInstance(r: InstanceRow): MonitorInstance {
   };
 }
 
-function instanceRow(i: MonitorInstance): InstanceRow {
+export function instanceRow(i: MonitorInstance): InstanceRow {
   return {
     monitor_id: i.monitorId,
     instance: i.instance,
@@ -131,11 +131,61 @@ function instanceRow(i: MonitorInstance): InstanceRow {
   };
 }
 
+export function toHistoryEntry(r: HistoryRow): HistoryEntry {
+  return {
+    at: r.at,
+    instance: r.instance,
+    from: r.from_state as InstanceState,
+    to: r.to_state as InstanceState,
+    value: r.value,
+    summary: r.summary,
+  };
+}
+
+/** A history entry's value as stored: a number, or null (NaN and infinities too). */
+export const historyValue = (e: HistoryEntry): number | null =>
+  e.value !== null && Number.isFinite(e.value) ? e.value : null;
+
 export interface ReportState {
   periodStart: number | null;
   ranAt: number;
   error: string | null;
 }
+
+/** A report's writes (saveReport): its notifications, its new state and history entry. */
+export interface ReportWrites {
+  /** the report's state as the run read it (undefined: none yet): written only while it is still that */
+  from: ReportState | undefined;
+  outbox: NewOutboxRow[];
+  state: ReportState;
+  entry: HistoryEntry;
+}
+
+/** The report state stored is the one a run read (undefined: none). */
+export const sameReportState = (a: ReportState | undefined, b: ReportState | undefined): boolean =>
+  a === undefined || b === undefined
+    ? a === b
+    : a.periodStart === b.periodStart && a.ranAt === b.ranAt && a.error === b.error;
+
+/**
+ * A monitor's evaluation stamp: when it was last evaluated, the latest of its rules'
+ * `last_evaluated_at` (every evaluation sets them all), null before its first evaluation. An
+ * evaluation is written only while the stamp is still the one it started from, and writes a later
+ * one (saveEvaluations; an alert monitor has at least one rule: plan.ts).
+ */
+export function evaluationStamp(alerts: unknown): number | null {
+  if (!Array.isArray(alerts)) return null;
+  let stamp: number | null = null;
+  for (const rule of alerts) {
+    const at = (rule as { last_evaluated_at?: unknown } | null)?.last_evaluated_at;
+    if (typeof at === 'number' && (stamp === null || at > stamp)) stamp = at;
+  }
+  return stamp;
+}
+
+/** The evaluation stamp of a stored document (MonitorRow.document). */
+const documentStamp = (document: string): number | null =>
+  evaluationStamp((JSON.parse(document) as { alerts?: unknown }).alerts);
 
 /** A page of monitors stops once its documents pass this many bytes (at least one is served). */
 export const MONITOR_PAGE_MAX_BYTES = 8 * 1024 * 1024;
@@ -207,15 +257,7 @@ export function createMonitorsRepo(db: Db) {
   /** One IMMEDIATE transaction: what it reads still holds when it writes. */
   const atomically = <T>(fn: () => T): T => db.transaction(fn).immediate();
   const addHistory = (monitorId: string, e: HistoryEntry) =>
-    void q.addHistory.run(
-      monitorId,
-      e.at,
-      e.instance,
-      e.from,
-      e.to,
-      e.value !== null && Number.isFinite(e.value) ? e.value : null,
-      e.summary,
-    );
+    void q.addHistory.run(monitorId, e.at, e.instance, e.from, e.to, historyValue(e), e.summary);
   /** The monitor as the caller read it is still the stored version, and active. */
   const unchanged = (m: Pick<Monitor, 'id' | 'organizationId' | 'updatedAt'>): boolean => {
     const row = q.byId.get(m.id, m.organizationId);
@@ -224,9 +266,14 @@ export function createMonitorsRepo(db: Db) {
   /** Inserts the rows; how many were new (a known idempotency key is skipped). */
   const enqueue = (rows: NewOutboxRow[]): number =>
     rows.reduce((n, row) => n + q.insertOutbox.run(row).changes, 0);
-  /** An evaluation's writes, only while the monitor is still the version evaluated (null otherwise). */
-  const saveOne = db.transaction(({ evaluated, writes: w }: Evaluation): number | null => {
-    if (!unchanged(evaluated)) return null;
+  /**
+   * An evaluation's writes, only while the monitor is still the version evaluated, active, and at the
+   * evaluation stamp the evaluation started from (null otherwise: nothing written).
+   */
+  const saveOne = db.transaction(({ evaluated, from, writes: w }: Evaluation): number | null => {
+    const row = q.byId.get(evaluated.id, evaluated.organizationId);
+    if (row === undefined || row.updated_at !== evaluated.updatedAt || row.status !== 'active') return null;
+    if (documentStamp(row.document) !== from) return null;
     for (const e of w.history) addHistory(evaluated.id, e);
     for (const i of w.instances) q.upsertInstance.run(instanceRow(i));
     for (const key of w.removed) q.removeInstance.run(evaluated.id, key);
@@ -296,14 +343,7 @@ export function createMonitorsRepo(db: Db) {
     instances: async (monitorId: string): Promise<MonitorInstance[]> =>
       q.instances.all(monitorId).map(toInstance),
     history: async (monitorId: string, limit: number): Promise<HistoryEntry[]> =>
-      q.history.all(monitorId, limit).map((r) => ({
-        at: r.at,
-        instance: r.instance,
-        from: r.from_state as InstanceState,
-        to: r.to_state as InstanceState,
-        value: r.value,
-        summary: r.summary,
-      })),
+      q.history.all(monitorId, limit).map(toHistoryEntry),
     /** A report monitor's last run: the period it last sent, and its last failure. */
     async reportState(monitorId: string): Promise<ReportState | undefined> {
       const r = q.reportState.get(monitorId);
@@ -312,11 +352,13 @@ export function createMonitorsRepo(db: Db) {
     /**
      * Atomic per evaluation: its findings (history entries, instance states, forgotten instances,
      * the notifications it queues, what it learned of the rules; `evaluated`, updated_at kept),
-     * written only while the monitor is still the version (and active) it was evaluated as: null
-     * for it when the monitor changed or went meanwhile (the round's findings are dropped), else
-     * how many notifications were queued. Several evaluations go in one IMMEDIATE transaction (one
-     * write to the WAL, one hold of the write lock), each in a savepoint of its own: one that throws
-     * is rolled back alone and given back as its Error. With `tryOnly`, null (nothing written) when
+     * written only while the monitor is still the version (and active) it was evaluated as and its
+     * evaluation stamp is still `from`, the one the evaluation started from (a compare-and-set: of
+     * two evaluations from one state, on two nodes say, the second finds the stamp moved): null
+     * for it when the monitor changed, went or was evaluated meanwhile (the findings are dropped
+     * whole), else how many notifications were queued. Several evaluations go in one IMMEDIATE
+     * transaction (one write to the WAL, one hold of the write lock), each in a savepoint of its
+     * own: one that throws is rolled back alone and given back as its Error. With `tryOnly`, null (nothing written) when
      * another connection holds the write lock, instead of sleeping in SQLite's busy handler on the
      * event loop while the metric writer's fold (a few ms a transaction) holds it.
      */
@@ -337,19 +379,24 @@ export function createMonitorsRepo(db: Db) {
       }
     },
     /**
-     * Atomic: a report's run. With `period`, only while the monitor is still the version it was
-     * planned from, active, and that period was not sent yet: the notifications are queued.
-     * Then its state and history entry. Null when nothing was written; else how many were queued.
+     * Atomic: a report's run, only while its stored state is still `w.from`, the one the run read
+     * (of two runs from one state, the second writes nothing). With `period`, only while the
+     * monitor is still the version it was planned from, active, and that period was not sent yet:
+     * the notifications are queued. Then its state and history entry. Null when nothing was
+     * written; else how many were queued.
      */
-    saveReport: async (
-      m: Monitor,
-      period: number | null,
-      w: { outbox: NewOutboxRow[]; state: ReportState; entry: HistoryEntry },
-    ): Promise<number | null> =>
+    saveReport: async (m: Monitor, period: number | null, w: ReportWrites): Promise<number | null> =>
       atomically(() => {
         let queued = 0;
+        const stored = q.reportState.get(m.id);
+        const state = stored && {
+          periodStart: stored.period_start,
+          ranAt: stored.ran_at,
+          error: stored.error,
+        };
+        if (!sameReportState(state, w.from)) return null;
         if (period !== null) {
-          if (!unchanged(m) || q.reportState.get(m.id)?.period_start === period) return null;
+          if (!unchanged(m) || stored?.period_start === period) return null;
           queued = enqueue(w.outbox);
         }
         q.saveReportState.run(m.id, w.state.periodStart, w.state.ranAt, w.state.error);
@@ -363,7 +410,10 @@ export type MonitorsRepo = ReturnType<typeof createMonitorsRepo>;
 
 /** A monitor's evaluation to store: the monitor as evaluated (its rules' status) and what changed. */
 export interface Evaluation {
+  /** the monitor with its rules' new status (its evaluation stamp later than `from`) */
   evaluated: Monitor;
+  /** the monitor's evaluation stamp (evaluationStamp) when the evaluation read its instances */
+  from: number | null;
   writes: {
     history: HistoryEntry[];
     instances: MonitorInstance[];

@@ -11,7 +11,7 @@ import type { Db } from './db';
 import { SYSTEM_KEY } from '../model/write-set';
 import type { Driver, Source, SourceType } from '../model/source';
 
-interface SourceRow {
+export interface SourceRow {
   id: string;
   organization_id: string;
   type: SourceType;
@@ -43,7 +43,7 @@ export interface SourceTokenRow {
   created_at: number;
 }
 
-function toSource(r: SourceRow): Source {
+export function toSource(r: SourceRow): Source {
   return {
     id: r.id,
     organizationId: r.organization_id,
@@ -67,7 +67,7 @@ function toSource(r: SourceRow): Source {
 export const SOURCE_CACHE_LIMIT = 10_000;
 
 /** A cached source is shared by concurrent requests: frozen, so no caller can change it for the others. */
-function frozenSource(source: Source): Source {
+export function frozenSource(source: Source): Source {
   Object.freeze(source.granularities);
   Object.freeze(source.config);
   return Object.freeze(source);
@@ -297,12 +297,8 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
   };
 }
 
-/**
- * A source's settings read synchronously, for the embedded metric store's writer (its thread and
- * the backup's replay), which runs on this node's own SQLite file and is not a repository port.
- */
 /** Stored configs, parsed; one that does not parse is left out (it names no location). */
-function configsOf(rows: Array<{ config: string }>): Record<string, unknown>[] {
+export function configsOf(rows: Array<{ config: string }>): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const row of rows) {
     try {
@@ -314,6 +310,10 @@ function configsOf(rows: Array<{ config: string }>): Record<string, unknown>[] {
   return out;
 }
 
+/**
+ * A source's settings read synchronously, for the embedded metric store's writer (its thread and
+ * the backup's replay), which runs on this node's own SQLite file and is not a repository port.
+ */
 export function sourceSettingsReader(db: Db): (id: string) => Source | undefined {
   const byId = db.prepare<[string], SourceRow>('SELECT * FROM sources WHERE id = ?');
   return (id) => {

@@ -42,7 +42,7 @@ export interface Transponder {
   updatedAt: number;
 }
 
-function toTransponder(r: TransponderRow): Transponder {
+export function toTransponder(r: TransponderRow): Transponder {
   let paths: string[] = [];
   try {
     const parsed: unknown = JSON.parse(r.paths);
@@ -67,6 +67,24 @@ function toTransponder(r: TransponderRow): Transponder {
   };
 }
 
+export function transponderRow(t: Transponder): TransponderRow {
+  return {
+    id: t.id,
+    organization_id: t.organizationId,
+    source_type: t.sourceType,
+    source_id: t.sourceId,
+    name: t.name,
+    key: t.key,
+    paths: JSON.stringify(t.paths),
+    expression: t.expression,
+    response: t.response,
+    enabled: t.enabled ? 1 : 0,
+    position: t.order,
+    inserted_at: t.insertedAt,
+    updated_at: t.updatedAt,
+  };
+}
+
 export type TransponderFields = Pick<
   Transponder,
   'name' | 'key' | 'paths' | 'expression' | 'response' | 'enabled' | 'order'
@@ -79,7 +97,7 @@ export type TransponderFields = Pick<
  * delete, which cascades to its transponders, leaves entries no read asks for again).
  */
 const enabledCache = new WeakMap<Db, Map<string, readonly Transponder[]>>();
-const ENABLED_CACHE_SOURCES = 1000;
+export const ENABLED_CACHE_SOURCES = 1000;
 
 function cacheOf(db: Db): Map<string, readonly Transponder[]> {
   let cache = enabledCache.get(db);
@@ -90,13 +108,27 @@ function cacheOf(db: Db): Map<string, readonly Transponder[]> {
   return cache;
 }
 
+/**
+ * The metrics engine's view of the enabled transponders: `enabled` answers synchronously (no round
+ * trip, no extra await per read; the engine's answer cache compares the list by identity). A cache
+ * that loads over the network (PostgreSQL's, storage/pg/transponders.ts) is made ready first by
+ * awaiting `prefetch`; SQLite's reads its own file inside `enabled` and needs none.
+ */
+export interface EnabledTransponders {
+  /** the enabled ones, in order: what a read applies (not to be mutated) */
+  enabled(sourceId: string): readonly Transponder[];
+  /** undefined when `enabled(sourceId)` can answer now, else a promise to await before calling it */
+  prefetch(sourceId: string): Promise<void> | undefined;
+}
+
 /** The enabled transponders of a source, in order, from the node's cache (the metrics engine's read path). */
-export function createEnabledTransponders(db: Db) {
+export function createEnabledTransponders(db: Db): EnabledTransponders {
   const cached = cacheOf(db);
   const enabled = db.prepare<[string], TransponderRow>(
     'SELECT * FROM transponders WHERE source_id = ? AND enabled = 1 ORDER BY position, inserted_at, id',
   );
   return {
+    prefetch: () => undefined,
     /** the enabled ones, in order: what a read applies (kept until a change; not to be mutated) */
     enabled(sourceId: string): readonly Transponder[] {
       let found = cached.get(sourceId);
@@ -132,21 +164,7 @@ export function createTranspondersRepo(db: Db) {
        enabled = @enabled, position = @position, updated_at = @updated_at WHERE id = @id AND source_id = @source_id`,
   );
   const remove = db.prepare<[string, string]>('DELETE FROM transponders WHERE id = ? AND source_id = ?');
-  const row = (t: Transponder): TransponderRow => ({
-    id: t.id,
-    organization_id: t.organizationId,
-    source_type: t.sourceType,
-    source_id: t.sourceId,
-    name: t.name,
-    key: t.key,
-    paths: JSON.stringify(t.paths),
-    expression: t.expression,
-    response: t.response,
-    enabled: t.enabled ? 1 : 0,
-    position: t.order,
-    inserted_at: t.insertedAt,
-    updated_at: t.updatedAt,
-  });
+  const row = transponderRow;
   const nextOrder = (sourceId: string): number => (lastPosition.get(sourceId)?.p ?? 0) + 1;
   /** One IMMEDIATE transaction: what it reads still holds when it writes. */
   const atomically = <T>(fn: () => T): T => db.transaction(fn).immediate();

@@ -41,12 +41,14 @@ describe('GET /metrics', () => {
       ['service_database_size_bytes', 'GAUGE'],
       ['process_resident_memory_bytes', 'GAUGE'],
       ['service_retention_deleted_buckets_total', 'COUNTER'],
+      ['service_jobs_lease_held', 'GAUGE'],
     ] as const) {
       assert.equal(first.get(name)?.type, type, name);
     }
     assert.ok(value(first, 'process_resident_memory_bytes') > 10e6);
     assert.ok(value(first, 'service_database_size_bytes') > 0);
     assert.equal(value(first, 'service_write_queue_depth'), 0);
+    assert.equal(value(first, 'service_jobs_lease_held'), 1); // one node: always its own
     const created = { method: 'POST', route: '/api/v1/bootstrap/projects', status: '201' };
     assert.equal(value(first, 'service_http_requests_total', created), 1);
 

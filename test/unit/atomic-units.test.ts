@@ -296,30 +296,70 @@ describe('monitors and outbox: atomic units', () => {
     assert.equal(await monitors.remove('m1', ORG, 2000), true);
   });
 
-  test('an evaluation is written only at the version it was evaluated as; its notifications once', async () => {
+  test('an evaluation is written only at the version and evaluation stamp it started from; its notifications once', async () => {
     const monitors = createMonitorsRepo(db);
     const outbox = createOutboxRepo(db);
-    await monitors.insert(monitor('m1'), 10);
+    const ruled = (stamp: number | null, extra: Partial<Monitor> = {}): Monitor => ({
+      ...monitor('m1'),
+      alerts: [
+        {
+          id: 'r1',
+          analysis_strategy: 'threshold',
+          settings: {},
+          status: 'passed',
+          last_summary: null,
+          last_evaluated_at: stamp,
+        },
+      ],
+      ...extra,
+    });
+    await monitors.insert(ruled(null), 10);
     const writes = { history: [entry], instances: [], removed: [], outbox: [notification('n1')] };
-    const saveEvaluation = async (evaluated: ReturnType<typeof monitor>, w: typeof writes) =>
-      (await monitors.saveEvaluations([{ evaluated, writes: w }], { tryOnly: false }))![0];
-    assert.equal(await saveEvaluation({ ...monitor('m1'), updatedAt: 999 }, writes), null);
+    const saveEvaluation = async (evaluated: Monitor, from: number | null, w: typeof writes) =>
+      (await monitors.saveEvaluations([{ evaluated, from, writes: w }], { tryOnly: false }))![0];
+    assert.equal(await saveEvaluation(ruled(60, { updatedAt: 999 }), null, writes), null);
     assert.equal(count('alert_outbox') + count('monitor_history'), 0);
-    assert.equal(await saveEvaluation(monitor('m1'), writes), 1);
-    assert.equal(await saveEvaluation(monitor('m1'), writes), 0, 'a known idempotency key is skipped');
+    assert.equal(await saveEvaluation(ruled(60), null, writes), 1);
+    // A second evaluation from the same state (another node's, its own clock and idempotency keys).
+    assert.equal(
+      await saveEvaluation(ruled(61), null, { ...writes, outbox: [notification('n1-b')] }),
+      null,
+      'the stamp moved: dropped whole',
+    );
+    assert.equal(count('alert_outbox'), 1);
+    assert.equal(count('monitor_history'), 1);
+    assert.equal((await monitors.byId('m1', ORG))?.alerts[0]?.last_evaluated_at, 60);
+    assert.equal(await saveEvaluation(ruled(70), 60, writes), 0, 'a known idempotency key is skipped');
+    assert.equal(count('monitor_history'), 2, 'an evaluation from the stamp written: written');
     assert.equal((await outbox.byMonitor('m1')).length, 1);
     assert.equal(await outbox.claim((await outbox.byMonitor('m1'))[0]!.id), true);
     assert.equal(await outbox.claim((await outbox.byMonitor('m1'))[0]!.id), false, 'one sender takes a row');
   });
 
-  test('a report period is queued once', async () => {
+  test('a report period is queued once; a run is recorded only from the state it read', async () => {
     const monitors = createMonitorsRepo(db);
     await monitors.insert({ ...monitor('m1'), type: 'report' }, 10);
     const m = (await monitors.byId('m1', ORG))!;
-    const writes = { outbox: [notification('r1')], state: { periodStart: 5, ranAt: 1, error: null }, entry };
+    const failed = { periodStart: null, ranAt: 1, error: 'boom' };
+    const failure = { from: undefined, outbox: [], state: failed, entry: { ...entry, to: 'error' as const } };
+    assert.equal(await monitors.saveReport(m, null, failure), 0);
+    assert.equal(await monitors.saveReport(m, null, { ...failure, state: { ...failed, ranAt: 2 } }), null);
+    assert.equal(count('monitor_history'), 1, 'a second failure from the same state: not written');
+    const writes = {
+      from: failed,
+      outbox: [notification('r1')],
+      state: { periodStart: 5, ranAt: 3, error: null },
+      entry,
+    };
     assert.equal(await monitors.saveReport(m, 5, writes), 1);
     assert.equal(await monitors.saveReport(m, 5, { ...writes, outbox: [notification('r2')] }), null);
+    assert.equal(
+      await monitors.saveReport(m, 5, { ...writes, from: writes.state, outbox: [notification('r3')] }),
+      null,
+      'the period was sent',
+    );
     assert.equal(count('alert_outbox'), 1);
+    assert.equal(count('monitor_history'), 2);
   });
 });
 

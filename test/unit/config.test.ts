@@ -43,6 +43,7 @@ describe('config', () => {
         trustProxy: false,
       },
       storage: { dataDir: path.join(cwd, 'data'), answerCacheBytes: 33_554_432, url: null },
+      cluster: { leaseMs: 30_000 },
       deployment: { mode: 'self_hosted' },
       features: { projectsEnabled: true, registrationEnabled: true },
       limits: {
@@ -180,6 +181,7 @@ level = "warn"
       'storage.write_log': ['sometimes'],
       'storage.answer_cache_bytes': ['-1', '32M', '1.5'],
       'storage.url': ['mysql://db/x', 'postgres://db', 'not a url'],
+      'cluster.lease_ms': ['99', '45001', '30s', '1.5', '-1'],
       'deployment.mode': ['cloud', 'SAAS'],
       'features.projects_enabled': ['maybe', '2'],
       'features.registration_enabled': ['enabled'],

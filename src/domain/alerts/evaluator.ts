@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Logger } from '../../lib/log';
-import type { Evaluation, MonitorsRepo } from '../../storage/monitors';
+import { evaluationStamp, type Evaluation, type MonitorsRepo } from '../../storage/monitors';
 import type { NewOutboxRow, OutboxRepo } from '../../storage/outbox';
 import type { Source } from '../types';
 import type { HistoryEntry, InstanceState, Monitor, MonitorInstance } from '../../model/monitor';
@@ -69,6 +69,11 @@ export interface RoundStats {
   /** commits put off because another connection held the write lock */
   lockWaits: number;
   /**
+   * evaluations dropped whole: the monitor changed, went or was evaluated (another node's round)
+   * between this round's reads and its commit; judged again at the next round
+   */
+  stale: number;
+  /**
    * the event loop's delay during the round (a 1 ms timer's lateness, whatever held the loop: the
    * round's turns, its reads' synchronous steps, the requests served meanwhile, garbage collection)
    */
@@ -79,8 +84,13 @@ export interface RoundStats {
 export interface Evaluator {
   /** Evaluates every active monitor once; resolves when the round's writes are committed. */
   round(): Promise<RoundStats>;
-  /** Runs rounds every `intervalMs` (0: never) until close(). */
+  /**
+   * Runs rounds every `intervalMs` (0: no timer, round() only) until stop() or close(); after a
+   * stop, start() runs them again (the node took the jobs' lease back, src/ops/jobs.ts).
+   */
   start(intervalMs: number): void;
+  /** Stops the timer and the round in progress (at its next step), resolving once it has ended. */
+  stop(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -128,6 +138,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<RoundStats> | null = null;
   let closed = false;
+  /** stop() or close() was called since the last start(): a round in progress ends at its next step */
+  let halted = false;
+  /** start() calls, so that a timer of an earlier start never goes on after a restart */
+  let starts = 0;
   /** compiled plans by monitor id, kept while the monitor and its source are unchanged */
   const plans = new Map<string, { version: string; plan: MonitorPlan | null; problems: string }>();
   /** the window's keys and the patterns' matches of the last round (reader.ts) */
@@ -177,6 +191,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         turns: 0,
         longestStep: '',
         lockWaits: 0,
+        stale: 0,
         loopDelayP99Ms: 0,
         loopDelayMaxMs: 0,
       };
@@ -216,7 +231,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     for (;;) {
       const page = await ports.monitors.activePage(active[active.length - 1] ?? null, MONITOR_PAGE);
       active.push(...page);
-      if (page.length < MONITOR_PAGE || closed) return active;
+      if (page.length < MONITOR_PAGE || halted) return active;
       await pacer.turn();
     }
   }
@@ -235,7 +250,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     const jobs: Job[] = [];
     pacer.step = 'prepare';
     for (const monitor of queue) {
-      if (closed) break;
+      if (halted) break;
       await pacer.turn();
       try {
         jobs.push(await prepare(monitor, reader, now));
@@ -249,7 +264,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     // 3. Judged monitor by monitor and committed a turn's monitors at a time.
     let judged: Array<{ job: Job; findings: Finding[] }> = [];
     for (const job of jobs) {
-      if (closed) break;
+      if (halted) break;
       if (pacer.spentMs() >= TURN_MS / 2) {
         await commitAll(judged, now, stats, pacer);
         judged = [];
@@ -265,7 +280,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     matches.endRound();
     // 4. Report monitors whose period has not been sent.
     const reports = active.filter((m) => m.type === 'report');
-    if (ports.reports && reports.length > 0 && !closed) {
+    if (ports.reports && reports.length > 0 && !halted) {
       pacer.step = 'reports';
       const done = await ports.reports.run(reports, now, () => pacer.turn());
       stats.reports = done.reports;
@@ -293,7 +308,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       for (const { key } of job.keys) group.keys.push(key);
     }
     for (const { source, w, keys } of groups.values()) {
-      if (closed) break;
+      if (halted) break;
       await pacer.turn();
       await reader.prefetch(source, keys, w);
     }
@@ -326,10 +341,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
    * Commits the findings of several monitors in one transaction: one write to the WAL and one hold
    * of the write lock (which the metric writer's folds share) instead of one per monitor. Each
    * monitor's writes are atomic on their own (saveEvaluations: a savepoint each, written only at the
-   * version evaluated; one that fails is rolled back alone and counted as an error). While another
-   * connection holds the write lock the round pauses and tries again (for up to LOCK_WAIT_MS)
-   * instead of sleeping on the event loop in SQLite's busy handler; after that it waits for the lock
-   * as any other write of the service does.
+   * version and evaluation stamp evaluated from, else dropped as stale; one that fails is rolled
+   * back alone and counted as an error). While another connection holds the write lock the round
+   * pauses and tries again (for up to LOCK_WAIT_MS) instead of sleeping on the event loop in
+   * SQLite's busy handler; after that it waits for the lock as any other write of the service does.
    */
   async function commitAll(
     judged: ReadonlyArray<{ job: Job; findings: Finding[] }>,
@@ -346,6 +361,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         try {
           const p = await planCommit(job.monitor, findings, now);
           if (p) planned.push({ monitor: job.monitor, ...p });
+          else stats.stale += 1;
         } catch (err) {
           failed(stats, job.monitor, err);
         }
@@ -354,7 +370,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       const evaluations = planned.map((p) => p.evaluation);
       let results: Array<number | null | Error> | null = null;
       const until = performance.now() + LOCK_WAIT_MS;
-      while (results === null && performance.now() < until && !closed) {
+      while (results === null && performance.now() < until && !halted) {
         results = await ports.monitors.saveEvaluations(evaluations, { tryOnly: true });
         if (results !== null) break;
         stats.lockWaits += 1;
@@ -364,7 +380,8 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
       for (const [index, result] of results.entries()) {
         const p = planned[index]!;
         if (result instanceof Error) failed(stats, p.monitor, result);
-        else if (result !== null) {
+        else if (result === null) stats.stale += 1;
+        else {
           stats.changes += p.changes;
           stats.queued += result;
         }
@@ -444,7 +461,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
    * What a monitor's findings change: history, instance states, forgotten instances and the
    * notifications to queue, from the monitor and instances as stored now. Null when the monitor
    * changed or went while its series were read (that round's findings are dropped; saveEvaluations
-   * checks the version again as it writes).
+   * checks the version again as it writes). The evaluation carries the monitor's evaluation stamp
+   * read here, before its instances: saveEvaluations writes it only while the stamp is still that
+   * one, so an evaluation from instances another round (another node's) has moved on since is
+   * dropped whole, and the monitor is judged again from the new state at the next round.
    */
   async function planCommit(
     monitor: Monitor,
@@ -453,6 +473,11 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
   ): Promise<{ evaluation: Evaluation; changes: number } | null> {
     const fresh = await ports.monitors.byId(monitor.id, monitor.organizationId);
     if (!fresh || fresh.updatedAt !== monitor.updatedAt || fresh.status !== 'active') return null;
+    const from = evaluationStamp(fresh.alerts);
+    // The stamp written is later than the one read (the clock, or 1 ms past the stamp when the
+    // clock is not past it: a node whose clock is behind, a clock a test holds), so a stamp is never
+    // written twice and a compare-and-set cannot mistake a later evaluation for none.
+    const stamp = from === null || now > from ? now : from + 1;
     const known = new Map((await ports.monitors.instances(monitor.id)).map((i) => [i.instance, i]));
     const seen = new Set<string>();
     const muted = fresh.mutedUntil !== null && fresh.mutedUntil > now;
@@ -485,7 +510,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
     }
     // Keys that no longer match a pattern are forgotten (their history stays).
     for (const key of known.keys()) if (!seen.has(key)) writes.removed.push(key);
-    return { evaluation: { evaluated: withRuleStatus(fresh, findings, now, muted), writes }, changes };
+    return {
+      evaluation: { evaluated: withRuleStatus(fresh, findings, stamp, muted), from, writes },
+      changes,
+    };
   }
 
   /** The notifications of an instance's change, one per channel (queued by saveEvaluations). */
@@ -517,7 +545,10 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
   }
 
   function start(intervalMs: number) {
-    if (intervalMs <= 0 || closed) return;
+    if (closed) return;
+    halted = false;
+    const mine = ++starts;
+    if (intervalMs <= 0) return;
     const tick = () => {
       timer = setTimeout(async () => {
         try {
@@ -536,6 +567,7 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
               busy_ms: Math.round(stats.busyMs),
               turns: stats.turns,
               lock_waits: stats.lockWaits,
+              stale: stats.stale,
               longest_turn_ms: Math.round(stats.longestTurnMs * 10) / 10,
               longest_step: stats.longestStep,
               loop_delay_p99_ms: Math.round(stats.loopDelayP99Ms * 10) / 10,
@@ -544,20 +576,25 @@ export function createEvaluator(ports: EvaluatorPorts): Evaluator {
         } catch (err) {
           ports.log.warn('alerts round failed', { error: (err as Error).message });
         }
-        if (!closed) tick();
+        if (!halted && starts === mine) tick();
       }, intervalMs);
       timer.unref();
     };
     tick();
   }
 
-  async function close() {
-    closed = true;
+  async function stop() {
+    halted = true;
     if (timer) clearTimeout(timer);
     await running?.catch(() => undefined);
   }
 
-  return { round, start, close };
+  async function close() {
+    closed = true;
+    await stop();
+  }
+
+  return { round, start, stop, close };
 }
 
 function readError(err: unknown): string {
@@ -729,8 +766,8 @@ function buildNotification(
   };
 }
 
-/** Trifle App's per-rule fields after a round: status, last_summary, last_evaluated_at. */
-function withRuleStatus(m: Monitor, findings: Finding[], now: number, muted: boolean): Monitor {
+/** Trifle App's per-rule fields after a round: status, last_summary, last_evaluated_at (`stamp`). */
+function withRuleStatus(m: Monitor, findings: Finding[], stamp: number, muted: boolean): Monitor {
   const alerts = m.alerts.map((rule) => {
     const results = findings.map((f) => f.rules[rule.id]).filter((r) => r !== undefined);
     const failed = findings.some((f) => f.error !== null);
@@ -747,7 +784,7 @@ function withRuleStatus(m: Monitor, findings: Finding[], now: number, muted: boo
       failed && results.length === 0
         ? findings.find((f) => f.error)!.error!
         : ((firing[0] ?? results[0])?.summary ?? null);
-    return { ...rule, status: status as typeof rule.status, last_summary: summary, last_evaluated_at: now };
+    return { ...rule, status: status as typeof rule.status, last_summary: summary, last_evaluated_at: stamp };
   });
   return { ...m, alerts };
 }

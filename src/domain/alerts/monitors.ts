@@ -229,7 +229,11 @@ export async function removeMonitor(ctx: MonitorsContext, monitor: Monitor): Pro
 
 /**
  * Mutes until `until` (ms), or unmutes with null. Not a change of the monitor's definition: no lock
- * check. Written only at the version read (another save in between: read again).
+ * check. Written only at the version read (another save in between: read again), as a later version
+ * even when the clock is not past the one read (a node whose clock is behind): the document written
+ * holds the rules' status as read, which may put back an evaluation stamp an evaluation written
+ * meanwhile moved on, so an evaluation planned from that older stamp must find the version changed
+ * (storage/monitors.ts saveEvaluations).
  */
 export async function muteMonitor(
   ctx: MonitorsContext,
@@ -239,7 +243,7 @@ export async function muteMonitor(
 ): Promise<Monitor> {
   for (let attempt = 1; ; attempt++) {
     const monitor = await findMonitor(ctx, auth, rawId);
-    const next = { ...monitor, mutedUntil: until, updatedAt: Math.max(ctx.now(), monitor.updatedAt) };
+    const next = { ...monitor, mutedUntil: until, updatedAt: Math.max(ctx.now(), monitor.updatedAt + 1) };
     if (await ctx.monitors.update(next, monitor.updatedAt)) return next;
     if (attempt === SAVE_TRIES) throw conflict(CHANGED_MEANWHILE);
   }

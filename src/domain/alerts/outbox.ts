@@ -34,8 +34,16 @@ export interface OutboxOptions {
 }
 
 export interface OutboxWorker {
-  /** Starts polling (0: no timer; tests call drain()). Rows left `sending` by a crash are resumed first. */
+  /**
+   * Starts polling (0: no timer; tests call drain()). Rows left `sending` by a crash or a stop are
+   * resumed first. After a stop, start() sends again (the node took the jobs' lease back).
+   */
   start(pollMs?: number): void;
+  /**
+   * Stops polling and aborts the attempts in flight (their rows stay `sending`, resumed by the next
+   * start on this node or another), resolving once they have ended.
+   */
+  stop(): Promise<void>;
   /** Looks for due rows now. */
   kick(): void;
   /** Sends every row due now and waits for those attempts (tests). */
@@ -61,8 +69,12 @@ export function createOutboxWorker(options: OutboxOptions): OutboxWorker {
   const inFlight = new Map<number, Promise<void>>();
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
+  /** stop() or close() was called since the last start() */
+  let halted = false;
+  /** start() calls, so that a timer of an earlier start never goes on after a restart */
+  let starts = 0;
   let resumed: Promise<void> | null = null;
-  const stopping = new AbortController();
+  let stopping = new AbortController();
   /** the pump running now, and whether another was asked for meanwhile (one runs at a time) */
   let pumping: Promise<void> | null = null;
   let again = false;
@@ -91,7 +103,7 @@ export function createOutboxWorker(options: OutboxOptions): OutboxWorker {
         do {
           again = false;
           await pumpOnce();
-        } while (again && !closed);
+        } while (again && !halted);
       } finally {
         pumping = null;
       }
@@ -100,14 +112,15 @@ export function createOutboxWorker(options: OutboxOptions): OutboxWorker {
   }
 
   async function pumpOnce(): Promise<void> {
-    if (closed) return;
+    if (halted) return;
     await resume();
     const room = concurrency - inFlight.size;
     if (room <= 0) return;
     for (const row of await outbox.due(options.now(), room + inFlight.size)) {
-      if (inFlight.size >= concurrency || closed) break;
+      if (inFlight.size >= concurrency || halted) break;
       // claim is a conditioned update: only one pump (of any node) takes a row
       if (inFlight.has(row.id) || !(await outbox.claim(row.id))) continue;
+      if (halted) break; // stopped meanwhile: the row stays `sending`, resumed by the next start
       const attempt = send(row).finally(() => {
         inFlight.delete(row.id);
         void kick(); // a slot is free: the next due row may go
@@ -142,7 +155,7 @@ export function createOutboxWorker(options: OutboxOptions): OutboxWorker {
     } catch (err) {
       result = { ok: false, retryable: true, error: (err as Error)?.message ?? String(err) };
     }
-    if (closed && !result.ok) {
+    if (halted && !result.ok) {
       // Stopping: leave the row for the next start (it is still `sending`, resumed then).
       return;
     }
@@ -159,14 +172,30 @@ export function createOutboxWorker(options: OutboxOptions): OutboxWorker {
     await outbox.retryAt(row.id, options.now() + backoffMs(attempts, baseDelayMs, maxDelayMs, random), error);
   }
 
+  async function stop(): Promise<void> {
+    halted = true;
+    if (timer) clearTimeout(timer);
+    stopping.abort(); // attempts in flight end now; their rows stay `sending` and resume at the next start
+    await pumping?.catch(() => undefined);
+    await Promise.allSettled([...inFlight.values()]);
+  }
+
   return {
     start(pollMs = options.pollMs ?? 1000) {
+      if (closed) return;
+      if (halted) {
+        // a restart: attempts get a live signal again, and rows left `sending` are resumed again
+        halted = false;
+        stopping = new AbortController();
+        resumed = null;
+      }
+      const mine = ++starts;
       void resume();
       if (pollMs <= 0) return;
       const tick = () => {
         timer = setTimeout(() => {
           void kick().then(() => {
-            if (!closed) tick();
+            if (!halted && starts === mine) tick();
           });
         }, pollMs);
         timer.unref();
@@ -178,11 +207,10 @@ export function createOutboxWorker(options: OutboxOptions): OutboxWorker {
       await pump();
       while (inFlight.size > 0) await Promise.allSettled([...inFlight.values()]);
     },
+    stop,
     async close() {
       closed = true;
-      if (timer) clearTimeout(timer);
-      stopping.abort(); // attempts in flight end now; their rows stay `sending` and resume at the next start
-      await Promise.allSettled([...inFlight.values()]);
+      await stop();
     },
     get inFlight() {
       return inFlight.size;

@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import type { Dashboard } from '../../model/dashboard';
 import type { Monitor } from '../../model/monitor';
-import type { MonitorsRepo } from '../../storage/monitors';
+import type { MonitorsRepo, ReportState } from '../../storage/monitors';
 import type { NewOutboxRow, OutboxRepo } from '../../storage/outbox';
 import type { Source } from '../types';
 import type { SeriesText } from '../metrics/query/series';
@@ -462,7 +462,8 @@ export function createReporter(ports: ReporterPorts) {
         created_at: now,
       });
     }
-    // Queued only while the monitor is the version planned and the period is still unsent (saveReport).
+    // Queued only while the monitor is the version planned, the period still unsent and the report's
+    // state the one read above (saveReport).
     const queued = await record(
       m,
       state,
@@ -479,11 +480,13 @@ export function createReporter(ports: ReporterPorts) {
 
   /**
    * The run's record, and a history entry when it changes the report's state (or sends one), with
-   * the notifications of a sent period; null when nothing was written.
+   * the notifications of a sent period; null when nothing was written. Written only while the
+   * report's state is still `before`, the one this run read (saveReport): of two runs from one state
+   * (two nodes), one writes, so a period's notifications and a failure's entry are written once.
    */
   async function record(
     m: Monitor,
-    before: { periodStart: number | null; error: string | null } | undefined,
+    before: ReportState | undefined,
     period: number | null,
     now: number,
     error: string | null,
@@ -492,6 +495,7 @@ export function createReporter(ports: ReporterPorts) {
   ): Promise<number | null> {
     if (error !== null && before?.error === error) return null; // the same failure again: one entry
     return ports.monitors.saveReport(m, period, {
+      from: before,
       outbox,
       state: { periodStart: period ?? before?.periodStart ?? null, ranAt: now, error },
       entry: {

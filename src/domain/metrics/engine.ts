@@ -34,7 +34,7 @@ import {
   readSeriesText,
   readSeriesTexts,
 } from './query/series';
-import { createEnabledTransponders } from '../../storage/transponders';
+import { createEnabledTransponders, type EnabledTransponders } from '../../storage/transponders';
 import { createWriteQueue } from './write-queue';
 import {
   inProcessWriter,
@@ -69,6 +69,11 @@ export interface MetricsEngineOptions {
     MetricWriterOptions,
     'db' | 'log' | 'sourceSettings'
   >;
+  /**
+   * The enabled transponders every read applies (default: the node's cache over `db`,
+   * storage/transponders.ts; cluster mode: PostgreSQL's, storage/pg/transponders.ts).
+   */
+  enabledTransponders?: EnabledTransponders;
 }
 
 export interface MetricsEngine {
@@ -236,7 +241,9 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   });
   const batchParser = createBatchParser(options.batchParser ?? { ...DEFAULT_BATCH_PARSER, log: options.log });
   const guard = new OverflowGuard(createLargeLeavesRepo(options.db));
-  const transponders = createEnabledTransponders(options.db); // node-local cache, cleared by the repository's writes
+  // Node-local cache, cleared by the repository's writes. Every read awaits its prefetch only when
+  // it returns a promise (PostgreSQL's, when stale): SQLite's answers `enabled` with no await.
+  const transponders = options.enabledTransponders ?? createEnabledTransponders(options.db);
   const answerBytes = config.storage?.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
   const answers = answerBytes > 0 ? new AnswerCache(answerBytes) : null;
 
@@ -282,6 +289,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     params: SeriesParams,
     enabled = () => transponders.enabled(source.id),
   ): Promise<SeriesText> {
+    const loading = transponders.prefetch(source.id);
+    if (loading) await loading;
     return applyTransponders(await readSeriesText(store, source, params), params.key, enabled);
   }
 
@@ -348,6 +357,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
 
     async seriesData(source, input) {
       const params = parseSeriesParams(source, input, { keyRequired: true });
+      const loading = transponders.prefetch(source.id);
+      if (loading) await loading;
       const text = await readSeriesText(drivers.storeFor(source), source, params);
       return {
         params,
@@ -358,6 +369,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     readSeries: (source, params) => readApplied(drivers.storeFor(source), source, params),
 
     async readSeriesMany(source, keys, params) {
+      const loading = transponders.prefetch(source.id);
+      if (loading) await loading;
       const texts = await readSeriesTexts(drivers.storeFor(source), source, keys, params);
       let enabled: ReturnType<typeof transponders.enabled> | undefined;
       const list = () => (enabled ??= transponders.enabled(source.id));
@@ -367,6 +380,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     async readSeriesAnswer(source, params, render) {
       const store = drivers.storeFor(source);
       if (!answers || !store.changeMark) return render(await readApplied(store, source, params));
+      const loading = transponders.prefetch(source.id);
+      if (loading) await loading;
       // The mark and the epoch before the read: see answers.ts for why the kept answer is current.
       const mark = store.changeMark(source.id, params.key);
       const epoch = answers.epoch;
@@ -384,6 +399,8 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     answerStats: () => answers?.stats() ?? null,
 
     async readSeriesData(source, params) {
+      const loading = transponders.prefetch(source.id);
+      if (loading) await loading;
       const text = await readSeriesText(drivers.storeFor(source), source, params);
       return applyTranspondersData(text, params.key, () => transponders.enabled(source.id));
     },

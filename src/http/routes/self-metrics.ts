@@ -34,6 +34,7 @@ export function selfMetricsRoute(deps: Deps) {
         stats: deps.ops.stats,
         sweep: deps.ops.sweeper.stats,
         queueDepth: deps.metrics.pendingPoints,
+        jobsHeld: deps.ops.jobs?.held,
         answers: deps.metrics.answerStats(),
         databaseFile,
         version: SERVER_VERSION,

@@ -48,6 +48,7 @@ import { createPgStore, type PgStore } from './storage/pg/client';
 import { migratePostgres } from './storage/pg/migrations';
 import { createPgRepos } from './storage/pg/index';
 import { createPgRuleSources } from './storage/pg/retention';
+import { createPgEnabledTransponders } from './storage/pg/transponders';
 import { displayUrl } from './ops/migrate-common';
 import { newNodeId } from './ops/node-id';
 
@@ -130,7 +131,7 @@ export interface StartOptions {
   >;
   /** the metric writer's settings (tests: e.g. a fold window that does not close by itself) */
   writer?: MetricsEngineOptions['writer'];
-  /** this node's id (GET /metrics, leases); default `hostname:pid` (ops/node-id.ts) */
+  /** this node's id (GET /metrics, leases); default `hostname:pid:random` (ops/node-id.ts) */
   nodeId?: string;
 }
 
@@ -344,6 +345,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       secrets,
       onCommitted: (points, leaves, seconds) => stats.committed(points, leaves, seconds),
       writer: options.writer,
+      // cluster mode: read from PostgreSQL, kept 2 s (another node's change), cleared by this node's writes
+      enabledTransponders: store === null ? undefined : createPgEnabledTransponders(store),
     }),
     ops: {
       stats,
@@ -402,7 +405,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const alertsIntervalMs = options.alertsTimer !== false ? config.alerts.intervalMs : 0;
   const jobs = backgroundJobs({ sweeper, evaluator, outbox: outboxWorker, alertsIntervalMs });
   const lease = config.storage.url ? pgJobsLease(config.storage.url, config.cluster.leaseMs) : null;
-  const keeper = createJobKeeper({ lease, ttlMs: config.cluster.leaseMs, jobs, log });
+  const keeper = createJobKeeper({ lease, ttlMs: config.cluster.leaseMs, jobs, log, holder: nodeId });
   deps.ops.jobs = keeper;
   keeper.start();
   const summary = setInterval(

@@ -1,11 +1,9 @@
-// The id of this node (GET /metrics, the lease rows of cluster mode): `hostname:pid`, with `:N`
-// after it for the Nth server a process starts (tests start many in one process).
+// The id of this node (GET /metrics, the holder of the jobs' lease in cluster mode, PostgreSQL's
+// application_name): `hostname:pid:random`, new at every start, so that a restarted process (in a
+// container: the same host name and pid 1) is a new holder, and servers of one process differ.
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 
-let started = 0;
-
 export function newNodeId(): string {
-  started++;
-  const id = `${os.hostname()}:${process.pid}`;
-  return started === 1 ? id : `${id}:${started}`;
+  return `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }

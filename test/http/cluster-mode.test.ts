@@ -136,9 +136,11 @@ describe('cluster mode (storage.url)', { skip }, () => {
     assert.ok(line, text);
     assert.match(
       line,
-      new RegExp(`^service_node_info\\{node_id="${os.hostname()}:${process.pid}(:\\d+)?"\\} 1$`),
+      new RegExp(`^service_node_info\\{node_id="${os.hostname()}:${process.pid}:[0-9a-f]{8}"\\} 1$`),
     );
-    assert.equal(line.slice(line.indexOf('"') + 1, line.lastIndexOf('"')), server.deps.ops.nodeId);
+    const id = line.slice(line.indexOf('"') + 1, line.lastIndexOf('"'));
+    assert.equal(id, server.deps.ops.nodeId);
+    assert.equal(id, server.deps.ops.jobs?.holder, "the jobs' lease is held under the same id");
   });
 
   test("the service's rows are in PostgreSQL; a project's buckets on the default metrics cluster", async () => {

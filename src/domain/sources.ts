@@ -194,7 +194,7 @@ export async function sourceDependents(deps: Ports, source: Source): Promise<Sou
   const cluster = deps.metrics.cluster(source);
   const found = await deps.sources.dependents(source.id);
   // a project on a metrics cluster keeps its keys there, not in the embedded store
-  return cluster ? { ...found, keys: await cluster.keys() } : found;
+  return cluster ? { ...found, keys: await cluster.keyCount() } : found;
 }
 
 /**

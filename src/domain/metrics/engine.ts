@@ -153,7 +153,7 @@ export interface ClusterProject {
   /** whether a bucket is stored (pending writes committed first) */
   holdsData(): Promise<boolean>;
   /** the distinct metric keys stored, the system key left out (pending writes committed first) */
-  keys(): Promise<number>;
+  keyCount(): Promise<number>;
   /** deletes the buckets older than each granularity's cutoff (null: keep); resolves with the rows */
   expire(cutoffMs: (granularity: string) => number | null): Promise<number>;
   /** deletes every bucket of the (removed) project */
@@ -417,7 +417,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
           await queue.flush();
           return clusters.holdsData(id, source.id);
         },
-        keys: async () => {
+        keyCount: async () => {
           await queue.flush();
           return clusters.keyCount(id, source.id);
         },

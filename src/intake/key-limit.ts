@@ -10,6 +10,15 @@
 // first intake write: a project source's keys are read from the embedded store in pages of
 // SEED_PAGE keys with the event loop free between pages (other sources' writes go on meanwhile); a
 // database source starts empty and counts the keys the intake writes from then on.
+//
+// A project on a metrics cluster (docs/cluster.md "The intake's key limit on a cluster project")
+// is seeded from its schema instead, asynchronously: its first intake write after a start waits
+// for the read (a failed read refuses that write as the cluster does, 503, and the next write
+// reads again). Other nodes write the same project, so its set is refreshed while this node writes
+// to it: a write finding the set older than refreshMs / 2 starts a refresh in the background, one
+// finding it older than refreshMs (the project was idle here, or the refresh outlasts it) waits
+// for the refresh. A refresh reads only the rows of the buckets that may hold timestamps from the
+// last read on (less refreshMs); keys are only ever added. The embedded path is unchanged.
 import type { Deps } from '../deps';
 import type { Source } from '../model/source';
 import { createMetricKeysRepo } from '../storage/metric-keys';
@@ -24,12 +33,29 @@ export class KeyLimitError extends Error {}
 /** Reads a source's stored keys in key order, `limit` after `after` (none: the source has none to read). */
 export type SeedKeys = (source: Source, after: string, limit: number) => string[];
 
+/**
+ * A project on a metrics cluster: reads its keys (all; with `recentMs`, those of the buckets that
+ * may hold the last `recentMs` of timestamps). Null: the source is not on a cluster.
+ */
+export type ClusterKeys = (source: Source) => ((recentMs?: number) => Promise<string[]>) | null;
+
+/** How old a cluster project's key set may be when it admits a new key (KeyLimit.refreshMs). */
+export const CLUSTER_KEYS_REFRESH_MS = 15_000;
+
+const SETTLED = Promise.resolve();
+
 interface SourceKeys {
   hashes: Set<number>;
-  /** settles once the stored keys are in `hashes` */
+  /** settles once the stored keys are in `hashes` (a cluster project's: its seed, or a refresh it waits for) */
   seeded: Promise<void>;
   /** set lookups made for this source (checks and seeding): what its writes cost here */
   operations: number;
+  /** a project on a metrics cluster: its keys are read there */
+  cluster: boolean;
+  /** clock() when the last read that completed began (cluster projects) */
+  readAt: number;
+  /** the refresh under way (cluster projects) */
+  refreshing: Promise<void> | null;
 }
 
 export interface Admitted {
@@ -41,9 +67,18 @@ export interface Admitted {
 export class KeyLimit {
   private readonly sources = new Map<string, SourceKeys>();
 
+  /**
+   * A cluster project's set admits a new key only if read there less than this long ago (a write
+   * finding it older waits for a refresh); past half of it a write starts one in the background.
+   */
+  refreshMs = CLUSTER_KEYS_REFRESH_MS;
+  /** the clock of the refreshes, in ms (tests drive their own) */
+  clock: () => number = () => performance.now();
+
   constructor(
     readonly max: number,
     private readonly seedKeys: SeedKeys,
+    private readonly clusterKeys: ClusterKeys = () => null,
   ) {}
 
   /** Set lookups made for a source so far (tests measure a write's cost with it). */
@@ -59,12 +94,71 @@ export class KeyLimit {
   private keysFor(source: Source): SourceKeys {
     let found = this.sources.get(source.id);
     if (!found) {
-      const entry: SourceKeys = { hashes: new Set(), seeded: Promise.resolve(), operations: 0 };
-      entry.seeded = this.seed(source, entry);
+      const read = this.clusterKeys(source);
+      const entry: SourceKeys = {
+        hashes: new Set(),
+        seeded: SETTLED,
+        operations: 0,
+        cluster: read !== null,
+        readAt: 0,
+        refreshing: null,
+      };
+      entry.seeded = read ? this.seedFromCluster(source, entry, read) : this.seed(source, entry);
       this.sources.set(source.id, entry);
       found = entry;
-    }
+    } else if (found.cluster) this.refreshIfOld(source, found);
     return found;
+  }
+
+  /** Adds the keys read to the set; counts them as operations. */
+  private static add(entry: SourceKeys, keys: readonly string[]): void {
+    for (const key of keys) entry.hashes.add(hash53(key));
+    entry.operations += keys.length;
+  }
+
+  /** A cluster project's first read; a failure forgets the entry, so the next write reads again. */
+  private async seedFromCluster(
+    source: Source,
+    entry: SourceKeys,
+    read: (recentMs?: number) => Promise<string[]>,
+  ): Promise<void> {
+    const began = this.clock();
+    try {
+      KeyLimit.add(entry, await read());
+    } catch (err) {
+      if (this.sources.get(source.id) === entry) this.sources.delete(source.id);
+      throw err;
+    }
+    entry.readAt = began;
+    entry.seeded = SETTLED; // read: later writes find the set ready and may refresh it
+  }
+
+  /** Starts a refresh of a cluster project's set when it is old; makes writes wait when too old. */
+  private refreshIfOld(source: Source, entry: SourceKeys): void {
+    const began = this.clock();
+    const age = began - entry.readAt;
+    if (entry.refreshing !== null) {
+      // a refresh behind the writes that outlasts the interval: they wait for it from now on
+      if (age >= this.refreshMs && entry.seeded === SETTLED) entry.seeded = entry.refreshing;
+      return;
+    }
+    if (entry.seeded !== SETTLED || age < this.refreshMs / 2) return; // seeding, or fresh
+    const read = this.clusterKeys(source); // the project's settings of now (its granularities)
+    if (read === null) return;
+    // the rows that may hold keys written since the last read began (and a refresh's worth more)
+    const refresh = read(age + this.refreshMs).then((keys) => KeyLimit.add(entry, keys));
+    entry.refreshing = refresh;
+    if (age >= this.refreshMs) entry.seeded = refresh; // too old to admit new keys: writes wait
+    const done = (ok: boolean) => {
+      entry.refreshing = null;
+      if (entry.seeded === refresh) entry.seeded = SETTLED;
+      if (ok) entry.readAt = began;
+    };
+    // a failed refresh keeps the set; the writes waiting on it are refused, the next write retries
+    refresh.then(
+      () => done(true),
+      () => done(false),
+    );
   }
 
   private async seed(source: Source, entry: SourceKeys): Promise<void> {
@@ -150,12 +244,17 @@ export class KeyLimit {
 const limits = new WeakMap<object, KeyLimit>();
 
 /** The key limit of one server (keyed by its Deps' ops, like the intake's counters). */
-export function keyLimitOf(deps: Pick<Deps, 'ops' | 'db' | 'config'>): KeyLimit {
+export function keyLimitOf(deps: Pick<Deps, 'ops' | 'db' | 'config' | 'metrics'>): KeyLimit {
   let found = limits.get(deps.ops);
   if (!found) {
     const stored = createMetricKeysRepo(deps.db);
-    found = new KeyLimit(deps.config.intake.maxKeysPerSource, (source, after, limit) =>
-      source.type === 'project' ? stored.page(source.id, after, limit) : [],
+    found = new KeyLimit(
+      deps.config.intake.maxKeysPerSource,
+      (source, after, limit) => (source.type === 'project' ? stored.page(source.id, after, limit) : []),
+      (source) => {
+        const cluster = source.type === 'project' ? deps.metrics.cluster(source) : null;
+        return cluster && ((recentMs?: number) => cluster.keys(recentMs));
+      },
     );
     limits.set(deps.ops, found);
   }

@@ -58,3 +58,103 @@ test('stored keys are read in pages, and another source is answered between them
     /holds 10000 keys and this write would add 1 new ones/,
   );
 });
+
+/** A cluster project's keys as a node reads them: `stored` is what the cluster holds now. */
+function clusterReader(stored: string[]) {
+  const calls: Array<number | undefined> = [];
+  let failing: Error | null = null;
+  let gate: Promise<void> | null = null;
+  return {
+    calls,
+    fail: (err: Error | null) => (failing = err),
+    hold: (until: Promise<void> | null) => (gate = until),
+    read: async (recentMs?: number) => {
+      calls.push(recentMs);
+      if (gate) await gate;
+      if (failing) throw failing;
+      return [...stored];
+    },
+  };
+}
+
+test('a cluster project: the first write waits for the seed; a failed seed refuses it and is read again', async () => {
+  const stored = keys('s', 4);
+  const reader = clusterReader(stored);
+  const limit = new KeyLimit(
+    5,
+    () => [],
+    () => reader.read,
+  );
+  const down = new Error('the cluster is down');
+  reader.fail(down);
+  await assert.rejects(limit.admitAll(source('c'), points(['n1'])), down);
+  assert.equal(limit.keysOf('c'), null, 'forgotten: the next write reads again');
+  reader.fail(null);
+  let open!: () => void;
+  reader.hold(new Promise<void>((resolve) => (open = resolve)));
+  let settled = false;
+  const first = limit.admitAll(source('c'), points(['n1'])).finally(() => (settled = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(settled, false, 'the write waits for the read');
+  open();
+  await first;
+  assert.equal(limit.keysOf('c'), 5);
+  assert.deepEqual(reader.calls, [undefined, undefined], 'seeds read every row');
+  await assert.rejects(limit.admitAll(source('c'), points(['n2'])), KeyLimitError);
+});
+
+test('a cluster project: a set older than refreshMs waits for a refresh; half as old refreshes behind the write', async () => {
+  const stored = keys('s', 2);
+  const reader = clusterReader(stored);
+  const limit = new KeyLimit(
+    5,
+    () => [],
+    () => reader.read,
+  );
+  let now = 1_000_000;
+  limit.clock = () => now;
+  limit.refreshMs = 10_000;
+  await limit.admitAll(source('c'), points(['n1']));
+  assert.equal(limit.keysOf('c'), 3);
+  stored.push('o1', 'o2'); // written through another node
+  now += 4_999;
+  await limit.admitAll(source('c'), points(['n1']));
+  assert.equal(reader.calls.length, 1, 'a set younger than half the interval is not read again');
+
+  // older than the interval: the next write waits for the refresh and counts the other node's keys
+  now += 5_001;
+  await assert.rejects(limit.admitAll(source('c'), points(['n2', 'n3'])), /holds 5 keys/);
+  assert.equal(reader.calls.length, 2);
+  assert.equal(reader.calls[1], 20_000, 'a refresh reads the rows since the last read and an interval more');
+
+  // a refresh that fails keeps the set and refuses the writes waiting on it; the next one retries
+  now += 10_000;
+  const down = new Error('the cluster is down');
+  reader.fail(down);
+  await assert.rejects(limit.admitAll(source('c'), points(['n1'])), down);
+  assert.equal(limit.keysOf('c'), 5);
+  reader.fail(null);
+  await limit.admitAll(source('c'), points(['n1']));
+  assert.equal(reader.calls.length, 4);
+
+  // between half the interval and the interval: the write goes on, the refresh runs behind it
+  stored.push('o3');
+  now += 6_000;
+  let open!: () => void;
+  reader.hold(new Promise<void>((resolve) => (open = resolve)));
+  await limit.admitAll(source('c'), points(['n1']));
+  assert.equal(reader.calls.length, 5);
+  assert.equal(limit.keysOf('c'), 5, 'admitted before the refresh read anything');
+  await limit.admitSome(source('c'), points(['n1']));
+  assert.equal(reader.calls.length, 5, 'one refresh at a time');
+  // the refresh outlasts the interval: the writes from then on wait for it
+  now += 4_000;
+  let settled = false;
+  const late = limit.admitAll(source('c'), points(['n1'])).finally(() => (settled = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(settled, false, 'a write with a set older than the interval waits');
+  open();
+  await late;
+  assert.equal(reader.calls.length, 5);
+  assert.equal(limit.keysOf('c'), 6);
+});

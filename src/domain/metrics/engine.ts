@@ -18,6 +18,8 @@ import type { SecretBox } from '../../lib/secrets';
 import type { BucketSettings, WirePoints } from '../../model/wire';
 import type { Source } from '../types';
 import { LAST_RESORT_CHECKPOINT_PAGES } from '../../storage/db';
+import { type Granularity, parseGranularity } from '../../model/time/granularity';
+import { nominalMaxMs } from '../../model/time/calendar';
 import { writeGateOf } from '../../storage/write-gate';
 import { parseBatch, parsePoint, type ValidPoint } from './ingest/points';
 import { type BatchParserOptions, DEFAULT_BATCH_PARSER, createBatchParser } from './ingest/batch-parser';
@@ -148,6 +150,16 @@ export interface MetricsEngine {
 const DEFAULT_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 const NO_TRANSPONDERS: readonly never[] = Object.freeze([]);
 
+/** The granularity of the longest buckets (null: none parses). */
+export function coarsestGranularity(texts: readonly string[]): Granularity | null {
+  let found: Granularity | null = null;
+  for (const text of texts) {
+    const g = parseGranularity(text);
+    if (g && (found === null || nominalMaxMs(g) > nominalMaxMs(found))) found = g;
+  }
+  return found;
+}
+
 /** What a project on a metrics cluster needs besides writes and reads. */
 export interface ClusterProject {
   /** whether a bucket is stored (pending writes committed first) */
@@ -158,6 +170,12 @@ export interface ClusterProject {
   expire(cutoffMs: (granularity: string) => number | null): Promise<number>;
   /** deletes every bucket of the (removed) project */
   drop(): Promise<void>;
+  /**
+   * The keys listed in the system key's rows of the project's coarsest granularity (`keys.<key>`,
+   * what the intake's key limit counts); with `recentMs`, only from the rows whose bucket may hold
+   * a timestamp of the last `recentMs` ms (or a later one). Pending writes are not waited for.
+   */
+  keys(recentMs?: number): Promise<string[]>;
 }
 
 export const INGEST_DISABLED = 'Metric ingestion is disabled: projects are disabled for this deployment';
@@ -433,6 +451,12 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
           await queue.flush();
           await clusters.drop(id, source.id);
           await drivers.release(source.id);
+        },
+        keys(recentMs) {
+          const coarsest = coarsestGranularity(source.granularities);
+          if (coarsest === null) return Promise.resolve([]);
+          const sinceMs = recentMs === undefined ? null : Date.now() - recentMs - nominalMaxMs(coarsest);
+          return clusters.keys(id, source.id, coarsest.text, sinceMs);
         },
       };
     },

@@ -18,7 +18,8 @@ import { ANY_OUTBOUND } from '../../lib/outbound';
 import { RETRY_AFTER_S } from './store';
 import { createGuardedPool, createPostgresStore, type GuardedPool } from './postgres';
 import type { WriteSetStore } from '../types';
-import { SYSTEM_KEY } from '../../model/write-set';
+import { SYSTEM_KEY, SYSTEM_KEYS_PREFIX } from '../../model/write-set';
+import { UNTRACKED_KEY } from '../../model/window/window';
 
 /** connections of one node to one cluster, shared by the cluster's projects */
 export const CLUSTER_POOL_SIZE = 10;
@@ -40,6 +41,11 @@ export interface MetricClusters {
    * EXPIRE_CHUNK_ROWS rows (one short transaction each); resolves with the rows deleted.
    */
   expire(clusterId: string, projectId: string, granularity: string, beforeMs: number): Promise<number>;
+  /**
+   * The distinct keys the system key's rows of `granularity` list (`keys.<key>` leaves), from the
+   * rows of buckets starting at `sinceMs` or later (null: every row); none when never set up.
+   */
+  keys(clusterId: string, projectId: string, granularity: string, sinceMs: number | null): Promise<string[]>;
   /** Drops the project's schema with every bucket in it. */
   drop(clusterId: string, projectId: string): Promise<void>;
   close(): Promise<void>;
@@ -153,6 +159,33 @@ export function createMetricClusters(
           }
           deleted += count;
           if (count < EXPIRE_CHUNK_ROWS) return deleted;
+        }
+      });
+    },
+
+    async keys(clusterId, projectId, granularity, sinceMs) {
+      const table = `"${projectSchema(projectId)}".trifle_stats`;
+      // One query over the rows of one granularity of one key: the primary key (key, granularity,
+      // at) finds them; each row's leaves are read from its jsonb (bench/cluster-keys.ts).
+      const sql =
+        `SELECT DISTINCT substr(k, ${SYSTEM_KEYS_PREFIX.length + 1}) AS key ` +
+        `FROM ${table} t, jsonb_object_keys(t.data) k ` +
+        'WHERE t.key = $1 AND t.granularity = $2 AND t.at >= $3 AND left(k, $4) = $5 AND k <> $6';
+      const since = sinceMs === null ? '-infinity' : new Date(sinceMs);
+      return run(clusterId, async (pool) => {
+        try {
+          const { rows } = await pool.query<{ key: string }>(sql, [
+            SYSTEM_KEY,
+            granularity,
+            since,
+            SYSTEM_KEYS_PREFIX.length,
+            SYSTEM_KEYS_PREFIX,
+            SYSTEM_KEYS_PREFIX + UNTRACKED_KEY,
+          ]);
+          return rows.map((r) => r.key);
+        } catch (err) {
+          if (missingTable(err)) return [];
+          throw err;
         }
       });
     },

@@ -384,3 +384,65 @@ describe('cluster mode start-up refusals', { skip }, () => {
     }
   });
 });
+
+describe('a single node moved to cluster mode by service migrate', { skip }, () => {
+  test("its projects, whose rows name no cluster, read and write their buckets on storage.url's database", async () => {
+    const db = await scratchDatabase('postgres');
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-cluster-moved-'));
+    let node: TestServer | undefined;
+    try {
+      // one node on service.db (SERVICE_STORAGE_URL empty: none, also under TEST_STORAGE=postgres)
+      const single = await startTestServer({ SERVICE_DATA_DIR: dataDir, SERVICE_STORAGE_URL: '' });
+      assert.equal(single.store, null);
+      const p = await createProjectWithToken(single, { name: 'Moved', granularities: '1h,1d' });
+      const at = '2026-11-27T09:30:00Z';
+      const write = (s: TestServer, n: number) =>
+        request(
+          s,
+          'POST',
+          '/api/v1/metrics',
+          { key: 'orders', at, values: { count: n } },
+          {
+            token: p.sourceToken,
+            sourceId: p.sourceId,
+          },
+        );
+      const read = (s: TestServer) =>
+        request(s, 'GET', `/api/v1/metrics?key=orders&granularity=1h&from=${at}&to=${at}`, undefined, {
+          token: p.sourceToken,
+          sourceId: p.sourceId,
+        });
+      assert.equal((await write(single, 5)).status, 201);
+      assert.deepEqual((await read(single)).body.data.values, [{ count: 5 }]);
+      await single.close(); // its data directory stays for the migration
+      rmSync(single.dataDir, { recursive: true, force: true }); // (the helper's unused one)
+
+      const moved = runCli(['migrate', '--to', pgUrl(db.name), '--data', dataDir]);
+      assert.equal(moved.status, 0, moved.stderr + moved.stdout);
+
+      node = await startTestServer({ SERVICE_STORAGE_URL: pgUrl(db.name) });
+      const row = await controlRow<{ config: string }>(
+        node,
+        'SELECT config FROM sources WHERE id = ?',
+        p.sourceId,
+      );
+      assert.equal(JSON.parse(row!.config).cluster_id, undefined);
+      assert.deepEqual(
+        (await read(node)).body.data.values,
+        [{ count: 5 }],
+        'the copied bucket, read on the cluster',
+      );
+      assert.equal((await write(node, 2)).status, 201);
+      assert.deepEqual((await read(node)).body.data.values, [{ count: 7 }]);
+      assert.equal(
+        (node.deps.db.prepare('SELECT count(*) AS n FROM metric_series').get() as { n: number }).n,
+        0,
+        "the node's own service.db holds none of it",
+      );
+    } finally {
+      await node?.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      await db.drop();
+    }
+  });
+});

@@ -109,26 +109,38 @@ export async function projectInOrganization(deps: Ports, auth: UserAuth, rawId: 
 
 export const ZONE_FIXED = 'cannot be changed once the project holds data';
 
+/** Whether `update` moves the time zone or the start of the week of `project`. */
+function movesBucketing(project: Source, update: ProjectUpdate): { zone: boolean; week: boolean } {
+  return {
+    zone: update.timeZone !== undefined && update.timeZone !== project.timeZone,
+    week: update.beginningOfWeek !== undefined && update.beginningOfWeek !== project.beginningOfWeek,
+  };
+}
+
 /**
  * The time zone and the start of the week decide which bucket every stored point is in, so they
  * change only while the project holds no data (points acknowledged but not yet folded included).
+ * True when it checked (the update moves them and the project holds no data), false when the
+ * update moves neither.
  */
-async function assertBucketingMayChange(deps: Ports, project: Source, update: ProjectUpdate): Promise<void> {
+async function assertBucketingMayChange(
+  deps: Ports,
+  project: Source,
+  update: ProjectUpdate,
+): Promise<boolean> {
   const fields: Record<string, string[]> = {};
-  const zone = update.timeZone !== undefined && update.timeZone !== project.timeZone;
-  const week = update.beginningOfWeek !== undefined && update.beginningOfWeek !== project.beginningOfWeek;
-  if (!zone && !week) return;
+  const { zone, week } = movesBucketing(project, update);
+  if (!zone && !week) return false;
   const cluster = deps.metrics.cluster(project);
   await deps.metrics.flush();
-  if (!(cluster ? await cluster.holdsData() : await deps.sources.holdsData(project.id))) return;
+  if (!(cluster ? await cluster.holdsData() : await deps.sources.holdsData(project.id))) return true;
   if (zone) fields.time_zone = [ZONE_FIXED];
   if (week) fields.beginning_of_week = [ZONE_FIXED];
   throw invalid(fields);
 }
 
-export async function updateProject(deps: Ports, project: Source, update: ProjectUpdate): Promise<Source> {
-  await assertBucketingMayChange(deps, project, update);
-  const next: Source = {
+function appliedProjectUpdate(project: Source, update: ProjectUpdate): Source {
+  return {
     ...project,
     displayName: update.name ?? project.displayName,
     timeZone: update.timeZone ?? project.timeZone,
@@ -139,8 +151,37 @@ export async function updateProject(deps: Ports, project: Source, update: Projec
     expireAfter: update.expireAfter === undefined ? project.expireAfter : update.expireAfter,
     retention: update.retention === undefined ? (project.retention ?? null) : update.retention,
   };
-  await deps.sources.updateSettings(next);
-  return next;
+}
+
+/**
+ * A project's settings edit. `parse` makes the update of a body against a project as stored (its
+ * granularity list and retention decide what the body may say; a 422 names the fields). It runs
+ * on the project the caller read, then again inside the repository's atomic unit on the project
+ * as read there, and the update is applied over that one: an edit made meanwhile keeps its fields.
+ * The no-data check of a zone or week-start change needs the metric store, so it runs before the
+ * unit; when the project read in the unit makes the update move them although the one checked did
+ * not (another edit changed them meanwhile), nothing is written and the edit runs again from the
+ * project read there. That pass checks (the update moves them from that project), so it writes or
+ * answers the 422.
+ */
+export async function updateProject(
+  deps: Ports,
+  project: Source,
+  parse: (current: Source) => ProjectUpdate,
+): Promise<Source> {
+  let read = project;
+  for (;;) {
+    const checked = await assertBucketingMayChange(deps, read, parse(read));
+    const edit = await deps.sources.updateSettings(project.id, (current) => {
+      const update = parse(current);
+      const { zone, week } = movesBucketing(current, update);
+      if (!checked && (zone || week)) return null;
+      return appliedProjectUpdate(current, update);
+    });
+    if (!edit) throw notFound(); // removed since it was read
+    if (edit.written) return edit.written;
+    read = edit.read;
+  }
 }
 
 /** The fields PATCH /bootstrap/databases/:id may change (the store's own layout stays as it is). */
@@ -159,15 +200,27 @@ export async function databaseInOrganization(deps: Ports, auth: UserAuth, rawId:
   return source;
 }
 
-export async function updateDatabase(deps: Ports, database: Source, update: DatabaseUpdate): Promise<Source> {
-  const next: Source = {
-    ...database,
-    displayName: update.name ?? database.displayName,
-    defaultTimeframe: update.defaultTimeframe ?? database.defaultTimeframe,
-    defaultGranularity: update.defaultGranularity ?? database.defaultGranularity,
-  };
-  await deps.sources.updateSettings(next);
-  return next;
+/**
+ * A database source's settings edit: `parse` (the body against a source as stored, 422s) runs
+ * inside the repository's atomic unit on the source as read there, and the update is applied over
+ * that one (an edit made meanwhile keeps its fields).
+ */
+export async function updateDatabase(
+  deps: Ports,
+  database: Source,
+  parse: (current: Source) => DatabaseUpdate,
+): Promise<Source> {
+  const edit = await deps.sources.updateSettings(database.id, (current) => {
+    const update = parse(current);
+    return {
+      ...current,
+      displayName: update.name ?? current.displayName,
+      defaultTimeframe: update.defaultTimeframe ?? current.defaultTimeframe,
+      defaultGranularity: update.defaultGranularity ?? current.defaultGranularity,
+    };
+  });
+  if (!edit?.written) throw notFound(); // removed since it was read
+  return edit.written;
 }
 
 /** Any source of the token's organization, or 404. */

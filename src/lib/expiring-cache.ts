@@ -1,7 +1,8 @@
 // A look-up cache for rows that another process may change (cluster mode: another node writes the
 // same PostgreSQL tables). An entry is answered for `ttlMs` after its load started, then loaded
 // again, so a change made elsewhere is seen within `ttlMs`; a change made through this process
-// drops the entry at once (`delete`/`clear`). Concurrent misses of one key share one load, and a
+// drops the entry at once (`delete`/`clear`), and so does a change another process announces
+// (cluster mode: storage/pg/changes.ts). Concurrent misses of one key share one load, and a
 // load that started before a `delete` or `clear` is not kept (it may have read the old row).
 // Misses (undefined) are not cached, as BoundedCache's. When full it is emptied, like BoundedCache.
 
@@ -72,6 +73,17 @@ export class ExpiringCache<K, V> {
     this.generation++;
     this.entries.delete(key);
     this.loading.delete(key);
+  }
+
+  /**
+   * Drops the entries `match` selects, and every load under way (what it will answer is not known
+   * yet, and it may have read the row before the change): for a change known by another key than
+   * the cache's (a token revoked, known by its id, in a cache by hash).
+   */
+  deleteWhere(match: (key: K, value: V) => boolean): void {
+    this.generation++;
+    this.loading.clear();
+    for (const [key, entry] of this.entries) if (match(key, entry.value)) this.entries.delete(key);
   }
 
   clear(): void {

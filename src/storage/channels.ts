@@ -3,8 +3,10 @@
 // arrive here already encrypted (the domain holds the secret box) and leave encrypted.
 //
 // The repository answers with promises (docs/cluster.md, "Step 1 as built"): the channel cap is
-// counted and the row inserted in one transaction (insert), and a change or delete reports whether
-// the channel was still there.
+// counted and the row inserted in one transaction (insert); a change reads the channel and writes
+// what the caller makes of that row in one transaction (update), so of two changes at once the
+// second is made of the row the first wrote; a change or delete reports whether the channel was
+// still there.
 import type { Db } from './db';
 
 export type ChannelType = 'webhook' | 'ntfy' | 'gotify' | 'email';
@@ -64,6 +66,14 @@ export function toChannel(r: ChannelRow): StoredChannel {
   };
 }
 
+/**
+ * A change of a channel: the channel to store, made of the channel as read inside the change's
+ * transaction. Synchronous, with no effects outside what it answers (PostgreSQL may run it again
+ * after a deadlock); an error it throws comes out of update, nothing written. Only the name, type,
+ * preset, settings, secrets and updatedAt it answers are written.
+ */
+export type ChannelChange = (current: StoredChannel) => StoredChannel;
+
 /** The row a channel is stored as (settings and secrets as JSON text). */
 export const channelRow = (c: StoredChannel): ChannelRow => ({
   id: c.id,
@@ -119,8 +129,27 @@ export function createChannelsRepo(db: Db) {
         insert.run(channelRow(c));
         return true;
       }),
-    /** False when the channel is gone (deleted since it was read): nothing written. */
-    update: async (c: StoredChannel): Promise<boolean> => update.run(channelRow(c)).changes > 0,
+    /**
+     * Atomic: the channel read and `change`'s answer for it written in one IMMEDIATE transaction.
+     * The channel as stored, or null when it is gone (deleted since it was read): nothing written.
+     */
+    update: async (
+      organizationId: string,
+      id: string,
+      change: ChannelChange,
+    ): Promise<StoredChannel | null> =>
+      atomically(() => {
+        const r = byId.get(id, organizationId);
+        if (!r) return null;
+        const next: StoredChannel = {
+          ...change(toChannel(r)),
+          id,
+          organizationId,
+          insertedAt: r.inserted_at,
+        };
+        update.run(channelRow(next));
+        return next;
+      }),
     /** False when the channel was already gone. */
     remove: async (organizationId: string, id: string): Promise<boolean> =>
       remove.run(id, organizationId).changes > 0,

@@ -6,6 +6,10 @@
 // copy. A source changes only through setSetupStatus, setConfig, updateSettings and remove here,
 // which drop the cached copy too (remove also drops its tokens' cached rows). A source edit added
 // later must drop its entries the same way.
+//
+// updateSettings is one IMMEDIATE transaction that reads the source and writes the change the
+// caller makes of that row (docs/cluster.md, "Step 1 as built"): of two edits at once, the second
+// is made of the row the first wrote, so each keeps the other's fields.
 import { BoundedCache } from '../lib/bounded-cache';
 import type { Db } from './db';
 import { SYSTEM_KEY } from '../model/write-set';
@@ -65,6 +69,36 @@ export function toSource(r: SourceRow): Source {
 }
 
 export const SOURCE_CACHE_LIMIT = 10_000;
+
+/**
+ * A settings edit's change: the source to store, made of the source as read inside the edit's
+ * transaction (its editable settings are written, every other column stays), or null to write
+ * nothing. It runs inside the transaction, so it is synchronous, has no effects outside what it
+ * answers, and may run more than once (PostgreSQL runs a transaction again after a deadlock). An
+ * error it throws comes out of updateSettings, nothing written.
+ */
+export type SettingsChange = (current: Source) => Source | null;
+
+/** What updateSettings did: the source as it read it, and what it wrote (null: nothing). */
+export interface SettingsEdit {
+  read: Source;
+  written: Source | null;
+}
+
+/** The editable settings of a source as the settings update's parameters (named as in SQLite's). */
+export function settingsParams(id: string, s: Source) {
+  return {
+    id,
+    display_name: s.displayName,
+    time_zone: s.timeZone,
+    beginning_of_week: s.beginningOfWeek,
+    granularities: s.granularities.join(','),
+    default_timeframe: s.defaultTimeframe,
+    default_granularity: s.defaultGranularity,
+    expire_after: s.expireAfter,
+    retention: s.retention ? JSON.stringify(s.retention) : null,
+  };
+}
 
 /** A cached source is shared by concurrent requests: frozen, so no caller can change it for the others. */
 export function frozenSource(source: Source): Source {
@@ -193,20 +227,22 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
       q.setSetupStatus.run(status, id);
       sources.delete(id);
     },
-    /** PUT /bootstrap/projects/:id and PATCH /bootstrap/databases/:id: the editable settings. */
-    async updateSettings(s: Source): Promise<void> {
-      q.updateSettings.run({
-        id: s.id,
-        display_name: s.displayName,
-        time_zone: s.timeZone,
-        beginning_of_week: s.beginningOfWeek,
-        granularities: s.granularities.join(','),
-        default_timeframe: s.defaultTimeframe,
-        default_granularity: s.defaultGranularity,
-        expire_after: s.expireAfter,
-        retention: s.retention ? JSON.stringify(s.retention) : null,
+    /**
+     * PUT /bootstrap/projects/:id and PATCH /bootstrap/databases/:id: the editable settings. Atomic:
+     * the source is read and `change`'s answer for it written in one IMMEDIATE transaction.
+     * undefined when the source is gone (nothing written).
+     */
+    async updateSettings(id: string, change: SettingsChange): Promise<SettingsEdit | undefined> {
+      const edit = atomically((): SettingsEdit | undefined => {
+        const row = q.byId.get(id);
+        if (!row) return undefined;
+        const read = toSource(row);
+        const written = change(toSource(row));
+        if (written) q.updateSettings.run(settingsParams(id, written));
+        return { read, written };
       });
-      sources.delete(s.id);
+      if (edit?.written) sources.delete(id);
+      return edit;
     },
     /** Whether the embedded store holds any series of the source (pending points not counted). */
     holdsData: async (id: string): Promise<boolean> => q.holdsData.get(id) === 1,

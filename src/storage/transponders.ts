@@ -3,7 +3,9 @@
 //
 // The repository (createTranspondersRepo) answers with promises (docs/cluster.md, "Step 1 as
 // built"): a new transponder is inserted only while its source is there, with its position (last
-// + 1 unless an order was given) taken in the same transaction. The metrics read path does not go
+// + 1 unless an order was given) taken in the same transaction; a change reads the transponder
+// and writes what the caller makes of that row in one transaction, so of two changes at once the
+// second is made of the row the first wrote. The metrics read path does not go
 // through it: every read of a metric key asks createEnabledTransponders' node-local cache, which
 // stays synchronous (no round trip, no extra await on the hot path) and is cleared by every write
 // of the repository.
@@ -89,6 +91,14 @@ export type TransponderFields = Pick<
   Transponder,
   'name' | 'key' | 'paths' | 'expression' | 'response' | 'enabled' | 'order'
 >;
+
+/**
+ * A change of a transponder: the transponder to store, made of the transponder as read inside the
+ * change's transaction. Synchronous, with no effects outside what it answers (PostgreSQL may run
+ * it again after a deadlock); an error it throws comes out of update, nothing written. Only its
+ * fields (TransponderFields) and updatedAt are written.
+ */
+export type TransponderChange = (current: Transponder) => Transponder;
 
 /**
  * The enabled transponders of recent reads, per database and source: every read of a metric key
@@ -187,11 +197,28 @@ export function createTranspondersRepo(db: Db) {
         cached.clear();
         return stored;
       }),
-    /** False when the transponder is gone (deleted since it was read): nothing written. */
-    async update(t: Transponder): Promise<boolean> {
-      const changed = update.run(row(t)).changes > 0;
-      cached.clear();
-      return changed;
+    /**
+     * Atomic: the transponder read and `change`'s answer for it written in one IMMEDIATE
+     * transaction. The transponder as stored, or null when it is gone (deleted since it was read):
+     * nothing written.
+     */
+    async update(sourceId: string, id: string, change: TransponderChange): Promise<Transponder | null> {
+      const stored = atomically(() => {
+        const r = byId.get(id, sourceId);
+        if (!r) return null;
+        const next: Transponder = {
+          ...change(toTransponder(r)),
+          id,
+          sourceId,
+          organizationId: r.organization_id,
+          sourceType: r.source_type,
+          insertedAt: r.inserted_at,
+        };
+        update.run(row(next));
+        return next;
+      });
+      if (stored) cached.clear();
+      return stored;
     },
     /** False when the transponder was already gone. */
     async remove(sourceId: string, id: string): Promise<boolean> {

@@ -386,7 +386,8 @@ describe('PostgreSQL dashboards, channels and outbox repositories', { skip: pgSk
   });
 
   test('channels: every method answers as on SQLite, the cap included', async () => {
-    const both = differential(createChannelsRepo(db), createPgChannelsRepo(store));
+    const channelRepos = [createChannelsRepo(db), createPgChannelsRepo(store)] as const;
+    const both = differential(...channelRepos);
     // same inserted_at: the id breaks the tie in byte order (upper case first)
     for (const [id, name, at] of [
       ['ch-b', 'beta', 1_000],
@@ -422,28 +423,41 @@ describe('PostgreSQL dashboards, channels and outbox repositories', { skip: pgSk
     assert.equal(await both('exists', (r) => r.exists(ORG, 'CH-Z')), true);
     assert.equal(await both('exists, other case', (r) => r.exists(ORG, 'ch-z')), false);
     assert.equal(await both('exists, other organization', (r) => r.exists(OTHER_ORG, 'ch-a')), false);
-    assert.equal(
-      await both('update', (r) =>
-        r.update(
-          channel('ch-a', {
-            name: 'Changed',
-            type: 'ntfy',
-            preset: null,
-            settings: { topic: 't' },
-            updatedAt: 2_000,
-          }),
-        ),
-      ),
-      true,
+    const changed = await both('update', (r) =>
+      r.update(ORG, 'ch-a', (read) => ({
+        ...read,
+        name: 'Changed',
+        type: 'ntfy',
+        preset: null,
+        settings: { topic: 't' },
+        updatedAt: 2_000,
+        // what the repository writes no matter what the change says
+        id: 'ch-other',
+        organizationId: OTHER_ORG,
+        insertedAt: 9_999,
+      })),
     );
-    await both('after update', (r) => r.get(ORG, 'ch-a'));
-    assert.equal(await both('update missing', (r) => r.update(channel('ch-404'))), false);
-    assert.equal(
-      await both('update of another organization', (r) =>
-        r.update(channel('ch-a', { organizationId: OTHER_ORG })),
-      ),
-      false,
+    assert.deepEqual(
+      changed,
+      channel('ch-a', { name: 'Changed', type: 'ntfy', settings: { topic: 't' }, updatedAt: 2_000 }),
+      'the name, type, preset, settings, secrets and updatedAt changed, nothing else',
     );
+    assert.deepEqual(await both('after update', (r) => r.get(ORG, 'ch-a')), changed);
+    const never = () => assert.fail('no change is made of a channel that is not there');
+    assert.equal(await both('update missing', (r) => r.update(ORG, 'ch-404', never)), null);
+    assert.equal(
+      await both('update of another organization', (r) => r.update(OTHER_ORG, 'ch-a', never)),
+      null,
+    );
+    for (const repo of channelRepos)
+      await assert.rejects(
+        repo.update(ORG, 'ch-a', (read) => {
+          assert.equal(read.name, 'Changed');
+          throw new Error('refused');
+        }),
+        /refused/,
+      );
+    await both('nothing written by a change that throws', (r) => r.get(ORG, 'ch-a'));
     assert.equal(await both('remove', (r) => r.remove(ORG, 'ch-b')), true);
     assert.equal(await both('remove again', (r) => r.remove(ORG, 'ch-b')), false);
     assert.equal(await both('remove of another organization', (r) => r.remove(OTHER_ORG, 'ch-a')), false);
@@ -632,6 +646,55 @@ describe('PostgreSQL dashboards, channels and outbox repositories', { skip: pgSk
       );
       assert.equal(results.filter(Boolean).length, 100);
       assert.equal(await all[0]!.count(CONC_ORG), 100);
+    });
+
+    test('channel changes of different fields at once from 3 pools: every field kept (10 rounds)', async () => {
+      const all = [store, ...nodes].map((s) => createPgChannelsRepo(s));
+      const c = channel('c-edit', { organizationId: CONC_ORG });
+      assert.equal(await all[0]!.insert(c, 1_000), true);
+      for (let round = 0; round < 10; round++) {
+        const results = await Promise.all([
+          all[0]!.update(CONC_ORG, c.id, (read) => ({ ...read, name: `name ${round}` })),
+          all[1]!.update(CONC_ORG, c.id, (read) => ({
+            ...read,
+            settings: { ...read.settings, url: `https://example.test/${round}` },
+          })),
+          all[2]!.update(CONC_ORG, c.id, (read) => ({
+            ...read,
+            secrets: { token: `enc:v1:${round}` },
+            updatedAt: 2_000 + round,
+          })),
+        ]);
+        assert.ok(results.every((r) => r !== null));
+        const stored = (await all[0]!.get(CONC_ORG, c.id))!;
+        assert.deepEqual(
+          [stored.name, stored.settings.url, stored.secrets.token, stored.updatedAt],
+          [`name ${round}`, `https://example.test/${round}`, `enc:v1:${round}`, 2_000 + round],
+          `round ${round}`,
+        );
+      }
+    });
+
+    test('a channel change waits for a change of the row in progress, then is made of what it wrote', async () => {
+      const repo = createPgChannelsRepo(nodes[0]!);
+      const c = channel('c-wait', { organizationId: CONC_ORG });
+      assert.equal(await repo.insert(c, 1_000), true);
+      const client = await store.pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query("UPDATE channels SET name = 'Renamed elsewhere' WHERE id = $1", [c.id]);
+        let settled = false;
+        const changing = repo.update(CONC_ORG, c.id, (read) => ({ ...read, preset: 'slack' }));
+        void changing.finally(() => (settled = true));
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        assert.equal(settled, false, 'the change waits for the row');
+        await client.query('COMMIT');
+        assert.equal((await changing)!.name, 'Renamed elsewhere');
+      } finally {
+        client.release();
+      }
+      const stored = (await repo.get(CONC_ORG, c.id))!;
+      assert.deepEqual([stored.name, stored.preset], ['Renamed elsewhere', 'slack']);
     });
 
     test('one outbox row claimed 10 times at once from 3 pools: exactly one claim', async () => {

@@ -1,7 +1,8 @@
 // The PostgreSQL sources, shares and transponders repositories (src/storage/pg/{sources,shares,
 // transponders}.ts) against their SQLite twins: the same calls on both give the same answers; then
 // their atomic units under real concurrency on PostgreSQL, and the node caches' time-to-live
-// (a change through another node seen within 2 s, a change through this node at once).
+// (a change through another node seen within 2 s by a node that does not listen, a change through
+// this node at once). The notifications between nodes: pg-changes.test.ts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -230,23 +231,40 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
       await both((r) => r.sources.cachedById('nope'), 'cachedById of a missing source');
 
       await both((r) => r.sources.setSetupStatus('p-a', 'ready'), 'setSetupStatus');
-      const updated = {
-        ...source('p-a'),
-        displayName: 'Renamed',
-        timeZone: 'Europe/Paris',
-        granularities: ['1h'],
-      };
-      await both(
-        (r) => r.sources.updateSettings({ ...updated, retention: { '1h': '30d' } }),
+      const edit = await both(
+        (r) =>
+          r.sources.updateSettings('p-a', (read) => ({
+            ...read,
+            displayName: 'Renamed',
+            timeZone: 'Europe/Paris',
+            granularities: ['1h'],
+            retention: { '1h': '30d' },
+            // not settings: never written by it
+            setupStatus: 'failed',
+            config: { changed: true },
+          })),
         'updateSettings',
       );
+      assert.equal(edit?.read.setupStatus, 'ready', 'the change is made of the row as stored');
+      assert.equal(edit?.read.displayName, 'Source p-a');
+      assert.equal(
+        await both((r) => r.sources.updateSettings('nope', () => assert.fail('no row, no change')), 'gone'),
+        undefined,
+      );
+      await both((r) => r.sources.updateSettings('p-a', () => null), 'a change that writes nothing');
       await both((r) => r.sources.setConfig('P-B', { cluster_id: 'c2' }), 'setConfig');
+      const pa = await both((r) => r.sources.byId('p-a'), 'byId p-a after the edits');
+      assert.deepEqual(
+        [pa?.displayName, pa?.timeZone, pa?.granularities, pa?.retention, pa?.setupStatus, pa?.config],
+        ['Renamed', 'Europe/Paris', ['1h'], { '1h': '30d' }, 'ready', {}],
+        'the settings written, the other columns as they were',
+      );
       for (const id of ['p-a', 'P-B']) {
         await both((r) => r.sources.byId(id), `byId ${id} after the edits`);
         await both((r) => r.sources.cachedById(id), `cachedById ${id} after the edits: dropped at once`);
       }
       await both(
-        (r) => r.sources.updateSettings(source('p-c', { retention: null })),
+        (r) => r.sources.updateSettings('p-c', (read) => ({ ...read, retention: null })),
         'retention back to null',
       );
       await both((r) => r.sources.byId('p-c'), 'byId p-c');
@@ -505,15 +523,27 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
       await both((r) => r.transponders.get('tr-src', 'tr-a'), 'get');
       await both((r) => r.transponders.get('tr-other', 'tr-a'), "get through another source's id: null");
       const read = (await repos[0]!.transponders.get('tr-src', 'tr-b'))!;
-      const changed = { ...read, name: 'renamed', paths: ['x'], enabled: false, order: 9, updatedAt: 5000 };
-      assert.equal(await both((r) => r.transponders.update(changed), 'update'), true);
+      const fields = { name: 'renamed', paths: ['x'], enabled: false, order: 9, updatedAt: 5000 };
+      const change = (current: Transponder): Transponder => ({
+        ...current,
+        ...fields,
+        // not the change's to write: the repository keeps them
+        id: 'tr-elsewhere',
+        sourceId: 'tr-other',
+        organizationId: 'org-b',
+        sourceType: 'database',
+        insertedAt: 1,
+      });
+      assert.deepEqual(await both((r) => r.transponders.update('tr-src', 'tr-b', change), 'update'), {
+        ...read,
+        ...fields,
+      });
+      const never = () => assert.fail('no change is made of a transponder that is not there');
       assert.equal(
-        await both(
-          (r) => r.transponders.update({ ...changed, sourceId: 'tr-other' }),
-          'update via another source',
-        ),
-        false,
+        await both((r) => r.transponders.update('tr-other', 'tr-b', never), 'update via another source'),
+        null,
       );
+      await both((r) => r.transponders.get('tr-src', 'tr-b'), 'get after the update');
       await both((r) => r.transponders.list('tr-src'), 'list after the update');
       assert.equal(
         await both((r) => r.transponders.remove('tr-other', 'tr-b'), 'remove via another source'),
@@ -521,7 +551,10 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
       );
       assert.equal(await both((r) => r.transponders.remove('tr-src', 'tr-b'), 'remove'), true);
       assert.equal(await both((r) => r.transponders.remove('tr-src', 'tr-b'), 'remove again'), false);
-      assert.equal(await both((r) => r.transponders.update(changed), 'update of a removed one'), false);
+      assert.equal(
+        await both((r) => r.transponders.update('tr-src', 'tr-b', never), 'update of a removed one'),
+        null,
+      );
       await both((r) => r.transponders.insert(transponder('tr-3', 'tr-src'), true), 'at the end again');
       await both((r) => r.transponders.list('tr-src'), 'final list');
     });
@@ -689,12 +722,109 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
         results.every((r) => (winners.has(r.org) ? r.refused === null : r.refused === 'location_taken')),
       );
     });
+
+    describe('edits of different fields from two nodes at once: every field kept', () => {
+      let second: PgStore;
+      before(() => {
+        second = createPgStore(pg.url);
+      });
+      after(async () => {
+        await second?.close();
+      });
+      /** this node's repositories and another node's (a pool of its own) */
+      const nodes = (): Array<Pick<Repos, 'sources' | 'transponders'>> => [
+        pgRepos(),
+        { sources: createPgSourcesRepo(second), transponders: createPgTranspondersRepo(second) },
+      ];
+
+      test('source settings: 4 edits at once from two pools, 10 rounds', async () => {
+        const [a, b] = nodes() as [Repos, Repos];
+        await a.sources.insert(source('edit-s', { granularities: ['1m', '1h', '1d', '1w'] }));
+        const cachedThere = await b.sources.cachedById('edit-s');
+        for (let round = 0; round < 10; round++) {
+          const results = await Promise.all([
+            a.sources.updateSettings('edit-s', (s) => ({ ...s, displayName: `name ${round}` })),
+            b.sources.updateSettings('edit-s', (s) => ({ ...s, defaultTimeframe: `${round + 1}d` })),
+            a.sources.updateSettings('edit-s', (s) => ({ ...s, expireAfter: 1000 + round })),
+            b.sources.updateSettings('edit-s', (s) => ({ ...s, retention: { '1m': `${round + 1}d` } })),
+          ]);
+          assert.ok(results.every((r) => r?.written));
+          const stored = (await a.sources.byId('edit-s'))!;
+          assert.deepEqual(
+            [stored.displayName, stored.defaultTimeframe, stored.expireAfter, stored.retention],
+            [`name ${round}`, `${round + 1}d`, 1000 + round, { '1m': `${round + 1}d` }],
+            `round ${round}`,
+          );
+        }
+        assert.notEqual(
+          await b.sources.cachedById('edit-s'),
+          cachedThere,
+          'written through b: dropped at once',
+        );
+      });
+
+      test('transponders: 3 changes at once from two pools, 10 rounds', async () => {
+        const [a, b] = nodes() as [Repos, Repos];
+        await a.sources.insert(source('edit-t'));
+        await a.transponders.insert(transponder('edit-tr', 'edit-t'), true);
+        for (let round = 0; round < 10; round++) {
+          await Promise.all([
+            a.transponders.update('edit-t', 'edit-tr', (t) => ({ ...t, name: `name ${round}` })),
+            b.transponders.update('edit-t', 'edit-tr', (t) => ({ ...t, order: round })),
+            b.transponders.update('edit-t', 'edit-tr', (t) => ({ ...t, enabled: round % 2 === 0 })),
+          ]);
+          const stored = (await a.transponders.get('edit-t', 'edit-tr'))!;
+          assert.deepEqual(
+            [stored.name, stored.order, stored.enabled],
+            [`name ${round}`, round, round % 2 === 0],
+            `round ${round}`,
+          );
+        }
+      });
+
+      test('an edit waits for a change of the row in progress, then is made of what it wrote', async () => {
+        const { sources, transponders } = pgRepos();
+        await sources.insert(source('edit-w'));
+        await transponders.insert(transponder('edit-wt', 'edit-w'), true);
+        const renaming = await openTransaction([
+          ["UPDATE sources SET display_name = 'Renamed elsewhere' WHERE id = $1", ['edit-w']],
+          ["UPDATE transponders SET name = 'Renamed elsewhere' WHERE id = $1", ['edit-wt']],
+        ]);
+        const editing = sources.updateSettings('edit-w', (s) => ({ ...s, defaultTimeframe: '30d' }));
+        const changing = transponders.update('edit-w', 'edit-wt', (t) => ({ ...t, key: 'other' }));
+        assert.equal(await pendingAfter(editing), true, 'the settings edit waits for the row');
+        assert.equal(await pendingAfter(changing, 0), true, 'the transponder change waits for the row');
+        await renaming.commit();
+        assert.equal((await editing)!.read.displayName, 'Renamed elsewhere');
+        const stored = (await sources.byId('edit-w'))!;
+        assert.deepEqual([stored.displayName, stored.defaultTimeframe], ['Renamed elsewhere', '30d']);
+        assert.deepEqual((await changing)!.name, 'Renamed elsewhere');
+        const t = (await transponders.get('edit-w', 'edit-wt'))!;
+        assert.deepEqual([t.name, t.key], ['Renamed elsewhere', 'other']);
+      });
+
+      test('an edit waiting for a source delete writes nothing and answers undefined', async () => {
+        const { sources, transponders } = pgRepos();
+        await sources.insert(source('edit-d'));
+        await transponders.insert(transponder('edit-dt', 'edit-d'), true);
+        const deleting = await openTransaction([['DELETE FROM sources WHERE id = $1', ['edit-d']]]);
+        const never = () => assert.fail('no change is made of a row that is gone');
+        const editing = sources.updateSettings('edit-d', never);
+        const changing = transponders.update('edit-d', 'edit-dt', never);
+        assert.equal(await pendingAfter(editing), true, 'the edit waits for the delete');
+        await deleting.commit();
+        assert.equal(await editing, undefined);
+        assert.equal(await changing, null);
+        assert.equal(await count('sources WHERE id = $1', ['edit-d']), 0);
+      });
+    });
   });
 
   describe("the node caches with another node's changes (time-to-live)", () => {
+    /** a node whose listening connection is down: its caches rely on their time-to-live alone */
     let other: PgStore;
     before(() => {
-      other = createPgStore(pg.url);
+      other = createPgStore(pg.url, { listen: false });
     });
     after(async () => {
       await other?.close();
@@ -711,8 +841,8 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
     }
 
     test('a token revoked and a source changed through another node are seen here within 2 s', async () => {
-      const here = createPgSourcesRepo(pg.store);
-      const there = createPgSourcesRepo(other);
+      const here = createPgSourcesRepo(other);
+      const there = createPgSourcesRepo(pg.store);
       await here.insert(source('ttl-1'));
       await here.insert(source('ttl-2'));
       const unchanged = await here.cachedById('ttl-2');
@@ -721,7 +851,7 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
       const row = (await here.tokenByHash('hash-ttl-t'))!;
       const cached = (await here.cachedById('ttl-1'))!;
       await there.deleteToken(row);
-      await there.updateSettings({ ...source('ttl-1'), displayName: 'Changed elsewhere' });
+      await there.updateSettings('ttl-1', (read) => ({ ...read, displayName: 'Changed elsewhere' }));
       assert.equal(await here.tokenByHash('hash-ttl-t'), row, 'kept: no query per look-up');
       assert.equal(await here.cachedById('ttl-1'), cached);
       const revoked = await within(loaded, async () => (await here.tokenByHash('hash-ttl-t')) === undefined);
@@ -743,9 +873,10 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
   });
 
   describe("the engine's cache of enabled transponders on PostgreSQL", () => {
+    /** a node whose listening connection is down: its cache relies on its time-to-live alone */
     let other: PgStore;
     before(() => {
-      other = createPgStore(pg.url);
+      other = createPgStore(pg.url, { listen: false });
     });
     after(async () => {
       await other?.close();
@@ -772,9 +903,9 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
       await transponders.insert(transponder('en-t0', 'en-1', { order: 0, enabled: false }), false);
       assert.ok(cache.prefetch('en-1') instanceof Promise, 'stale after an insert');
       assert.deepEqual(ids(await read(cache, 'en-1')), ['en-t1'], 'only the enabled ones');
-      await transponders.update({ ...t, enabled: false });
+      await transponders.update(t.sourceId, t.id, (read) => ({ ...read, enabled: false }));
       assert.deepEqual(await read(cache, 'en-1'), []);
-      await transponders.update({ ...t, enabled: true });
+      await transponders.update(t.sourceId, t.id, (read) => ({ ...read, enabled: true }));
       assert.deepEqual(ids(await read(cache, 'en-1')), ['en-t1']);
       await transponders.remove('en-1', 'en-t1');
       assert.deepEqual(await read(cache, 'en-1'), []);
@@ -782,8 +913,8 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
 
     test('a change through another node is seen within the time-to-live', async () => {
       const { sources } = repos[1]!;
-      const cache = createPgEnabledTransponders(pg.store);
-      const there = createPgTranspondersRepo(other);
+      const cache = createPgEnabledTransponders(other);
+      const there = createPgTranspondersRepo(pg.store);
       await sources.insert(source('en-2'));
       const loaded = performance.now();
       assert.deepEqual(await read(cache, 'en-2'), []);
@@ -821,9 +952,9 @@ describe('PostgreSQL sources, shares and transponders repositories', { skip }, (
       );
       const slow = createPgEnabledTransponders(pg.store, 60_000);
       await read(slow, 'en-3');
-      await transponders.update({ ...t, name: 'renamed' }); // stale for every reader of this store
+      await transponders.update(t.sourceId, t.id, (read) => ({ ...read, name: 'renamed' })); // stale for every reader of this store
       const racing = slow.prefetch('en-3')!;
-      await transponders.update({ ...t, name: 'renamed again' });
+      await transponders.update(t.sourceId, t.id, (read) => ({ ...read, name: 'renamed again' }));
       await racing;
       assert.ok(slow.prefetch('en-3') instanceof Promise, 'the load that began before the write is stale');
       assert.equal((await read(slow, 'en-3'))[0]!.name, 'renamed again');

@@ -96,6 +96,32 @@ describe('editing and removing sources', () => {
     assert.equal(read.status, 200, read.text);
   });
 
+  test('two settings edits of one project at once, of different fields: both kept (10 rounds)', async () => {
+    // The zone change waits for the metric writer's flush (its no-data check) between the read of
+    // the project and its write; a rename sent meanwhile must not be written back over.
+    const p = await createProjectWithToken(server, { time_zone: 'UTC' });
+    const busy = await createProjectWithToken(server);
+    const url = `/bootstrap/projects/${p.sourceId}`;
+    const zones = ['Europe/Berlin', 'America/New_York'];
+    for (let round = 0; round < 10; round++) {
+      const zone = zones[round % 2]!;
+      const [, a, b, c] = await Promise.all([
+        write(busy), // another project's points: the flush has a commit to wait for
+        api('PUT', url, p.userToken, { time_zone: zone }),
+        api('PATCH', url, p.userToken, { name: `Shop ${round}` }),
+        api('PATCH', url, p.userToken, { default_timeframe: `${round + 1}d` }),
+      ]);
+      for (const res of [a, b, c]) assert.equal(res.status, 200, res.text);
+      const list = await api('GET', '/bootstrap/sources', p.userToken);
+      const stored = list.body.data.projects.find((s: { id: string }) => s.id === p.sourceId);
+      assert.deepEqual(
+        [stored.time_zone, stored.display_name, stored.default_timeframe],
+        [zone, `Shop ${round}`, `${round + 1}d`],
+        `round ${round}`,
+      );
+    }
+  });
+
   test('deleting a project takes its stored metrics, tokens, dashboards and transponders; tokens stop at once', async () => {
     const p = await createProjectWithToken(server);
     const other = await createProjectWithToken(server);

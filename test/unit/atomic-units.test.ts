@@ -21,6 +21,10 @@ import {
   type Transponder,
 } from '../../src/storage/transponders';
 import type { Source } from '../../src/domain/types';
+import type { Ports } from '../../src/domain/ports';
+import { updateDatabase, updateProject, ZONE_FIXED } from '../../src/domain/sources';
+import { parseDatabaseUpdate, parseProjectUpdate } from '../../src/http/schemas/bootstrap';
+import { AppError } from '../../src/errors';
 import type { Dashboard } from '../../src/model/dashboard';
 import type { Monitor } from '../../src/model/monitor';
 
@@ -195,6 +199,39 @@ describe('sources, shares and dashboards: atomic units', () => {
     assert.equal(count('source_tokens'), 0);
   });
 
+  test("a source's settings edit is made of the source as stored when it is written: two edits keep each other", async () => {
+    const sources = createSourcesRepo(db);
+    await sources.insert(source('s1'));
+    await sources.setSetupStatus('s1', 'ready');
+    const cached = await sources.cachedById('s1');
+    const [named, timed] = await Promise.all([
+      sources.updateSettings('s1', (read) => ({ ...read, displayName: 'Renamed' })),
+      sources.updateSettings('s1', (read) => ({ ...read, defaultTimeframe: '7d', setupStatus: 'failed' })),
+    ]);
+    assert.equal(named!.read.displayName, 's1');
+    assert.equal(timed!.read.displayName, 'Renamed', 'the second edit is made of the row the first wrote');
+    const stored = (await sources.byId('s1'))!;
+    assert.deepEqual(
+      [stored.displayName, stored.defaultTimeframe, stored.setupStatus],
+      ['Renamed', '7d', 'ready'],
+      'both edits kept; a column that is not a setting is not written',
+    );
+    assert.notEqual(await sources.cachedById('s1'), cached, 'the cached source is dropped');
+    assert.equal((await sources.cachedById('s1'))!.defaultTimeframe, '7d');
+
+    const nothing = await sources.updateSettings('s1', () => null);
+    assert.deepEqual(nothing, { read: stored, written: null }, 'null writes nothing');
+    await assert.rejects(
+      sources.updateSettings('s1', (read) => {
+        read.displayName = 'changed in place';
+        throw new Error('refused');
+      }),
+      /refused/,
+    );
+    assert.deepEqual(await sources.byId('s1'), stored, 'a change that throws writes nothing');
+    assert.equal(await sources.updateSettings('gone', () => assert.fail('no source')), undefined);
+  });
+
   test('a share link is inserted only while its dashboard is there', async () => {
     const sources = createSourcesRepo(db);
     const dashboards = createDashboardsRepo(db);
@@ -273,6 +310,106 @@ function monitor(id: string): Monitor {
     updatedBy: USER,
   };
 }
+
+describe('source settings edits: the checks that read the source hold for the source written over', () => {
+  let flushes = 0;
+  /** The domain's ports for a settings edit: the real sources repository; the embedded store's flush counted. */
+  const portsOf = (sources: ReturnType<typeof createSourcesRepo>) =>
+    ({
+      sources,
+      metrics: {
+        cluster: () => undefined,
+        flush: async () => {
+          flushes++;
+        },
+      },
+    }) as unknown as Ports;
+  const failsWith = (fields: Record<string, string[]>) => (err: unknown) => {
+    assert.ok(err instanceof AppError, String(err));
+    assert.deepEqual(err.options.fields, fields);
+    return true;
+  };
+  beforeEach(() => {
+    flushes = 0;
+  });
+
+  test('a zone moved since the project was read is checked again: refused once the project holds data', async () => {
+    const sources = createSourcesRepo(db);
+    await sources.insert(source('p1'));
+    const read = (await sources.byId('p1'))!;
+    // Another edit moves the zone (the project held no data then), and points are stored.
+    await sources.updateSettings('p1', (s) => ({ ...s, timeZone: 'Europe/Berlin' }));
+    db.prepare("INSERT INTO metric_series (source_id, key, granularity) VALUES ('p1', 'hits', '1h')").run();
+    // "UTC" is no change of the project as read; it is one of the project as stored.
+    await assert.rejects(
+      updateProject(portsOf(sources), read, (c) => parseProjectUpdate({ time_zone: 'UTC', name: 'A' }, c)),
+      failsWith({ time_zone: [ZONE_FIXED] }),
+    );
+    const stored = (await sources.byId('p1'))!;
+    assert.deepEqual([stored.timeZone, stored.displayName], ['Europe/Berlin', 'p1'], 'nothing written');
+    assert.equal(flushes, 1, 'checked against the project as stored');
+  });
+
+  test('a zone moved since the project was read, no data: the edit is written over the stored project', async () => {
+    const sources = createSourcesRepo(db);
+    await sources.insert(source('p1'));
+    const read = (await sources.byId('p1'))!;
+    await sources.updateSettings('p1', (s) => ({ ...s, timeZone: 'Europe/Berlin', defaultTimeframe: '7d' }));
+    const written = await updateProject(portsOf(sources), read, (c) =>
+      parseProjectUpdate({ time_zone: 'UTC', name: 'A' }, c),
+    );
+    assert.deepEqual(
+      [written.timeZone, written.displayName, written.defaultTimeframe],
+      ['UTC', 'A', '7d'],
+      "this edit's fields and the other edit's",
+    );
+    assert.deepEqual(await sources.byId('p1'), written);
+    assert.equal(flushes, 1);
+    // A rename of a project holding data, sent with its zone as stored: no check, written.
+    db.prepare("INSERT INTO metric_series (source_id, key, granularity) VALUES ('p1', 'hits', '1h')").run();
+    const renamed = await updateProject(portsOf(sources), written, (c) =>
+      parseProjectUpdate({ time_zone: 'UTC', name: 'B' }, c),
+    );
+    assert.equal(renamed.displayName, 'B');
+    assert.equal(flushes, 1);
+  });
+
+  test('the default granularity is checked against the granularities as stored, for projects and databases', async () => {
+    const sources = createSourcesRepo(db);
+    await sources.insert(source('p1'));
+    await sources.insert({ ...source('d1'), type: 'database', driver: 'sqlite' });
+    const project = (await sources.byId('p1'))!;
+    const database = (await sources.byId('d1'))!;
+    for (const id of ['p1', 'd1'])
+      await sources.updateSettings(id, (s) => ({ ...s, granularities: ['1d'], defaultGranularity: '1d' }));
+    const misfit = { default_granularity: ['must be one of the granularities'] };
+    await assert.rejects(
+      updateProject(portsOf(sources), project, (c) => parseProjectUpdate({ default_granularity: '1h' }, c)),
+      failsWith(misfit),
+    );
+    await assert.rejects(
+      updateDatabase(portsOf(sources), database, (c) =>
+        parseDatabaseUpdate({ default_granularity: '1h', display_name: 'x' }, c.granularities),
+      ),
+      failsWith(misfit),
+    );
+    for (const id of ['p1', 'd1']) {
+      const stored = (await sources.byId(id))!;
+      assert.deepEqual([stored.defaultGranularity, stored.displayName], ['1d', id], 'nothing written');
+    }
+    const renamed = await updateDatabase(portsOf(sources), database, (c) =>
+      parseDatabaseUpdate({ display_name: 'Renamed' }, c.granularities),
+    );
+    assert.deepEqual([renamed.displayName, renamed.granularities], ['Renamed', ['1d']]);
+    await sources.remove('d1');
+    await assert.rejects(
+      updateDatabase(portsOf(sources), database, (c) =>
+        parseDatabaseUpdate({ display_name: 'y' }, c.granularities),
+      ),
+      (err: unknown) => err instanceof AppError && err.kind === 'not_found',
+    );
+  });
+});
 
 describe('monitors and outbox: atomic units', () => {
   const notification = (key: string) => ({
@@ -410,10 +547,39 @@ describe('channels and transponders: atomic units', () => {
     await channels.insert(channel('c1'), 10);
     const read = (await channels.get(ORG, 'c1'))!;
     assert.equal(await channels.remove(ORG, 'c1'), true);
-    assert.equal(await channels.update({ ...read, name: 'changed' }), false);
+    const never = () => assert.fail('no change is made of a channel that is not there');
+    assert.equal(await channels.update(ORG, read.id, never), null);
     assert.equal(await channels.remove(ORG, 'c1'), false);
     assert.equal(count('channels'), 0);
-    assert.equal(await channels.update({ ...channel('c9'), organizationId: 'org-other' }), false);
+    await channels.insert(channel('c9'), 10);
+    assert.equal(await channels.update('org-other', 'c9', never), null, "another organization's id");
+    assert.equal((await channels.get(ORG, 'c9'))!.name, 'c9');
+  });
+
+  test('a channel change is made of the channel as stored when it is written: two changes keep each other', async () => {
+    const channels = createChannelsRepo(db);
+    await channels.insert(channel('c1'), 10);
+    const [named, moved] = await Promise.all([
+      channels.update(ORG, 'c1', (read) => ({ ...read, name: 'renamed', updatedAt: 2 })),
+      channels.update(ORG, 'c1', (read) => ({
+        ...read,
+        settings: { url: 'https://example.com/other' },
+        updatedAt: 3,
+      })),
+    ]);
+    assert.equal(named!.name, 'renamed');
+    assert.equal(moved!.name, 'renamed', 'the second change is made of the row the first wrote');
+    const stored = (await channels.get(ORG, 'c1'))!;
+    assert.deepEqual([stored.name, stored.settings.url], ['renamed', 'https://example.com/other']);
+    assert.deepEqual(stored, moved, 'what update answers is what is stored');
+    await assert.rejects(
+      channels.update(ORG, 'c1', (read) => {
+        assert.equal(read.updatedAt, 3);
+        throw new Error('refused');
+      }),
+      /refused/,
+    );
+    assert.deepEqual(await channels.get(ORG, 'c1'), stored, 'a change that throws writes nothing');
   });
 
   test('transponders.insert only while its source is there (in its organization); writes nothing else', async () => {
@@ -464,9 +630,33 @@ describe('channels and transponders: atomic units', () => {
     await sources.insert(source('s1'));
     const read = (await transponders.insert(transponder('t1', 's1'), true))!;
     assert.equal(await transponders.remove('s1', 't1'), true);
-    assert.equal(await transponders.update({ ...read, name: 'changed' }), false);
+    const never = () => assert.fail('no change is made of a transponder that is not there');
+    assert.equal(await transponders.update('s1', read.id, never), null);
     assert.equal(await transponders.remove('s1', 't1'), false);
     assert.equal(count('transponders'), 0);
+  });
+
+  test('a transponder change is made of the transponder as stored when it is written: two changes keep each other', async () => {
+    const sources = createSourcesRepo(db);
+    const transponders = createTranspondersRepo(db);
+    await sources.insert(source('s1'));
+    await sources.insert(source('s2'));
+    await transponders.insert(transponder('t1', 's1'), true);
+    const [, moved] = await Promise.all([
+      transponders.update('s1', 't1', (read) => ({ ...read, name: 'renamed', updatedAt: 2 })),
+      transponders.update('s1', 't1', (read) => ({ ...read, enabled: false, updatedAt: 3 })),
+    ]);
+    const stored = (await transponders.get('s1', 't1'))!;
+    assert.deepEqual([stored.name, stored.enabled], ['renamed', false]);
+    assert.deepEqual(stored, moved, 'what update answers is what is stored');
+    assert.equal(await transponders.update('s2', 't1', () => assert.fail('another source')), null);
+    await assert.rejects(
+      transponders.update('s1', 't1', () => {
+        throw new Error('refused');
+      }),
+      /refused/,
+    );
+    assert.deepEqual(await transponders.get('s1', 't1'), stored, 'a change that throws writes nothing');
   });
 
   test("the read path's cache of enabled transponders is cleared by every write of the repository", async () => {
@@ -482,9 +672,9 @@ describe('channels and transponders: atomic units', () => {
       reader.enabled('s1').map((x) => x.id),
       ['t1'],
     );
-    await transponders.update({ ...t, enabled: false });
+    await transponders.update('s1', t.id, (read) => ({ ...read, enabled: false }));
     assert.deepEqual(reader.enabled('s1'), []);
-    await transponders.update({ ...t, enabled: true });
+    await transponders.update('s1', t.id, (read) => ({ ...read, enabled: true }));
     assert.equal(reader.enabled('s1').length, 1);
     await transponders.remove('s1', 't1');
     assert.deepEqual(reader.enabled('s1'), []);

@@ -1,6 +1,6 @@
 // The look-up cache of cluster mode's repositories (src/lib/expiring-cache.ts): entries answered
-// for their time-to-live, concurrent misses sharing one load, and a load begun before a delete or
-// clear never kept.
+// for their time-to-live, concurrent misses sharing one load, and a load begun before a delete,
+// deleteWhere or clear never kept.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ExpiringCache } from '../../src/lib/expiring-cache';
@@ -79,6 +79,31 @@ describe('ExpiringCache', () => {
     assert.equal(await third, 'stale');
     assert.equal(cache.get('j'), undefined);
     assert.equal(cache.get('k'), undefined, 'clear drops every entry');
+  });
+
+  test('deleteWhere drops the entries it selects and every load under way, whatever its key', async () => {
+    const cache = new ExpiringCache<string, { id: string; owner: string }>(10, 1000);
+    const rows: Array<[string, string]> = [
+      ['h1', 'o1'],
+      ['h2', 'o1'],
+      ['h3', 'o2'],
+    ];
+    for (const [key, owner] of rows) await cache.getOrLoad(key, async () => ({ id: `id-${key}`, owner }));
+    const { calls, load } = gate<{ id: string; owner: string }>();
+    const pending = cache.getOrLoad('h4', load);
+    cache.deleteWhere((_key, value) => value.owner === 'o1');
+    assert.equal(cache.get('h1'), undefined);
+    assert.equal(cache.get('h2'), undefined);
+    assert.deepEqual(cache.get('h3'), { id: 'id-h3', owner: 'o2' }, 'not selected: kept');
+    const later = cache.getOrLoad('h4', load);
+    assert.equal(calls.length, 2, 'a look-up after it does not join the load before it');
+    calls[0]!.resolve({ id: 'id-h4', owner: 'o1' });
+    assert.deepEqual(await pending, { id: 'id-h4', owner: 'o1' });
+    assert.equal(cache.get('h4'), undefined, 'the load under way is not kept');
+    calls[1]!.resolve(undefined);
+    assert.equal(await later, undefined);
+    cache.deleteWhere((key) => key === 'h3');
+    assert.equal(cache.size, 0);
   });
 
   test('bounded: emptied when full', async () => {

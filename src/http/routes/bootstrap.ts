@@ -164,14 +164,15 @@ export function bootstrapRoutes(deps: Deps) {
     async updateProject(ctx: Context): Promise<void> {
       const fields = input.projectUpdate.body(ctx);
       const project = await projectInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
-      const update = parseProjectUpdate(fields, project);
+      // The body is read against the project as stored: as read here, and again in the edit's unit.
+      const update = (current: Source) => parseProjectUpdate(fields, current);
       ctx.body = { data: { source: presentSource(await updateProject(deps, project, update)) } };
     },
 
     async updateDatabase(ctx: Context): Promise<void> {
       const fields = input.databaseUpdate.body(ctx);
       const database = await databaseInOrganization(deps, userAuthOf(ctx), String(ctx.params.id));
-      const update = parseDatabaseUpdate(fields, database.granularities);
+      const update = (current: Source) => parseDatabaseUpdate(fields, current.granularities);
       ctx.body = { data: { source: presentSource(await updateDatabase(deps, database, update)) } };
     },
 

@@ -155,9 +155,15 @@ export function transponderRoutes(deps: Deps) {
 
     async update(ctx: Context): Promise<void> {
       const current = await find(ctx);
-      const fields = transponderFields(objectBody(input.update.takeBody(ctx)), current, current.order);
-      const t: Transponder = { ...current, ...fields, updatedAt: deps.now() };
-      if (!(await repo.update(t))) throw notFound(); // deleted since it was read
+      const body = objectBody(input.update.takeBody(ctx));
+      // The body is read over the transponder as read in the repository's atomic unit, so a change
+      // made since `current` was read keeps the fields this one leaves out.
+      const t = await repo.update(current.sourceId, current.id, (read) => ({
+        ...read,
+        ...transponderFields(body, read, read.order),
+        updatedAt: deps.now(),
+      }));
+      if (!t) throw notFound(); // deleted since it was read
       ctx.body = { data: presentTransponder(t) };
     },
 

@@ -3,10 +3,19 @@
 //
 // The per-organization cap is counted under the organization's row lock (FOR NO KEY UPDATE: it
 // serialises the organization's channel inserts, not the foreign-key checks of other inserts), so
-// concurrent creates never pass it; a change or delete is one statement reporting whether the
-// channel was still there.
+// concurrent creates never pass it; a change reads the channel FOR NO KEY UPDATE and writes what
+// the caller makes of that row in the same transaction, so of two changes on any nodes the second
+// is made of the row the first wrote; a delete is one statement reporting whether the channel was
+// still there.
 import type { PgStore } from './client';
-import { channelRow, toChannel, type ChannelRow, type ChannelsRepo, type StoredChannel } from '../channels';
+import {
+  channelRow,
+  toChannel,
+  type ChannelChange,
+  type ChannelRow,
+  type ChannelsRepo,
+  type StoredChannel,
+} from '../channels';
 
 const COLUMNS = [
   'id',
@@ -64,10 +73,21 @@ export function createPgChannelsRepo(store: PgStore): ChannelsRepo {
         );
         return true;
       }),
-    update: async (c: StoredChannel): Promise<boolean> => {
-      const r = channelRow(c);
-      return (
-        (await store.run(UPDATE, [
+    update: (organizationId: string, id: string, change: ChannelChange): Promise<StoredChannel | null> =>
+      store.tx(async (sql) => {
+        const read = await sql.one<ChannelRow>(
+          'SELECT * FROM channels WHERE id = $1 AND organization_id = $2 FOR NO KEY UPDATE',
+          [id, organizationId],
+        );
+        if (!read) return null;
+        const next: StoredChannel = {
+          ...change(toChannel(read)),
+          id,
+          organizationId,
+          insertedAt: read.inserted_at,
+        };
+        const r = channelRow(next);
+        await sql.run(UPDATE, [
           r.id,
           r.organization_id,
           r.name,
@@ -76,9 +96,9 @@ export function createPgChannelsRepo(store: PgStore): ChannelsRepo {
           r.settings,
           r.secrets,
           r.updated_at,
-        ])) > 0
-      );
-    },
+        ]);
+        return next;
+      }),
     remove: async (organizationId: string, id: string): Promise<boolean> =>
       (await store.run('DELETE FROM channels WHERE id = $1 AND organization_id = $2', [id, organizationId])) >
       0,

@@ -13,8 +13,11 @@
 //   Every other error (a unique violation, ...) is the repository's to handle.
 // - `tx` runs a function in one transaction on one connection and runs it again, whole, after a
 //   serialization failure or a deadlock (40001, 40P01), as the metric drivers do.
+// - `changes()`: the node's feed of other nodes' committed changes (./changes.ts), on one more
+//   connection of its own, opened when the first cache subscribes and closed with the store.
 import pg from 'pg';
 import { AppError } from '../../errors';
+import { createChangeFeed, type ChangeFeed, type ChangeFeedOptions } from './changes';
 
 /** Seconds a client is told to wait when the database cannot be reached. */
 export const DATABASE_RETRY_AFTER_S = 5;
@@ -42,6 +45,12 @@ export interface PgStore extends Sql {
    * have effects outside the database, since it may run more than once.
    */
   tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
+  /**
+   * The feed of committed changes the caches over this database subscribe to (created on the
+   * first call; its connection opens with the first subscriber); null when made with `listen: false`.
+   */
+  changes(): ChangeFeed | null;
+  /** closes the pool and the feed's connection */
   close(): Promise<void>;
 }
 
@@ -143,18 +152,25 @@ export interface PgStoreOptions {
   statementTimeoutMs?: number;
   /** ms to wait for a connection before 503 */
   connectTimeoutMs?: number;
-  /** `application_name` PostgreSQL shows in pg_stat_activity */
+  /** `application_name` PostgreSQL shows in pg_stat_activity (the feed's: this + ' changes') */
   applicationName?: string;
+  /**
+   * false: no feed of changes (`changes()` answers null), the caches rely on their time-to-live
+   * alone. Default true; an object: true with these back-off and ping settings.
+   */
+  listen?: boolean | ChangeFeedOptions;
 }
 
 export function createPgStore(url: string, options: PgStoreOptions = {}): PgStore {
+  const applicationName = options.applicationName ?? 'trifle-service';
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? CONTROL_POOL_SIZE,
     idleTimeoutMillis: 30_000,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    connectionTimeoutMillis: connectTimeoutMs,
     statement_timeout: options.statementTimeoutMs ?? 5_000,
-    application_name: options.applicationName ?? 'trifle-service',
+    application_name: applicationName,
     types,
   });
   // An idle connection that breaks is dropped by the pool; the next query opens another.
@@ -190,5 +206,31 @@ export function createPgStore(url: string, options: PgStoreOptions = {}): PgStor
     }
   }
 
-  return { ...onPool, pool, tx, close: () => pool.end() };
+  let feed: ChangeFeed | null = null;
+  let closed = false;
+  const changes = (): ChangeFeed | null => {
+    if (options.listen === false || closed) return null;
+    feed ??= createChangeFeed(
+      () =>
+        new pg.Client({
+          connectionString: url,
+          connectionTimeoutMillis: connectTimeoutMs,
+          application_name: `${applicationName} changes`.slice(0, 63),
+          keepAlive: true,
+        }),
+      typeof options.listen === 'object' ? options.listen : {},
+    );
+    return feed;
+  };
+
+  return {
+    ...onPool,
+    pool,
+    tx,
+    changes,
+    async close() {
+      closed = true;
+      await Promise.all([feed?.close(), pool.end()]);
+    },
+  };
 }

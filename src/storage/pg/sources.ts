@@ -2,16 +2,24 @@
 // ../sources.ts, in PostgreSQL's dialect.
 //
 // Caches: the same two as the SQLite repo (token rows by hash, frozen sources by id), but other
-// nodes write the same tables, so an entry is answered for CLUSTER_CACHE_TTL_MS (2 s) and then read
-// again (docs/cluster.md, "Caches that assumed one writer"): a token revoked or a source changed or
-// removed through another node is seen here within 2 s. A change made through this node drops its
-// entries at once, as the SQLite repo does.
+// nodes write the same tables (docs/cluster.md, "Caches that assumed one writer"). A change made
+// through this node drops its entries at once, as the SQLite repo does; every write that changes
+// what a cache holds also sends a notification in its own transaction (`source:<id>` when a
+// source's row changes or goes, `token:<id>` when a token is revoked; ./changes.ts), on which
+// every node, this one included, drops the entries it names (a source's: its row and its tokens).
+// The time-to-live stays as the safety net: an entry is answered for CLUSTER_CACHE_TTL_MS (2 s)
+// and then read again, so a change is seen within 2 s also while the node's listening connection
+// is down.
 //
 // Atomic units, where SQLite's IMMEDIATE transaction serialised every writer:
 // - insertToken: one statement whose SELECT takes FOR KEY SHARE on the source row, so a source
 //   delete in progress is waited for and then no token is inserted (no foreign-key error);
 // - remove: the source row locked FOR UPDATE first, so no token is added between the read of its
 //   tokens' hashes and the delete;
+// - updateSettings: the source row read FOR NO KEY UPDATE (an edit of columns no foreign key
+//   names: token, dashboard and transponder inserts of the source are not held up by it), the
+//   caller's change made of that row and written in the same transaction, so of two edits on any
+//   nodes the second is made of the row the first wrote;
 // - insertDatabase: its checks read other organizations' sources too (a sqlite file, a server
 //   location), so every insertDatabase of the cluster takes one transaction-scoped advisory lock
 //   (DATABASE_SOURCES_LOCK) before it counts and checks; database sources are created rarely.
@@ -26,13 +34,17 @@ import {
   configsOf,
   frozenSource,
   SOURCE_CACHE_LIMIT,
+  settingsParams,
   toSource,
+  type SettingsChange,
+  type SettingsEdit,
   type SourceRow,
   type SourcesRepo,
   type SourceTokenRow,
 } from '../sources';
 import type { Source, SourceType } from '../../model/source';
-import { ExpiringCache } from '../../lib/expiring-cache';
+import { CLUSTER_CACHE_TTL_MS, ExpiringCache } from '../../lib/expiring-cache';
+import { notifyChange, notifySql } from './changes';
 
 /** The advisory lock every insertDatabase takes: "TRIFLDBS" in ASCII, one constant for every node. */
 export const DATABASE_SOURCES_LOCK = '6075999413552300627';
@@ -99,9 +111,30 @@ function insertParams(s: Source): unknown[] {
   ];
 }
 
-export function createPgSourcesRepo(store: PgStore, cacheLimit = SOURCE_CACHE_LIMIT): SourcesRepo {
-  const tokens = new ExpiringCache<string, SourceTokenRow>(cacheLimit);
-  const sources = new ExpiringCache<string, Source>(cacheLimit);
+/** `UPDATE sources … RETURNING id` made one statement that also announces the change. */
+const announced = (update: string): string =>
+  `WITH changed AS (${update} RETURNING id) SELECT ${notifySql('source', 'id')} FROM changed`;
+
+export function createPgSourcesRepo(
+  store: PgStore,
+  cacheLimit = SOURCE_CACHE_LIMIT,
+  ttlMs = CLUSTER_CACHE_TTL_MS,
+): SourcesRepo {
+  const tokens = new ExpiringCache<string, SourceTokenRow>(cacheLimit, ttlMs);
+  const sources = new ExpiringCache<string, Source>(cacheLimit, ttlMs);
+  store.changes()?.subscribe({
+    change(kind, id) {
+      if (kind === 'token') tokens.deleteWhere((_, row) => row.id === id);
+      else if (kind === 'source') {
+        sources.delete(id);
+        tokens.deleteWhere((_, row) => row.source_id === id);
+      }
+    },
+    reset() {
+      tokens.clear();
+      sources.clear();
+    },
+  });
   const byId = (id: string) => store.one<SourceRow>(BY_ID, [id]);
   return {
     async insert(s: Source): Promise<void> {
@@ -132,27 +165,39 @@ export function createPgSourcesRepo(store: PgStore, cacheLimit = SOURCE_CACHE_LI
       });
     },
     async setSetupStatus(id: string, status: string): Promise<void> {
-      await store.run('UPDATE sources SET setup_status = $1 WHERE id = $2', [status, id]);
+      await store.run(announced('UPDATE sources SET setup_status = $1 WHERE id = $2'), [status, id]);
       sources.delete(id);
     },
-    async updateSettings(s: Source): Promise<void> {
-      await store.run(
-        `UPDATE sources SET display_name = $2, time_zone = $3, beginning_of_week = $4, granularities = $5,
-           default_timeframe = $6, default_granularity = $7, expire_after = $8, retention = $9
-         WHERE id = $1`,
-        [
-          s.id,
-          s.displayName,
-          s.timeZone,
-          s.beginningOfWeek,
-          s.granularities.join(','),
-          s.defaultTimeframe,
-          s.defaultGranularity,
-          s.expireAfter,
-          s.retention ? JSON.stringify(s.retention) : null,
-        ],
-      );
-      sources.delete(s.id);
+    async updateSettings(id: string, change: SettingsChange): Promise<SettingsEdit | undefined> {
+      const edit = await store.tx(async (sql): Promise<SettingsEdit | undefined> => {
+        const row = await sql.one<SourceRow>('SELECT * FROM sources WHERE id = $1 FOR NO KEY UPDATE', [id]);
+        if (!row) return undefined;
+        const read = toSource(row);
+        const written = change(toSource(row));
+        if (written) {
+          const p = settingsParams(id, written);
+          await sql.run(
+            `UPDATE sources SET display_name = $2, time_zone = $3, beginning_of_week = $4, granularities = $5,
+               default_timeframe = $6, default_granularity = $7, expire_after = $8, retention = $9
+             WHERE id = $1`,
+            [
+              p.id,
+              p.display_name,
+              p.time_zone,
+              p.beginning_of_week,
+              p.granularities,
+              p.default_timeframe,
+              p.default_granularity,
+              p.expire_after,
+              p.retention,
+            ],
+          );
+          await notifyChange(sql, 'source', id);
+        }
+        return { read, written };
+      });
+      if (edit?.written) sources.delete(id);
+      return edit;
     },
     // No embedded store in cluster mode (see the top of this file): no series of it to hold.
     holdsData: async (_id: string): Promise<boolean> => false,
@@ -182,7 +227,8 @@ export function createPgSourcesRepo(store: PgStore, cacheLimit = SOURCE_CACHE_LI
       }),
     async remove(id: string): Promise<void> {
       const hashes = await store.tx(async (sql) => {
-        await sql.run('SELECT 1 FROM sources WHERE id = $1 FOR UPDATE', [id]);
+        const found = await sql.one('SELECT 1 FROM sources WHERE id = $1 FOR UPDATE', [id]);
+        if (found) await notifyChange(sql, 'source', id);
         const rows = await sql.rows<{ token_hash: string }>(
           'SELECT token_hash FROM source_tokens WHERE source_id = $1',
           [id],
@@ -229,7 +275,10 @@ export function createPgSourcesRepo(store: PgStore, cacheLimit = SOURCE_CACHE_LI
         )
       ).map(toSource),
     async setConfig(id: string, config: Record<string, unknown>): Promise<void> {
-      await store.run('UPDATE sources SET config = $1 WHERE id = $2', [JSON.stringify(config), id]);
+      await store.run(announced('UPDATE sources SET config = $1 WHERE id = $2'), [
+        JSON.stringify(config),
+        id,
+      ]);
       sources.delete(id);
     },
     tokenById: (id: string): Promise<SourceTokenRow | undefined> =>
@@ -240,7 +289,10 @@ export function createPgSourcesRepo(store: PgStore, cacheLimit = SOURCE_CACHE_LI
         [organizationId],
       ),
     async deleteToken(row: SourceTokenRow): Promise<void> {
-      await store.run('DELETE FROM source_tokens WHERE id = $1', [row.id]);
+      await store.run(
+        `WITH gone AS (DELETE FROM source_tokens WHERE id = $1 RETURNING id) SELECT ${notifySql('token', 'id')} FROM gone`,
+        [row.id],
+      );
       tokens.delete(row.token_hash);
     },
     sqliteFileOrganizations: (filePath: string): Promise<string[]> => sqliteFileOwners(store, filePath),

@@ -7,12 +7,19 @@
 // a source being deleted is waited for and then nothing is inserted. FOR NO KEY UPDATE leaves the
 // foreign-key checks of other tables' inserts (FOR KEY SHARE) free to run meanwhile.
 //
+// update: the transponder row read FOR NO KEY UPDATE and what the caller makes of it written in
+// the same transaction, so of two changes on any nodes the second is made of the row the first
+// wrote.
+//
 // The engine's cache: the SQLite one answers `enabled` by reading its own file synchronously;
 // here a read is a round trip, so the engine awaits `prefetch(sourceId)` first (one load per
 // source and CLUSTER_CACHE_TTL_MS, shared by concurrent reads), and `enabled` then answers from
-// memory. A change through another node is seen within the TTL (docs/cluster.md, "Caches that
-// assumed one writer"); every write of this repository on this node makes every entry stale at
-// once (the next prefetch loads again), as the SQLite repository clears its cache.
+// memory. Every write of this repository on this node makes every entry stale at once (the next
+// prefetch loads again), as the SQLite repository clears its cache; each also sends
+// `transponders:<source id>` in its own transaction (./changes.ts), on which every node makes that
+// source's entry stale (and on `source:<id>`: a removed source's transponders went with it). The
+// TTL stays as the safety net (docs/cluster.md, "Caches that assumed one writer"): a change
+// through another node is seen within it while the node's listening connection is down.
 import type { PgStore } from './client';
 import {
   ENABLED_CACHE_SOURCES,
@@ -20,10 +27,12 @@ import {
   transponderRow,
   type EnabledTransponders,
   type Transponder,
+  type TransponderChange,
   type TransponderRow,
   type TranspondersRepo,
 } from '../transponders';
 import { CLUSTER_CACHE_TTL_MS } from '../../lib/expiring-cache';
+import { notifyChange, notifySql } from './changes';
 import { unavailable } from '../../errors';
 
 /** How long an entry stays for `enabled` after its load (it is loaded again after the TTL). */
@@ -36,6 +45,15 @@ interface Loaded {
   /** when the load started (performance.now()) */
   at: number;
   generation: number;
+  /** a change of the source was announced after this load started: loaded again by the next prefetch */
+  stale: boolean;
+}
+
+interface Loading {
+  generation: number;
+  promise: Promise<void>;
+  /** a change of the source was announced meanwhile: not shared with later prefetches, kept stale */
+  dropped: boolean;
 }
 
 /** The cache's state, one per store (database): shared by the engine's reader and the repository. */
@@ -43,7 +61,7 @@ interface EnabledState {
   /** +1 on every write through a repository of this store: older entries are stale */
   generation: number;
   entries: Map<string, Loaded>;
-  loading: Map<string, { generation: number; promise: Promise<void> }>;
+  loading: Map<string, Loading>;
 }
 
 const states = new WeakMap<PgStore, EnabledState>();
@@ -51,8 +69,21 @@ const states = new WeakMap<PgStore, EnabledState>();
 function stateOf(store: PgStore): EnabledState {
   let state = states.get(store);
   if (!state) {
-    state = { generation: 0, entries: new Map(), loading: new Map() };
+    const created: EnabledState = { generation: 0, entries: new Map(), loading: new Map() };
+    state = created;
     states.set(store, state);
+    store.changes()?.subscribe({
+      change(kind, id) {
+        if (kind !== 'transponders' && kind !== 'source') return;
+        const entry = created.entries.get(id);
+        if (entry) entry.stale = true;
+        const pending = created.loading.get(id);
+        if (pending) pending.dropped = true;
+      },
+      reset() {
+        created.generation++;
+      },
+    });
   }
   return state;
 }
@@ -82,32 +113,35 @@ export function createPgEnabledTransponders(
   function load(sourceId: string): Promise<void> {
     const generation = state.generation;
     const at = now();
-    const promise = store.rows<TransponderRow>(ENABLED, [sourceId]).then(
+    const record: Loading = { generation, promise: Promise.resolve(), dropped: false };
+    record.promise = store.rows<TransponderRow>(ENABLED, [sourceId]).then(
       (rows) => {
-        if (loading.get(sourceId)?.promise === promise) loading.delete(sourceId);
+        if (loading.get(sourceId) === record) loading.delete(sourceId);
         const previous = entries.get(sourceId);
         // A load that ends after a newer one (or after a write's newer load) is not kept.
         if (previous && (previous.generation > generation || previous.at > at)) return;
         const text = JSON.stringify(rows);
         const list = previous && previous.text === text ? previous.list : rows.map(toTransponder);
         if (!previous) makeRoom();
-        entries.set(sourceId, { list, text, at, generation });
+        // dropped: kept for the reads that awaited it, loaded again by the next prefetch
+        entries.set(sourceId, { list, text, at, generation, stale: record.dropped });
       },
       (err: unknown) => {
-        if (loading.get(sourceId)?.promise === promise) loading.delete(sourceId);
+        if (loading.get(sourceId) === record) loading.delete(sourceId);
         throw err;
       },
     );
-    loading.set(sourceId, { generation, promise });
-    return promise;
+    loading.set(sourceId, record);
+    return record.promise;
   }
 
   return {
     prefetch(sourceId: string): Promise<void> | undefined {
       const entry = entries.get(sourceId);
-      if (entry && entry.generation === state.generation && now() - entry.at < ttlMs) return undefined;
+      if (entry && !entry.stale && entry.generation === state.generation && now() - entry.at < ttlMs)
+        return undefined;
       const pending = loading.get(sourceId);
-      if (pending && pending.generation === state.generation) return pending.promise;
+      if (pending && !pending.dropped && pending.generation === state.generation) return pending.promise;
       return load(sourceId);
     },
     /**
@@ -180,37 +214,56 @@ export function createPgTranspondersRepo(store: PgStore): TranspondersRepo {
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
           params(transponderRow(next)),
         );
+        await notifyChange(sql, 'transponders', t.sourceId);
         return next;
       });
       if (stored) changed();
       return stored;
     },
-    async update(t: Transponder): Promise<boolean> {
-      const r = transponderRow(t);
-      const count = await store.run(
-        `UPDATE transponders SET name = $3, key = $4, paths = $5, expression = $6, response = $7, enabled = $8,
-           position = $9, updated_at = $10 WHERE id = $1 AND source_id = $2`,
-        [
-          r.id,
-          r.source_id,
-          r.name,
-          r.key,
-          r.paths,
-          r.expression,
-          r.response,
-          r.enabled,
-          r.position,
-          r.updated_at,
-        ],
-      );
-      changed();
-      return count > 0;
+    async update(sourceId: string, id: string, change: TransponderChange): Promise<Transponder | null> {
+      const stored = await store.tx(async (sql) => {
+        const r = await sql.one<TransponderRow>(
+          'SELECT * FROM transponders WHERE id = $1 AND source_id = $2 FOR NO KEY UPDATE',
+          [id, sourceId],
+        );
+        if (!r) return null;
+        const next: Transponder = {
+          ...change(toTransponder(r)),
+          id,
+          sourceId,
+          organizationId: r.organization_id,
+          sourceType: r.source_type,
+          insertedAt: r.inserted_at,
+        };
+        const w = transponderRow(next);
+        await sql.run(
+          `UPDATE transponders SET name = $3, key = $4, paths = $5, expression = $6, response = $7, enabled = $8,
+             position = $9, updated_at = $10 WHERE id = $1 AND source_id = $2`,
+          [
+            w.id,
+            w.source_id,
+            w.name,
+            w.key,
+            w.paths,
+            w.expression,
+            w.response,
+            w.enabled,
+            w.position,
+            w.updated_at,
+          ],
+        );
+        await notifyChange(sql, 'transponders', sourceId);
+        return next;
+      });
+      if (stored) changed();
+      return stored;
     },
     async remove(sourceId: string, id: string): Promise<boolean> {
-      const count = await store.run('DELETE FROM transponders WHERE id = $1 AND source_id = $2', [
-        id,
-        sourceId,
-      ]);
+      const count = await store.run(
+        `WITH gone AS (DELETE FROM transponders WHERE id = $1 AND source_id = $2 RETURNING source_id)
+         SELECT ${notifySql('transponders', 'source_id')} FROM gone`,
+        [id, sourceId],
+      );
       changed();
       return count > 0;
     },

@@ -179,19 +179,22 @@ export async function createChannel(
   return channel;
 }
 
-/** The changed channel, or 404 when it was deleted since it was read. */
+/**
+ * The changed channel, or 404 when it was deleted since it was read. The body is checked and
+ * merged over the channel as read inside the repository's atomic unit (not `current`, read before
+ * it), so a change made meanwhile keeps the fields this one leaves out.
+ */
 export async function updateChannel(
   ctx: ChannelsContext,
   current: StoredChannel,
   input: ChannelInput,
 ): Promise<StoredChannel> {
-  const checked = check(ctx, current, input);
-  const channel: StoredChannel = {
-    ...current,
-    ...checked,
-    updatedAt: Math.max(ctx.now(), current.updatedAt),
-  };
-  if (!(await ctx.channels.update(channel))) throw notFound();
+  const channel = await ctx.channels.update(current.organizationId, current.id, (read) => ({
+    ...read,
+    ...check(ctx, read, input),
+    updatedAt: Math.max(ctx.now(), read.updatedAt),
+  }));
+  if (!channel) throw notFound();
   return channel;
 }
 

@@ -205,6 +205,9 @@ function writerStartFailure(err: unknown, dataDir: string): string {
   return `the metric writer did not start: ${(err as Error)?.message ?? String(err)}`;
 }
 
+/** How long a start waits for storage.url's database to accept the migration's connection. */
+const MIGRATION_CONNECT_MS = 10_000;
+
 /**
  * Cluster mode (storage.url, docs/cluster.md part 3): the service's tables are brought to this
  * build's version under the migrations' advisory lock, then one pool serves the repositories. A
@@ -212,7 +215,8 @@ function writerStartFailure(err: unknown, dataDir: string): string {
  */
 async function openControlPlane(url: string, config: Config, nodeId: string): Promise<PgStore> {
   try {
-    await migratePostgres(url);
+    // a database that does not answer (a dropped packet, not a refusal) must not hang the start
+    await migratePostgres(url, { connect: { connectionTimeoutMillis: MIGRATION_CONNECT_MS } });
   } catch (err) {
     const message = ((err as Error)?.message ?? String(err)).split('\n')[0];
     throw new Error(`storage.url ${displayUrl(url)}: ${message}`);

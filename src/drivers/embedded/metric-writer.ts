@@ -38,7 +38,7 @@ import { IngestWindow } from '../../model/window/window';
  * A window gathers for this many times as long as the last fold took (within foldAfterMs and
  * maxFoldAfterMs): under a heavy load folds then take about a fifth of the writer's time.
  */
-const FOLD_FACTOR = 4;
+export const FOLD_FACTOR = 4;
 
 /** One source's points of a group commit (model/wire.ts). */
 export type AppendEntry = LoggedPoints;

@@ -48,17 +48,19 @@ async function onAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** Creates the data directory's database unless it is there; resolves with its URL. */
-async function clusterDatabase(dataDir: string): Promise<string> {
+/** Creates the data directory's database unless it is there (a restart): its URL, and whether it is new. */
+async function clusterDatabase(dataDir: string): Promise<{ url: string; created: boolean }> {
   const name = clusterDatabaseOf(dataDir);
-  await onAdmin(async (admin) => {
+  const created = await onAdmin(async (admin) => {
     try {
       await admin.query(`CREATE DATABASE ${name}`);
+      return true;
     } catch (err) {
       if ((err as { code?: string }).code !== '42P04') throw err; // already there: a restart
+      return false;
     }
   });
-  return `postgres://${PG.user}@${PG.host}:${PG.port}/${name}`;
+  return { url: `postgres://${PG.user}@${PG.host}:${PG.port}/${name}`, created };
 }
 
 /** Drops the data directory's database and the fixtures' made beside it (a test server's stop). */
@@ -176,19 +178,21 @@ export async function startTestServer(
   // the data directory the server runs on names its database (a caller's directory: a restart)
   const keyDir = env.SERVICE_DATA_DIR ?? dataDir;
   const cluster = clusterMode && env.SERVICE_STORAGE_URL === undefined;
-  const storage = cluster ? { SERVICE_STORAGE_URL: await clusterDatabase(keyDir) } : {};
-  const config = loadConfig({
-    env: { SERVICE_DATA_DIR: dataDir, SERVICE_PORT: '0', SERVICE_LOG_LEVEL: 'silent', ...storage, ...env },
-    cwd: dataDir,
-  });
+  const database = cluster ? await clusterDatabase(keyDir) : null;
+  const storage = database ? { SERVICE_STORAGE_URL: database.url } : {};
   let server: RunningServer;
   try {
+    const config = loadConfig({
+      env: { SERVICE_DATA_DIR: dataDir, SERVICE_PORT: '0', SERVICE_LOG_LEVEL: 'silent', ...storage, ...env },
+      cwd: dataDir,
+    });
     server = await startServer(config, {
       ...options,
       log: createLogger(env.SERVICE_LOG_LEVEL === undefined ? 'silent' : config.log.level),
     });
   } catch (err) {
-    if (cluster) await dropClusterDatabase(keyDir).catch(() => undefined);
+    // a start that fails (a bad setting the test sends, a port in use) leaves no database it made
+    if (database?.created) await dropClusterDatabase(keyDir).catch(() => undefined);
     throw err;
   }
   return {

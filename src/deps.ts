@@ -15,6 +15,13 @@ export interface Ops {
   jobs?: { readonly held: boolean; readonly holder: string };
   /** set when a stop began: new requests answer 503 and every answer closes its connection */
   stopping: boolean;
+  /** this node's id (GET /metrics, the jobs' lease; `hostname:pid:random`, ops/node-id.ts) */
+  nodeId: string;
+  /**
+   * Cluster mode (storage.url): the shared database, for GET /api/v1/health; `ping` resolves with
+   * a round trip's milliseconds, rejects when the database does not answer in time.
+   */
+  database?: { ping(): Promise<number> };
 }
 
 export interface Deps extends Ports {

@@ -9,7 +9,13 @@ import { allocatorSettings, trimAllocatorEvery, tuneAllocator } from './sea/memo
 import { SERVER_VERSION } from './version';
 import { createLogger } from './lib/log';
 import { exampleConfig } from './config-example';
-import { backupDatabase, OpsError, restoreDatabase, type Progress } from './ops/backup';
+import {
+  backupDatabase,
+  clusterModeBackupRefusal,
+  OpsError,
+  restoreDatabase,
+  type Progress,
+} from './ops/backup';
 import { listenFailure } from './ops/start-failures';
 import { DemoError } from './demo/setup';
 import {
@@ -190,6 +196,8 @@ async function main(argv: string[]): Promise<void> {
     if (!(err instanceof ConfigError)) throw err;
     fail(err.message);
   }
+  if ((args.command === 'backup' || args.command === 'restore') && config.storage.url !== null)
+    fail(clusterModeBackupRefusal(args.command), 2);
   const natives = loadNativeAddons(config.storage.dataDir);
   try {
     if (args.command === 'backup') return await backup(config, args.to!, natives.betterSqlite3);

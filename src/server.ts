@@ -44,6 +44,13 @@ import { createOutboxWorker } from './domain/alerts/outbox';
 import type { ChannelSender } from './domain/alerts/delivery-port';
 import { createChannelSender } from './domain/alerts/channels/sender';
 import type { OutboxOptions } from './domain/alerts/outbox';
+import { createPgStore, type PgStore } from './storage/pg/client';
+import { migratePostgres } from './storage/pg/migrations';
+import { createPgRepos } from './storage/pg/index';
+import { createPgRuleSources } from './storage/pg/retention';
+import { createPgEnabledTransponders } from './storage/pg/transponders';
+import { displayUrl } from './ops/migrate-common';
+import { newNodeId } from './ops/node-id';
 
 /** The info-level summary of requests, points and errors (SPEC section 11). */
 const SUMMARY_INTERVAL_MS = 60_000;
@@ -124,12 +131,16 @@ export interface StartOptions {
   >;
   /** the metric writer's settings (tests: e.g. a fold window that does not close by itself) */
   writer?: MetricsEngineOptions['writer'];
+  /** this node's id (GET /metrics, leases); default `hostname:pid:random` (ops/node-id.ts) */
+  nodeId?: string;
 }
 
 export interface RunningServer {
   url: string;
   port: number;
   deps: Deps;
+  /** cluster mode (storage.url): the pool of the service's tables in PostgreSQL; null on one node */
+  store: PgStore | null;
   /** stop accepting, finish in-flight requests, flush pending writes, close the database */
   close(): Promise<void>;
 }
@@ -194,17 +205,75 @@ function writerStartFailure(err: unknown, dataDir: string): string {
   return `the metric writer did not start: ${(err as Error)?.message ?? String(err)}`;
 }
 
+/** How long a start waits for storage.url's database to accept the migration's connection. */
+const MIGRATION_CONNECT_MS = 10_000;
+
+/**
+ * Cluster mode (storage.url, docs/cluster.md part 3): the service's tables are brought to this
+ * build's version under the migrations' advisory lock, then one pool serves the repositories. A
+ * database that cannot be reached or is newer than this build stops the start with one line.
+ */
+async function openControlPlane(url: string, config: Config, nodeId: string): Promise<PgStore> {
+  try {
+    // a database that does not answer (a dropped packet, not a refusal) must not hang the start
+    await migratePostgres(url, { connect: { connectionTimeoutMillis: MIGRATION_CONNECT_MS } });
+  } catch (err) {
+    const message = ((err as Error)?.message ?? String(err)).split('\n')[0];
+    throw new Error(`storage.url ${displayUrl(url)}: ${message}`);
+  }
+  return createPgStore(url, {
+    statementTimeoutMs: config.network?.timeoutMs,
+    applicationName: `trifle-service ${nodeId}`.slice(0, 63),
+  });
+}
+
+/** How long GET /api/v1/health waits for the database of cluster mode. */
+const HEALTH_PING_MS = 2_000;
+
+/** One round trip to the database, HEALTH_PING_MS at most: resolves with its milliseconds. */
+async function pingDatabase(store: PgStore): Promise<number> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      store.one('SELECT 1'),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no answer in time')), HEALTH_PING_MS);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+  return performance.now() - started;
+}
+
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.log.level);
-  securePrivateDirectory(config.storage.dataDir);
-  mkdirSync(path.join(config.sources.sqliteRoot, '.uploads'), { recursive: true });
+  const nodeId = options.nodeId ?? newNodeId();
+  const clusterUrl = config.storage.url;
+  const store = clusterUrl === null ? null : await openControlPlane(clusterUrl, config, nodeId);
+  let db: ReturnType<typeof openDatabase>;
+  try {
+    securePrivateDirectory(config.storage.dataDir);
+    mkdirSync(path.join(config.sources.sqliteRoot, '.uploads'), { recursive: true });
+    securePrivateDatabase(path.join(config.storage.dataDir, 'service.db'));
+    // In cluster mode service.db is this node's scratch: the embedded store's tables (unused by
+    // projects, which are all on metrics clusters), the write log, the intake's key-limit store.
+    db = openDatabase(path.join(config.storage.dataDir, 'service.db'), {
+      nativeBinding: options.nativeBinding,
+    });
+    migrate(db);
+  } catch (err) {
+    await store?.close().catch(() => undefined);
+    throw err;
+  }
   const dbFile = path.join(config.storage.dataDir, 'service.db');
-  securePrivateDatabase(dbFile);
-  const db = openDatabase(dbFile, { nativeBinding: options.nativeBinding });
-  migrate(db);
   const secrets = createSecretBox(loadSecretKey(config.secrets.key, config.storage.dataDir));
-  const migrated = encryptStoredSecrets(db, secrets);
-  if (migrated > 0) log.info('encrypted stored database source secrets', { sources: migrated });
+  if (store === null) {
+    const migrated = encryptStoredSecrets(db, secrets);
+    if (migrated > 0) log.info('encrypted stored database source secrets', { sources: migrated });
+  }
+  const pg = store === null ? null : createPgRepos(store);
   const now = options.now ?? (() => Date.now());
   const stats = new OpsStats();
   const sweeper = createRetentionSweeper({
@@ -222,11 +291,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       const source = await deps.sources.byId(sourceId);
       return (source && deps.metrics.cluster(source)?.expire(cutoffMs)) ?? 0;
     },
+    ruleSources: store === null ? undefined : createPgRuleSources(store),
   });
-  const sources = createSourcesRepo(db);
-  const monitors = createMonitorsRepo(db);
-  const outbox = createOutboxRepo(db);
-  const channels = createChannelsRepo(db);
+  const sources = pg?.sources ?? createSourcesRepo(db);
+  const monitors = pg?.monitors ?? createMonitorsRepo(db);
+  const outbox = pg?.outbox ?? createOutboxRepo(db);
+  const channels = pg?.channels ?? createChannelsRepo(db);
   const outboxWorker = createOutboxWorker({
     outbox,
     sender: options.channelSender ?? createChannelSender({ channels, secrets, config, log }),
@@ -234,7 +304,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     log,
     ...options.outbox,
   });
-  const dashboards = createDashboardsRepo(db);
+  const dashboards = pg?.dashboards ?? createDashboardsRepo(db);
   const evaluator = createEvaluator({
     monitors,
     outbox,
@@ -260,16 +330,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     db,
     log,
     now,
-    accounts: createAccountsRepo(db),
+    accounts: pg?.accounts ?? createAccountsRepo(db),
     sources,
     dashboards,
-    shares: createSharesRepo(db),
-    sessions: createSessionsRepo(db),
+    shares: pg?.shares ?? createSharesRepo(db),
+    sessions: pg?.sessions ?? createSessionsRepo(db),
     monitors,
     outbox,
     channels,
-    transponders: createTranspondersRepo(db),
-    loginThrottle: createLoginThrottle(),
+    transponders: pg?.transponders ?? createTranspondersRepo(db),
+    loginThrottle: pg?.loginThrottle ?? createLoginThrottle(),
     metrics: createMetricsEngine({
       db,
       config,
@@ -279,8 +349,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       secrets,
       onCommitted: (points, leaves, seconds) => stats.committed(points, leaves, seconds),
       writer: options.writer,
+      // cluster mode: read from PostgreSQL, kept 2 s (another node's change), cleared by this node's writes
+      enabledTransponders: store === null ? undefined : createPgEnabledTransponders(store),
     }),
-    ops: { stats, sweeper, stopping: false, alerts: { evaluator, outbox: outboxWorker } },
+    ops: {
+      stats,
+      sweeper,
+      stopping: false,
+      alerts: { evaluator, outbox: outboxWorker },
+      nodeId,
+      database: store === null ? undefined : { ping: () => pingDatabase(store) },
+    },
     nativeBinding: options.nativeBinding,
     secrets,
   };
@@ -291,9 +370,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   } catch (err) {
     await deps.metrics.close().catch(() => undefined);
     db.close();
+    await store?.close().catch(() => undefined);
     throw new Error(writerStartFailure(err, config.storage.dataDir));
   }
-  await migrateSqliteSources(deps); // files of sqlite sources into per-organization folders; staging cleared
+  // files of sqlite sources into per-organization folders; staging cleared (none in cluster mode)
+  if (store === null) await migrateSqliteSources(deps);
   const app = createApp(deps);
   const server = http.createServer(connectionOptions(config), app.callback());
   applyConnectionLimits(server, config);
@@ -315,6 +396,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (server.listening) server.close();
     await deps.metrics.close();
     db.close();
+    await store?.close().catch(() => undefined);
     throw err;
   }
   const address = server.address();
@@ -327,7 +409,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const alertsIntervalMs = options.alertsTimer !== false ? config.alerts.intervalMs : 0;
   const jobs = backgroundJobs({ sweeper, evaluator, outbox: outboxWorker, alertsIntervalMs });
   const lease = config.storage.url ? pgJobsLease(config.storage.url, config.cluster.leaseMs) : null;
-  const keeper = createJobKeeper({ lease, ttlMs: config.cluster.leaseMs, jobs, log });
+  const keeper = createJobKeeper({ lease, ttlMs: config.cluster.leaseMs, jobs, log, holder: nodeId });
   deps.ops.jobs = keeper;
   keeper.start();
   const summary = setInterval(
@@ -340,6 +422,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     url,
     data_dir: config.storage.dataDir,
     pid: process.pid,
+    ...(clusterUrl === null ? {} : { storage_url: displayUrl(clusterUrl), node_id: nodeId }),
     ...(options.allocator ? { allocator: options.allocator } : {}),
   });
 
@@ -380,8 +463,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await within(sweeper.close(), STOP_FOLD_MS, late('retention sweep'));
       await within(deps.metrics.close(), STOP_FOLD_MS, late('metric writer')); // commits pending writes, closes source files
       db.close();
+      await store
+        ?.close()
+        .catch((err) => log.warn('closing the database pool failed', { error: String(err) }));
       removePidFile(config.storage.dataDir, process.pid);
       log.info('service stopped', { ...stats.takeWindow() });
     })());
-  return { url, port, deps, close };
+  return { url, port, deps, store, close };
 }

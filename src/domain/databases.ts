@@ -13,6 +13,7 @@ import path from 'node:path';
 import type { Ports } from './ports';
 import { invalid, invalidField, notFound, rateLimited } from '../errors';
 import { connectionTarget } from '../drivers/network/store';
+import { SQLITE_IN_CLUSTER_MODE } from '../drivers';
 import { isInternalAddress } from '../lib/outbound';
 import { newId, normalizeId } from '../lib/ids';
 import { encryptSecrets } from '../lib/secrets';
@@ -86,6 +87,8 @@ export async function createDatabase(
   upload: UploadedFile | null,
 ): Promise<Source> {
   const organizationId = requireOrganization(auth);
+  if (input.driver === 'sqlite' && deps.config.storage.url !== null)
+    throw invalidField('driver', SQLITE_IN_CLUSTER_MODE);
   const id = newId();
   const max = deps.config.network?.maxDatabaseSources ?? DEFAULT_MAX_SOURCES;
   if (

@@ -58,7 +58,8 @@ export function newSource(
  * Creates a project. On a configured metrics cluster (SPEC 14) its schema is made there first, so
  * an unreachable cluster answers 503 and creates nothing; the cluster is recorded in the source's
  * config and never changes. An id that names no configured cluster is refused by the parser when
- * clusters are configured, and recorded only (the embedded store) when none are.
+ * clusters are configured, and recorded only (the embedded store) when none are. In cluster mode
+ * (storage.url) a project on no configured cluster is set up on the default metrics cluster.
  */
 export async function createProject(deps: Ports, auth: UserAuth, input: ProjectInput): Promise<Source> {
   assertProjectsEnabled(deps);
@@ -78,7 +79,8 @@ export async function createProject(deps: Ports, auth: UserAuth, input: ProjectI
     retention: input.retention,
     projectClusterId: input.projectClusterId,
   };
-  if (onCluster) await deps.metrics.setup(source);
+  // on a configured cluster, or in cluster mode (storage.url) on the default one
+  if (deps.metrics.cluster(source) !== null) await deps.metrics.setup(source);
   await deps.sources.insert(source);
   return source;
 }
@@ -234,7 +236,7 @@ export interface SourceDependents {
   dashboards: Array<{ id: string; name: string }>;
   tokens: number;
   transponders: number;
-  /** metric keys stored in the embedded store (projects; 0 for databases, whose store is theirs) */
+  /** metric keys stored by the service (projects, embedded or on a metrics cluster; 0 for databases, whose store is theirs) */
   keys: number;
   /** monitors on the source: kept, and failed from then on (docs/alerts.md, "source deleted") */
   monitors: number;
@@ -242,7 +244,10 @@ export interface SourceDependents {
 
 export async function sourceDependents(deps: Ports, source: Source): Promise<SourceDependents> {
   if (source.type === 'project') await deps.metrics.flush(); // acknowledged points count as stored
-  return await deps.sources.dependents(source.id);
+  const cluster = deps.metrics.cluster(source);
+  const found = await deps.sources.dependents(source.id);
+  // a project on a metrics cluster keeps its keys there, not in the embedded store
+  return cluster ? { ...found, keys: await cluster.keyCount() } : found;
 }
 
 /**

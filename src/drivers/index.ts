@@ -39,6 +39,12 @@ export interface DriverContext {
   nativeBindingPath?: string;
   /** the configured metrics clusters, home of the projects created on one */
   clusters?: MetricClusters;
+  /**
+   * Cluster mode (storage.url): the metrics cluster of every project that names none
+   * (DEFAULT_CLUSTER_ID, storage.url itself); SQLite database sources are refused. null or
+   * absent: one node, such projects on the embedded store.
+   */
+  defaultCluster?: string | null;
   /** time limit, idle close and workers of sqlite source files (sqlite/pool.ts) */
   sqlite?: SqlitePoolOptions;
   /** decrypts the secrets of database sources (passwords, URLs) kept encrypted at rest */
@@ -115,11 +121,20 @@ const STORE_FACTORIES: Partial<Record<string, StoreFactory>> = {
     }),
 };
 
-/** The metrics cluster a project's buckets live on (set at creation, never changed), or null. */
-export function projectClusterOf(source: Source): string | null {
-  const id = source.type === 'project' ? source.config.cluster_id : undefined;
-  return typeof id === 'string' ? id : null;
+/**
+ * The metrics cluster a project's buckets live on (set at creation, never changed), or null. In
+ * cluster mode `fallback` is the default metrics cluster: a project recorded without one (created
+ * on the default cluster, or copied by `service migrate`) keeps its buckets there.
+ */
+export function projectClusterOf(source: Source, fallback: string | null = null): string | null {
+  if (source.type !== 'project') return null;
+  const id = source.config.cluster_id;
+  return typeof id === 'string' ? id : fallback;
 }
+
+/** What a SQLite database source answers in cluster mode: its file is on one node's disk. */
+export const SQLITE_IN_CLUSTER_MODE =
+  'SQLite database sources are not available in cluster mode (storage.url): the file would be on one node only; use a PostgreSQL, MySQL, Redis or Mongo source';
 
 /** A failure of a cluster project's store as the client sees it: the cluster, not a database source. */
 function asCluster(err: unknown): unknown {
@@ -153,6 +168,7 @@ interface Cached {
 }
 
 function openStore(source: Source, ctx: FactoryContext): MetricStore {
+  if (source.driver === 'sqlite' && ctx.defaultCluster) throw conflict(SQLITE_IN_CLUSTER_MODE);
   const factory = source.driver ? STORE_FACTORIES[source.driver] : undefined;
   if (!factory) throw conflict(`driver ${source.driver ?? 'unknown'} is not yet supported`);
   return committing(factory(source, ctx), ctx.merge);
@@ -196,7 +212,7 @@ export function createDriverRegistry(ctx: DriverContext): DriverRegistry {
 
   return {
     storeFor(source) {
-      const cluster = projectClusterOf(source);
+      const cluster = projectClusterOf(source, ctx.defaultCluster ?? null);
       if (source.type === 'project' && cluster === null) return embedded;
       const fingerprint =
         cluster === null

@@ -23,7 +23,7 @@ import type { Deps } from '../deps';
 import type { Source } from '../model/source';
 import { createMetricKeysRepo } from '../storage/metric-keys';
 import type { IntakePoint } from './mapping';
-import { hash53 } from './key-hash';
+import { hash53 } from '../lib/key-hash';
 
 /** Keys read from the store per slice while a source's set is filled. */
 export const SEED_PAGE = 2000;
@@ -198,9 +198,14 @@ export class KeyLimit {
       if (key === last) continue; // a line's points share their key
       last = key;
       const h = hashes !== undefined ? hashes[i]! : hash53(key);
+      // a key the source holds (the usual case) costs one look-up, a new one two
+      if (entry.hashes.has(h)) {
+        entry.operations++;
+        continue;
+      }
       if (fresh.has(h)) continue;
       entry.operations++;
-      if (!entry.hashes.has(h)) fresh.set(h, key);
+      fresh.set(h, key);
     }
     if (fresh.size === 0) return;
     if (entry.hashes.size + fresh.size > this.max) {

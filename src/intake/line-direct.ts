@@ -18,7 +18,7 @@
 import type { Precision } from '../config-listeners';
 import { DEFAULT_MAX_LINE_LENGTH } from './line-protocol';
 import { type KnownKey, type MappedWire, WireBuilder, goodKey } from './line-wire';
-import { hash53Range } from './key-hash';
+import { hash53Range } from '../lib/key-hash';
 import { MAX_TIME_MS, MIN_TIME_MS, fieldSegment } from './mapping';
 
 const NL = 10;

@@ -34,7 +34,7 @@ export interface MappedWire {
   samples: number;
   skippedStrings: number;
   skippedNonFinite: number;
-  /** per wire, each key's hash53 (key-hash.ts), when the reader had them at hand (line-direct.ts) */
+  /** per wire, each key's hash53 (lib/key-hash.ts), when the reader had them at hand (line-direct.ts) */
   keyHashes?: number[][];
 }
 

@@ -238,9 +238,9 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
 
   /** A line protocol body's points, already in the write path's form (line-wire.ts). */
   async function writeWires(source: Source, mapped: MappedWire): Promise<void> {
+    const hashes = mapped.keyHashes;
     try {
       const one = mapped.wires.length === 1;
-      const hashes = mapped.keyHashes;
       await keyLimit.admitKeys(
         source,
         one ? mapped.wires[0]!.keys : mapped.wires.flatMap((w) => w.keys),
@@ -250,7 +250,11 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
       if (err instanceof KeyLimitError) counters.overKeyLimit += mapped.points;
       throw err;
     }
-    for (const wire of mapped.wires) await deps.metrics.ingestWire(source, wire);
+    for (let i = 0; i < mapped.wires.length; i++) {
+      const wire = mapped.wires[i]!;
+      if (hashes !== undefined) wire.keyHashes = hashes[i];
+      await deps.metrics.ingestWire(source, wire);
+    }
   }
 
   async function lineProtocolWrite(ctx: Context, api: 1 | 2): Promise<void> {

@@ -23,6 +23,11 @@ export interface WirePoints {
    */
   keyNumbers?: Int32Array;
   keyEpoch?: number;
+  /**
+   * The event loop only: each key's hash53 (lib/key-hash.ts), when the line-protocol reader had
+   * them at hand (intake/line-direct.ts). Neither logged nor handed to the writer's thread.
+   */
+  keyHashes?: readonly number[];
 }
 
 /** What bucketing a source's points needs: its id, zone, week start and granularities. */

@@ -41,6 +41,18 @@ import { pidFilePath, runningService } from './pid-file';
 
 export class OpsError extends Error {}
 
+/**
+ * `service backup` / `service restore` in cluster mode (storage.url): the service's state is the
+ * PostgreSQL database, not this node's files, so they refuse (exit 2) and say what to use instead.
+ */
+export function clusterModeBackupRefusal(command: 'backup' | 'restore'): string {
+  return (
+    `${command} is not available in cluster mode (storage.url): the service's data is in PostgreSQL, ` +
+    `not in this node's service.db; ${command === 'backup' ? 'back it up' : 'restore it'} with PostgreSQL's tools ` +
+    `(pg_dump / pg_restore, pg_basebackup, WAL archiving)`
+  );
+}
+
 export interface Progress {
   copiedPages: number;
   totalPages: number;

@@ -15,6 +15,8 @@ export interface MetricsInput {
   /** service.db; its -wal file is counted too */
   databaseFile: string;
   version: string;
+  /** this node's id (cluster mode runs several behind a load balancer) */
+  nodeId: string;
 }
 
 const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
@@ -152,5 +154,7 @@ export function renderMetrics(input: MetricsInput): string {
 
   out.family('service_build_info', 'gauge', 'The running version.');
   out.sample('service_build_info', 1, { version: input.version });
+  out.family('service_node_info', 'gauge', "This node's id (hostname:pid:random, new at every start).");
+  out.sample('service_node_info', 1, { node_id: input.nodeId });
   return out.text();
 }

@@ -9,6 +9,7 @@ import {
   SERIES_PAGE,
   type ExpiredRange,
   type RetentionSql,
+  type RuleSourceRow,
 } from '../storage/retention-sweep';
 import { expiryCutoffMs, type RetentionRules } from '../domain/retention';
 
@@ -37,6 +38,11 @@ export interface SweeperOptions {
    * metrics cluster, docs/cluster.md), given each granularity's cutoff; resolves with the rows.
    */
   expireElsewhere?: (sourceId: string, cutoffMs: (granularity: string) => number | null) => Promise<number>;
+  /**
+   * The projects with retention rules, where the sources table is not the service database's
+   * (cluster mode: PostgreSQL). Default: read from the sweep's own connection.
+   */
+  ruleSources?: () => Promise<RuleSourceRow[]>;
 }
 
 /** Upper bounds (ms) of the transaction duration histogram. */
@@ -185,7 +191,8 @@ export function createRetentionSweeper(options: SweeperOptions): RetentionSweepe
     const s = connection();
     const nowMs = options.now();
     let deleted = 0;
-    for (const row of s.ruleSources()) {
+    const rows = options.ruleSources ? await options.ruleSources() : s.ruleSources();
+    for (const row of rows) {
       const rules = rulesOf(row);
       deleted += await expireElsewhere(row.id, rules, nowMs);
       let after = { key: '', granularity: '' };

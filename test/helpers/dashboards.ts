@@ -1,7 +1,8 @@
-// An organization ready for dashboard tests: a user with an organization, a SQLite database source,
-// a project source (when projects are enabled) and source tokens, all made through the bootstrap API.
+// An organization ready for dashboard tests: a user with an organization, a database source (SQLite;
+// PostgreSQL in cluster mode), a project source (when projects are enabled) and source tokens, all
+// made through the bootstrap API.
 import assert from 'node:assert/strict';
-import { request, signupWithOrganization, type Agent } from './server';
+import { clusterMode, request, signupWithOrganization, type Agent } from './server';
 
 export interface DashboardOrg extends Agent {
   userId: string;
@@ -26,7 +27,18 @@ export async function setupOrganization(
     server,
     'POST',
     '/api/v1/bootstrap/databases',
-    { display_name: 'Store', driver: 'sqlite', file_path: `dash-${process.pid}-${files}.sqlite` },
+    {
+      display_name: 'Store',
+      // cluster mode refuses SQLite sources: a PostgreSQL one there (never opened by these tests)
+      ...(clusterMode
+        ? {
+            driver: 'postgres',
+            host: 'db.internal',
+            database_name: `dash_${process.pid}_${files}`,
+            username: 'svc',
+          }
+        : { driver: 'sqlite', file_path: `dash-${process.pid}-${files}.sqlite` }),
+    },
     { token },
   );
   assert.equal(db.status, 201, db.text);

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { TestServer } from './server';
+import { clusterFixtureDatabase, clusterMode, controlRow, type TestServer } from './server';
 
 export const DATABASES = '/api/v1/bootstrap/databases';
 export const setupPath = (id: string) => `${DATABASES}/${id}/setup`;
@@ -52,13 +52,29 @@ export function columnsOf(file: string, table: string): string[] {
   }
 }
 
-export const configOf = (server: TestServer, id: string) =>
+export const configOf = async (server: TestServer, id: string) =>
   JSON.parse(
-    (server.deps.db.prepare('SELECT config FROM sources WHERE id = ?').get(id) as { config: string }).config,
+    (await controlRow<{ config: string }>(server, 'SELECT config FROM sources WHERE id = ?', id))!.config,
   );
-export const statusOf = (server: TestServer, id: string) =>
-  (
-    server.deps.db.prepare('SELECT setup_status FROM sources WHERE id = ?').get(id) as {
-      setup_status: string;
-    }
-  ).setup_status;
+export const statusOf = async (server: TestServer, id: string) =>
+  (await controlRow<{ setup_status: string }>(server, 'SELECT setup_status FROM sources WHERE id = ?', id))!
+    .setup_status;
+
+let fixtures = 0;
+
+/**
+ * The driver and location fields of a database source for tests that need one of any kind: a
+ * SQLite file `<name>.sqlite` on one node; in cluster mode, which refuses SQLite sources, a
+ * PostgreSQL one: with `setup`, a scratch database beside the server's own (it can be set up and
+ * written), else an unreachable host (for tests that never open the store).
+ */
+export async function databaseFixture(
+  server: TestServer,
+  name: string,
+  options: { setup?: boolean } = {},
+): Promise<Record<string, unknown>> {
+  if (!clusterMode) return { driver: 'sqlite', file_path: `${name}.sqlite` };
+  const unique = `${name}${++fixtures}`;
+  if (options.setup) return { driver: 'postgres', url: await clusterFixtureDatabase(server, unique) };
+  return { driver: 'postgres', host: 'db.internal', database_name: unique, username: 'svc', password: 'pw' };
+}

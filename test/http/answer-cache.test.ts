@@ -12,6 +12,7 @@ import {
   startTestServer,
   type ProjectAgent,
   type TestServer,
+  embeddedOnly,
 } from '../helpers/server';
 
 const HOUR = 3_600_000;
@@ -65,71 +66,89 @@ describe('kept series answers', () => {
     (await read(key)).body.data.values as Array<Record<string, number | Record<string, number>>>;
   const stats = async () => counts((await request(server, 'GET', '/metrics')).text);
 
-  test('an unchanged series is answered from the cache, byte for byte, compressed or not', async () => {
-    await write('k.cached', 3, { n: 2 });
-    const before = await stats();
-    const first = await read('k.cached');
-    const second = await read('k.cached');
-    assert.equal(second.text, first.text);
-    const after = await stats();
-    assert.equal(after.misses - before.misses, 1);
-    assert.equal(after.hits - before.hits, 1);
-    // The same answer compressed (kept with it) inflates to the same bytes.
-    // Two days of minutes: large enough to be compressed.
-    const query = new URLSearchParams({ ...RANGE, granularity: '1m', key: 'k.cached' });
-    let plain = '';
-    for (let i = 0; i < 3; i++) {
-      if (i === 0) plain = (await request(server, 'GET', `/api/v1/metrics?${query}`, undefined, as())).text;
-      const res = await fetch(`${server.url}/api/v1/metrics?${query}`, {
-        headers: {
-          authorization: `Bearer ${p.sourceToken}`,
-          'x-service-source-id': p.sourceId,
-          'accept-encoding': 'gzip',
-        },
-      });
-      assert.equal(res.headers.get('content-encoding'), 'gzip');
-      assert.equal(await res.text(), plain); // fetch inflates it
-    }
-  });
-
-  test('a track or an assert of the key is in the next read; writes of other keys keep the answer', async () => {
-    await write('k.live', 5, { n: 1 });
-    assert.equal((await values('k.live'))[5]!.n, 1);
-    await write('k.live', 5, { n: 4 });
-    assert.equal((await values('k.live'))[5]!.n, 5);
-    await write('k.live', 5, { n: 100 }, 'assert');
-    assert.equal((await values('k.live'))[5]!.n, 100);
-
-    const before = await stats();
-    await write('k.other', 5, { n: 7 });
-    assert.equal((await values('k.live'))[5]!.n, 100);
-    const after = await stats();
-    assert.equal(after.hits - before.hits, 1, 'a write of another key keeps the answer');
-  });
-
-  test('a source written with more keys than the writer has slots keeps the answers of unchanged keys', async () => {
-    await write('k.quiet', 13, { n: 1 });
-    const writeMany = async (round: number) => {
-      for (let b = 0; b < 20; b++) {
-        const points = Array.from({ length: 1000 }, (_, i) => ({
-          key: `many.${round}.${b * 1000 + i}`,
-          at: new Date(T0 + 13 * HOUR).toISOString(),
-          values: { n: 1 },
-        }));
-        const res = await request(server, 'POST', '/api/v1/metrics/batch', { points }, as());
-        assert.equal(res.status, 201, res.text);
+  test(
+    'an unchanged series is answered from the cache, byte for byte, compressed or not',
+    embeddedOnly(
+      "kept answers need the embedded store's change marks (a cluster's rows change under other nodes)",
+    ),
+    async () => {
+      await write('k.cached', 3, { n: 2 });
+      const before = await stats();
+      const first = await read('k.cached');
+      const second = await read('k.cached');
+      assert.equal(second.text, first.text);
+      const after = await stats();
+      assert.equal(after.misses - before.misses, 1);
+      assert.equal(after.hits - before.hits, 1);
+      // The same answer compressed (kept with it) inflates to the same bytes.
+      // Two days of minutes: large enough to be compressed.
+      const query = new URLSearchParams({ ...RANGE, granularity: '1m', key: 'k.cached' });
+      let plain = '';
+      for (let i = 0; i < 3; i++) {
+        if (i === 0) plain = (await request(server, 'GET', `/api/v1/metrics?${query}`, undefined, as())).text;
+        const res = await fetch(`${server.url}/api/v1/metrics?${query}`, {
+          headers: {
+            authorization: `Bearer ${p.sourceToken}`,
+            'x-service-source-id': p.sourceId,
+            'accept-encoding': 'gzip',
+          },
+        });
+        assert.equal(res.headers.get('content-encoding'), 'gzip');
+        assert.equal(await res.text(), plain); // fetch inflates it
       }
-    };
-    await writeMany(0);
-    assert.equal((await values('k.quiet'))[13]!.n, 1);
-    const before = await stats();
-    await writeMany(1); // 20,000 other keys: every slot of the source is written (all but 1 in 130)
-    assert.equal((await values('k.quiet'))[13]!.n, 1);
-    const after = await stats();
-    assert.equal(after.hits - before.hits, 1, 'the unchanged key is answered from the cache');
-    await write('k.quiet', 13, { n: 2 });
-    assert.equal((await values('k.quiet'))[13]!.n, 3);
-  });
+    },
+  );
+
+  test(
+    'a track or an assert of the key is in the next read; writes of other keys keep the answer',
+    embeddedOnly(
+      "kept answers need the embedded store's change marks (a cluster's rows change under other nodes)",
+    ),
+    async () => {
+      await write('k.live', 5, { n: 1 });
+      assert.equal((await values('k.live'))[5]!.n, 1);
+      await write('k.live', 5, { n: 4 });
+      assert.equal((await values('k.live'))[5]!.n, 5);
+      await write('k.live', 5, { n: 100 }, 'assert');
+      assert.equal((await values('k.live'))[5]!.n, 100);
+
+      const before = await stats();
+      await write('k.other', 5, { n: 7 });
+      assert.equal((await values('k.live'))[5]!.n, 100);
+      const after = await stats();
+      assert.equal(after.hits - before.hits, 1, 'a write of another key keeps the answer');
+    },
+  );
+
+  test(
+    'a source written with more keys than the writer has slots keeps the answers of unchanged keys',
+    embeddedOnly(
+      "kept answers need the embedded store's change marks (a cluster's rows change under other nodes)",
+    ),
+    async () => {
+      await write('k.quiet', 13, { n: 1 });
+      const writeMany = async (round: number) => {
+        for (let b = 0; b < 20; b++) {
+          const points = Array.from({ length: 1000 }, (_, i) => ({
+            key: `many.${round}.${b * 1000 + i}`,
+            at: new Date(T0 + 13 * HOUR).toISOString(),
+            values: { n: 1 },
+          }));
+          const res = await request(server, 'POST', '/api/v1/metrics/batch', { points }, as());
+          assert.equal(res.status, 201, res.text);
+        }
+      };
+      await writeMany(0);
+      assert.equal((await values('k.quiet'))[13]!.n, 1);
+      const before = await stats();
+      await writeMany(1); // 20,000 other keys: every slot of the source is written (all but 1 in 130)
+      assert.equal((await values('k.quiet'))[13]!.n, 1);
+      const after = await stats();
+      assert.equal(after.hits - before.hits, 1, 'the unchanged key is answered from the cache');
+      await write('k.quiet', 13, { n: 2 });
+      assert.equal((await values('k.quiet'))[13]!.n, 3);
+    },
+  );
 
   test('the system key follows every write of the source', async () => {
     const countAt = async (hour: number) => ((await values(null))[hour]!.count as number | undefined) ?? 0;

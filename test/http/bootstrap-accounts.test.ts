@@ -8,6 +8,7 @@ import {
   startTestServer,
   uniqueEmail,
   type TestServer,
+  controlRow,
 } from '../helpers/server';
 
 const SIGNUP = '/api/v1/bootstrap/signup';
@@ -18,8 +19,8 @@ const PASSWORD = 'correct horse battery';
 const USER_TOKEN = /^svc_uat_[A-Za-z0-9_-]{43}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const count = (server: TestServer, table: string): number =>
-  (server.deps.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = async (server: TestServer, table: string): Promise<number> =>
+  (await controlRow<{ n: number }>(server, `SELECT count(*) AS n FROM ${table}`))!.n;
 
 describe('bootstrap signup', () => {
   let server: TestServer;
@@ -67,15 +68,10 @@ describe('bootstrap signup', () => {
     const email = uniqueEmail();
     const res = await request(server, 'POST', SIGNUP, { email, password: PASSWORD });
     const value: string = res.body.data.token.value;
-    const user = server.deps.db
-      .prepare('SELECT * FROM users WHERE id = ?')
-      .get(res.body.data.user.id) as Record<string, unknown>;
+    const user = (await controlRow(server, 'SELECT * FROM users WHERE id = ?', res.body.data.user.id))!;
     assert.match(String(user.password_hash), /^\$argon2id\$/);
     assert.ok(!Object.values(user).includes(PASSWORD));
-    const row = server.deps.db.prepare('SELECT * FROM user_tokens WHERE user_id = ?').get(user.id) as Record<
-      string,
-      unknown
-    >;
+    const row = (await controlRow(server, 'SELECT * FROM user_tokens WHERE user_id = ?', user.id))!;
     assert.equal(row.token_hash, createHash('sha256').update(value).digest('hex'));
     assert.equal(row.last5, value.slice(-5));
     assert.ok(!Object.values(row).includes(value));
@@ -152,8 +148,8 @@ describe('bootstrap signup', () => {
 
   test('a taken organization slug is 422 and leaves nothing behind', async () => {
     await signupWithOrganization(server, 'Acme Widgets');
-    const users = count(server, 'users');
-    const orgs = count(server, 'organizations');
+    const users = await count(server, 'users');
+    const orgs = await count(server, 'organizations');
     const email = uniqueEmail();
     const res = await request(server, 'POST', SIGNUP, {
       email,
@@ -162,8 +158,8 @@ describe('bootstrap signup', () => {
     });
     assert.equal(res.status, 422);
     assert.deepEqual(res.body, { errors: { organization_name: ['has already been taken'] } });
-    assert.equal(count(server, 'users'), users);
-    assert.equal(count(server, 'organizations'), orgs);
+    assert.equal(await count(server, 'users'), users);
+    assert.equal(await count(server, 'organizations'), orgs);
     // The email is still free.
     assert.equal((await request(server, 'POST', SIGNUP, { email, password: PASSWORD })).status, 201);
   });
@@ -195,7 +191,7 @@ describe('bootstrap signup with registration disabled', () => {
       assert.equal(res.status, 403);
       assert.deepEqual(res.body, { errors: { detail: 'Registration is disabled for this deployment' } });
     }
-    assert.equal(count(server, 'users'), 0);
+    assert.equal(await count(server, 'users'), 0);
   });
 
   test('login still answers (401 for unknown users)', async () => {

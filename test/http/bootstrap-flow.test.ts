@@ -5,9 +5,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config';
-import { startServer, type RunningServer } from '../../src/server';
-import { createLogger } from '../../src/lib/log';
 import {
   request,
   signupWithOrganization,
@@ -15,8 +12,10 @@ import {
   uniqueEmail,
   type Agent,
   type TestServer,
+  controlRow,
+  embeddedOnly,
 } from '../helpers/server';
-import { DATABASES, setupPath } from '../helpers/databases';
+import { databaseFixture, DATABASES, setupPath } from '../helpers/databases';
 
 const PROJECTS = '/api/v1/bootstrap/projects';
 const SOURCES = '/api/v1/bootstrap/sources';
@@ -52,7 +51,7 @@ describe('the recommended agent flow', () => {
       server,
       'POST',
       DATABASES,
-      { display_name: 'Agent store', driver: 'sqlite', file_path: 'agent.sqlite' },
+      { display_name: 'Agent store', ...(await databaseFixture(server, 'agent', { setup: true })) },
       { token },
     );
     assert.equal(db.status, 201);
@@ -123,7 +122,7 @@ describe('organization isolation', () => {
       server,
       'POST',
       DATABASES,
-      { display_name: 'A db', driver: 'sqlite', file_path: 'alpha.sqlite' },
+      { display_name: 'A db', ...(await databaseFixture(server, 'alpha')) },
       { token: a.userToken },
     );
     aDatabase = db.body.data.source.id;
@@ -162,67 +161,64 @@ describe('organization isolation', () => {
       const res = await request(server, 'POST', TOKENS, body, { token: b.userToken });
       assert.equal(res.status, 404);
     }
-    const status = server.deps.db.prepare('SELECT setup_status FROM sources WHERE id = ?').get(aDatabase) as {
-      setup_status: string;
-    };
+    const status = (await controlRow<{ setup_status: string }>(
+      server,
+      'SELECT setup_status FROM sources WHERE id = ?',
+      aDatabase,
+    ))!;
     assert.equal(status.setup_status, 'pending');
   });
 
-  test("another organization's sqlite file cannot be claimed by file_path", async () => {
-    // Paths start in the organization's own folder: B's ./alpha.sqlite is another file, and A's cannot be named.
-    const root = server.deps.config.sources.sqliteRoot;
-    for (const filePath of [
-      path.join(root, a.organizationId, 'alpha.sqlite'),
-      `../${a.organizationId}/alpha.sqlite`,
-    ]) {
-      const res = await request(
+  test(
+    "another organization's sqlite file cannot be claimed by file_path",
+    embeddedOnly('SQLite database sources are refused in cluster mode'),
+    async () => {
+      // Paths start in the organization's own folder: B's ./alpha.sqlite is another file, and A's cannot be named.
+      const root = server.deps.config.sources.sqliteRoot;
+      for (const filePath of [
+        path.join(root, a.organizationId, 'alpha.sqlite'),
+        `../${a.organizationId}/alpha.sqlite`,
+      ]) {
+        const res = await request(
+          server,
+          'POST',
+          DATABASES,
+          { display_name: 'steal', driver: 'sqlite', file_path: filePath },
+          { token: b.userToken },
+        );
+        assert.equal(res.status, 422, filePath);
+        assert.equal(res.body.errors.file_path.length, 1, filePath);
+      }
+      const mine = await request(
         server,
         'POST',
         DATABASES,
-        { display_name: 'steal', driver: 'sqlite', file_path: filePath },
+        { display_name: 'mine', driver: 'sqlite', file_path: './alpha.sqlite' },
         { token: b.userToken },
       );
-      assert.equal(res.status, 422, filePath);
-      assert.equal(res.body.errors.file_path.length, 1, filePath);
-    }
-    const mine = await request(
-      server,
-      'POST',
-      DATABASES,
-      { display_name: 'mine', driver: 'sqlite', file_path: './alpha.sqlite' },
-      { token: b.userToken },
-    );
-    assert.equal(mine.status, 201);
-    const own = await request(
-      server,
-      'POST',
-      DATABASES,
-      { display_name: 'again', driver: 'sqlite', file_path: 'alpha.sqlite' },
-      { token: a.userToken },
-    );
-    assert.equal(own.status, 201);
-  });
+      assert.equal(mine.status, 201);
+      const own = await request(
+        server,
+        'POST',
+        DATABASES,
+        { display_name: 'again', driver: 'sqlite', file_path: 'alpha.sqlite' },
+        { token: a.userToken },
+      );
+      assert.equal(own.status, 201);
+    },
+  );
 });
 
 describe('projects disabled (SPEC section 7)', () => {
   let dataDir: string;
-  let server: RunningServer;
+  let server: TestServer;
   let agent: Agent;
   let projectId: string;
   let databaseId: string;
 
+  // the same data directory each time (in cluster mode: the same database)
   const boot = (projectsEnabled: boolean) =>
-    startServer(
-      loadConfig({
-        env: {
-          SERVICE_DATA_DIR: dataDir,
-          SERVICE_PORT: '0',
-          SERVICE_PROJECTS_ENABLED: String(projectsEnabled),
-        },
-        cwd: dataDir,
-      }),
-      { log: createLogger('silent') },
-    );
+    startTestServer({ SERVICE_DATA_DIR: dataDir, SERVICE_PROJECTS_ENABLED: String(projectsEnabled) });
 
   before(async () => {
     // Sources created while projects were enabled, then the same data served with them disabled.
@@ -235,7 +231,7 @@ describe('projects disabled (SPEC section 7)', () => {
       first,
       'POST',
       DATABASES,
-      { display_name: 'D', driver: 'sqlite', file_path: 'd.sqlite' },
+      { display_name: 'D', ...(await databaseFixture(first, 'd')) },
       { token: agent.userToken },
     );
     databaseId = db.body.data.source.id;
@@ -243,7 +239,7 @@ describe('projects disabled (SPEC section 7)', () => {
     server = await boot(false);
   });
   after(async () => {
-    await server.close();
+    await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -290,7 +286,7 @@ describe('projects disabled (SPEC section 7)', () => {
       server,
       'POST',
       DATABASES,
-      { display_name: 'Flow', driver: 'sqlite', file_path: 'flow.sqlite' },
+      { display_name: 'Flow', ...(await databaseFixture(server, 'flow', { setup: true })) },
       { token: other.userToken },
     );
     assert.equal(db.status, 201);

@@ -9,7 +9,9 @@ import {
   uniqueEmail,
   type Agent,
   type TestServer,
+  controlRow,
 } from '../helpers/server';
+import { databaseFixture } from '../helpers/databases';
 
 const PROJECTS = '/api/v1/bootstrap/projects';
 const DATABASES = '/api/v1/bootstrap/databases';
@@ -76,9 +78,7 @@ describe('bootstrap projects', () => {
     assert.equal(s.default_granularity, '1h');
     assert.equal(s.default_timeframe, '7d');
     assert.equal(s.expire_after, 86_400);
-    const row = server.deps.db.prepare('SELECT project_cluster_id FROM sources WHERE id = ?').get(s.id) as {
-      project_cluster_id: string;
-    };
+    const row = (await controlRow(server, 'SELECT project_cluster_id FROM sources WHERE id = ?', s.id))!;
     assert.equal(row.project_cluster_id, cluster.toLowerCase());
   });
 
@@ -189,7 +189,7 @@ describe('bootstrap sources listing and source tokens', () => {
       server,
       'POST',
       DATABASES,
-      { display_name: 'D', driver: 'sqlite', file_path: 'd.sqlite' },
+      { display_name: 'D', ...(await databaseFixture(server, 'd')) },
       { token: agent.userToken },
     );
     databaseId = db.body.data.source.id;
@@ -234,10 +234,7 @@ describe('bootstrap sources listing and source tokens', () => {
     assert.match(token.value, SOURCE_TOKEN);
     assert.equal(source.id, projectId);
     assert.equal(source.type, 'project');
-    const row = server.deps.db.prepare('SELECT * FROM source_tokens WHERE id = ?').get(token.id) as Record<
-      string,
-      unknown
-    >;
+    const row = (await controlRow(server, 'SELECT * FROM source_tokens WHERE id = ?', token.id))!;
     assert.equal(row.token_hash, createHash('sha256').update(token.value).digest('hex'));
     assert.equal(row.last5, token.value.slice(-5));
     assert.ok(!Object.values(row).includes(token.value));

@@ -14,6 +14,7 @@ import {
   startTestServer,
   type Agent,
   type TestServer,
+  controlRun,
 } from '../helpers/server';
 import { startReceiver, type Receiver } from './channels-receiver';
 import { createChannelSender } from '../../src/domain/alerts/channels/sender';
@@ -343,12 +344,14 @@ describe('channels: network.allowed_hosts, hung receivers, retry classes', () =>
       // this server has no [smtp]: e-mail channels cannot be created through its API
       assert.equal(created.status, 422);
       const id = '00000000-0000-4000-8000-000000000001';
-      server.deps.db
-        .prepare(
-          `INSERT INTO channels (id, organization_id, name, type, preset, settings, secrets, inserted_at, updated_at)
-           VALUES (?, ?, 'mail', 'email', NULL, ?, '{}', 0, 0)`,
-        )
-        .run(id, agent.organizationId, JSON.stringify({ to: ['ops@example.com'], subject_prefix: null }));
+      await controlRun(
+        server,
+        `INSERT INTO channels (id, organization_id, name, type, preset, settings, secrets, inserted_at, updated_at)
+         VALUES (?, ?, 'mail', 'email', NULL, ?, '{}', 0, 0)`,
+        id,
+        agent.organizationId,
+        JSON.stringify({ to: ['ops@example.com'], subject_prefix: null }),
+      );
       const started = Date.now();
       const result = await createChannelSender(deps).send(
         agent.organizationId,

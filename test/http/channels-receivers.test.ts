@@ -15,6 +15,7 @@ import {
   startTestServer,
   type Agent,
   type TestServer,
+  controlRun,
 } from '../helpers/server';
 import { startReceiver, type Receiver } from './channels-receiver';
 import { createChannelSender, httpRequestOf, headerText } from '../../src/domain/alerts/channels/sender';
@@ -308,12 +309,13 @@ describe('channels against real receivers', () => {
       assert.match(result.error, /^TLS handshake failed/);
       const smtpPort = (starttls.server.address() as AddressInfo).port;
       const id = '00000000-0000-4000-8000-0000000000aa';
-      server.deps.db
-        .prepare(
-          `INSERT INTO channels (id, organization_id, name, type, preset, settings, secrets, inserted_at, updated_at)
-           VALUES (?, ?, 'tls mail', 'email', NULL, '{"to":["ops@example.com"]}', '{}', 0, 0)`,
-        )
-        .run(id, agent.organizationId);
+      await controlRun(
+        server,
+        `INSERT INTO channels (id, organization_id, name, type, preset, settings, secrets, inserted_at, updated_at)
+         VALUES (?, ?, 'tls mail', 'email', NULL, '{"to":["ops@example.com"]}', '{}', 0, 0)`,
+        id,
+        agent.organizationId,
+      );
       for (const mode of ['starttls', 'tls'] as const) {
         const deps = {
           ...server.deps,

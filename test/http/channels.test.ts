@@ -3,8 +3,6 @@
 // webhook channel against a receiver on loopback (every preset's exact body).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import {
   createProjectWithToken,
@@ -13,6 +11,7 @@ import {
   startTestServer,
   type Agent,
   type TestServer,
+  controlRow,
 } from '../helpers/server';
 import { startReceiver, type Receiver } from './channels-receiver';
 
@@ -108,18 +107,14 @@ describe('channels API', () => {
     assert.equal(wrongMask.status, 422, 'another masked value is no URL');
 
     // at rest: encrypted, the plaintext nowhere in service.db
-    const db = new Database(path.join(server.dataDir, 'service.db'), { readonly: true });
-    try {
-      const row = db.prepare('SELECT settings, secrets FROM channels WHERE id = ?').get(ch.id) as {
-        settings: string;
-        secrets: string;
-      };
-      assert.match(JSON.parse(row.secrets).url, /^enc:v1:/);
-      assert.equal(server.deps.secrets.decrypt(JSON.parse(row.secrets).url), SLACK_URL);
-      assert.doesNotMatch(row.settings + row.secrets, /hooks\.slack\.com/);
-    } finally {
-      db.close();
-    }
+    const row = (await controlRow<{ settings: string; secrets: string }>(
+      server,
+      'SELECT settings, secrets FROM channels WHERE id = ?',
+      ch.id,
+    ))!;
+    assert.match(JSON.parse(row.secrets).url, /^enc:v1:/);
+    assert.equal(server.deps.secrets.decrypt(JSON.parse(row.secrets).url), SLACK_URL);
+    assert.doesNotMatch(row.settings + row.secrets, /hooks\.slack\.com/);
 
     const removed = await request(server, 'DELETE', `/api/v1/channels/${ch.id}`, undefined, as(agent));
     assert.equal(removed.status, 200);

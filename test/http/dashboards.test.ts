@@ -120,14 +120,21 @@ describe('dashboards CRUD', () => {
   });
 
   test('list answers {data: [...]} ordered by position, then creation; position defaults to last + 1', async () => {
+    // created a millisecond apart: "then creation" is inserted_at (a tie within one millisecond is
+    // insertion order on SQLite, the id on PostgreSQL: docs/cluster.md)
+    at(T0);
     const a = await createDashboard(server, org.userToken, dashboardBody(org, { name: 'a', position: 5 }));
+    at(T0 + 1);
     const b = await createDashboard(server, org.userToken, dashboardBody(org, { name: 'b' }));
+    at(T0 + 2);
     const c = await createDashboard(server, org.userToken, dashboardBody(org, { name: 'c', position: 5 }));
+    at(T0 + 3);
     const hidden = await createDashboard(
       server,
       org.userToken,
       dashboardBody(org, { name: 'h', visibility: false, position: 9 }),
     );
+    at(T0 + 4);
     const e = await createDashboard(server, org.userToken, dashboardBody(org, { name: 'e' }));
     assert.equal(b.position, 6);
     assert.equal(e.position, 10, 'hidden dashboards count for last + 1');

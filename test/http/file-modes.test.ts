@@ -9,7 +9,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { startServer } from '../../src/server';
 import { createLogger } from '../../src/lib/log';
-import { createProjectWithToken, request } from '../helpers/server';
+import { createProjectWithToken, request, embeddedOnly } from '../helpers/server';
 
 const parent = mkdtempSync(path.join(os.tmpdir(), 'file-modes-'));
 after(() => rmSync(parent, { recursive: true, force: true }));
@@ -23,48 +23,52 @@ async function start() {
   return startServer(config, { log: createLogger('silent') });
 }
 
-test('created under a permissive umask: directory 0700, database files 0600; wider modes are narrowed on start', async () => {
-  const umask = process.umask(0); // the most permissive: every mode the code asks for is what it gets
-  try {
-    const server = await start();
-    const agent = await createProjectWithToken(server);
-    const point = { key: 'modes', at: '2026-01-24T10:00:00Z', values: { n: 1 } };
-    assert.equal(
-      (
-        await request(server, 'POST', '/api/v1/metrics', point, {
-          token: agent.sourceToken,
-          sourceId: agent.sourceId,
-        })
-      ).status,
-      201,
-    );
-    assert.equal(mode(dataDir).toString(8), '700');
-    for (const file of files) assert.equal(mode(file).toString(8), '600', file);
-    await server.close();
+test(
+  'created under a permissive umask: directory 0700, database files 0600; wider modes are narrowed on start',
+  embeddedOnly("file modes of one node's service.db"),
+  async () => {
+    const umask = process.umask(0); // the most permissive: every mode the code asks for is what it gets
+    try {
+      const server = await start();
+      const agent = await createProjectWithToken(server);
+      const point = { key: 'modes', at: '2026-01-24T10:00:00Z', values: { n: 1 } };
+      assert.equal(
+        (
+          await request(server, 'POST', '/api/v1/metrics', point, {
+            token: agent.sourceToken,
+            sourceId: agent.sourceId,
+          })
+        ).status,
+        201,
+      );
+      assert.equal(mode(dataDir).toString(8), '700');
+      for (const file of files) assert.equal(mode(file).toString(8), '600', file);
+      await server.close();
 
-    // An older version (or an operator) left them readable by everyone.
-    chmodSync(dataDir, 0o755);
-    chmodSync(files[0]!, 0o644);
-    for (const file of files.slice(1)) {
-      try {
-        chmodSync(file, 0o666);
-      } catch {
-        /* removed at a clean shutdown */
+      // An older version (or an operator) left them readable by everyone.
+      chmodSync(dataDir, 0o755);
+      chmodSync(files[0]!, 0o644);
+      for (const file of files.slice(1)) {
+        try {
+          chmodSync(file, 0o666);
+        } catch {
+          /* removed at a clean shutdown */
+        }
       }
-    }
-    const again = await start();
-    assert.equal(mode(dataDir).toString(8), '700');
-    for (const file of files) {
-      try {
-        assert.equal(mode(file).toString(8), '600', file);
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'ENOENT') throw err;
+      const again = await start();
+      assert.equal(mode(dataDir).toString(8), '700');
+      for (const file of files) {
+        try {
+          assert.equal(mode(file).toString(8), '600', file);
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'ENOENT') throw err;
+        }
       }
+      const health = await request(again, 'GET', '/api/v1/health');
+      assert.equal(health.status, 200);
+      await again.close();
+    } finally {
+      process.umask(umask);
     }
-    const health = await request(again, 'GET', '/api/v1/health');
-    assert.equal(health.status, 200);
-    await again.close();
-  } finally {
-    process.umask(umask);
-  }
-});
+  },
+);

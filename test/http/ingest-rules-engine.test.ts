@@ -11,6 +11,7 @@ import {
   startTestServer,
   type TestServer,
 } from '../helpers/server';
+import { databaseFixture } from '../helpers/databases';
 
 let server: TestServer;
 let as: { token: string; sourceId: string };
@@ -166,7 +167,7 @@ describe('a sqlite database source', () => {
       server,
       'POST',
       '/api/v1/bootstrap/databases',
-      { display_name: 'Stats', driver: 'sqlite', file_path: 'overflow.sqlite' },
+      { display_name: 'Stats', ...(await databaseFixture(server, 'overflow', { setup: true })) },
       user,
     );
     assert.equal(db.status, 201, db.text);

@@ -5,8 +5,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import path from 'node:path';
-import Database from 'better-sqlite3';
 import {
   createProjectWithToken,
   request,
@@ -14,6 +12,8 @@ import {
   startTestServer,
   uniqueEmail,
   type TestServer,
+  controlRun,
+  controlRows,
 } from '../helpers/server';
 
 const CSRF = { 'x-service-csrf': '1' };
@@ -424,24 +424,9 @@ describe('interface sessions: their own credential, limited in time, listed and 
     await short.stop();
   });
 
-  /** Runs `sql` on the server's database (a second connection, as an operator's sqlite3 would). */
-  const sqlOn = (s: TestServer, sql: string, ...params: unknown[]) => {
-    const db = new Database(path.join(s.dataDir, 'service.db'));
-    try {
-      db.pragma('busy_timeout = 5000');
-      return db.prepare(sql).run(...params);
-    } finally {
-      db.close();
-    }
-  };
-  const rowsOf = (s: TestServer, sql: string, ...params: unknown[]) => {
-    const db = new Database(path.join(s.dataDir, 'service.db'), { readonly: true });
-    try {
-      return db.prepare(sql).all(...params) as Array<Record<string, unknown>>;
-    } finally {
-      db.close();
-    }
-  };
+  /** Runs `sql` on the server's tables (service.db, or PostgreSQL in cluster mode), as an operator would. */
+  const sqlOn = (s: TestServer, sql: string, ...params: unknown[]) => controlRun(s, sql, ...params);
+  const rowsOf = (s: TestServer, sql: string, ...params: unknown[]) => controlRows(s, sql, ...params);
   const valueOf = (pair: string) => pair.slice('svc_session='.length);
   const status = async (s: TestServer, pair: string) =>
     (await request(s, 'GET', '/api/v1/session', undefined, { headers: { cookie: pair } })).status;
@@ -454,7 +439,7 @@ describe('interface sessions: their own credential, limited in time, listed and 
       const res = await request(server, 'GET', path, undefined, { token: valueOf(pair) });
       assert.equal(res.status, 401, `${path} with the session as a bearer token`);
     }
-    const rows = rowsOf(
+    const rows = await rowsOf(
       server,
       'SELECT s.* FROM web_sessions s JOIN users u ON u.id = s.user_id WHERE u.email = ?',
       agent.email,
@@ -462,7 +447,7 @@ describe('interface sessions: their own credential, limited in time, listed and 
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.token_hash, createHash('sha256').update(valueOf(pair)).digest('hex'));
     assert.ok(!JSON.stringify(rows).includes(valueOf(pair)));
-    const tokens = rowsOf(
+    const tokens = await rowsOf(
       server,
       "SELECT t.* FROM user_tokens t JOIN users u ON u.id = t.user_id WHERE u.email = ? AND t.name = 'Web session'",
       agent.email,
@@ -473,36 +458,38 @@ describe('interface sessions: their own credential, limited in time, listed and 
   test('the server ends a session after its idle time and its lifetime (configurable)', async () => {
     const agent = await signupWithOrganization(short);
     const idle = await signIn(short, agent);
-    sqlOn(
+    await sqlOn(
       short,
       'UPDATE web_sessions SET last_seen_at = last_seen_at - 100000 WHERE token_hash = ?',
       createHash('sha256').update(valueOf(idle)).digest('hex'),
     );
     assert.equal(await status(short, idle), 200, '100 s unused: within the configured 120 s');
-    sqlOn(
+    await sqlOn(
       short,
       'UPDATE web_sessions SET last_seen_at = last_seen_at - 30000 WHERE token_hash = ?',
       createHash('sha256').update(valueOf(idle)).digest('hex'),
     );
     assert.equal(await status(short, idle), 200, 'the last request counted as use');
-    sqlOn(
+    await sqlOn(
       short,
       'UPDATE web_sessions SET last_seen_at = last_seen_at - 121000 WHERE token_hash = ?',
       createHash('sha256').update(valueOf(idle)).digest('hex'),
     );
     assert.equal(await status(short, idle), 401, 'unused for longer than the idle time');
     assert.equal(
-      rowsOf(
-        short,
-        'SELECT 1 FROM web_sessions WHERE token_hash = ?',
-        createHash('sha256').update(valueOf(idle)).digest('hex'),
+      (
+        await rowsOf(
+          short,
+          'SELECT 1 FROM web_sessions WHERE token_hash = ?',
+          createHash('sha256').update(valueOf(idle)).digest('hex'),
+        )
       ).length,
       0,
       'and deleted',
     );
 
     const old = await signIn(short, agent);
-    sqlOn(
+    await sqlOn(
       short,
       'UPDATE web_sessions SET created_at = created_at - 601000 WHERE token_hash = ?',
       createHash('sha256').update(valueOf(old)).digest('hex'),
@@ -513,7 +500,7 @@ describe('interface sessions: their own credential, limited in time, listed and 
     const owner = await signupWithOrganization(server);
     const pair = await signIn(server, owner);
     const hash = createHash('sha256').update(valueOf(pair)).digest('hex');
-    sqlOn(
+    await sqlOn(
       server,
       'UPDATE web_sessions SET last_seen_at = last_seen_at - ?, created_at = created_at - ? WHERE token_hash = ?',
       6.9 * 86400_000,
@@ -521,7 +508,7 @@ describe('interface sessions: their own credential, limited in time, listed and 
       hash,
     );
     assert.equal(await status(server, pair), 200);
-    sqlOn(
+    await sqlOn(
       server,
       'UPDATE web_sessions SET last_seen_at = last_seen_at - ? WHERE token_hash = ?',
       7.1 * 86400_000,
@@ -529,7 +516,7 @@ describe('interface sessions: their own credential, limited in time, listed and 
     );
     assert.equal(await status(server, pair), 401, 'a week unused');
     const month = await signIn(server, owner);
-    sqlOn(
+    await sqlOn(
       server,
       'UPDATE web_sessions SET created_at = created_at - ? WHERE token_hash = ?',
       30.1 * 86400_000,
@@ -625,10 +612,12 @@ describe('interface sessions: their own credential, limited in time, listed and 
     assert.equal(out.status, 200);
     assert.equal(await status(server, laptop), 401);
     assert.equal(
-      rowsOf(
-        server,
-        'SELECT 1 FROM web_sessions WHERE token_hash = ?',
-        createHash('sha256').update(valueOf(laptop)).digest('hex'),
+      (
+        await rowsOf(
+          server,
+          'SELECT 1 FROM web_sessions WHERE token_hash = ?',
+          createHash('sha256').update(valueOf(laptop)).digest('hex'),
+        )
       ).length,
       0,
     );

@@ -10,7 +10,9 @@ import {
   uniqueEmail,
   type Agent,
   type TestServer,
+  controlRow,
 } from '../helpers/server';
+import { databaseFixture } from '../helpers/databases';
 
 const B = '/api/v1/bootstrap';
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -385,8 +387,10 @@ describe('malformed bootstrap requests', () => {
     me: (await request(server, 'GET', `${B}/me`, undefined, { token: agent.userToken })).body,
     sources: (await request(server, 'GET', `${B}/sources`, undefined, { token: agent.userToken })).body,
     lone: (await request(server, 'GET', `${B}/me`, undefined, { token: lone })).body,
-    counts: ['users', 'organizations', 'memberships', 'user_tokens', 'sources', 'source_tokens'].map(
-      (t) => (server.deps.db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n,
+    counts: await Promise.all(
+      ['users', 'organizations', 'memberships', 'user_tokens', 'sources', 'source_tokens'].map(
+        async (t) => (await controlRow<{ n: number }>(server, `SELECT count(*) AS n FROM ${t}`))!.n,
+      ),
     ),
   });
 
@@ -403,7 +407,7 @@ describe('malformed bootstrap requests', () => {
       server,
       'POST',
       `${B}/databases`,
-      { display_name: 'Existing db', driver: 'sqlite', file_path: 'e.sqlite' },
+      { display_name: 'Existing db', ...(await databaseFixture(server, 'e', { setup: true })) },
       { token: agent.userToken },
     );
     databaseId = db.body.data.source.id;

@@ -13,6 +13,7 @@ import {
   signupWithOrganization,
   startTestServer,
 } from '../helpers/server';
+import { databaseFixture } from '../helpers/databases';
 
 const POINT = { key: 'hits', at: '2026-02-01T10:00:00Z', values: { n: 1 } };
 const READ = '/api/v1/metrics?key=hits&from=2026-02-01T10:00:00Z&to=2026-02-01T10:00:00Z&granularity=1h';
@@ -233,7 +234,7 @@ describe('metrics with projects disabled', () => {
       server,
       'POST',
       '/api/v1/bootstrap/databases',
-      { display_name: 'Stats', driver: 'sqlite', file_path: 'stats.sqlite' },
+      { display_name: 'Stats', ...(await databaseFixture(server, 'stats', { setup: true })) },
       user,
     );
     assert.equal(db.status, 201, db.text);

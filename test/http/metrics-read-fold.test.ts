@@ -5,7 +5,13 @@
 // exactly once (docs/storage.md "Reads").
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createProjectWithToken, request, startTestServer, type TestServer } from '../helpers/server';
+import {
+  createProjectWithToken,
+  request,
+  startTestServer,
+  type TestServer,
+  embeddedOnly,
+} from '../helpers/server';
 
 let server: TestServer;
 let as: { token: string; sourceId: string };
@@ -64,66 +70,70 @@ async function foldState(): Promise<{ folding: boolean; folded: number }> {
   return { folding: state.folding_up_to !== null, folded: state.folded_up_to ?? 0 };
 }
 
-test('reads during and right after a long fold answer 200 with every acknowledged point, exactly once', async () => {
-  let acked = 0;
-  let sent = 0;
-  let readsDuringFolds = 0;
-  let stop = false;
-  // A second client reads all the time: between what was acknowledged before the read and what was sent.
-  const reader = (async () => {
-    let reads = 0;
-    while (!stop) {
-      const low = acked;
-      const { folding } = await foldState();
-      const day = await sums('1m', 'k0');
-      const high = sent;
-      assert.ok(
-        day.n >= low / KEYS && day.n <= high / KEYS,
-        `read ${day.n} outside [${low / KEYS}, ${high / KEYS}]`,
-      );
-      assert.equal(day.net, 2 * day.n);
-      if (folding) readsDuringFolds++;
-      reads++;
-    }
-    return reads;
-  })();
-  try {
-    await load();
-  } finally {
-    stop = true;
-  }
-  const reads = await reader;
-  assert.ok(reads > 0);
-  assert.ok(readsDuringFolds > 0, 'some reads ran while a fold was in progress');
-  // Right after the load, and once everything is folded: the same sums.
-  const all = { n: acked / KEYS, net: (2 * acked) / KEYS, tax: (3 * acked) / KEYS, buckets: 1440 };
-  assert.deepEqual(await sums('1m', 'k19'), all);
-  await server.deps.metrics.flush();
-  assert.deepEqual(await sums('1m', 'k19'), all);
-  assert.equal((await sums('1d')).n, BATCHES * PER_BATCH);
-
-  async function load(): Promise<void> {
-    for (let b = 0; b < BATCHES; b++) {
-      sent += PER_BATCH;
-      const res = await request(server, 'POST', '/api/v1/metrics/batch', { points: batch(b) }, as);
-      assert.equal(res.status, 201);
-      acked += PER_BATCH;
-      // Nothing in flight now: every granularity holds exactly what was acknowledged.
-      for (const [g, buckets] of [
-        ['1m', 1440],
-        ['1h', 24],
-        ['1d', 1],
-      ] as const) {
-        for (const key of ['k0', 'k7']) {
-          assert.deepEqual(await sums(g, key), {
-            n: acked / KEYS,
-            net: (2 * acked) / KEYS,
-            tax: (3 * acked) / KEYS,
-            buckets,
-          });
-        }
+test(
+  'reads during and right after a long fold answer 200 with every acknowledged point, exactly once',
+  embeddedOnly("the embedded store's metric writer (its merges and folds) holds no project in cluster mode"),
+  async () => {
+    let acked = 0;
+    let sent = 0;
+    let readsDuringFolds = 0;
+    let stop = false;
+    // A second client reads all the time: between what was acknowledged before the read and what was sent.
+    const reader = (async () => {
+      let reads = 0;
+      while (!stop) {
+        const low = acked;
+        const { folding } = await foldState();
+        const day = await sums('1m', 'k0');
+        const high = sent;
+        assert.ok(
+          day.n >= low / KEYS && day.n <= high / KEYS,
+          `read ${day.n} outside [${low / KEYS}, ${high / KEYS}]`,
+        );
+        assert.equal(day.net, 2 * day.n);
+        if (folding) readsDuringFolds++;
+        reads++;
       }
-      assert.equal((await sums('1h')).n, acked, 'the system key counts every point');
+      return reads;
+    })();
+    try {
+      await load();
+    } finally {
+      stop = true;
     }
-  }
-});
+    const reads = await reader;
+    assert.ok(reads > 0);
+    assert.ok(readsDuringFolds > 0, 'some reads ran while a fold was in progress');
+    // Right after the load, and once everything is folded: the same sums.
+    const all = { n: acked / KEYS, net: (2 * acked) / KEYS, tax: (3 * acked) / KEYS, buckets: 1440 };
+    assert.deepEqual(await sums('1m', 'k19'), all);
+    await server.deps.metrics.flush();
+    assert.deepEqual(await sums('1m', 'k19'), all);
+    assert.equal((await sums('1d')).n, BATCHES * PER_BATCH);
+
+    async function load(): Promise<void> {
+      for (let b = 0; b < BATCHES; b++) {
+        sent += PER_BATCH;
+        const res = await request(server, 'POST', '/api/v1/metrics/batch', { points: batch(b) }, as);
+        assert.equal(res.status, 201);
+        acked += PER_BATCH;
+        // Nothing in flight now: every granularity holds exactly what was acknowledged.
+        for (const [g, buckets] of [
+          ['1m', 1440],
+          ['1h', 24],
+          ['1d', 1],
+        ] as const) {
+          for (const key of ['k0', 'k7']) {
+            assert.deepEqual(await sums(g, key), {
+              n: acked / KEYS,
+              net: (2 * acked) / KEYS,
+              tax: (3 * acked) / KEYS,
+              buckets,
+            });
+          }
+        }
+        assert.equal((await sums('1h')).n, acked, 'the system key counts every point');
+      }
+    }
+  },
+);

@@ -9,6 +9,7 @@ import {
   createProjectWithToken,
   request,
   startTestServer,
+  embeddedOnly,
 } from '../helpers/server';
 
 describe('metrics over HTTP', () => {
@@ -258,53 +259,57 @@ describe('metrics over HTTP', () => {
   });
 });
 
-describe('metrics of a sqlite database source over HTTP', () => {
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(() => server.stop());
+describe(
+  'metrics of a sqlite database source over HTTP',
+  embeddedOnly('SQLite database sources are refused in cluster mode'),
+  () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer();
+    });
+    after(() => server.stop());
 
-  test('create, set up, write and read back through the Trifle layout', async () => {
-    const agent = await createProjectWithToken(server);
-    const user = { token: agent.userToken };
-    const created = await request(
-      server,
-      'POST',
-      '/api/v1/bootstrap/databases',
-      {
-        display_name: 'App stats',
-        driver: 'sqlite',
-        file_path: 'app/stats.sqlite',
-        identifier_mode: 'partial',
-      },
-      user,
-    );
-    assert.equal(created.status, 201, created.text);
-    const id = created.body.data.source.id as string;
-    const token = await request(
-      server,
-      'POST',
-      '/api/v1/bootstrap/source-tokens',
-      { source_type: 'database', source_id: id },
-      user,
-    );
-    const as = { token: token.body.data.token.value as string, sourceId: id };
-    const point = { key: 'signups', at: '2026-01-24T10:00:00Z', values: { n: 1 } };
-    const early = await request(server, 'POST', '/api/v1/metrics', point, as);
-    assert.equal(early.status, 409, 'writes wait for setup');
-    assert.equal(
-      (await request(server, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, undefined, user)).status,
-      200,
-    );
-    assert.equal((await request(server, 'POST', '/api/v1/metrics', point, as)).status, 201);
-    const read = await request(
-      server,
-      'GET',
-      '/api/v1/metrics?key=signups&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h',
-      undefined,
-      as,
-    );
-    assert.deepEqual(read.body, { data: { at: ['2026-01-24T10:00:00Z'], values: [{ n: 1 }] } });
-  });
-});
+    test('create, set up, write and read back through the Trifle layout', async () => {
+      const agent = await createProjectWithToken(server);
+      const user = { token: agent.userToken };
+      const created = await request(
+        server,
+        'POST',
+        '/api/v1/bootstrap/databases',
+        {
+          display_name: 'App stats',
+          driver: 'sqlite',
+          file_path: 'app/stats.sqlite',
+          identifier_mode: 'partial',
+        },
+        user,
+      );
+      assert.equal(created.status, 201, created.text);
+      const id = created.body.data.source.id as string;
+      const token = await request(
+        server,
+        'POST',
+        '/api/v1/bootstrap/source-tokens',
+        { source_type: 'database', source_id: id },
+        user,
+      );
+      const as = { token: token.body.data.token.value as string, sourceId: id };
+      const point = { key: 'signups', at: '2026-01-24T10:00:00Z', values: { n: 1 } };
+      const early = await request(server, 'POST', '/api/v1/metrics', point, as);
+      assert.equal(early.status, 409, 'writes wait for setup');
+      assert.equal(
+        (await request(server, 'POST', `/api/v1/bootstrap/databases/${id}/setup`, undefined, user)).status,
+        200,
+      );
+      assert.equal((await request(server, 'POST', '/api/v1/metrics', point, as)).status, 201);
+      const read = await request(
+        server,
+        'GET',
+        '/api/v1/metrics?key=signups&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h',
+        undefined,
+        as,
+      );
+      assert.deepEqual(read.body, { data: { at: ['2026-01-24T10:00:00Z'], values: [{ n: 1 }] } });
+    });
+  },
+);

@@ -11,6 +11,7 @@ import {
   startTestServer,
   type ProjectAgent,
   type TestServer,
+  embeddedOnly,
 } from '../helpers/server';
 import { createMonitor, monitorBody } from '../helpers/monitors';
 import { startReceiver, type Receiver } from './channels-receiver';
@@ -416,45 +417,49 @@ describe('a paced round of many monitors', () => {
     for (const m of await all()) assert.equal((await historyOf(m.id)).length, 4);
   });
 
-  test('while another connection holds the write lock, the round waits off the event loop', async () => {
-    // The metric writer folds what it holds first: a fold waiting for the lock below would hold
-    // the round's reads (which the writer answers) until the lock is released, and the round would
-    // then find the lock free at its commit.
-    await server.deps.metrics.flush();
-    // Another writer of service.db (as the metric writer's fold is) takes the lock for 4 s.
-    const other = new Database(path.join(server.dataDir, 'service.db'));
-    other.pragma('busy_timeout = 5000');
-    other.prepare('BEGIN IMMEDIATE').run();
-    const released = new Promise<number>((resolve) => {
-      setTimeout(() => {
-        other.prepare('COMMIT').run();
-        other.close();
-        resolve(performance.now());
-      }, 4000);
-    });
-    // the event loop's longest gap meanwhile: a 5 ms timer's lateness
-    let last = performance.now();
-    let longestGap = 0;
-    const ticker = setInterval(() => {
-      const at = performance.now();
-      longestGap = Math.max(longestGap, at - last);
-      last = at;
-    }, 5);
-    try {
-      const stats = await roundAt(4);
-      const freedAt = await released;
-      assert.ok(performance.now() >= freedAt, 'the round committed after the lock was released');
-      assert.equal(stats.errors, 0);
-      assert.ok(
-        longestGap < 2000,
-        `the event loop was held ${longestGap.toFixed(0)} ms (the lock: 4,000 ms)`,
-      );
-      assert.ok(stats.lockWaits > 0, 'the round found the lock taken and tried again');
-      for (const m of await all())
-        for (const i of m.instances) assert.equal(i.last_evaluated_at, formatTimestamp(clock), m.name);
-    } finally {
-      clearInterval(ticker);
-      await released;
-    }
-  });
+  test(
+    'while another connection holds the write lock, the round waits off the event loop',
+    embeddedOnly("SQLite's write lock (tryOnly); PostgreSQL locks rows"),
+    async () => {
+      // The metric writer folds what it holds first: a fold waiting for the lock below would hold
+      // the round's reads (which the writer answers) until the lock is released, and the round would
+      // then find the lock free at its commit.
+      await server.deps.metrics.flush();
+      // Another writer of service.db (as the metric writer's fold is) takes the lock for 4 s.
+      const other = new Database(path.join(server.dataDir, 'service.db'));
+      other.pragma('busy_timeout = 5000');
+      other.prepare('BEGIN IMMEDIATE').run();
+      const released = new Promise<number>((resolve) => {
+        setTimeout(() => {
+          other.prepare('COMMIT').run();
+          other.close();
+          resolve(performance.now());
+        }, 4000);
+      });
+      // the event loop's longest gap meanwhile: a 5 ms timer's lateness
+      let last = performance.now();
+      let longestGap = 0;
+      const ticker = setInterval(() => {
+        const at = performance.now();
+        longestGap = Math.max(longestGap, at - last);
+        last = at;
+      }, 5);
+      try {
+        const stats = await roundAt(4);
+        const freedAt = await released;
+        assert.ok(performance.now() >= freedAt, 'the round committed after the lock was released');
+        assert.equal(stats.errors, 0);
+        assert.ok(
+          longestGap < 2000,
+          `the event loop was held ${longestGap.toFixed(0)} ms (the lock: 4,000 ms)`,
+        );
+        assert.ok(stats.lockWaits > 0, 'the round found the lock taken and tried again');
+        for (const m of await all())
+          for (const i of m.instances) assert.equal(i.last_evaluated_at, formatTimestamp(clock), m.name);
+      } finally {
+        clearInterval(ticker);
+        await released;
+      }
+    },
+  );
 });

@@ -159,6 +159,9 @@ describe('the outbox with a failing or hung receiver', () => {
     const m = await fire('hung', 1);
     const outbox = server.deps.ops.alerts.outbox;
     outbox.kick();
+    // the row is claimed after the outbox's reads (a round trip each on PostgreSQL), then sent
+    for (const until = performance.now() + 5_000; outbox.inFlight === 0 && performance.now() < until;)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     assert.equal(outbox.inFlight, 1);
     const t0 = performance.now();
     const stats = await server.deps.ops.alerts.evaluator.round();

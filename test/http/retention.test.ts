@@ -8,6 +8,7 @@ import {
   signupWithOrganization,
   startTestServer,
   type TestServer,
+  clusterMode,
 } from '../helpers/server';
 
 const HOUR = 3_600_000;
@@ -87,7 +88,8 @@ describe('retention', () => {
     assert.deepEqual(await series(p, '1d', T0, T0), [{}]);
     assert.deepEqual(await series(keep, '1d', T0, T0), [{ count: 5 }]);
     const stats = server.deps.ops.sweeper.stats;
-    assert.ok(stats.deletedBuckets >= 5 && stats.transactions >= 1, JSON.stringify(stats));
+    // (its transactions are the embedded store's: a cluster's deletes are counted in deletedBuckets only)
+    assert.ok(stats.deletedBuckets >= 5 && (clusterMode || stats.transactions >= 1), JSON.stringify(stats));
   });
 
   test('retention is validated on create (422 naming retention) and shown in responses', async () => {

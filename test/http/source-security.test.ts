@@ -467,8 +467,8 @@ describe('organizations never share a store by accident; setups and sources are 
     const ra = await create(a, { driver: 'redis', host: '127.0.0.1' });
     const rb = await create(b, { driver: 'redis', host: 'localhost' });
     const [pa, pb] = [
-      configOf(server, ra.body.data.source.id).prefix,
-      configOf(server, rb.body.data.source.id).prefix,
+      (await configOf(server, ra.body.data.source.id)).prefix,
+      (await configOf(server, rb.body.data.source.id)).prefix,
     ];
     assert.match(pa, /^trfl_/);
     assert.match(pb, /^trfl_/);

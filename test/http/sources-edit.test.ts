@@ -12,6 +12,9 @@ import {
   request,
   signupWithOrganization,
   startTestServer,
+  controlRow,
+  storedBuckets,
+  clusterMode,
 } from '../helpers/server';
 
 describe('editing and removing sources', () => {
@@ -32,12 +35,9 @@ describe('editing and removing sources', () => {
       { key, at: new Date().toISOString(), values: { count: 1 } },
       { token: p.sourceToken, sourceId: p.sourceId },
     );
-  const rows = (sql: string, id: string) => (server.deps.db.prepare(sql).get(id) as { n: number }).n;
-  const bucketsOf = (id: string) =>
-    rows(
-      'SELECT COUNT(*) AS n FROM metric_buckets WHERE series_id IN (SELECT id FROM metric_series WHERE source_id = ?)',
-      id,
-    );
+  /** a count from the service's tables (service.db, or PostgreSQL in cluster mode) */
+  const rows = async (sql: string, id: string) => (await controlRow<{ n: number }>(server, sql, id))!.n;
+  const bucketsOf = (id: string) => storedBuckets(server, id);
 
   test('a project without data changes zone, week start and granularities; with data the zone is fixed', async () => {
     const p = await createProjectWithToken(server, { time_zone: 'UTC', granularities: '1m,1h,1d' });
@@ -189,18 +189,19 @@ describe('editing and removing sources', () => {
       metric_keys: 3,
       monitors: 1,
     });
-    assert.ok(bucketsOf(p.sourceId) > 400);
+    assert.ok((await bucketsOf(p.sourceId)) > 400);
 
     const removed = await api('DELETE', `/bootstrap/projects/${p.sourceId}`, p.userToken);
     assert.equal(removed.status, 200, removed.text);
     assert.equal(removed.body.data.source.id, p.sourceId);
     assert.deepEqual(removed.body.data.removed, dependents.body.data);
 
-    assert.equal(bucketsOf(p.sourceId), 0);
-    assert.equal(rows('SELECT COUNT(*) AS n FROM metric_series WHERE source_id = ?', p.sourceId), 0);
-    assert.equal(rows('SELECT COUNT(*) AS n FROM transponders WHERE source_id = ?', p.sourceId), 0);
+    assert.equal(await bucketsOf(p.sourceId), 0);
+    const series = server.deps.db.prepare('SELECT COUNT(*) AS n FROM metric_series WHERE source_id = ?');
+    assert.equal((series.get(p.sourceId) as { n: number }).n, 0);
+    assert.equal(await rows('SELECT COUNT(*) AS n FROM transponders WHERE source_id = ?', p.sourceId), 0);
     assert.equal(
-      rows('SELECT COUNT(*) AS n FROM dashboard_shares WHERE dashboard_id = ?', dash.body.data.id),
+      await rows('SELECT COUNT(*) AS n FROM dashboard_shares WHERE dashboard_id = ?', dash.body.data.id),
       0,
     );
     // The source token fails on its next request, for reads and writes.
@@ -217,7 +218,7 @@ describe('editing and removing sources', () => {
     // The monitor stays (and fails from now on: its source is gone).
     assert.equal((await api('GET', `/monitors/${monitor.body.data.id}`, p.userToken)).status, 200);
     // The other organization's data is untouched.
-    assert.ok(bucketsOf(other.sourceId) > 0);
+    assert.ok((await bucketsOf(other.sourceId)) > 0);
     assert.equal((await write(other)).status, 201);
   });
 
@@ -225,10 +226,12 @@ describe('editing and removing sources', () => {
     const agent = await signupWithOrganization(server);
     const folder = path.join(server.deps.config.sources.sqliteRoot, agent.organizationId);
     mkdirSync(folder, { recursive: true });
+    // cluster mode refuses SQLite sources (their file is on one node): a PostgreSQL one there
     const created = await api('POST', '/bootstrap/databases', agent.userToken, {
       display_name: 'Legacy',
-      driver: 'sqlite',
-      file_path: 'stats.sqlite',
+      ...(clusterMode
+        ? { driver: 'postgres', host: 'db.internal', database_name: 'stats', username: 'svc', password: 'pw' }
+        : { driver: 'sqlite', file_path: 'stats.sqlite' }),
     });
     assert.equal(created.status, 201, created.text);
     const id = created.body.data.source.id;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { linkSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { request, signupWithOrganization, type Agent } from '../helpers/server';
+import { request, signupWithOrganization, type Agent, embeddedOnly } from '../helpers/server';
 import {
   type Restartable,
   healthy,
@@ -32,7 +32,7 @@ function descriptorsUnder(dir: string): number {
   return n;
 }
 
-describe('sqlite source bounds', () => {
+describe('sqlite source bounds', embeddedOnly('SQLite database sources are refused in cluster mode'), () => {
   let server: Restartable;
   let agent: Agent;
   let folder: string;

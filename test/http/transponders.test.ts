@@ -11,6 +11,7 @@ import {
   type TestServer,
 } from '../helpers/server';
 import { readHour, sqliteSource, track } from '../helpers/sqlite-sources';
+import { databaseFixture } from '../helpers/databases';
 
 const AT = '2026-01-24T10:30:00Z';
 const RANGE = 'from=2026-01-24T10:00:00Z&to=2026-01-24T11:00:00Z&granularity=1h';
@@ -532,8 +533,12 @@ describe('transponders', () => {
     await removeAll();
   });
 
-  test('a database source (sqlite file): its own transponders, applied to its reads; GET /source', async () => {
-    const src = await sqliteSource(server, p, { file_path: `tr-${Date.now()}.db` });
+  test('a database source (sqlite file; PostgreSQL in cluster mode): its own transponders, applied to its reads; GET /source', async () => {
+    const src = await sqliteSource(
+      server,
+      p,
+      await databaseFixture(server, `tr${Date.now()}`, { setup: true }),
+    );
     const db = { ...p, sourceId: src.id, sourceToken: src.token };
     assert.equal((await track(server, src, { sum: 30, count: 4 })).status, 201);
     const made = await create(

@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { parsePoint } from '../../src/domain/metrics/ingest/points';
 import { LogAppender, recoverLog } from '../../src/drivers/embedded/log';
 import { encodePoints, wireToParts } from '../../src/model/point-wire';
-import { createProjectWithToken, request } from '../helpers/server';
+import { createProjectWithToken, request, embeddedOnly } from '../helpers/server';
 import { type ServiceProcess, startService } from '../helpers/process';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'log-replay-'));
@@ -53,7 +53,7 @@ const logLines = (service: ServiceProcess) =>
 
 test(
   'a record that reads whole but does not decode is set aside by the replay; the others are replayed once, nothing stored is lost',
-  { timeout: 120_000 },
+  { timeout: 120_000, ...embeddedOnly("the embedded store's write log") },
   async () => {
     let service = await start();
     const agent = await createProjectWithToken(service);

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { type Precision, parseLineProtocol } from '../../src/intake/line-protocol';
 import { mapLineWire } from '../../src/intake/line-wire';
 import { mapLineBodyDirect } from '../../src/intake/line-direct';
-import { hash53 } from '../../src/intake/key-hash';
+import { hash53 } from '../../src/lib/key-hash';
 
 const NOW = Date.UTC(2026, 0, 24, 10, 0, 0) + 0.5;
 

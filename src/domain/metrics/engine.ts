@@ -10,6 +10,7 @@ import type { Logger } from '../../lib/log';
 import type { Db } from '../../storage/db';
 import { createDriverRegistry, projectClusterOf } from '../../drivers';
 import { createMetricClusters } from '../../drivers/network/clusters';
+import { DEFAULT_CLUSTER_ID, DEFAULT_MERGE_WINDOW_MS } from '../../config-clusters';
 import { createEmbeddedStore } from '../../drivers/embedded/store';
 import { translateSqliteError } from '../../drivers/sqlite/store';
 import type { LoggedPoints, SetupResult } from '../../drivers/types';
@@ -163,6 +164,8 @@ export function coarsestGranularity(texts: readonly string[]): Granularity | nul
 export interface ClusterProject {
   /** whether a bucket is stored (pending writes committed first) */
   holdsData(): Promise<boolean>;
+  /** the distinct metric keys stored, the system key left out (pending writes committed first) */
+  keyCount(): Promise<number>;
   /** deletes the buckets older than each granularity's cutoff (null: keep); resolves with the rows */
   expire(cutoffMs: (granularity: string) => number | null): Promise<number>;
   /** deletes every bucket of the (removed) project */
@@ -223,9 +226,23 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const embedded = createEmbeddedStore(options.db, writer);
   const plans = new PlanCache();
   const merge = (entries: readonly LoggedPoints[]) => mergeCommit(entries, plans);
-  const clusters = createMetricClusters(config.clusters ?? [], { timeoutMs: config.network?.timeoutMs });
+  // Cluster mode (storage.url): every project that names no configured cluster keeps its buckets
+  // on the default metrics cluster, storage.url itself (docs/cluster.md part 3).
+  const storageUrl = config.storage?.url ?? null;
+  const defaultCluster = storageUrl === null ? null : DEFAULT_CLUSTER_ID;
+  const clusters = createMetricClusters(
+    [
+      ...(config.clusters ?? []),
+      ...(storageUrl === null
+        ? []
+        : [{ id: DEFAULT_CLUSTER_ID, url: storageUrl, mergeWindowMs: DEFAULT_MERGE_WINDOW_MS }]),
+    ],
+    { timeoutMs: config.network?.timeoutMs },
+  );
+  const clusterOf = (source: Source) => projectClusterOf(source, defaultCluster);
   const drivers = createDriverRegistry({
     clusters,
+    defaultCluster,
     db: options.db,
     embedded,
     merge,
@@ -411,12 +428,16 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
     },
 
     cluster(source) {
-      const id = projectClusterOf(source);
+      const id = clusterOf(source);
       if (id === null) return null;
       return {
         holdsData: async () => {
           await queue.flush();
           return clusters.holdsData(id, source.id);
+        },
+        keyCount: async () => {
+          await queue.flush();
+          return clusters.keyCount(id, source.id);
         },
         async expire(cutoffMs) {
           let deleted = 0;

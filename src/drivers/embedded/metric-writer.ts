@@ -8,9 +8,9 @@
 // (model/window/window.ts); a read asks after the merges before it. A second after a window's first
 // point, at `foldAtBytes` of rows, or when asked to settle, the window is folded into the buckets in
 // short transactions (embedded/fold.ts) while a new window gathers. A fold costs about the same for a
-// second of points as for five when they touch the same rows, so a window gathers for twice as
+// second of points as for five when they touch the same rows, so a window gathers for four times as
 // long as the last fold took (up to `maxFoldAfterMs`): under a heavy load folds take at most about
-// half of the writer's time. A read of the embedded store is lent what is not folded yet
+// a fifth of the writer's time. A read of the embedded store is lent what is not folded yet
 // (`pending`), each window's part tagged with the number of the fold that writes it: the read
 // keeps a part only for rows whose stored `fold` is below that number in its own snapshot, so it
 // sees every acknowledged point at once and exactly once, also while a fold runs or cannot run (a
@@ -33,6 +33,12 @@ import { PlanCache, type PlanInput, type SourcePlan } from '../../model/plan';
 import type { LoggedPoints } from '../../model/wire';
 import { wireFromBytes, wireToParts } from '../../model/point-wire';
 import { IngestWindow } from '../../model/window/window';
+
+/**
+ * A window gathers for this many times as long as the last fold took (within foldAfterMs and
+ * maxFoldAfterMs): under a heavy load folds then take about a fifth of the writer's time.
+ */
+export const FOLD_FACTOR = 4;
 
 /** One source's points of a group commit (model/wire.ts). */
 export type AppendEntry = LoggedPoints;
@@ -517,7 +523,7 @@ export class MetricWriter {
         this.urgent = true;
         this.startFold();
       },
-      Math.min(Math.max(2 * this.lastFoldMs, this.o.foldAfterMs), this.o.maxFoldAfterMs),
+      Math.min(Math.max(FOLD_FACTOR * this.lastFoldMs, this.o.foldAfterMs), this.o.maxFoldAfterMs),
     );
     this.timer.unref();
   }

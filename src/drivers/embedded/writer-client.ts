@@ -32,20 +32,15 @@ import {
 } from './writer-protocol';
 import { writerThreadCode } from './writer-thread-code';
 import { SYSTEM_KEY } from '../../model/write-set';
+import { hash53 } from '../../lib/key-hash';
 
 const KEY_SLOTS = 4096;
 /** keys of one source whose change marks are followed one by one (changeMark) */
 const MAX_MARKED_KEYS = 1024;
 
-/** A key's slot: FNV-1a over its UTF-16 units. */
-function keySlot(key: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0) & (KEY_SLOTS - 1);
-}
+/** A key's slot, from its hash53 (the line-protocol reader's, when a wire carries them). */
+const slotOfHash = (hash: number) => (hash >>> 0) & (KEY_SLOTS - 1);
+const keySlot = (key: string) => slotOfHash(hash53(key));
 
 /** Whether the writer runs: what `GET /api/v1/health` tells a supervisor. */
 export interface WriterStatus {
@@ -411,8 +406,11 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       let slots = lastAppendedByKey.get(settings.id);
       if (!slots) lastAppendedByKey.set(settings.id, (slots = new Float64Array(KEY_SLOTS)));
       const marked = markedKeys.get(settings.id);
-      for (const key of wire.keys) {
-        const slot = keySlot(key);
+      const hashes = wire.keyHashes;
+      const keys = wire.keys;
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        const slot = hashes !== undefined ? slotOfHash(hashes[i]!) : keySlot(key);
         slots[slot] = upTo;
         if (marked !== undefined && marked.slots[slot] === 1 && marked.last.has(key))
           marked.last.set(key, upTo);

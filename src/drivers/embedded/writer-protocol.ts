@@ -120,7 +120,8 @@ export class KeyNumbers {
         }
         keyNumbers[i] = n;
       }
-      return { settings, wire: { ...wire, keys: [], keyNumbers } };
+      const { keyHashes: _, ...rest } = wire; // the event loop's alone
+      return { settings, wire: { ...rest, keys: [], keyNumbers } };
     });
     return { entries: out, newKeys, resetKeys };
   }

@@ -34,6 +34,8 @@ export interface MetricClusters {
   layout(clusterId: string, projectId: string, timeZone: string): WriteSetStore;
   /** Whether the project's schema holds a bucket (false when it was never set up). */
   holdsData(clusterId: string, projectId: string): Promise<boolean>;
+  /** The distinct metric keys stored, the system key left out (0 when never set up). */
+  keyCount(clusterId: string, projectId: string): Promise<number>;
   /**
    * Deletes the project's buckets of `granularity` that start before `beforeMs`, in chunks of
    * EXPIRE_CHUNK_ROWS rows (one short transaction each); resolves with the rows deleted.
@@ -118,6 +120,22 @@ export function createMetricClusters(
           return (await pool.query(`SELECT 1 FROM ${table} LIMIT 1`)).rowCount! > 0;
         } catch (err) {
           if (missingTable(err)) return false;
+          throw err;
+        }
+      });
+    },
+
+    async keyCount(clusterId, projectId) {
+      const table = `"${projectSchema(projectId)}".trifle_stats`;
+      return run(clusterId, async (pool) => {
+        try {
+          const { rows } = await pool.query<{ n: string }>(
+            `SELECT count(DISTINCT key)::text AS n FROM ${table} WHERE key <> $1`,
+            [SYSTEM_KEY],
+          );
+          return Number(rows[0]!.n);
+        } catch (err) {
+          if (missingTable(err)) return 0;
           throw err;
         }
       });

@@ -38,6 +38,7 @@ export function selfMetricsRoute(deps: Deps) {
         answers: deps.metrics.answerStats(),
         databaseFile,
         version: SERVER_VERSION,
+        nodeId: deps.ops.nodeId,
       }) + renderIntakeMetrics(intakeCountersOf(deps));
   };
 }

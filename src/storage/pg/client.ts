@@ -7,8 +7,10 @@
 //   this pool parses them so: the database sources' pools keep node-postgres' defaults.
 // - A lost connection, a database that is down or shutting down, too many connections, a
 //   statement cancelled by `statement_timeout`: `AppError` unavailable (503, Retry-After), never a
-//   500 and never PostgreSQL's message. Every other error (a unique violation, ...) is the
-//   repository's to handle.
+//   500 and never PostgreSQL's message. What PostgreSQL refuses in a value the client sent and
+//   SQLite stores (a NUL character in text, an integer past BIGINT's range, a fraction where an
+//   integer goes): a 4xx `AppError` (clientFault), so that no request can cause a 500 this way.
+//   Every other error (a unique violation, ...) is the repository's to handle.
 // - `tx` runs a function in one transaction on one connection and runs it again, whole, after a
 //   serialization failure or a deadlock (40001, 40P01), as the metric drivers do.
 // - `changes()`: the node's feed of other nodes' committed changes (./changes.ts), on one more
@@ -90,8 +92,36 @@ export function uniqueViolation(err: unknown, constraint?: string): boolean {
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
 
+/** The NUL character: SQLite stores it in text, PostgreSQL refuses it (22021, 22P05 in jsonb). */
+export const NUL_IN_TEXT = 'Text must not contain the NUL character (\\u0000)';
+/** A number PostgreSQL's BIGINT (or a numeric conversion) cannot hold. */
+export const NUMBER_OUT_OF_RANGE = `A number is out of range (integers are at most ${2n ** 63n - 1n})`;
+
+/**
+ * The client's fault, as PostgreSQL reports it: a value SQLite would have stored that PostgreSQL
+ * refuses. 400 for a NUL character (the field is not known here), 422 for a number out of range,
+ * not an integer, or text too long; null for every other error. The one place these are mapped.
+ */
+export function clientFault(err: unknown): AppError | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  switch (code) {
+    case '22021': // character_not_in_repertoire: a NUL byte in text
+    case '22P05': // untranslatable_character: \u0000 in jsonb
+      return new AppError('bad_request', NUL_IN_TEXT, { cause: err });
+    case '22003': // numeric_value_out_of_range
+      return new AppError('validation', NUMBER_OUT_OF_RANGE, { cause: err });
+    case '22P02': // invalid_text_representation: e.g. 1.5 for a BIGINT column
+      return new AppError('validation', 'A value is not of the expected type (an integer?)', { cause: err });
+    case '22001': // string_data_right_truncation
+      return new AppError('validation', 'A value is too long', { cause: err });
+    default:
+      return null;
+  }
+}
+
 const guard = (err: unknown): never => {
-  throw unreachable(err) ? databaseUnavailable(err) : err;
+  if (unreachable(err)) throw databaseUnavailable(err);
+  throw clientFault(err) ?? err;
 };
 
 function sqlOn(target: { query: pg.Pool['query'] }): Sql {

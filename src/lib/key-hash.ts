@@ -1,5 +1,7 @@
-// The 53-bit hash the intake's cardinality limit keeps of each key (key-limit.ts), also computed
-// over a key's text in a body (line-direct.ts), so both give the same number.
+// The 53-bit hash the intake's cardinality limit keeps of each key (intake/key-limit.ts), also
+// computed over a key's text in a body (intake/line-direct.ts), so both give the same number; the
+// embedded writer's client finds a key's slot by it too (drivers/embedded/writer-client.ts), taking
+// the reader's hashes instead of hashing each key of a body again.
 
 /** cyrb53: a 53-bit string hash (public domain, bryc); collisions at 100,000 keys ~ 1 in 10^6. */
 export function hash53(text: string): number {

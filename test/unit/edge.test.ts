@@ -98,10 +98,11 @@ describe('AppError: cause and expose', () => {
     assert.doesNotMatch(JSON.stringify(ctx.body), /ENOTFOUND|db\.internal/);
     assert.deepEqual(
       lines.map(([level, msg]) => [level, msg]),
-      [['warn', 'database source unavailable']],
+      [['warn', 'store unavailable']],
     );
     assert.equal(lines[0]![2].request_id, 'req-1');
     assert.equal(lines[0]![2].error, 'ENOTFOUND: getaddrinfo ENOTFOUND db.internal');
+    assert.equal(lines[0]![2].detail, 'The mysql database source is unavailable, retry later');
 
     lines.length = 0;
     const refused = fakeContext();

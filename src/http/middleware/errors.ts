@@ -13,6 +13,13 @@ function describe(err: unknown, stack: boolean): string {
   return `${(err as { code?: unknown }).code ?? err.name}: ${err.message}`;
 }
 
+/** The first cause that is not itself one of our answers (a cluster's 503 wraps its driver's). */
+function rootCause(err: AppError): unknown {
+  let cause: unknown = err.cause;
+  for (let i = 0; i < 5 && cause instanceof AppError && cause.cause !== undefined; i++) cause = cause.cause;
+  return cause;
+}
+
 export function errorHandler(log: Logger) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
     try {
@@ -25,9 +32,10 @@ export function errorHandler(log: Logger) {
           request_id: stateOf(ctx).requestId,
           path: ctx.path,
           status: answer.status,
-          error: describe(err.cause, false),
+          error: describe(rootCause(err), false),
         };
-        if (err.kind === 'unavailable') log.warn('database source unavailable', fields);
+        // which store (a database source, a metrics cluster, cluster mode's database) is in `detail`
+        if (err.kind === 'unavailable') log.warn('store unavailable', { ...fields, detail: err.message });
         else log.warn('request refused', { ...fields, detail: err.message });
       }
       if (answer.status >= 500 && !(err instanceof AppError && err.kind === 'unavailable')) {

@@ -10,7 +10,8 @@
 // writer that folds less often does not leave part of its work out; the sustained rate still ends
 // at the first idle moment.
 // Run: LP_AB_ROOTS=/path/to/old,/path/to/new node --import tsx bench/lp-ab.ts
-//      (default: this checkout alone; LP_PART=narrow,live,wide, LP_ROUNDS=2, BENCH_SECONDS=10)
+//      (default: this checkout alone; LP_PART=narrow,live,wide, LP_ROUNDS=2, BENCH_SECONDS=10;
+//      LP_THREADS=1 adds each thread's CPU per request, by its name and its tid less the pid)
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';

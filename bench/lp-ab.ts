@@ -10,7 +10,8 @@
 // writer that folds less often does not leave part of its work out; the sustained rate still ends
 // at the first idle moment.
 // Run: LP_AB_ROOTS=/path/to/old,/path/to/new node --import tsx bench/lp-ab.ts
-//      (default: this checkout alone; LP_PART=narrow,live,wide, LP_ROUNDS=2, BENCH_SECONDS=10)
+//      (default: this checkout alone; LP_PART=narrow,live,wide, LP_ROUNDS=2, BENCH_SECONDS=10;
+//      LP_THREADS=1 adds each thread's CPU per request, by its name and its tid less the pid)
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -30,9 +31,10 @@ const VALUES = 3000;
 const SETTLE_MS = Number(process.env.LP_SETTLE_MS ?? 5500);
 
 /** CPU seconds of a process's main thread (its tid is its pid) and of its other threads. */
-function threadSeconds(pid: number): { main: number; others: number } {
+function threadSeconds(pid: number): { main: number; others: number; byName: Map<string, number> } {
   let main = 0;
   let others = 0;
+  const byName = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let stat: string;
     try {
@@ -44,8 +46,10 @@ function threadSeconds(pid: number): { main: number; others: number } {
     const s = (Number(fields[11]) + Number(fields[12])) / 100;
     if (Number(tid) === pid) main += s;
     else others += s;
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    byName.set(`${name}#${Number(tid) - pid}`, s);
   }
-  return { main, others };
+  return { main, others, byName };
 }
 
 for (let round = 0; round < ROUNDS; round++) {
@@ -81,6 +85,15 @@ for (let round = 0; round < ROUNDS; round++) {
           `CPU ${ms(used)} ms per request (event loop ${ms(after.main - threads.main)}, ` +
           `other threads ${ms(after.others - threads.others)})`,
       );
+      if (process.env.LP_THREADS)
+        console.log(
+          '  by thread name: ' +
+            [...after.byName]
+              .map(([name, s]) => [name, s - (threads.byName.get(name) ?? 0)] as const)
+              .filter(([, s]) => s > 0.05)
+              .map(([name, s]) => `${name} ${ms(s)}`)
+              .join(', '),
+        );
     }
   }
 }

@@ -188,12 +188,21 @@ function timestampMs(text: string, from: number, to: number, precision: Precisio
     const value = digitsValue(text, from, to);
     return value < 0 ? -1 : value * FACTORS[precision];
   }
-  for (let i = from; i < to; i++) {
+  const kept = to - from - drop;
+  if (kept > EXACT_DIGITS) return -1; // as digitsValue would
+  // one pass: the kept digits' value, then the dropped ones checked
+  let value = 0;
+  let i = from;
+  for (; i < from + kept; i++) {
+    const c = text.charCodeAt(i);
+    if (c < ZERO || c > NINE) return -1;
+    value = value * 10 + (c - ZERO);
+  }
+  for (; i < to; i++) {
     const c = text.charCodeAt(i);
     if (c < ZERO || c > NINE) return -1;
   }
-  if (to - from <= drop) return to > from ? 0 : -1;
-  return digitsValue(text, from, to - drop);
+  return kept > 0 ? value : to > from ? 0 : -1;
 }
 
 /** Scratch of one line's fields (the reader is synchronous). */
@@ -326,6 +335,7 @@ export function mapLineBodyDirect(text: string, precision: Precision, nowMs: num
     pos = lineEnd + 1;
   }
   builder.finish();
+  builder.release();
   result.wires = builder.wires;
   result.points = builder.points;
   result.keyHashes = builder.keyHashes;

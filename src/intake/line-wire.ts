@@ -100,6 +100,16 @@ export function goodKey(key: string): boolean {
   return keyProblem(key) === null && !LONE_SURROGATE.test(key);
 }
 
+/**
+ * The scratch columns of the last builder released (WireBuilder.release): the direct reader
+ * builds a body's wires in one synchronous pass, so it hands its columns (grown to the body's
+ * size) to the next body's builder instead of allocating and growing them again for each body.
+ */
+let spareMeta: Float64Array | null = null;
+/** the largest values column kept for the next builder (1 MB; a larger body's goes) */
+const MAX_SPARE = 131_072;
+let spareValues: Float64Array | null = null;
+
 /** Wires of pair points, built point by point (mapLineWire; line-direct.ts). */
 export class WireBuilder {
   readonly wires: WirePoints[] = [];
@@ -111,8 +121,8 @@ export class WireBuilder {
   private assertFrom: number[] = [];
   /** track path list signature -> the pair's path list */
   private listIndex = new Map<string, number>();
-  private meta: Float64Array = new Float64Array(4096);
-  private values: Float64Array = new Float64Array(8192);
+  private meta: Float64Array = spareMeta ?? new Float64Array(4096);
+  private values: Float64Array = spareValues ?? new Float64Array(8192);
   private count = 0; // pair points in the wire being built
   private used = 0; // values in it
   // the field names of the last pair and its list: lines of a body mostly share their fields
@@ -176,6 +186,24 @@ export class WireBuilder {
     this.lastNames = names.slice();
     this.lastList = list;
     return list;
+  }
+
+  constructor() {
+    // the spare columns belong to this builder now (a builder of a sliced body may outlive others)
+    spareMeta = null;
+    spareValues = null;
+  }
+
+  /** Hands the scratch columns to the next builder: after `finish`, when this one builds no more. */
+  release(): void {
+    if (this.values.length <= MAX_SPARE) {
+      spareMeta = this.meta;
+      spareValues = this.values;
+    }
+    this.meta = new Float64Array(0);
+    this.values = new Float64Array(0);
+    this.count = 0;
+    this.used = 0;
   }
 
   /** One pair point: a track of {sum, count} of each name, then an assert of its {last}. */

@@ -163,6 +163,8 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
    * themselves (copied to the thread, not moved), which a read merges itself (pending).
    */
   const unmerged: Array<UnmergedAppend & { points: number }> = [];
+  /** appends logged in this turn of the event loop, not yet handed to their thread (handOn) */
+  let handOff: { w: Worker; upTo: number; entries: LoggedPoints[] } | null = null;
   let unmergedPoints = 0;
   /** the running thread's key numbers (merges name keys by them) */
   let keyNumbers = new KeyNumbers();
@@ -270,6 +272,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   }
 
   function start(): Worker {
+    handOn(); // numbered for the thread they were logged for
     keyNumbers = new KeyNumbers(); // a new thread knows no key yet
     // Reads ask on a port of their own: the thread answers them ahead of the merges queued on its own.
     const channel = new MessageChannel();
@@ -357,6 +360,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       }
       appender?.close(); // the next thread replays the log: nothing may append meanwhile
       appender = null;
+      if (handOff?.w === w) handOff = null; // in the log, which the next thread replays
       unmerged.length = 0;
       unmergedPoints = 0;
       wakeWaiting();
@@ -391,7 +395,10 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
       jobs.set(id, { resolve: resolve as (value: unknown) => void, reject });
       w.ref();
       if (onReadPort && reads) reads.postMessage({ ...request, id });
-      else w.postMessage({ ...request, id }, transfer);
+      else {
+        handOn(); // the thread takes the appends logged before this request first
+        w.postMessage({ ...request, id }, transfer);
+      }
     });
   }
 
@@ -418,6 +425,23 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     }
     unmergedPoints += points;
     w.ref();
+    // One hand-off per turn of the event loop: the appends logged meanwhile go to the thread in one
+    // message (a message costs tens of µs whatever it holds); they are acknowledged once logged.
+    if (handOff !== null && handOff.w !== w) handOn();
+    if (handOff === null) {
+      handOff = { w, upTo, entries: [...entries] };
+      setImmediate(handOn);
+    } else {
+      handOff.upTo = upTo;
+      for (const e of entries) handOff.entries.push(e);
+    }
+  }
+
+  /** Hands the appends logged since the last hand-off to their thread (before any other message to it). */
+  function handOn(): void {
+    if (handOff === null) return;
+    const { w, upTo, entries } = handOff;
+    handOff = null;
     w.postMessage({ op: 'merge', id: 0, upTo, ...keyNumbers.number(entries) });
   }
 

@@ -180,18 +180,10 @@ export function createSourcesRepo(db: Db, cacheLimit = SOURCE_CACHE_LIMIT) {
   };
   const insertSource = (s: Source): void => {
     q.insert.run({
-      id: s.id,
+      ...settingsParams(s.id, s),
       organization_id: s.organizationId,
       type: s.type,
-      display_name: s.displayName,
       driver: s.driver,
-      time_zone: s.timeZone,
-      beginning_of_week: s.beginningOfWeek,
-      granularities: s.granularities.join(','),
-      default_timeframe: s.defaultTimeframe,
-      default_granularity: s.defaultGranularity,
-      expire_after: s.expireAfter,
-      retention: s.retention ? JSON.stringify(s.retention) : null,
       project_cluster_id: s.projectClusterId,
       config: JSON.stringify(s.config),
       setup_status: s.setupStatus,

@@ -44,6 +44,26 @@ export interface Transponder {
   updatedAt: number;
 }
 
+/**
+ * A stored transponder after `change`: what the change gives, but never another id, source,
+ * organization, source type or creation time than the row's (the update units of both databases).
+ */
+export function changedTransponder(
+  r: TransponderRow,
+  id: string,
+  sourceId: string,
+  change: (current: Transponder) => Transponder,
+): Transponder {
+  return {
+    ...change(toTransponder(r)),
+    id,
+    sourceId,
+    organizationId: r.organization_id,
+    sourceType: r.source_type,
+    insertedAt: r.inserted_at,
+  };
+}
+
 export function toTransponder(r: TransponderRow): Transponder {
   let paths: string[] = [];
   try {
@@ -206,14 +226,7 @@ export function createTranspondersRepo(db: Db) {
       const stored = atomically(() => {
         const r = byId.get(id, sourceId);
         if (!r) return null;
-        const next: Transponder = {
-          ...change(toTransponder(r)),
-          id,
-          sourceId,
-          organizationId: r.organization_id,
-          sourceType: r.source_type,
-          insertedAt: r.inserted_at,
-        };
+        const next = changedTransponder(r, id, sourceId, change);
         update.run(row(next));
         return next;
       });

@@ -22,6 +22,7 @@
 // through another node is seen within it while the node's listening connection is down.
 import type { PgStore } from './client';
 import {
+  changedTransponder,
   ENABLED_CACHE_SOURCES,
   toTransponder,
   transponderRow,
@@ -227,14 +228,7 @@ export function createPgTranspondersRepo(store: PgStore): TranspondersRepo {
           [id, sourceId],
         );
         if (!r) return null;
-        const next: Transponder = {
-          ...change(toTransponder(r)),
-          id,
-          sourceId,
-          organizationId: r.organization_id,
-          sourceType: r.source_type,
-          insertedAt: r.inserted_at,
-        };
+        const next = changedTransponder(r, id, sourceId, change);
         const w = transponderRow(next);
         await sql.run(
           `UPDATE transponders SET name = $3, key = $4, paths = $5, expression = $6, response = $7, enabled = $8,

@@ -4,7 +4,6 @@
 // dropped sooner was dropped by a notification (or a reconnection), never by the time-to-live.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { createPgSourcesRepo } from '../../src/storage/pg/sources';
 import { createPgEnabledTransponders, createPgTranspondersRepo } from '../../src/storage/pg/transponders';
 import { createPgStore, type PgStore } from '../../src/storage/pg/client';
@@ -12,7 +11,7 @@ import { CHANGES_CHANNEL, notifyChange, type ChangeFeed } from '../../src/storag
 import { SOURCE_CACHE_LIMIT, type SourceTokenRow } from '../../src/storage/sources';
 import type { EnabledTransponders, Transponder } from '../../src/storage/transponders';
 import type { Source } from '../../src/model/source';
-import { pgSkip, scratchPgStore, type ScratchStore } from '../helpers/pg-store';
+import { pgSkip, proxyToDatabase, scratchPgStore, testSource, type ScratchStore } from '../helpers/pg-store';
 import { SERVERS } from './network';
 
 const skip = pgSkip();
@@ -21,27 +20,7 @@ const LONG_TTL_MS = 60_000;
 /** what "at once" allows on this shared 2-core machine (the delays measured are printed) */
 const PROMPT_MS = 500;
 
-function source(id: string, patch: Partial<Source> = {}): Source {
-  return {
-    id,
-    organizationId: 'org-a',
-    type: 'project',
-    displayName: `Source ${id}`,
-    driver: null,
-    timeZone: 'UTC',
-    beginningOfWeek: 1,
-    granularities: ['1m', '1h', '1d'],
-    defaultTimeframe: '24h',
-    defaultGranularity: '1h',
-    expireAfter: null,
-    retention: null,
-    projectClusterId: null,
-    config: {},
-    setupStatus: null,
-    createdAt: 1000,
-    ...patch,
-  };
-}
+const source = testSource;
 
 const token = (id: string, sourceId: string): SourceTokenRow => ({
   id,
@@ -93,47 +72,6 @@ async function read(cache: EnabledTransponders, sourceId: string) {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (x: number) => x.toFixed(1);
-
-/** A TCP proxy to the local PostgreSQL that can stall its connections (nothing through, no error). */
-async function stallingProxy() {
-  const pairs = new Set<[net.Socket, net.Socket]>();
-  let stalled = false;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(SERVERS.postgres.port, SERVERS.postgres.host);
-    const pair: [net.Socket, net.Socket] = [client, upstream];
-    pairs.add(pair);
-    for (const socket of pair) {
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        pairs.delete(pair);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-    if (stalled) for (const socket of pair) socket.pause();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const each = (fn: (socket: net.Socket) => void) => {
-    for (const pair of pairs) pair.forEach(fn);
-  };
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    stall() {
-      stalled = true;
-      each((socket) => socket.pause());
-    },
-    resume() {
-      stalled = false;
-      each((socket) => socket.resume());
-    },
-    close() {
-      server.close();
-      each((socket) => socket.destroy());
-    },
-  };
-}
 
 interface Node {
   store: PgStore;
@@ -342,7 +280,7 @@ describe('the node caches across nodes: LISTEN/NOTIFY', { skip }, () => {
   });
 
   test('a listening connection that stops answering (no error) is found by the ping and replaced; the caches are dropped', async (t) => {
-    const proxy = await stallingProxy();
+    const proxy = await proxyToDatabase();
     const database = new URL(pg.url).pathname.slice(1);
     const url = `postgres://${SERVERS.postgres.user}@127.0.0.1:${proxy.port}/${database}`;
     const store = createPgStore(url, {
@@ -373,7 +311,7 @@ describe('the node caches across nodes: LISTEN/NOTIFY', { skip }, () => {
         `stall noticed after ${ms(noticed)} ms (ping every 100, answered within 200); listening again ${ms(back)} ms after the stall began (resumed after ~${ms(noticed + 300)})`,
       );
     } finally {
-      proxy.close();
+      proxy.cut();
     }
   });
 

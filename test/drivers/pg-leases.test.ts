@@ -5,9 +5,14 @@
 // starts and runs: a start while another node's jobs run is an overlap. Skipped without PostgreSQL.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { SERVERS } from './network';
-import { pgSkip, scratchPgStore, type ScratchStore } from '../helpers/pg-store';
+import {
+  pgSkip,
+  proxyToDatabase,
+  scratchPgStore,
+  type DatabaseProxy,
+  type ScratchStore,
+} from '../helpers/pg-store';
 import { createPgStore, type PgStore } from '../../src/storage/pg/client';
 import { createPgLeases, holdsLease, JOBS_LEASE } from '../../src/storage/pg/leases';
 import { createJobKeeper, jobsLeaseOn, type JobKeeper, type Jobs } from '../../src/ops/jobs';
@@ -35,62 +40,11 @@ class Board {
   runs: Array<{ node: string; at: number }> = [];
 }
 
-interface Proxy {
-  port: number;
-  /** connections destroyed, new ones refused: the database is gone for this node */
-  cut(): void;
-  /** nothing goes through any more, without an error: packets lost on the way */
-  stall(): void;
-  /** after a stall: what was held back goes through */
-  resume(): void;
-}
-
-/** A TCP proxy to the local PostgreSQL, one per node, that can cut or stall its connections. */
-async function proxyToDatabase(): Promise<Proxy> {
-  const pairs = new Set<[net.Socket, net.Socket]>();
-  let stalled = false;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(SERVERS.postgres.port, SERVERS.postgres.host);
-    const pair: [net.Socket, net.Socket] = [client, upstream];
-    pairs.add(pair);
-    for (const s of pair) {
-      s.on('error', () => undefined);
-      s.on('close', () => {
-        pairs.delete(pair);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-    if (stalled) for (const s of pair) s.pause();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const each = (fn: (s: net.Socket) => void) => {
-    for (const pair of pairs) pair.forEach(fn);
-  };
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    cut() {
-      server.close();
-      each((s) => s.destroy());
-    },
-    stall() {
-      stalled = true;
-      each((s) => s.pause());
-    },
-    resume() {
-      stalled = false;
-      each((s) => s.resume());
-    },
-  };
-}
-
 interface Node {
   name: string;
   keeper: JobKeeper;
   store: PgStore;
-  proxy: Proxy;
+  proxy: DatabaseProxy;
   /** performance.now() of each start and stop of its jobs */
   started: number[];
   stopped: number[];

@@ -27,7 +27,7 @@ import { projectSource } from '../helpers/source';
 import { createPgStore, type PgStore } from '../../src/storage/pg/client';
 import { CLUSTER_CACHE_TTL_MS } from '../../src/lib/expiring-cache';
 import type { Source } from '../../src/model/source';
-import { pgSkip, scratchPgStore, type ScratchStore } from '../helpers/pg-store';
+import { pgSkip, scratchPgStore, testSource, type ScratchStore } from '../helpers/pg-store';
 
 const skip = pgSkip();
 
@@ -38,27 +38,7 @@ interface Repos {
   transponders: TranspondersRepo;
 }
 
-function source(id: string, patch: Partial<Source> = {}): Source {
-  return {
-    id,
-    organizationId: 'org-a',
-    type: 'project',
-    displayName: `Source ${id}`,
-    driver: null,
-    timeZone: 'UTC',
-    beginningOfWeek: 1,
-    granularities: ['1m', '1h', '1d'],
-    defaultTimeframe: '24h',
-    defaultGranularity: '1h',
-    expireAfter: null,
-    retention: null,
-    projectClusterId: null,
-    config: {},
-    setupStatus: null,
-    createdAt: 1000,
-    ...patch,
-  };
-}
+const source = testSource;
 
 const database = (
   id: string,

@@ -26,6 +26,8 @@ import { parseJsonText } from '../lib/json';
 import { MappingError, type IntakePoint } from './mapping';
 import { type MappedWire, mapLineWire, mapLineWireSliced } from './line-wire';
 import { mapLineBodyDirect } from './line-direct';
+import { mapLineBodyWasm } from './line-wasm';
+import type { Precision } from '../config-listeners';
 import { intakeCountersOf } from './stats';
 import { RemoteWriteError, mapRemoteWrite, mapRemoteWriteSliced } from './remote-write';
 import { SLICED_ABOVE } from './slices';
@@ -257,19 +259,27 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
     }
   }
 
+  /** A body's wires from its text: line-direct.ts, else the parser and mapping. */
+  async function fromText(text: string, precision: Precision, nowMs: number): Promise<MappedWire> {
+    if (text.length > SLICED_ABOVE)
+      return mapLineWireSliced(await parseLineProtocolSliced(text, { precision }), { nowMs });
+    return (
+      mapLineBodyDirect(text, precision, nowMs) ??
+      mapLineWire(parseLineProtocol(text, { precision }), { nowMs })
+    );
+  }
+
   async function lineProtocolWrite(ctx: Context, api: 1 | 2): Promise<void> {
     const { source, precision } = (api === 2 ? input.writeV2 : input.writeV1).query(ctx);
     await withBody(ctx, limit, async (body) => {
       if (body.length === 0) return;
-      const text = body.toString('utf8');
       const nowMs = deps.now();
-      // a large body is parsed and mapped in slices, the event loop free between them
-      // the usual body read straight into wires (line-direct.ts), else parsed, then mapped
+      // the usual body read from its bytes into wires (line-wasm.ts), else from its text
+      // (line-direct.ts), else parsed, then mapped; a large body is parsed and mapped in slices,
+      // the event loop free between them
       const mapped =
-        text.length <= SLICED_ABOVE
-          ? (mapLineBodyDirect(text, precision, nowMs) ??
-            mapLineWire(parseLineProtocol(text, { precision }), { nowMs }))
-          : await mapLineWireSliced(await parseLineProtocolSliced(text, { precision }), { nowMs });
+        (body.length <= SLICED_ABOVE ? mapLineBodyWasm(body, precision, nowMs) : null) ??
+        (await fromText(body.toString('utf8'), precision, nowMs));
       counters.add('influx', { ...mapped, points: { length: mapped.points } });
       if (mapped.points > 0) await writeWires(source, mapped);
     });

@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { type Precision, parseLineProtocol } from '../../src/intake/line-protocol';
-import { mapLineWire } from '../../src/intake/line-wire';
+import { type MappedWire, mapLineWire } from '../../src/intake/line-wire';
 import { mapLineBodyDirect } from '../../src/intake/line-direct';
+import { mapLineBodyWasm } from '../../src/intake/line-wasm';
 import { hash53 } from '../../src/lib/key-hash';
 
 const NOW = Date.UTC(2026, 0, 24, 10, 0, 0) + 0.5;
@@ -17,28 +18,47 @@ function general(text: string, precision: Precision) {
   }
 }
 
-/**
- * The direct reader either declines (null) or gives exactly the wires of the general way, which
- * then must not have failed. Returns whether it read the body.
- */
-function check(text: string, precision: Precision = 'ns'): boolean {
-  const direct = mapLineBodyDirect(text, precision, NOW);
-  if (direct === null) return false;
+/** Bodies the WebAssembly reader took (it declines more than the JavaScript one: any byte past ASCII, ...). */
+let readByWasm = 0;
+
+/** A reader's wires are exactly the general way's, which then must not have failed. */
+function same(read: MappedWire, text: string, precision: Precision, reader: string): void {
   const expected = general(text, precision);
-  assert.ok(!(expected instanceof Error), `read directly, but the parser refuses it: ${String(expected)}`);
-  const { keyHashes, ...wires } = direct;
-  assert.deepEqual(wires, expected);
+  assert.ok(
+    !(expected instanceof Error),
+    `read by the ${reader} reader, but the parser refuses it: ${String(expected)}`,
+  );
+  const { keyHashes, ...wires } = read;
+  assert.deepEqual(wires, expected, `${reader} reader`);
   // each key's hash for the cardinality limit, as the limit computes it
   assert.deepEqual(
     keyHashes,
-    direct.wires.map((w) => w.keys.map(hash53)),
+    read.wires.map((w) => w.keys.map(hash53)),
   );
   // values compared bit for bit (deepEqual takes -0 for 0 in typed arrays)
-  for (let w = 0; w < direct.wires.length; w++) {
-    const a = direct.wires[w]!.values;
+  for (let w = 0; w < read.wires.length; w++) {
+    const a = read.wires[w]!.values;
     const b = expected.wires[w]!.values;
-    for (let i = 0; i < a.length; i++) assert.ok(Object.is(a[i], b[i]), `value ${i}: ${a[i]} vs ${b[i]}`);
+    for (let i = 0; i < a.length; i++)
+      assert.ok(Object.is(a[i], b[i]), `${reader}: value ${i}: ${a[i]} vs ${b[i]}`);
   }
+}
+
+/**
+ * The direct reader and the WebAssembly one either decline (null) or give exactly the wires of
+ * the general way; WebAssembly reads only what the direct reader reads. Returns whether the
+ * direct reader read the body.
+ */
+function check(text: string, precision: Precision = 'ns'): boolean {
+  const viaWasm = mapLineBodyWasm(Buffer.from(text), precision, NOW);
+  const direct = mapLineBodyDirect(text, precision, NOW);
+  if (viaWasm !== null) {
+    readByWasm++;
+    assert.ok(direct !== null, 'read by the WebAssembly reader but declined by the direct one');
+    same(viaWasm, text, precision, 'WebAssembly');
+  }
+  if (direct === null) return false;
+  same(direct, text, precision, 'direct');
   return true;
 }
 
@@ -99,7 +119,10 @@ test('line protocol read directly: the usual bodies, exactly as parsed and mappe
     '__system__key__ v=1 1',
     `${'k'.repeat(300)} v=1 1`,
   ];
-  for (const text of declined) assert.equal(mapLineBodyDirect(text, 'ns', NOW), null, text);
+  for (const text of declined) {
+    assert.equal(mapLineBodyDirect(text, 'ns', NOW), null, text);
+    assert.equal(mapLineBodyWasm(Buffer.from(text), 'ns', NOW), null, text);
+  }
 });
 
 test('line protocol read directly: random and mutated bodies read the same as parsed and mapped', () => {
@@ -145,6 +168,7 @@ test('line protocol read directly: random and mutated bodies read the same as pa
     { numRuns: 3000 },
   );
   assert.ok(readDirectly > 100, `only ${readDirectly} bodies were read directly`);
+  assert.ok(readByWasm > 100, `only ${readByWasm} bodies were read by the WebAssembly reader`);
 
   // bodies of the bench's shape with one character changed, dropped or doubled
   const base =

@@ -192,3 +192,26 @@ test('line protocol read directly: random and mutated bodies read the same as pa
     { numRuns: 3000 },
   );
 });
+
+test('line protocol read by the WebAssembly reader: decimals of up to 19 digits read as Number() reads them', () => {
+  const decimal = fc
+    .tuple(fc.constantFrom('', '-', '+'), fc.stringMatching(/^\d{1,19}$/), fc.nat(19))
+    .map(([sign, digits, dot]) => {
+      const at = Math.min(dot, digits.length);
+      return `${sign}${digits.slice(0, at)}${at < digits.length ? '.' : ''}${digits.slice(at)}`;
+    });
+  fc.assert(
+    fc.property(fc.array(decimal, { minLength: 1, maxLength: 8 }), (raws) => {
+      const text = raws.map((raw, i) => `m,k=${i} v=${raw} ${i + 1}`).join('\n');
+      const read = mapLineBodyWasm(Buffer.from(text), 'ns', NOW);
+      assert.ok(read !== null, text);
+      const values = read.wires[0]!.values;
+      raws.forEach((raw, i) => {
+        assert.ok(Object.is(values[3 * i], Number(raw)), `${raw}: ${values[3 * i]} vs ${Number(raw)}`);
+        assert.ok(Object.is(values[3 * i + 2], Number(raw)), raw);
+      });
+      check(text);
+    }),
+    { numRuns: 3000 },
+  );
+});

@@ -187,6 +187,33 @@ async function firstRun(state) {
       assert.ok(threads.includes('batch-parser'), `threads: ${threads.join(', ')}`);
     });
     await check(
+      'a line-protocol write on /api/v2/write is stored exactly (its WebAssembly reader loads here)',
+      async () => {
+        const lines = Array.from(
+          { length: 1_000 },
+          (_, i) => `smoke,host=h${i % 10} v=${i % 7}.25,n=${i}i ${1769248800 + i}`,
+        ).join('\n');
+        const res = await fetch(`${base}/api/v2/write?org=smoke&bucket=smoke&precision=s`, {
+          method: 'POST',
+          headers: { authorization: `Token ${state.sourceToken}` },
+          body: lines,
+        });
+        assert.equal(res.status, 204, await res.text());
+        const url =
+          '/api/v1/metrics?key=smoke%2Chost%3Dh3&from=2026-01-24T10:00:00Z&to=2026-01-24T10:00:00Z&granularity=1h';
+        const read = await call(base, 'GET', url, { token: state.sourceToken, sourceId: state.sourceId });
+        let sum = 0;
+        let nSum = 0;
+        for (let i = 3; i < 1_000; i += 10) {
+          sum += (i % 7) + 0.25;
+          nSum += i;
+        }
+        assert.deepEqual(read.json.data.values, [
+          { v: { sum, count: 100, last: (993 % 7) + 0.25 }, n: { sum: nSum, count: 100, last: 993 } },
+        ]);
+      },
+    );
+    await check(
       'a sqlite database source is set up, written and read in the sqlite-sources thread',
       async () => {
         const body = {

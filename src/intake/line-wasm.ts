@@ -8,6 +8,7 @@
 // exponent), as line-direct.ts does. A body it declines (null) goes to line-direct.ts, which reads
 // it or declines in turn: test/unit/intake-line-direct.test.ts holds both to the general parser's
 // wires on fixed, random and mutated bodies.
+import { randomBytes } from 'node:crypto';
 import type { Precision } from '../config-listeners';
 import { hash53 } from '../lib/key-hash';
 import { DEFAULT_MAX_LINE_LENGTH } from './line-protocol';
@@ -47,6 +48,7 @@ interface Exports {
   lp_fix_first(): number;
   lp_fix_second(): number;
   lp_rollback(): void;
+  lp_seed(value: number): void;
   lp_read(
     length: number,
     precision: number,
@@ -84,6 +86,8 @@ class Reader {
     this.f64 = new Float64Array(buffer);
     this.inputAt = this.x.lp_input();
     this.inputMax = this.x.lp_input_max();
+    // the key table's hash is seeded, so that no sender can choose keys that share its places
+    this.x.lp_seed(randomBytes(4).readUInt32LE(0));
   }
 
   /** u32 array `at` (a byte address) element i */

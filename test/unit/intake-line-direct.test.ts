@@ -215,3 +215,18 @@ test('line protocol read by the WebAssembly reader: decimals of up to 19 digits 
     { numRuns: 3000 },
   );
 });
+
+test('line protocol read by the WebAssembly reader: its key table starts over past 100,000 keys and reads on the same', () => {
+  // 24 bodies of 5,000 new keys: the table starts over once, and keys seen before it did are new again
+  for (let body = 0; body < 24; body++) {
+    const text = Array.from({ length: 5_000 }, (_, i) => `m,k=b${body}-${i} v=${i} ${i + 1}`).join('\n');
+    const read = mapLineBodyWasm(Buffer.from(text), 'ns', NOW);
+    assert.ok(read !== null);
+    assert.equal(read.wires[0]!.keys.length, 5_000);
+    assert.equal(read.wires[0]!.keys[4_999], `m,k=b${body}-4999`);
+  }
+  for (const body of [0, 23]) {
+    const text = Array.from({ length: 100 }, (_, i) => `m,k=b${body}-${i * 7} v=${i} ${i + 1}`).join('\n');
+    assert.ok(check(text));
+  }
+});

@@ -126,8 +126,14 @@ EXPORT(lp_fix_len) u32 *lp_fix_len(void) { return fix_len; }
 EXPORT(lp_fix_first) u32 *lp_fix_first(void) { return fix_first; }
 EXPORT(lp_fix_second) u32 *lp_fix_second(void) { return fix_second; }
 
+/** Set once by the caller from a random number: keys made to pile up in one place of the table cannot be
+ * chosen without it. */
+static u32 seed;
+
+EXPORT(lp_seed) void lp_seed(u32 value) { seed = value; }
+
 static u32 hash_of(u32 from, u32 to) {
-  u32 h = 2166136261u;
+  u32 h = 2166136261u ^ seed;
   for (u32 i = from; i < to; i++) h = (h ^ input[i]) * 16777619u;
   h ^= h >> 15;
   h *= 0x2c1b3c6du;

@@ -15,6 +15,7 @@
 // flat: a slice of a body kept in a long-lived table would keep the whole body alive), its hash,
 // which the limit's check then takes instead of hashing the key again, and its place in the wire
 // being built, so no map of the body's keys is needed either.
+import { randomBytes } from 'node:crypto';
 import type { Precision } from '../config-listeners';
 import { DEFAULT_MAX_LINE_LENGTH } from './line-protocol';
 import { type KnownKey, type MappedWire, WireBuilder, goodKey } from './line-wire';
@@ -53,10 +54,22 @@ let hashes = new Float64Array(4096);
 let slots = new Int32Array(4096).fill(-1);
 let entries: KnownKey[] = [];
 
+/** Mixed with each process's own random number, so that no sender can choose keys that share a slot. */
+const SEED = randomBytes(4).readUInt32LE(0);
+
+/**
+ * A key's first slot in a table of mask + 1 (a power of two) slots: the top bits of its hash's low
+ * 32 bits, seeded, times an odd number (they depend on all 32, where the low bits of a product
+ * depend only on the low bits of the hash).
+ */
+function slotOf(hash: number, mask: number): number {
+  return Math.imul((hash >>> 0) ^ SEED, 0x9e3779b1) >>> Math.clz32(mask);
+}
+
 /** The known key of text[from, to), its hash53 `hash`; made (and checked) on first sight; null when the mapping refuses it. */
 function keyOf(text: string, from: number, to: number, hash: number): KnownKey | null {
   let mask = slots.length - 1;
-  let i = (hash >>> 0) & mask; // the hash's low 32 bits
+  let i = slotOf(hash, mask);
   for (let slot = slots[i]!; slot >= 0; slot = slots[i]!) {
     if (hashes[i] === hash) {
       const entry = entries[slot]!;
@@ -84,7 +97,7 @@ function keyOf(text: string, from: number, to: number, hash: number): KnownKey |
 
 function place(hash: number, entry: number): void {
   const mask = slots.length - 1;
-  let i = (hash >>> 0) & mask;
+  let i = slotOf(hash, mask);
   while (slots[i]! >= 0) i = (i + 1) & mask;
   hashes[i] = hash;
   slots[i] = entry;

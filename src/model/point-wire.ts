@@ -79,20 +79,27 @@ export function assertFromOf(wire: WirePoints, list: number): number {
 
 /** The points a wire stands for: a pair counts as the two it holds. */
 export function wirePointCount(wire: WirePoints): number {
-  const count = wire.meta.length / FIELDS;
+  const meta = wire.meta;
+  const count = meta.length / FIELDS;
   const assertFrom = wire.assertFrom;
   if (assertFrom === undefined) return count;
+  // per path list: 1 when a point on it is a pair unless it has the assert flag
+  const lists = wire.pathLists;
+  const pairList = new Uint8Array(lists.length);
+  let anyPair = false;
+  for (let l = 0; l < lists.length; l++) {
+    if (assertFromOf(wire, l) < lists[l]!.length) {
+      pairList[l] = 1;
+      anyPair = true;
+    }
+  }
+  if (!anyPair) return count;
   let pairs = 0;
-  for (let i = 0; i < count; i++) {
-    const packed = wire.meta[i * FIELDS + 1]!;
-    const key = Math.floor(packed / KEY_UNIT);
-    const low = packed - key * KEY_UNIT;
-    const flags = low % LIST_UNIT;
-    if (
-      (flags & ASSERT) === 0 &&
-      assertFromOf(wire, (low - flags) / LIST_UNIT) < wire.pathLists[(low - flags) / LIST_UNIT]!.length
-    )
-      pairs++;
+  for (let m = 1; m < meta.length; m += FIELDS) {
+    const packed = meta[m]!;
+    // below KEY_UNIT (2^24), an int32: the list index x LIST_UNIT (4) and the flags
+    const low = (packed - Math.floor(packed / KEY_UNIT) * KEY_UNIT) | 0;
+    pairs += pairList[low >> 2]! & ~low & ASSERT;
   }
   return count + pairs;
 }

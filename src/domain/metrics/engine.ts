@@ -265,10 +265,11 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   const answerBytes = config.storage?.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
   const answers = answerBytes > 0 ? new AnswerCache(answerBytes) : null;
 
-  function write(source: Source, input: Points, batch = false): Promise<void> {
+  /** Writes the points (`count` of them, when the caller counted them already). */
+  function write(source: Source, input: Points, batch = false, counted?: number): Promise<void> {
     const store = drivers.storeFor(source);
     const plan = plans.get(source);
-    const count = input.parsed ? input.parsed.length : wirePointCount(input.wire);
+    const count = counted ?? (input.parsed ? input.parsed.length : wirePointCount(input.wire));
     let parsed = input.parsed;
     const points = () => (parsed ??= decodePoints(input.wire!));
     const enqueue = () => {
@@ -297,7 +298,7 @@ export function createMetricsEngine(options: MetricsEngineOptions): MetricsEngin
   /** Writes a batch's points; resolves with their count once committed. */
   function writeBatch(source: Source, input: Points): Promise<number> {
     const count = input.parsed ? input.parsed.length : wirePointCount(input.wire);
-    return write(source, input, true).then(() => count);
+    return write(source, input, true, count).then(() => count);
   }
 
   /** One series read with the source's enabled transponders applied (never on the system key). */

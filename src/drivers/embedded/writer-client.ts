@@ -403,8 +403,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   }
 
   /** Logs a commit (the acknowledgement) and hands its points to the thread to merge. */
-  function appendNow(a: LogAppender, w: Worker, entries: LoggedPoints[]): void {
-    const points = pointsOf(entries);
+  function appendNow(a: LogAppender, w: Worker, entries: LoggedPoints[], points: number): void {
     if (full(points)) throw unavailable('The metric writer is behind, retry later', 1);
     const upTo = a.append(entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })));
     unmerged.push({ upTo, points, entries });
@@ -478,7 +477,8 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
     },
     async append(entries) {
       if (closed) throw unavailable('The server is shutting down, retry later', 1);
-      await roomFor(pointsOf(entries));
+      const points = pointsOf(entries);
+      await roomFor(points);
       const w = current();
       let a = appender;
       if (!a) {
@@ -491,7 +491,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
           updateRef(w);
         }
       }
-      appendNow(a, w, entries);
+      appendNow(a, w, entries, points);
     },
     // What the thread's windows hold, and the appends handed on that it had not merged when it
     // answered: the read merges those itself (embedded/store.ts), instead of waiting for the

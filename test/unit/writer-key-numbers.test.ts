@@ -10,6 +10,7 @@ import { planFor } from '../../src/domain/metrics/merge';
 import type { WriteSet } from '../../src/model/write-set';
 import { parseLineProtocol } from '../../src/intake/line-protocol';
 import { mapLineWire } from '../../src/intake/line-wire';
+import { hash53 } from '../../src/lib/key-hash';
 
 const settings = { id: 's', timeZone: 'UTC', beginningOfWeek: 1, granularities: ['1m'] };
 
@@ -18,18 +19,29 @@ const entry = (keys: string[]): AppendEntry => ({
   wire: { keys, pathLists: [['v']], meta: new Float64Array(0), values: new Float64Array(0) },
 });
 
+/** Hashes of keys as a wire may carry them (the reader's hash53), or ones that collide often. */
+const hashings: Array<((key: string) => number) | null> = [null, hash53, (key) => key.length % 3];
+
 test('keys sent as numbers resolve to the keys sent, across messages and table restarts', () => {
   const key = fc.constantFrom('a', 'b', 'cpu,host=x', 'é', '', 'a,b=c', 'k9');
   fc.assert(
     fc.property(
       fc.array(fc.array(fc.array(key, { maxLength: 6 }), { minLength: 1, maxLength: 3 }), { maxLength: 12 }),
       fc.integer({ min: 1, max: 8 }),
-      (messages, max) => {
+      fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 5 }),
+      (messages, max, hashingOrder) => {
         const numbers = new KeyNumbers(max);
+        let sent = 0;
         const table = new KeyTable();
         const named = new Map<string, string>();
         for (const keysOfEntries of messages) {
-          const entries = keysOfEntries.map(entry);
+          const entries = keysOfEntries.map((keys) => {
+            // wires with and without their keys' hashes, in turn
+            const e = entry(keys);
+            const hashing = hashings[hashingOrder[sent++ % hashingOrder.length]!]!;
+            if (hashing) e.wire.keyHashes = keys.map(hashing);
+            return e;
+          });
           // as the thread receives it: a structured clone
           const message = structuredClone({ upTo: 1, ...numbers.number(entries) });
           const resolved = table.resolve(message);
@@ -100,4 +112,19 @@ test('a window finds keys by number as it finds them by text: the same write set
     ),
     { numRuns: 300 },
   );
+});
+
+test('keys found by their hashes keep their numbers as the table grows and starts over', () => {
+  const numbers = new KeyNumbers(6_000);
+  const table = new KeyTable();
+  const keys = Array.from({ length: 9_000 }, (_, i) => `cpu,host=h${i}`);
+  for (let round = 0; round < 4; round++) {
+    for (let from = 0; from < keys.length; from += 1_000) {
+      const slice = keys.slice(from, from + 1_000);
+      const e = entry(slice);
+      if ((from / 1_000 + round) % 3 !== 0) e.wire.keyHashes = slice.map(hash53);
+      const resolved = table.resolve(structuredClone({ upTo: 1, ...numbers.number([e]) }));
+      assert.deepEqual(resolved[0]!.wire.keys, slice);
+    }
+  }
 });

@@ -95,6 +95,16 @@ const MAX_KEY_NUMBERS = 100_000;
  */
 export class KeyNumbers {
   private numbers = new Map<string, number>();
+  /**
+   * The keys numbered, found by the hash53 a wire carries for each (WirePoints.keyHashes, the
+   * line-protocol reader's) without hashing the text: open addressing, at most half full; per
+   * slot the hash and the key's number (-1: free), the key compared with `named[number]`.
+   * Keys numbered from wires without hashes are placed here when a wire with hashes names them.
+   */
+  private slotHash = new Float64Array(4096);
+  private slotNumber = new Int32Array(4096).fill(-1);
+  private placed = 0;
+  private named: string[] = [];
 
   constructor(private readonly max = MAX_KEY_NUMBERS) {}
 
@@ -105,18 +115,33 @@ export class KeyNumbers {
     resetKeys: boolean;
   } {
     const resetKeys = this.numbers.size >= this.max;
-    if (resetKeys) this.numbers = new Map();
+    if (resetKeys) {
+      this.numbers = new Map();
+      this.named = [];
+      this.slotNumber.fill(-1);
+      this.placed = 0;
+    }
     const numbers = this.numbers;
+    const named = this.named;
     let newKeys: string[] | null = null;
     const out = entries.map(({ settings, wire }): NumberedEntry => {
-      const keyNumbers = new Int32Array(wire.keys.length);
+      const keys = wire.keys;
+      const hashes = wire.keyHashes;
+      const keyNumbers = new Int32Array(keys.length);
+      const byHash = hashes !== undefined && hashes.length === keys.length;
       for (let i = 0; i < keyNumbers.length; i++) {
-        const key = wire.keys[i]!;
-        let n = numbers.get(key);
-        if (n === undefined) {
-          n = numbers.size;
-          numbers.set(key, n);
-          (newKeys ??= []).push(key);
+        const key = keys[i]!;
+        let n = byHash ? this.find(hashes[i]!, key) : -1;
+        if (n < 0) {
+          let known = numbers.get(key);
+          if (known === undefined) {
+            known = numbers.size;
+            numbers.set(key, known);
+            named.push(key);
+            (newKeys ??= []).push(key);
+          }
+          n = known;
+          if (byHash) this.place(hashes[i]!, n);
         }
         keyNumbers[i] = n;
       }
@@ -124,6 +149,38 @@ export class KeyNumbers {
       return { settings, wire: { ...rest, keys: [], keyNumbers } };
     });
     return { entries: out, newKeys, resetKeys };
+  }
+
+  /** The number of `key`, whose hash53 is `hash`, when placed by its hash; else -1. */
+  private find(hash: number, key: string): number {
+    const slotHash = this.slotHash;
+    const slotNumber = this.slotNumber;
+    const mask = slotNumber.length - 1;
+    let i = (hash >>> 0) & mask;
+    for (let n = slotNumber[i]!; n >= 0; n = slotNumber[i]!) {
+      if (slotHash[i] === hash && this.named[n] === key) return n;
+      i = (i + 1) & mask;
+    }
+    return -1;
+  }
+
+  private place(hash: number, number: number): void {
+    if (2 * (this.placed + 1) > this.slotNumber.length) {
+      // twice the room: every placed key placed again
+      const oldHash = this.slotHash;
+      const oldNumber = this.slotNumber;
+      this.slotHash = new Float64Array(2 * oldHash.length);
+      this.slotNumber = new Int32Array(2 * oldNumber.length).fill(-1);
+      this.placed = 0;
+      for (let j = 0; j < oldNumber.length; j++)
+        if (oldNumber[j]! >= 0) this.place(oldHash[j]!, oldNumber[j]!);
+    }
+    const mask = this.slotNumber.length - 1;
+    let i = (hash >>> 0) & mask;
+    while (this.slotNumber[i]! >= 0) i = (i + 1) & mask;
+    this.slotHash[i] = hash;
+    this.slotNumber[i] = number;
+    this.placed++;
   }
 }
 

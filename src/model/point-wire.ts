@@ -165,11 +165,10 @@ export function wireToParts(wire: WirePoints): Buffer[] {
   const strings: unknown[] = [wire.keys, wire.pathLists, wire.meta.length / FIELDS];
   if (wire.assertFrom !== undefined) strings.push(wire.assertFrom);
   const json = Buffer.from(JSON.stringify(strings));
-  const head = Buffer.allocUnsafe(json.length + 4);
-  json.copy(head, 0);
-  head.writeUInt32LE(json.length, json.length);
+  const length = Buffer.allocUnsafe(4); // a piece of its own: the JSON is not copied again
+  length.writeUInt32LE(json.length, 0);
   const view = (a: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
-  return [view(wire.meta), view(wire.values), head];
+  return [view(wire.meta), view(wire.values), json, length];
 }
 
 export function wireToBytes(wire: WirePoints): Buffer {

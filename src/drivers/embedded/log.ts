@@ -460,7 +460,9 @@ export class LogAppender {
       fixed.writeUInt32LE(12 + head.length + bodyLength, 8);
       fixed.writeDoubleLE(this.lastSeq + 1 + i, 12);
       fixed.writeUInt32LE(head.length, 20);
-      const body = e.body.map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength));
+      const body = e.body.map((part) =>
+        Buffer.isBuffer(part) ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength),
+      );
       let crc = crc32(fixed.subarray(8));
       crc = crc32(head, crc);
       for (const part of body) crc = crc32(part, crc);

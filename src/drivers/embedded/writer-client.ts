@@ -120,6 +120,17 @@ interface Job {
 
 type Request = WriterRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
+/**
+ * The log head of a source's settings: one text per settings object (the engine hands one object
+ * per frozen source, never changed), not one JSON.stringify per append.
+ */
+const heads = new WeakMap<LoggedPoints['settings'], string>();
+function headOf(settings: LoggedPoints['settings']): string {
+  let head = heads.get(settings);
+  if (head === undefined) heads.set(settings, (head = logHead(settings)));
+  return head;
+}
+
 const pointsOf = (entries: readonly LoggedPoints[]) =>
   entries.reduce((n, e) => n + wirePointCount(e.wire), 0);
 
@@ -405,7 +416,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterPort {
   /** Logs a commit (the acknowledgement) and hands its points to the thread to merge. */
   function appendNow(a: LogAppender, w: Worker, entries: LoggedPoints[], points: number): void {
     if (full(points)) throw unavailable('The metric writer is behind, retry later', 1);
-    const upTo = a.append(entries.map((e) => ({ head: logHead(e.settings), body: wireToParts(e.wire) })));
+    const upTo = a.append(entries.map((e) => ({ head: headOf(e.settings), body: wireToParts(e.wire) })));
     unmerged.push({ upTo, points, entries });
     for (const { settings, wire } of entries) {
       lastAppended.set(settings.id, upTo);

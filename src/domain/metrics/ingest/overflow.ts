@@ -38,6 +38,30 @@ export interface CheckedWrite {
 const isLarge = (v: number) => v >= LARGE || v <= -LARGE;
 const noop = () => undefined;
 
+/** Whether any value is large: the lower and upper bounds of the values, four at a time. */
+function anyLarge(values: Float64Array): boolean {
+  const n = values.length;
+  let low = 0;
+  let high = 0;
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const a = values[i]!;
+    const b = values[i + 1]!;
+    const c = values[i + 2]!;
+    const d = values[i + 3]!;
+    const hi = a > b ? a : b;
+    const hj = c > d ? c : d;
+    const li = a < b ? a : b;
+    const lj = c < d ? c : d;
+    if (hi > high) high = hi;
+    if (hj > high) high = hj;
+    if (li < low) low = li;
+    if (lj < low) low = lj;
+  }
+  for (; i < n; i++) if (isLarge(values[i]!)) return true;
+  return high >= LARGE || low <= -LARGE;
+}
+
 export class OverflowGuard {
   private readonly marked = new Map<string, Set<string>>();
   private lane: Promise<unknown> = Promise.resolve();
@@ -59,8 +83,7 @@ export class OverflowGuard {
 
   /** needsCheck for a batch parser's wire: its values are scanned, its points decoded only if leaves are marked. */
   needsCheckWire(sourceId: string, wire: WirePoints): boolean {
-    const { values } = wire;
-    for (let i = 0; i < values.length; i++) if (isLarge(values[i]!)) return true;
+    if (anyLarge(wire.values)) return true;
     if (this.marked.size === 0) return false;
     return (
       wire.keys.some((key) => this.marked.has(`${sourceId}\u0000${key}`)) &&

@@ -1,10 +1,25 @@
 // A set of hash53 values (lib/key-hash.ts): open addressing with linear probing over a
-// Float64Array, the slot taken from a hash's low bits (the hashes are uniform), grown to twice its
-// size whenever it would be more than half full. A Set<number> of such hashes costs far more per
+// Float64Array, grown to twice its size whenever it would be more than half full. A hash's first
+// slot is seeded per process (slotOf): hash53 is not, and a sender who could choose keys sharing
+// a slot would make every look-up of its source walk them all. A Set<number> of such hashes costs far more per
 // look-up: a number past 2^31 is a heap number there, hashed and compared as one. This one keeps
 // the doubles unboxed in the table; 0 marks a free slot (a hash of 0 is held in a flag of its own).
 
+import { randomBytes } from 'node:crypto';
+
 const FIRST_SLOTS = 1024;
+
+/** Mixed with each process's own random number, so that no sender can choose keys that share a slot. */
+const SEED = randomBytes(4).readUInt32LE(0);
+
+/**
+ * A hash53's first slot in a table of mask + 1 (a power of two, at least 2) slots: the top bits of
+ * its low 32 bits, seeded, times an odd number (they depend on all 32, where the low bits of a
+ * product depend only on the low bits of the hash).
+ */
+export function slotOf(hash: number, mask: number): number {
+  return Math.imul((hash >>> 0) ^ SEED, 0x9e3779b1) >>> Math.clz32(mask);
+}
 
 export class HashSet53 {
   private table: Float64Array;
@@ -30,7 +45,7 @@ export class HashSet53 {
     if (hash === 0) return this.zero;
     const table = this.table;
     const mask = this.mask;
-    let i = (hash >>> 0) & mask;
+    let i = slotOf(hash, mask);
     for (;;) {
       const held = table[i]!;
       if (held === hash) return true;
@@ -49,7 +64,7 @@ export class HashSet53 {
     }
     const table = this.table;
     const mask = this.mask;
-    let i = (hash >>> 0) & mask;
+    let i = slotOf(hash, mask);
     for (;;) {
       const held = table[i]!;
       if (held === hash) return false;
@@ -69,7 +84,7 @@ export class HashSet53 {
     for (let j = 0; j < old.length; j++) {
       const hash = old[j]!;
       if (hash === 0) continue;
-      let i = (hash >>> 0) & mask;
+      let i = slotOf(hash, mask);
       while (table[i] !== 0) i = (i + 1) & mask;
       table[i] = hash;
     }

@@ -1,7 +1,7 @@
 // The hash53 set of the intake's key limit against a Set<number> of the same hashes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HashSet53 } from '../../src/lib/hash-set53';
+import { HashSet53, slotOf } from '../../src/lib/hash-set53';
 import { hash53 } from '../../src/lib/key-hash';
 
 test('holds what a Set<number> holds, through growth, with 0 and colliding low bits', () => {
@@ -27,4 +27,12 @@ test('holds what a Set<number> holds, through growth, with 0 and colliding low b
     assert.equal(set.has(h), reference.has(h));
   }
   assert.equal(new HashSet53(100_000).size, 0);
+});
+
+test('hashes that share their low bits start at different slots', () => {
+  const mask = 4095;
+  const starts = new Set<number>();
+  for (let k = 0; k < 4096; k++) starts.add(slotOf(k * 4096 + 7, mask)); // the same low 12 bits
+  assert.ok(starts.size > 2000, `${starts.size} slots`);
+  for (let k = 0; k < 4096; k++) assert.ok(slotOf(k * 4096 + 7, mask) <= mask);
 });

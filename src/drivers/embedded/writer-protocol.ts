@@ -5,6 +5,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { AppError, type AppErrorOptions, type ErrorKind } from '../../errors';
 import type { WriteSet } from '../../model/write-set';
 import type { MetricWriterOptions, AppendEntry } from './metric-writer';
+import { slotOf } from '../../lib/hash-set53';
 
 export interface WriterThreadData {
   /** the writer (default), or the database's checkpointer (embedded/writer-thread.ts) */
@@ -97,8 +98,9 @@ export class KeyNumbers {
   private numbers = new Map<string, number>();
   /**
    * The keys numbered, found by the hash53 a wire carries for each (WirePoints.keyHashes, the
-   * line-protocol reader's) without hashing the text: open addressing, at most half full; per
-   * slot the hash and the key's number (-1: free), the key compared with `named[number]`.
+   * line-protocol reader's) without hashing the text: open addressing, at most half full, a
+   * hash's first slot seeded (lib/hash-set53.ts slotOf); per slot the hash and the key's number
+   * (-1: free), the key compared with `named[number]`.
    * Keys numbered from wires without hashes are placed here when a wire with hashes names them.
    */
   private slotHash = new Float64Array(4096);
@@ -156,7 +158,7 @@ export class KeyNumbers {
     const slotHash = this.slotHash;
     const slotNumber = this.slotNumber;
     const mask = slotNumber.length - 1;
-    let i = (hash >>> 0) & mask;
+    let i = slotOf(hash, mask);
     for (let n = slotNumber[i]!; n >= 0; n = slotNumber[i]!) {
       if (slotHash[i] === hash && this.named[n] === key) return n;
       i = (i + 1) & mask;
@@ -176,7 +178,7 @@ export class KeyNumbers {
         if (oldNumber[j]! >= 0) this.place(oldHash[j]!, oldNumber[j]!);
     }
     const mask = this.slotNumber.length - 1;
-    let i = (hash >>> 0) & mask;
+    let i = slotOf(hash, mask);
     while (this.slotNumber[i]! >= 0) i = (i + 1) & mask;
     this.slotHash[i] = hash;
     this.slotNumber[i] = number;

@@ -5,9 +5,9 @@
 // Keys the source already holds are always written.
 //
 // Each source's keys are held as 53-bit hashes in a table of their own (lib/hash-set53.ts: open
-// addressing over a Float64Array, cheaper per look-up than a Set of numbers that large), so a check
-// costs one lookup per distinct key of the request, whatever the source (or any other source) holds: one tenant's cardinality
-// never makes another's writes dearer (SPEC 9). The set is filled once per start, on the source's
+// addressing over a Float64Array, cheaper per look-up than a Set of numbers that large), so a
+// check costs one lookup per distinct key of the request, whatever the source (or any other
+// source) holds: one tenant's cardinality never makes another's writes dearer (SPEC 9). The set is filled once per start, on the source's
 // first intake write: a project source's keys are read from the embedded store in pages of
 // SEED_PAGE keys with the event loop free between pages (other sources' writes go on meanwhile); a
 // database source starts empty and counts the keys the intake writes from then on.

@@ -1,9 +1,9 @@
 // A set of hash53 values (lib/key-hash.ts): open addressing with linear probing over a
-// Float64Array, grown to twice its size whenever it would be more than half full. A hash's first
-// slot is seeded per process (slotOf): hash53 is not, and a sender who could choose keys sharing
-// a slot would make every look-up of its source walk them all. A Set<number> of such hashes costs far more per
-// look-up: a number past 2^31 is a heap number there, hashed and compared as one. This one keeps
-// the doubles unboxed in the table; 0 marks a free slot (a hash of 0 is held in a flag of its own).
+// Float64Array, grown to twice its size whenever it would be more than half full; 0 marks a free
+// slot (a hash of 0 is held in a flag of its own). A Set<number> of such hashes costs far more per
+// look-up: a number past 2^31 is a heap number there, hashed and compared as one; here the doubles
+// stay unboxed. A hash's first slot is seeded per process (slotOf): hash53 is not, and a sender
+// who could choose keys sharing a slot would make every look-up of its source walk them all.
 
 import { randomBytes } from 'node:crypto';
 

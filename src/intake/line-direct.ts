@@ -77,8 +77,10 @@ function keyOf(text: string, from: number, to: number, hash: number): KnownKey |
     }
     i = (i + 1) & mask;
   }
-  // A flat copy: a slice would hold the whole body.
-  const key = `${text.slice(from, to)} `.slice(0, -1);
+  // A flat copy: a slice would hold the whole body, and so would `${slice} `.slice(0, -1) (V8
+  // makes that a sliced string of 13 characters or more, slower to compare and stringify); JSON
+  // keeps lone surrogates as they are, which goodKey then refuses.
+  const key = JSON.parse(JSON.stringify(text.slice(from, to))) as string;
   if (!goodKey(key)) return null;
   if (entries.length >= MAX_KNOWN_KEYS) {
     slots.fill(-1);

@@ -36,6 +36,7 @@ interface Exports {
   lp_entries(): number;
   lp_entry_at(): number;
   lp_entry_len(): number;
+  lp_entry_words(): number;
   lp_epoch(): number;
   lp_lists_count(): number;
   lp_list_first(): number;
@@ -132,10 +133,11 @@ export function mapLineBodyWasm(body: Uint8Array, precision: Precision, nowMs: n
   if (x.lp_first_new() < entries) {
     const at = x.lp_entry_at();
     const len = x.lp_entry_len();
+    const stride = x.lp_entry_words(); // an entry's words: `at` and `len` are fields of each
     const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     for (let id = x.lp_first_new(); id < entries; id++) {
-      const from = r.word(at, id);
-      const key = text.toString('latin1', from, from + r.word(len, id));
+      const from = r.word(at, id * stride);
+      const key = text.toString('latin1', from, from + r.word(len, id * stride));
       if (!goodKey(key)) {
         x.lp_rollback();
         return null;

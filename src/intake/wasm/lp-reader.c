@@ -47,7 +47,7 @@ typedef unsigned long long u64;
 #define KEY_UNIT 16777216.0 /* model/point-wire.ts KEY_UNIT, 2^24 */
 #define LIST_UNIT 4.0       /* LIST_UNIT */
 
-static u8 input[INPUT_MAX];
+static u8 input[INPUT_MAX + 1]; /* and the sentinel */
 static f64 meta[MAX_PAIRS * 2];
 static f64 values[MAX_VALUES];
 static u32 nvalues;
@@ -72,19 +72,29 @@ static u32 fix_first[MAX_FIXUPS];
 static u32 fix_second[MAX_FIXUPS];
 static u32 nfixups;
 
-/** known keys: open addressing (entry id + 1, 0 free) at most half full */
-static u32 slot_id[MAX_SLOTS];
-static u32 slot_hash[MAX_SLOTS];
+/** known keys: open addressing (entry id + 1, 0 free) at most half full; a slot and an entry each one piece of memory */
+struct slot {
+  u32 id1;
+  u32 hash;
+};
+static struct slot slots[MAX_SLOTS];
 static u32 capacity = FIRST_SLOTS;
-/** per entry: its bytes in `pool`, its hash and slot, the body it was last placed in and its place there */
-static u32 e_pool[MAX_ENTRIES];
-static u32 e_len[MAX_ENTRIES];
-static u32 e_hash[MAX_ENTRIES];
-static u32 e_slot[MAX_ENTRIES];
-static u32 e_stamp[MAX_ENTRIES];
-static u32 e_place[MAX_ENTRIES];
-/** per entry made by the last read: where its key is in that body */
-static u32 e_at[MAX_ENTRIES];
+/**
+ * per entry: its bytes in `pool`, its length, hash and slot, the body it was last placed in and its
+ * place there, and where its key was in the body that made it (the caller reads `at` and `len`)
+ */
+struct entry {
+  u32 pool;
+  u32 len;
+  u32 hash;
+  u32 slot;
+  u32 stamp;
+  u32 place;
+  u32 at;
+  u32 unused;
+};
+#define ENTRY_WORDS 8
+static struct entry entries[MAX_ENTRIES];
 static u32 nentries;
 static u32 first_new;
 /** counts the times the table started over: the caller's strings by entry id are then stale */
@@ -112,8 +122,9 @@ EXPORT(lp_body_keys) u32 *lp_body_keys(void) { return body_keys; }
 EXPORT(lp_keys_count) u32 lp_keys_count(void) { return nkeys; }
 EXPORT(lp_first_new) u32 lp_first_new(void) { return first_new; }
 EXPORT(lp_entries) u32 lp_entries(void) { return nentries; }
-EXPORT(lp_entry_at) u32 *lp_entry_at(void) { return e_at; }
-EXPORT(lp_entry_len) u32 *lp_entry_len(void) { return e_len; }
+EXPORT(lp_entry_at) u32 *lp_entry_at(void) { return &entries[0].at; }
+EXPORT(lp_entry_len) u32 *lp_entry_len(void) { return &entries[0].len; }
+EXPORT(lp_entry_words) u32 lp_entry_words(void) { return ENTRY_WORDS; }
 EXPORT(lp_epoch) u32 lp_epoch(void) { return epoch; }
 EXPORT(lp_lists_count) u32 lp_lists_count(void) { return nlists; }
 EXPORT(lp_list_first) u32 *lp_list_first(void) { return list_first; }
@@ -143,15 +154,15 @@ static u32 hash_of(u32 from, u32 to) {
 
 static void place(u32 id) {
   u32 mask = capacity - 1;
-  u32 i = e_hash[id] & mask;
-  while (slot_id[i] != 0) i = (i + 1) & mask;
-  slot_id[i] = id + 1;
-  slot_hash[i] = e_hash[id];
-  e_slot[id] = i;
+  u32 i = entries[id].hash & mask;
+  while (slots[i].id1 != 0) i = (i + 1) & mask;
+  slots[i].id1 = id + 1;
+  slots[i].hash = entries[id].hash;
+  entries[id].slot = i;
 }
 
 static void clear_slots(void) {
-  for (u32 i = 0; i < capacity; i++) slot_id[i] = 0;
+  for (u32 i = 0; i < capacity; i++) slots[i].id1 = 0;
 }
 
 /** The entry of the key input[from, to) hashed `h`, made on first sight; -1 when the table is full. */
@@ -159,9 +170,9 @@ static i32 entry_of(u32 from, u32 to, u32 h) {
   u32 len = to - from;
   u32 mask = capacity - 1;
   u32 i = h & mask;
-  for (u32 id1 = slot_id[i]; id1 != 0; id1 = slot_id[i]) {
-    if (slot_hash[i] == h && e_len[id1 - 1] == len) {
-      const u8 *a = pool + e_pool[id1 - 1];
+  for (u32 id1 = slots[i].id1; id1 != 0; id1 = slots[i].id1) {
+    if (slots[i].hash == h && entries[id1 - 1].len == len) {
+      const u8 *a = pool + entries[id1 - 1].pool;
       const u8 *b = input + from;
       u32 k = 0;
       while (k < len && a[k] == b[k]) k++;
@@ -171,13 +182,13 @@ static i32 entry_of(u32 from, u32 to, u32 h) {
   }
   if (nentries >= MAX_ENTRIES || pool_used + len > POOL_MAX) return -1;
   u32 id = nentries++;
-  e_pool[id] = pool_used;
+  entries[id].pool = pool_used;
   for (u32 k = 0; k < len; k++) pool[pool_used + k] = input[from + k];
   pool_used += len;
-  e_len[id] = len;
-  e_hash[id] = h;
-  e_stamp[id] = 0;
-  e_at[id] = from;
+  entries[id].len = len;
+  entries[id].hash = h;
+  entries[id].stamp = 0;
+  entries[id].at = from;
   if (2 * nentries > capacity && capacity < MAX_SLOTS) {
     // twice the room: every entry placed again, in the order they were made
     clear_slots();
@@ -193,7 +204,7 @@ static i32 entry_of(u32 from, u32 to, u32 h) {
 /** Forgets the entries the last read made (the caller refused one of them, or the read declined). */
 EXPORT(lp_rollback) void lp_rollback(void) {
   // entries are placed in the order they were made, so clearing the newest ones breaks no older chain
-  for (u32 id = first_new; id < nentries; id++) slot_id[e_slot[id]] = 0;
+  for (u32 id = first_new; id < nentries; id++) slots[entries[id].slot].id1 = 0;
   nentries = first_new;
   pool_used = pool_at_start;
 }
@@ -380,16 +391,25 @@ static i32 same_segments(u32 list, const u32 *at, const u32 *len, u32 count) {
   return 1;
 }
 
-/** 1 where a byte ends this reader's part: outside ASCII, or an escape, quote, tab or carriage return. */
-static u8 declines[256];
+/** What a byte is to the scans: a line's end, a separator, or one this reader declines (outside ASCII, an escape, a quote, a tab, a carriage return). */
+#define K_END 1
+#define K_COMMA 2
+#define K_SPACE 4
+#define K_EQUALS 8
+#define K_DECLINE 16
+static u8 kind[256];
 static i32 ready;
 
 static void init(void) {
-  for (u32 c = 128; c < 256; c++) declines[c] = 1;
-  declines['\\'] = 1;
-  declines['"'] = 1;
-  declines['\t'] = 1;
-  declines['\r'] = 1;
+  for (u32 c = 128; c < 256; c++) kind[c] = K_DECLINE;
+  kind['\\'] = K_DECLINE;
+  kind['"'] = K_DECLINE;
+  kind['\t'] = K_DECLINE;
+  kind['\r'] = K_DECLINE;
+  kind['\n'] = K_END;
+  kind[','] = K_COMMA;
+  kind[' '] = K_SPACE;
+  kind['='] = K_EQUALS;
   ready = 1;
 }
 
@@ -409,7 +429,7 @@ EXPORT(lp_read) i32 lp_read(u32 length, i32 precision, f64 now, f64 min_ms, f64 
   if (!ready) init();
   if (length > INPUT_MAX || precision < 0 || precision > 5) return -1;
   if (++stamp == 0) {
-    for (u32 e = 0; e < nentries; e++) e_stamp[e] = 0;
+    for (u32 e = 0; e < nentries; e++) entries[e].stamp = 0;
     stamp = 1;
   }
   if (nentries + MAX_PAIRS > MAX_ENTRIES || pool_used + length > POOL_MAX) {
@@ -428,6 +448,7 @@ EXPORT(lp_read) i32 lp_read(u32 length, i32 precision, f64 now, f64 min_ms, f64 
   nnames = 0;
   nfixups = 0;
   i32 last_list = -1;
+  input[length] = '\n'; // a sentinel: every scan below stops at a line's end without a bound check
   u32 pos = 0;
   while (pos < length) {
     u32 line_start = pos;
@@ -437,67 +458,48 @@ EXPORT(lp_read) i32 lp_read(u32 length, i32 precision, f64 now, f64 min_ms, f64 
       continue;
     }
     if (c == ' ' || c == '#') goto decline;
-    u32 line_end = pos;
-    while (line_end < length) {
-      u8 b = input[line_end];
-      if (b == '\n') break;
-      if (declines[b]) goto decline;
-      line_end++;
-    }
-    if (line_end - line_start > max_line) goto decline;
-    // measurement
-    while (pos < line_end) {
-      c = input[pos];
-      if (c == ',' || c == ' ') break;
-      pos++;
-    }
+    // measurement (every byte of a line passes one of these scans, which decline the bytes this reader does not read)
+    while (!(kind[input[pos]] & (K_COMMA | K_SPACE | K_END | K_DECLINE))) pos++;
+    if (kind[input[pos]] & K_DECLINE) goto decline;
     if (pos == line_start) goto decline;
     // tags, in ascending order of their keys
     i32 has_last = 0;
     u32 last_key = 0;
     u32 last_key_end = 0;
-    while (pos < line_end && input[pos] == ',') {
+    while (input[pos] == ',') {
       u32 key_start = ++pos;
-      while (pos < line_end) {
-        c = input[pos];
-        if (c == ',' || c == ' ' || c == '=') break;
-        pos++;
-      }
-      if (pos == key_start || pos == line_end || c != '=') goto decline;
+      while (!(kind[input[pos]] & (K_COMMA | K_SPACE | K_EQUALS | K_END | K_DECLINE))) pos++;
+      c = input[pos];
+      if (kind[c] & K_DECLINE) goto decline;
+      if (pos == key_start || c != '=') goto decline; // the line's end included
       if (has_last && !before(last_key, last_key_end, key_start, pos)) goto decline;
       has_last = 1;
       last_key = key_start;
       last_key_end = pos;
       u32 value_start = ++pos;
-      while (pos < line_end) {
-        c = input[pos];
-        if (c == ',' || c == ' ' || c == '=') break;
-        pos++;
-      }
-      if (pos == value_start || (pos < line_end && c == '=')) goto decline;
+      while (!(kind[input[pos]] & (K_COMMA | K_SPACE | K_EQUALS | K_END | K_DECLINE))) pos++;
+      c = input[pos];
+      if (kind[c] & K_DECLINE) goto decline;
+      if (pos == value_start || c == '=') goto decline;
     }
     u32 series_end = pos;
-    if (pos == line_end) goto decline; // no fields
-    while (pos < line_end && input[pos] == ' ') pos++;
-    if (pos == line_end) goto decline;
+    if (input[pos] == '\n') goto decline; // no fields
+    while (input[pos] == ' ') pos++;
+    if (input[pos] == '\n') goto decline;
     // fields
     u32 count = 0;
     u32 fixes = 0;
     for (;;) {
       u32 name_start = pos;
-      while (pos < line_end) {
-        c = input[pos];
-        if (c == ',' || c == ' ' || c == '=') break;
-        pos++;
-      }
-      if (pos == name_start || pos == line_end || c != '=') goto decline;
+      while (!(kind[input[pos]] & (K_COMMA | K_SPACE | K_EQUALS | K_END | K_DECLINE))) pos++;
+      c = input[pos];
+      if (kind[c] & K_DECLINE) goto decline;
+      if (pos == name_start || c != '=') goto decline;
       u32 name_end = pos;
       u32 value_start = ++pos;
-      while (pos < line_end) {
-        c = input[pos];
-        if (c == ',' || c == ' ') break;
-        pos++;
-      }
+      while (!(kind[input[pos]] & (K_COMMA | K_SPACE | K_END | K_DECLINE))) pos++;
+      c = input[pos];
+      if (kind[c] & K_DECLINE) goto decline;
       if (pos == value_start) goto decline;
       if (count >= MAX_LINE_FIELDS) goto decline;
       f64 value = 0;
@@ -513,23 +515,26 @@ EXPORT(lp_read) i32 lp_read(u32 length, i32 precision, f64 now, f64 min_ms, f64 
       line_len[count] = name_end - name_start;
       line_value[count] = value;
       count++;
-      if (pos < line_end && input[pos] == ',') {
+      if (c == ',') {
         pos++;
         continue;
       }
       break;
     }
     // the optional timestamp
-    while (pos < line_end && input[pos] == ' ') pos++;
+    while (input[pos] == ' ') pos++;
     f64 at_ms = now;
-    if (pos < line_end) {
+    if (input[pos] != '\n') {
       u32 time_start = pos;
-      while (pos < line_end && input[pos] != ' ') pos++;
+      while (!(kind[input[pos]] & (K_SPACE | K_END | K_DECLINE))) pos++;
+      if (kind[input[pos]] & K_DECLINE) goto decline;
       at_ms = timestamp_ms(time_start, pos, precision);
       if (at_ms < 0) goto decline;
-      while (pos < line_end && input[pos] == ' ') pos++;
-      if (pos < line_end) goto decline;
+      while (input[pos] == ' ') pos++;
+      if (input[pos] != '\n') goto decline;
     }
+    u32 line_end = pos;
+    if (line_end - line_start > max_line) goto decline;
     if (!(at_ms >= min_ms && at_ms <= max_ms)) goto decline;
     // the field list: the line before's, else one of the body's with the same names once mapped, else a new one
     i32 list = -1;
@@ -562,15 +567,15 @@ EXPORT(lp_read) i32 lp_read(u32 length, i32 precision, f64 now, f64 min_ms, f64 
     // the key
     i32 id = entry_of(line_start, series_end, hash_of(line_start, series_end));
     if (id < 0) goto decline;
-    if (e_stamp[id] != stamp) {
-      e_stamp[id] = stamp;
-      e_place[id] = nkeys;
+    if (entries[id].stamp != stamp) {
+      entries[id].stamp = stamp;
+      entries[id].place = nkeys;
       body_keys[nkeys++] = (u32)id;
     }
     // the pair point
     if (npairs >= MAX_PAIRS || nvalues + 3 * count > MAX_VALUES || nfixups + fixes > MAX_FIXUPS) goto decline;
     meta[2 * npairs] = at_ms;
-    meta[2 * npairs + 1] = e_place[id] * KEY_UNIT + (u32)list * LIST_UNIT;
+    meta[2 * npairs + 1] = entries[id].place * KEY_UNIT + (u32)list * LIST_UNIT;
     npairs++;
     u32 v = nvalues;
     for (u32 n = 0; n < count; n++) {

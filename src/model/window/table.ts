@@ -3,62 +3,92 @@
 // to be promoted out of V8's young generation; a few large arrays cost the garbage collector
 // almost nothing, where a hundred thousand small objects cost it a third of the writer's time.
 
-/** Integer keys (0 <= key < 2^53) to dense slots 0..size-1, by open addressing. */
+/**
+ * Integer keys (0 <= key < 2^53) to int values, by open addressing: each key and its value side by
+ * side in one array, so that a probe reads one cache line, not one in a column of keys and another
+ * in a column of values (a window's table of groups is hit by every point, each time in another
+ * place of a few megabytes: the probe is its largest cost).
+ */
 export class SlotTable {
-  private keys: Float64Array;
-  private slots: Int32Array;
+  /** per place: the key, then its value (-1: the place is free) */
+  private entries: Float64Array;
   private mask: number;
+  /** keys held */
   size = 0;
 
   constructor(capacity = 1024) {
-    this.keys = new Float64Array(capacity);
-    this.slots = new Int32Array(capacity).fill(-1);
+    this.entries = new Float64Array(2 * capacity).fill(-1);
     this.mask = capacity - 1;
   }
 
-  /** Forgets every key (the arrays are kept for the next use). */
+  /** Forgets every key (the array is kept for the next use). */
   reset(): void {
-    this.slots.fill(-1);
+    this.entries.fill(-1);
     this.size = 0;
   }
 
-  /** The slot of `key`, or -1. */
+  /** The value of `key`, or -1. */
   find(key: number): number {
+    const entries = this.entries;
     let i = hash(key) & this.mask;
     for (;;) {
-      const slot = this.slots[i]!;
-      if (slot < 0 || this.keys[i] === key) return slot;
+      const value = entries[2 * i + 1]!;
+      if (value === -1) return -1;
+      if (entries[2 * i] === key) return value < 0 ? -1 : value;
       i = (i + 1) & this.mask;
     }
   }
 
-  /** The slot of `key`; a missing key gets the next slot (`size - 1` afterwards). */
+  /** The value of `key`; a missing key gets the next dense value, `size` (`size - 1` afterwards). */
   add(key: number): number {
-    if ((this.size + 1) * 2 > this.slots.length) this.grow();
+    const at = this.place(key);
+    const value = this.entries[at]!;
+    if (value >= 0) return value;
+    return (this.entries[at] = this.size - 1);
+  }
+
+  /**
+   * Where the value of `key` is kept (for `valueAt` and `setValue`), the key taken in with the
+   * value -1 when missing. Valid until the next call (the table may grow).
+   */
+  place(key: number): number {
+    if ((this.size + 1) * 2 > this.entries.length / 2) this.grow();
+    const entries = this.entries;
     let i = hash(key) & this.mask;
     for (;;) {
-      const slot = this.slots[i]!;
-      if (slot < 0) {
-        this.keys[i] = key;
-        this.slots[i] = this.size;
-        return this.size++;
+      if (entries[2 * i + 1] === -1) {
+        // free: the key takes it, its value to be set (-2 until then: taken, no value)
+        entries[2 * i] = key;
+        entries[2 * i + 1] = -2;
+        this.size++;
+        return 2 * i + 1;
       }
-      if (this.keys[i] === key) return slot;
+      if (entries[2 * i] === key) return 2 * i + 1;
       i = (i + 1) & this.mask;
     }
+  }
+
+  /** The value kept at a place (`place`), -1 when none was set yet. */
+  valueAt(at: number): number {
+    const value = this.entries[at]!;
+    return value < 0 ? -1 : value;
+  }
+
+  setValue(at: number, value: number): void {
+    this.entries[at] = value;
   }
 
   private grow(): void {
-    const { keys, slots } = this;
-    this.keys = new Float64Array(keys.length * 2);
-    this.slots = new Int32Array(slots.length * 2).fill(-1);
-    this.mask = this.slots.length - 1;
-    for (let i = 0; i < slots.length; i++) {
-      if (slots[i]! < 0) continue;
-      let j = hash(keys[i]!) & this.mask;
-      while (this.slots[j]! >= 0) j = (j + 1) & this.mask;
-      this.keys[j] = keys[i]!;
-      this.slots[j] = slots[i]!;
+    const old = this.entries;
+    this.entries = new Float64Array(2 * old.length).fill(-1);
+    this.mask = old.length - 1;
+    for (let i = 1; i < old.length; i += 2) {
+      if (old[i] === -1) continue;
+      const key = old[i - 1]!;
+      let j = hash(key) & this.mask;
+      while (this.entries[2 * j + 1] !== -1) j = (j + 1) & this.mask;
+      this.entries[2 * j] = key;
+      this.entries[2 * j + 1] = old[i]!;
     }
   }
 }
@@ -95,18 +125,5 @@ export class DoubleColumn {
 
   reset(): void {
     this.length = 0;
-  }
-}
-
-/** A growable column of 32-bit integers (-1 filled). */
-export class IntColumn {
-  data = new Int32Array(1024).fill(-1);
-
-  /** Makes index `i` addressable. */
-  reach(i: number): void {
-    if (i < this.data.length) return;
-    const bigger = new Int32Array(Math.max(this.data.length * 2, i + 1)).fill(-1);
-    bigger.set(this.data);
-    this.data = bigger;
   }
 }

@@ -29,6 +29,7 @@ import {
   assertFromOf,
 } from '../point-wire';
 import { CountRow, Groups, ID_UNIT, Rows, Shapes, columnSize, type LeafWrite } from './rows';
+import { SlotTable } from './table';
 
 export { CountRow } from './rows';
 export const UNTRACKED_KEY = '__untracked__';
@@ -41,6 +42,8 @@ const HARD_MAX_GROUPS = 2 * MAX_GROUPS;
 const POLL_EVERY_GROUPS = 4096;
 /** Finest buckets whose bucket vectors a source remembers. */
 const MAX_VECTORS = 50_000;
+/** WindowSource.finestIdOf's mark of a finest bucket whose buckets differ within it (above any bucket id) */
+const NO_VECTOR = ID_UNIT;
 
 export class WindowKey {
   /** per granularity of the plan: the window's series index, -1 until it has a row */
@@ -50,6 +53,8 @@ export class WindowKey {
   /** whether one of the key's live groups is a pair's, and then the shapes of its live groups */
   readonly groupShapes: number[] = [];
   hasPairs = false;
+  /** a shape in groupShapes (-1: none), the last one met: a key's points mostly bring one shape */
+  lastShape = -1;
 
   constructor(
     readonly key: string,
@@ -74,15 +79,19 @@ export class WindowSource {
   readonly vectorById: Array<Int32Array | undefined> = [];
   /** per granularity: bucket start -> bucket id */
   private readonly ids: Array<Map<number, number>>;
-  /** finest bucket start -> the bucket ids of every granularity, or null when they differ within it */
-  private readonly vectors = new Map<number, Int32Array | null>();
-  private lastStart = Number.NaN;
-  private lastVector: Int32Array | null = null;
   /**
-   * the writer thread's key number -> the key's state, in epoch `numbersEpoch` (a map: numbers
-   * count every source's keys, a source holds some of them)
+   * finest bucket start -> its id when its vector is known (vectorById), NO_VECTOR when the buckets
+   * differ within it: a table of numbers, probed by every point of a body that spans many finest
+   * buckets (a Map keyed by doubles cost a tenth of merging such a body)
    */
-  byNumber = new Map<number, WindowKey>();
+  private readonly finestIds = new SlotTable(1024);
+  private lastStart = Number.NaN;
+  private lastFinestId = -1;
+  /**
+   * the writer thread's key number -> the key's state, in epoch `numbersEpoch` (numbers count every
+   * source's keys, a source holds some of them: an array with holes)
+   */
+  byNumber: Array<WindowKey | undefined> = [];
   numbersEpoch = -1;
 
   constructor(readonly plan: SourcePlan) {
@@ -112,29 +121,41 @@ export class WindowSource {
     return ids;
   }
 
-  /** The bucket ids shared by every instant of a finest bucket, or null if they differ within it. */
-  vectorOf(finestStart: number): Int32Array | null {
-    if (finestStart === this.lastStart) return this.lastVector;
-    let vector = this.vectors.get(finestStart);
-    if (vector === undefined) {
-      if (this.vectors.size >= MAX_VECTORS) this.vectors.clear();
-      const granularities = this.plan.granularities;
-      const last = granularities[this.plan.finest]!.next(finestStart) - 1;
-      vector = new Int32Array(granularities.length);
-      for (let i = 0; i < granularities.length; i++) {
-        const bucket = granularities[i]!.bucketer(finestStart);
-        const atLast = granularities[i]!.bucketer(last);
-        if (bucket !== atLast && !(Number.isNaN(bucket) && Number.isNaN(atLast))) {
-          vector = null;
-          break;
-        }
-        vector[i] = this.bucketId(i, bucket);
+  /**
+   * The id of a finest bucket whose instants share the buckets of every granularity (its vector,
+   * vectorById), or -1 if they differ within it.
+   */
+  finestIdOf(finestStart: number): number {
+    if (finestStart === this.lastStart) return this.lastFinestId;
+    const table = this.finestIds;
+    let at = table.place(finestStart);
+    let code = table.valueAt(at);
+    if (code < 0) {
+      if (table.size > MAX_VECTORS) {
+        table.reset();
+        at = table.place(finestStart);
       }
-      if (vector) this.vectorById[vector[this.plan.finest]!] = vector;
-      this.vectors.set(finestStart, vector);
+      const vector = this.vectorAt(finestStart);
+      code = vector ? vector[this.plan.finest]! : NO_VECTOR;
+      table.setValue(at, code);
     }
     this.lastStart = finestStart;
-    this.lastVector = vector;
+    this.lastFinestId = code === NO_VECTOR ? -1 : code;
+    return this.lastFinestId;
+  }
+
+  /** The bucket ids shared by every instant of a finest bucket (kept in vectorById), or null if they differ within it. */
+  private vectorAt(finestStart: number): Int32Array | null {
+    const granularities = this.plan.granularities;
+    const last = granularities[this.plan.finest]!.next(finestStart) - 1;
+    const vector = new Int32Array(granularities.length);
+    for (let i = 0; i < granularities.length; i++) {
+      const bucket = granularities[i]!.bucketer(finestStart);
+      const atLast = granularities[i]!.bucketer(last);
+      if (bucket !== atLast && !(Number.isNaN(bucket) && Number.isNaN(atLast))) return null;
+      vector[i] = this.bucketId(i, bucket);
+    }
+    this.vectorById[vector[this.plan.finest]!] = vector;
     return vector;
   }
 
@@ -286,9 +307,11 @@ export class IngestWindow {
       const atMs = meta[2 * i]!;
       const packed = meta[2 * i + 1]!;
       const k = Math.floor(packed / KEY_UNIT);
-      const low = packed - k * KEY_UNIT;
+      // below KEY_UNIT (2^24): as an int32, `%` is not a floating-point remainder (a call)
+      const low = (packed - k * KEY_UNIT) | 0;
       const flags = low % LIST_UNIT;
-      const shape = shapes[(low - flags) / LIST_UNIT]!;
+      const list = (low - flags) / LIST_UNIT;
+      const shape = shapes[list]!;
       const state = keys[k]!;
       const assert = (flags & ASSERT_FLAG) !== 0;
       const pair = !assert && this.shapes.isPair(shape);
@@ -296,7 +319,7 @@ export class IngestWindow {
       const weight = pair ? 2 : 1;
       const untracked = (flags & UNTRACKED_FLAG) !== 0 ? weight : 0;
       const start = assert ? Number.NaN : finest(atMs);
-      const vector = Number.isNaN(start) ? null : source.vectorOf(start);
+      const finestId = Number.isNaN(start) ? -1 : source.finestIdOf(start);
       const leaf = this.leaf;
       leaf.shape = shape;
       leaf.values = values;
@@ -305,14 +328,14 @@ export class IngestWindow {
       leaf.tracked = weight - untracked;
       leaf.untracked = untracked;
       this.seq++;
-      if (vector) this.addToGroup(state, vector[plan.finest]!, leaf);
+      if (finestId >= 0) this.addToGroup(state, finestId, leaf);
       else {
         // tracks commute with tracks; anything else keeps its place after the key's groups
         if (assert || pair || state.hasPairs) this.spreadKey(state);
         this.toRows(state, source.bucketIdsAt(atMs), leaf);
       }
       points += weight;
-      v += sizes[(low - flags) / LIST_UNIT]!;
+      v += sizes[list]!;
     }
     this.points += points;
     if (this.groups.count >= HARD_MAX_GROUPS) this.spreadAll();
@@ -588,15 +611,15 @@ export class IngestWindow {
     epoch: number,
   ): WindowKey[] {
     if (source.numbersEpoch !== epoch) {
-      source.byNumber.clear();
+      source.byNumber = [];
       source.numbersEpoch = epoch;
     }
     const byNumber = source.byNumber;
     const out = new Array<WindowKey>(numbers.length);
     for (let i = 0; i < numbers.length; i++) {
       const n = numbers[i]!;
-      let state = byNumber.get(n);
-      if (state === undefined) byNumber.set(n, (state = this.keyState(source, names[i]!)));
+      let state = byNumber[n];
+      if (state === undefined) byNumber[n] = state = this.keyState(source, names[i]!);
       out[i] = state;
     }
     return out;
@@ -617,20 +640,23 @@ export class IngestWindow {
     const { shape, values, offset } = leaf;
     const shapes = this.shapes;
     // tracks commute: the shapes of a key's groups are followed only once it holds pairs
-    if ((state.hasPairs || shapes.isPair(shape)) && !state.groupShapes.includes(shape)) {
-      if (!state.hasPairs)
-        this.spreadKey(state); // the first pair: the key's tracks before it go to rows
-      else {
-        // a shape new to the key's groups: spread them first if their order would then matter
-        for (const other of state.groupShapes) {
-          if (shapes.conflict(shape, other)) {
-            this.spreadKey(state);
-            break;
+    if (shape !== state.lastShape && (state.hasPairs || shapes.isPair(shape))) {
+      if (!state.groupShapes.includes(shape)) {
+        if (!state.hasPairs)
+          this.spreadKey(state); // the first pair: the key's tracks before it go to rows
+        else {
+          // a shape new to the key's groups: spread them first if their order would then matter
+          for (const other of state.groupShapes) {
+            if (shapes.conflict(shape, other)) {
+              this.spreadKey(state);
+              break;
+            }
           }
         }
+        state.groupShapes.push(shape);
+        if (shapes.isPair(shape)) state.hasPairs = true;
       }
-      state.groupShapes.push(shape);
-      if (shapes.isPair(shape)) state.hasPairs = true;
+      state.lastShape = shape;
     }
     const groups = this.groups;
     const g = groups.find(state.index, finestId, shape);
@@ -660,6 +686,7 @@ export class IngestWindow {
 
   private spreadKey(state: WindowKey): void {
     state.groupShapes.length = 0;
+    state.lastShape = -1;
     if (state.groupHead < 0) {
       state.hasPairs = false;
       return;

@@ -6,7 +6,7 @@
 // checked here once per distinct key of the body, or holds by construction (two levels, at most
 // 1,000 leaves, finite numbers, no dotted field names). test/unit/intake-line-wire.test.ts holds
 // the two mappings to the same points.
-import { KEY_UNIT, LIST_UNIT, signature } from '../model/point-wire';
+import { ASSERT_FLAG, KEY_UNIT, LIST_UNIT, signature } from '../model/point-wire';
 import type { WirePoints } from '../model/wire';
 import type { LineSample } from './line-protocol';
 import {
@@ -123,7 +123,8 @@ export class WireBuilder {
   private listIndex = new Map<string, number>();
   private meta: Float64Array = spareMeta ?? new Float64Array(4096);
   private values: Float64Array = spareValues ?? new Float64Array(8192);
-  private count = 0; // pair points in the wire being built
+  private count = 0; // wire points (pairs and asserts) in the wire being built
+  private wirePoints = 0; // the points they stand for (a pair two)
   private used = 0; // values in it
   // the field names of the last pair and its list: lines of a body mostly share their fields
   private lastNames: string[] = [];
@@ -166,8 +167,7 @@ export class WireBuilder {
 
   /** Room for `points` more points in the current wire (else a new wire starts). */
   room(points: number): void {
-    // every wire point is a pair, two points
-    if (this.count > 0 && 2 * this.count + points > POINTS_PER_WIRE) this.finish();
+    if (this.count > 0 && this.wirePoints + points > POINTS_PER_WIRE) this.finish();
   }
 
   /** The pair's path list of field names (in object order): each one's sum and count, then each one's last. */
@@ -203,6 +203,7 @@ export class WireBuilder {
     this.meta = new Float64Array(0);
     this.values = new Float64Array(0);
     this.count = 0;
+    this.wirePoints = 0;
     this.used = 0;
   }
 
@@ -227,6 +228,33 @@ export class WireBuilder {
     this.used = u;
     this.count += 1;
     this.points += 2;
+    this.wirePoints += 2;
+  }
+
+  /**
+   * One assert of each name's `last` (remote write's cumulative readings), no track: a path list
+   * of its own, without an assert part (model/wire.ts), flagged as an assert in its meta.
+   */
+  asserted(key: number, atMs: number, names: readonly string[], values: readonly number[]): void {
+    const paths = names.map((name) => `${name}.last`);
+    const sig = `assert:${signature(paths)}`;
+    let list = this.listIndex.get(sig);
+    if (list === undefined) {
+      list = this.pathLists.push(paths) - 1;
+      this.assertFrom.push(-1);
+      this.listIndex.set(sig, list);
+    }
+    const n = names.length;
+    if ((this.count + 1) * 2 > this.meta.length) this.meta = grown(this.meta, this.meta.length * 2);
+    if (this.used + n > this.values.length)
+      this.values = grown(this.values, Math.max(this.values.length * 2, this.used + n));
+    const m = this.count * 2;
+    this.meta[m] = atMs;
+    this.meta[m + 1] = key * KEY_UNIT + list * LIST_UNIT + ASSERT_FLAG;
+    for (let i = 0; i < n; i++) this.values[this.used++] = values[i]!;
+    this.count += 1;
+    this.points += 1;
+    this.wirePoints += 1;
   }
 
   /** Closes the wire being built (if it holds points). */
@@ -250,6 +278,7 @@ export class WireBuilder {
     this.lastList = -1;
     this.lastNames = [];
     this.count = 0;
+    this.wirePoints = 0;
     this.used = 0;
   }
 }

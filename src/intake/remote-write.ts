@@ -10,14 +10,8 @@
 // - a counter or a histogram's/summary's
 //   series (`_total`, `_count`, `_sum`, `_bucket`): assert {value: {last: v}} (the reading per bucket)
 // Stale markers and other NaN or infinite values are skipped and counted.
-import {
-  acceptedTime,
-  gaugePoints,
-  keyProblem,
-  seriesKey,
-  type IntakePoint,
-  type MappedBody,
-} from './mapping';
+import { MAX_TIME_MS, MIN_TIME_MS, gaugePoints, keyProblem, seriesKey, type MappedBody } from './mapping';
+import { type MappedWire, WireBuilder } from './line-wire';
 import { ProtoReader, ProtobufError } from './protobuf';
 import { SLICE_BYTES, nextTurn } from './slices';
 
@@ -35,15 +29,68 @@ export function isCumulativeName(name: string): boolean {
   return COUNTER_SUFFIX.test(name);
 }
 
-/** Reads a WriteRequest one series at a time. */
-class RemoteWriteMapper {
+/** Where a series' samples go: point objects (mapRemoteWrite), or a wire being built (mapRemoteWriteWire). */
+interface Sink {
+  readonly result: { samples: number; skippedNonFinite: number };
+  /** a gauge's sample: a track of {value: {sum, count}} and an assert of {value: {last}} */
+  gauge(key: string, atMs: number, value: number, index: number): void;
+  /** a cumulative reading: an assert of {value: {last}} */
+  reading(key: string, atMs: number, value: number, index: number): void;
+}
+
+class PointSink implements Sink {
   readonly result: MappedBody = { points: [], samples: 0, skippedStrings: 0, skippedNonFinite: 0 };
+
+  gauge(key: string, atMs: number, value: number): void {
+    gaugePoints(key, new Date(atMs).toISOString(), [['value', value]], this.result.points);
+  }
+
+  reading(key: string, atMs: number, value: number): void {
+    this.result.points.push({
+      key,
+      at: new Date(atMs).toISOString(),
+      operation: 'assert',
+      values: { value: { last: value } },
+    });
+  }
+}
+
+const VALUE = ['value'];
+
+class WireSink implements Sink {
+  readonly builder = new WireBuilder();
+  readonly result: MappedWire = { wires: [], points: 0, samples: 0, skippedStrings: 0, skippedNonFinite: 0 };
+  private readonly one = [0];
+
+  gauge(key: string, atMs: number, value: number, index: number): void {
+    this.builder.room(2);
+    this.one[0] = value;
+    this.builder.pair(this.builder.key(key, index), atMs, VALUE, this.one);
+  }
+
+  reading(key: string, atMs: number, value: number, index: number): void {
+    this.builder.room(1);
+    this.one[0] = value;
+    this.builder.asserted(this.builder.key(key, index), atMs, VALUE, this.one);
+  }
+
+  finish(): MappedWire {
+    this.builder.finish();
+    this.result.wires = this.builder.wires;
+    this.result.points = this.builder.points;
+    return this.result;
+  }
+}
+
+/** Reads a WriteRequest one series at a time. */
+class RemoteWriteMapper<S extends Sink> {
   private readonly r: ProtoReader;
   private index = -1;
 
   constructor(
     body: Buffer,
     private readonly prefix: string,
+    readonly sink: S,
   ) {
     this.r = new ProtoReader(body);
   }
@@ -63,7 +110,7 @@ class RemoteWriteMapper {
           continue;
         }
         this.index++;
-        mapSeries(r.sub(), this.index, this.prefix, this.result.points, this.result);
+        mapSeries(r.sub(), this.index, this.prefix, this.sink);
         return true;
       }
       return false;
@@ -79,9 +126,9 @@ class RemoteWriteMapper {
 
 /** The points of an uncompressed WriteRequest; RemoteWriteError names the series that cannot be stored. */
 export function mapRemoteWrite(body: Buffer, options: { keyPrefix?: string } = {}): MappedBody {
-  const mapper = new RemoteWriteMapper(body, options.keyPrefix ?? '');
+  const mapper = new RemoteWriteMapper(body, options.keyPrefix ?? '', new PointSink());
   while (mapper.next());
-  return mapper.result;
+  return mapper.sink.result;
 }
 
 /** The same in slices of about `sliceBytes` of the body, the event loop free between them (large bodies). */
@@ -90,7 +137,33 @@ export async function mapRemoteWriteSliced(
   options: { keyPrefix?: string } = {},
   sliceBytes = SLICE_BYTES,
 ): Promise<MappedBody> {
-  const mapper = new RemoteWriteMapper(body, options.keyPrefix ?? '');
+  const mapper = new RemoteWriteMapper(body, options.keyPrefix ?? '', new PointSink());
+  await readSliced(mapper, sliceBytes);
+  return mapper.sink.result;
+}
+
+/**
+ * The same points in the write path's wire form (line-wire.ts, as line protocol's), which
+ * `POST /api/v1/write` writes: no object per sample, no timestamp text, no second validation.
+ */
+export function mapRemoteWriteWire(body: Buffer, options: { keyPrefix?: string } = {}): MappedWire {
+  const mapper = new RemoteWriteMapper(body, options.keyPrefix ?? '', new WireSink());
+  while (mapper.next());
+  return mapper.sink.finish();
+}
+
+/** mapRemoteWriteWire in slices (large bodies). */
+export async function mapRemoteWriteWireSliced(
+  body: Buffer,
+  options: { keyPrefix?: string } = {},
+  sliceBytes = SLICE_BYTES,
+): Promise<MappedWire> {
+  const mapper = new RemoteWriteMapper(body, options.keyPrefix ?? '', new WireSink());
+  await readSliced(mapper, sliceBytes);
+  return mapper.sink.finish();
+}
+
+async function readSliced<S extends Sink>(mapper: RemoteWriteMapper<S>, sliceBytes: number): Promise<void> {
   let sliceEnd = sliceBytes;
   while (mapper.next()) {
     if (mapper.pos >= sliceEnd) {
@@ -98,16 +171,10 @@ export async function mapRemoteWriteSliced(
       await nextTurn();
     }
   }
-  return mapper.result;
 }
 
-function mapSeries(
-  r: ProtoReader,
-  index: number,
-  prefix: string,
-  out: IntakePoint[],
-  result: MappedBody,
-): void {
+function mapSeries(r: ProtoReader, index: number, prefix: string, sink: Sink): void {
+  const result = sink.result;
   let name: string | null = null;
   const tags = new Map<string, string>();
   const samples: Array<[number, number]> = [];
@@ -150,12 +217,11 @@ function mapSeries(
       result.skippedNonFinite++;
       continue;
     }
-    const at = acceptedTime(ts);
-    if (at === null)
+    if (!(ts >= MIN_TIME_MS && ts <= MAX_TIME_MS))
       throw new RemoteWriteError(
         `timeseries[${index}] (${name}): timestamp ${ts} ms is outside the accepted range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)`,
       );
-    if (cumulative) out.push({ key, at, operation: 'assert', values: { value: { last: value } } });
-    else gaugePoints(key, at, [['value', value]], out);
+    if (cumulative) sink.reading(key, ts, value, index);
+    else sink.gauge(key, ts, value, index);
   }
 }

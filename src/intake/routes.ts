@@ -29,7 +29,7 @@ import { mapLineBodyDirect } from './line-direct';
 import { mapLineBodyWasm } from './line-wasm';
 import type { Precision } from '../config-listeners';
 import { intakeCountersOf } from './stats';
-import { RemoteWriteError, mapRemoteWrite, mapRemoteWriteSliced } from './remote-write';
+import { RemoteWriteError, mapRemoteWriteWire, mapRemoteWriteWireSliced } from './remote-write';
 import { SLICED_ABOVE } from './slices';
 import { SnappyError, snappyUncompress } from './snappy';
 import { KeyLimitError, keyLimitOf } from './key-limit';
@@ -353,9 +353,11 @@ export function intakeRoutes(deps: Deps, budget?: BodyBudget) {
           payloadTooLarge(`Request body inflates to ${declared} bytes, over the limit of ${limit} bytes`),
         );
         charge?.take(body.length);
-        const mapped = body.length <= SLICED_ABOVE ? mapRemoteWrite(body) : await mapRemoteWriteSliced(body);
-        counters.add('prometheus', mapped);
-        if (mapped.points.length > 0) await write(source, mapped.points);
+        // in the write path's wire form, as line protocol (remote-write.ts mapRemoteWriteWire)
+        const mapped =
+          body.length <= SLICED_ABOVE ? mapRemoteWriteWire(body) : await mapRemoteWriteWireSliced(body);
+        counters.add('prometheus', { ...mapped, points: { length: mapped.points } });
+        if (mapped.points > 0) await writeWires(source, mapped);
       } finally {
         charge?.close();
       }

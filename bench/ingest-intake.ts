@@ -190,11 +190,13 @@ function remoteWriteBody(series: readonly number[], startMs: number, random: () 
   return snappyLiteralBlock(w.finish());
 }
 
+/** The remote write workload's requests (also for profiling it apart). */
+export function remoteWriteBodies(random: () => number): Buffer[] {
+  return Array.from({ length: BODIES }, (_, m) => remoteWriteBody(pick(random), BASE + m * 60_000, random));
+}
+
 async function remoteWrite(seconds: number): Promise<void> {
-  const random = seeded(42);
-  const bodies = Array.from({ length: BODIES }, (_, m) =>
-    remoteWriteBody(pick(random), BASE + m * 60_000, random),
-  );
+  const bodies = remoteWriteBodies(seeded(42));
   const headers = { 'content-encoding': 'snappy', 'content-type': 'application/x-protobuf' };
   console.log('remote write, live (1,000 series of one sample per request):');
   const { server, token } = await serviceWithToken();

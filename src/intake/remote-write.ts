@@ -10,8 +10,17 @@
 // - a counter or a histogram's/summary's
 //   series (`_total`, `_count`, `_sum`, `_bucket`): assert {value: {last: v}} (the reading per bucket)
 // Stale markers and other NaN or infinite values are skipped and counted.
-import { MAX_TIME_MS, MIN_TIME_MS, gaugePoints, keyProblem, seriesKey, type MappedBody } from './mapping';
-import { type MappedWire, WireBuilder } from './line-wire';
+import {
+  MAX_TIME_MS,
+  MIN_TIME_MS,
+  MappingError,
+  gaugePoints,
+  keyProblem,
+  seriesKey,
+  type MappedBody,
+} from './mapping';
+import { type KnownKey, type MappedWire, WireBuilder, goodKey } from './line-wire';
+import { hash53 } from '../lib/key-hash';
 import { ProtoReader, ProtobufError } from './protobuf';
 import { SLICE_BYTES, nextTurn } from './slices';
 
@@ -32,22 +41,45 @@ export function isCumulativeName(name: string): boolean {
 /** Where a series' samples go: point objects (mapRemoteWrite), or a wire being built (mapRemoteWriteWire). */
 interface Sink {
   readonly result: { samples: number; skippedNonFinite: number };
+  /** series known by their labels' bytes (the wire way; null: every series is read in full) */
+  readonly series: Map<string, SeriesKey> | null;
+  /** the series' key entry (the wire way), made once per key */
+  entry(key: string, index: number): SeriesKey;
   /** a gauge's sample: a track of {value: {sum, count}} and an assert of {value: {last}} */
-  gauge(key: string, atMs: number, value: number, index: number): void;
+  gauge(series: SeriesKey, atMs: number, value: number): void;
   /** a cumulative reading: an assert of {value: {last}} */
-  reading(key: string, atMs: number, value: number, index: number): void;
+  reading(series: SeriesKey, atMs: number, value: number): void;
 }
+
+/** A series' key, checked, as the wire builder takes it (its text, hash and place in the wire being built). */
+interface SeriesKey extends KnownKey {
+  cumulative: boolean;
+}
+
+/**
+ * Series seen before, by the bytes of their labels (when those come first, as Prometheus and
+ * vmagent send them): their key without the labels read again, sorted and checked; and the
+ * entries by key text, one per key. Bounded: both start over when full, between two bodies.
+ */
+const MAX_SERIES = 100_000;
+const seriesByLabels = new Map<string, SeriesKey>();
+const seriesByKey = new Map<string, SeriesKey>();
 
 class PointSink implements Sink {
   readonly result: MappedBody = { points: [], samples: 0, skippedStrings: 0, skippedNonFinite: 0 };
+  readonly series = null;
 
-  gauge(key: string, atMs: number, value: number): void {
-    gaugePoints(key, new Date(atMs).toISOString(), [['value', value]], this.result.points);
+  entry(key: string): SeriesKey {
+    return { key, hash: 0, stamp: 0, index: -1, cumulative: false };
   }
 
-  reading(key: string, atMs: number, value: number): void {
+  gauge(series: SeriesKey, atMs: number, value: number): void {
+    gaugePoints(series.key, new Date(atMs).toISOString(), [['value', value]], this.result.points);
+  }
+
+  reading(series: SeriesKey, atMs: number, value: number): void {
     this.result.points.push({
-      key,
+      key: series.key,
       at: new Date(atMs).toISOString(),
       operation: 'assert',
       values: { value: { last: value } },
@@ -62,22 +94,42 @@ class WireSink implements Sink {
   readonly result: MappedWire = { wires: [], points: 0, samples: 0, skippedStrings: 0, skippedNonFinite: 0 };
   private readonly one = [0];
 
-  gauge(key: string, atMs: number, value: number, index: number): void {
-    this.builder.room(2);
-    this.one[0] = value;
-    this.builder.pair(this.builder.key(key, index), atMs, VALUE, this.one);
+  constructor(readonly series: Map<string, SeriesKey> | null) {
+    // started over between bodies only: within one, a key has one entry (its place in the wire)
+    if (seriesByKey.size >= MAX_SERIES || seriesByLabels.size >= MAX_SERIES) {
+      seriesByKey.clear();
+      seriesByLabels.clear();
+    }
   }
 
-  reading(key: string, atMs: number, value: number, index: number): void {
+  entry(key: string, index: number): SeriesKey {
+    let found = seriesByKey.get(key);
+    if (found === undefined) {
+      if (!goodKey(key))
+        throw new MappingError(index, 'key holds a lone surrogate (not well-formed Unicode)');
+      found = { key, hash: hash53(key), stamp: 0, index: -1, cumulative: false };
+      seriesByKey.set(key, found);
+    }
+    return found;
+  }
+
+  gauge(series: SeriesKey, atMs: number, value: number): void {
+    this.builder.room(2);
+    this.one[0] = value;
+    this.builder.pair(this.builder.known(series), atMs, VALUE, this.one);
+  }
+
+  reading(series: SeriesKey, atMs: number, value: number): void {
     this.builder.room(1);
     this.one[0] = value;
-    this.builder.asserted(this.builder.key(key, index), atMs, VALUE, this.one);
+    this.builder.asserted(this.builder.known(series), atMs, VALUE, this.one);
   }
 
   finish(): MappedWire {
     this.builder.finish();
     this.result.wires = this.builder.wires;
     this.result.points = this.builder.points;
+    this.result.keyHashes = this.builder.keyHashes;
     return this.result;
   }
 }
@@ -147,7 +199,11 @@ export async function mapRemoteWriteSliced(
  * `POST /api/v1/write` writes: no object per sample, no timestamp text, no second validation.
  */
 export function mapRemoteWriteWire(body: Buffer, options: { keyPrefix?: string } = {}): MappedWire {
-  const mapper = new RemoteWriteMapper(body, options.keyPrefix ?? '', new WireSink());
+  const mapper = new RemoteWriteMapper(
+    body,
+    options.keyPrefix ?? '',
+    new WireSink(options.keyPrefix ? null : seriesByLabels),
+  );
   while (mapper.next());
   return mapper.sink.finish();
 }
@@ -158,7 +214,11 @@ export async function mapRemoteWriteWireSliced(
   options: { keyPrefix?: string } = {},
   sliceBytes = SLICE_BYTES,
 ): Promise<MappedWire> {
-  const mapper = new RemoteWriteMapper(body, options.keyPrefix ?? '', new WireSink());
+  const mapper = new RemoteWriteMapper(
+    body,
+    options.keyPrefix ?? '',
+    new WireSink(options.keyPrefix ? null : seriesByLabels),
+  );
   await readSliced(mapper, sliceBytes);
   return mapper.sink.finish();
 }
@@ -173,8 +233,43 @@ async function readSliced<S extends Sink>(mapper: RemoteWriteMapper<S>, sliceByt
   }
 }
 
+/**
+ * Where a series' leading labels end, when no label comes after its other fields; else -1 (and
+ * for a message this cannot read: the full read then names the fault as before).
+ */
+function labelsEnd(r: ProtoReader): number {
+  const probe = new ProtoReader(r.buf, r.pos, r.end);
+  let labelsUntil = r.pos;
+  let end = -1; // set at the first field that is not a label
+  try {
+    while (probe.more()) {
+      const { field, wire } = probe.tag();
+      const label = field === 1 && wire === 2;
+      if (label && end >= 0) return -1;
+      probe.skip(wire);
+      if (label) labelsUntil = probe.pos;
+      else if (end < 0) end = labelsUntil;
+    }
+  } catch (err) {
+    if (err instanceof ProtobufError) return -1;
+    throw err;
+  }
+  return end < 0 ? labelsUntil : end;
+}
+
 function mapSeries(r: ProtoReader, index: number, prefix: string, sink: Sink): void {
   const result = sink.result;
+  // a series seen before: found by its labels' bytes, which are then not read again
+  let known: SeriesKey | undefined;
+  let labels: string | null = null;
+  if (sink.series !== null) {
+    const end = labelsEnd(r);
+    if (end > r.pos) {
+      labels = r.buf.toString('latin1', r.pos, end);
+      known = sink.series.get(labels);
+      if (known !== undefined) r.pos = end;
+    }
+  }
   let name: string | null = null;
   const tags = new Map<string, string>();
   const samples: Array<[number, number]> = [];
@@ -206,11 +301,17 @@ function mapSeries(r: ProtoReader, index: number, prefix: string, sink: Sink): v
     } else r.skip(wire);
   }
   if (samples.length === 0) return;
-  if (name === null || name === '') throw new RemoteWriteError(`timeseries[${index}] has no __name__ label`);
-  const key = prefix + seriesKey(name, [...tags]);
-  const problem = keyProblem(key);
-  if (problem) throw new RemoteWriteError(`timeseries[${index}]: ${problem}`);
-  const cumulative = isCumulativeName(name);
+  if (known === undefined) {
+    if (name === null || name === '')
+      throw new RemoteWriteError(`timeseries[${index}] has no __name__ label`);
+    const key = prefix + seriesKey(name, [...tags]);
+    const problem = keyProblem(key);
+    if (problem) throw new RemoteWriteError(`timeseries[${index}]: ${problem}`);
+    known = sink.entry(key, index);
+    known.cumulative = isCumulativeName(name);
+    if (labels !== null) sink.series!.set(labels, known);
+  }
+  const series = known;
   for (const [value, ts] of samples) {
     result.samples++;
     if (!Number.isFinite(value)) {
@@ -221,7 +322,7 @@ function mapSeries(r: ProtoReader, index: number, prefix: string, sink: Sink): v
       throw new RemoteWriteError(
         `timeseries[${index}] (${name}): timestamp ${ts} ms is outside the accepted range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)`,
       );
-    if (cumulative) sink.reading(key, ts, value, index);
-    else sink.gauge(key, ts, value, index);
+    if (series.cumulative) sink.reading(series, ts, value);
+    else sink.gauge(series, ts, value);
   }
 }

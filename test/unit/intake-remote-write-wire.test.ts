@@ -157,3 +157,28 @@ test('remote write to wire: random requests give the same points', () => {
     { numRuns: 2000 },
   );
 });
+
+test('remote write to wire: series known by their labels read the same, whatever order labels and samples come in', () => {
+  const label = (k: string, v: string) => new ProtoWriter().string(1, k).string(2, v);
+  const sample = (value: number, at: number) => new ProtoWriter().double(1, value).varint(2, at);
+  // the same series with its labels first, in another order, and with a label after its sample
+  const first = new ProtoWriter()
+    .message(1, label('__name__', 'up'))
+    .message(1, label('job', 'a'))
+    .message(2, sample(1, T));
+  const reordered = new ProtoWriter()
+    .message(1, label('job', 'a'))
+    .message(1, label('__name__', 'up'))
+    .message(2, sample(2, T + 1));
+  const late = new ProtoWriter()
+    .message(1, label('__name__', 'up'))
+    .message(2, sample(3, T + 2))
+    .message(1, label('job', 'b'));
+  const request = () =>
+    Buffer.from(
+      new ProtoWriter().message(1, first).message(1, reordered).message(1, late).message(1, first).finish(),
+    );
+  for (let i = 0; i < 3; i++) same(request()); // the second and third find the first's series by their labels
+  const wire = mapRemoteWriteWire(request()).wires[0]!;
+  assert.deepEqual(wire.keys, ['up,job=a', 'up,job=b']);
+});

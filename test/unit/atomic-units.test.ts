@@ -27,6 +27,7 @@ import { parseDatabaseUpdate, parseProjectUpdate } from '../../src/http/schemas/
 import { AppError } from '../../src/errors';
 import type { Dashboard } from '../../src/model/dashboard';
 import type { Monitor } from '../../src/model/monitor';
+import { testSource } from '../helpers/pg-store';
 
 const ORG = 'org-1';
 const USER = 'user-1';
@@ -83,24 +84,7 @@ function invitation(id: string, now: number): InvitationRow {
 }
 
 function source(id: string): Source {
-  return {
-    id,
-    organizationId: ORG,
-    type: 'project',
-    displayName: id,
-    driver: null,
-    timeZone: 'UTC',
-    beginningOfWeek: 1,
-    granularities: ['1h', '1d'],
-    defaultTimeframe: '24h',
-    defaultGranularity: '1h',
-    expireAfter: null,
-    retention: null,
-    projectClusterId: null,
-    config: {},
-    setupStatus: null,
-    createdAt: 1,
-  };
+  return testSource(id, { organizationId: ORG, displayName: id, granularities: ['1h', '1d'], createdAt: 1 });
 }
 
 function dashboard(id: string, sourceId: string, groupId: string | null = null): Dashboard {

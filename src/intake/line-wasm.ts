@@ -128,13 +128,13 @@ export function mapLineBodyWasm(body: Uint8Array, precision: Precision, nowMs: n
     r.hashes = [];
     r.epoch = epoch;
   }
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength); // the body, for strings of parts of it
   // keys seen for the first time: their text (ASCII: the module declines any other byte), checked once
   const entries = x.lp_entries();
   if (x.lp_first_new() < entries) {
     const at = x.lp_entry_at();
     const len = x.lp_entry_len();
     const stride = x.lp_entry_words(); // an entry's words: `at` and `len` are fields of each
-    const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     for (let id = x.lp_first_new(); id < entries; id++) {
       const from = r.word(at, id * stride);
       const key = text.toString('latin1', from, from + r.word(len, id * stride));
@@ -156,7 +156,6 @@ export function mapLineBodyWasm(body: Uint8Array, precision: Precision, nowMs: n
   // values left to Number(): checked as line-direct.ts checks them
   const fixups = x.lp_fixups_count();
   if (fixups > 0) {
-    const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     const fixAt = x.lp_fix_at();
     const fixLen = x.lp_fix_len();
     const first = x.lp_fix_first();
@@ -174,7 +173,6 @@ export function mapLineBodyWasm(body: Uint8Array, precision: Precision, nowMs: n
     }
   }
   // the body's field lists, in the order of their first line
-  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const pathLists: string[][] = [];
   const assertFrom: number[] = [];
   const listFirst = x.lp_list_first();
